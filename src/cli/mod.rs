@@ -1,0 +1,70 @@
+//! The command-line interface: argument structs and dispatch. Each command lives in its own file
+//! with its own `Args` struct and a `run` function returning the process exit code.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod bench;
+pub mod check;
+pub mod demo;
+pub mod explain;
+pub mod export;
+pub mod inspect;
+pub mod plan;
+pub mod report;
+pub mod run;
+pub mod simulate;
+
+/// freshet keeps local copies of websites fresh.
+#[derive(Debug, Parser)]
+#[command(name = "freshet", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate schedule files (default: schedules/).
+    Check(check::Args),
+    /// Run the refresher: continuously, or one pass with --once.
+    Run(run::Args),
+    /// Print reports from the database.
+    #[command(subcommand)]
+    Report(report::Command),
+    /// Show how freshet reads one robots.txt, sitemap, feed, or set of pages.
+    #[command(subcommand)]
+    Inspect(inspect::Command),
+    /// Compute revisit rates for given change rates and a budget.
+    Plan(plan::Args),
+    /// Compare revisit policies in a deterministic simulated web.
+    Simulate(simulate::Args),
+    /// Run the real refresher against a synthetic web on loopback.
+    Demo(demo::Args),
+    /// Everything freshet knows about one URL.
+    Explain(explain::Args),
+    /// Export stored documents.
+    #[command(subcommand)]
+    Export(export::Command),
+    /// Throughput benchmarks of the planner and the fingerprints.
+    Bench(bench::Args),
+}
+
+/// Runs the parsed command line and returns the exit code.
+pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let code = match cli.command {
+        Command::Check(args) => check::run(args).await?,
+        Command::Run(args) => run::run(args).await?,
+        Command::Report(cmd) => report::run(cmd).await?,
+        Command::Inspect(cmd) => inspect::run(cmd).await?,
+        Command::Plan(args) => plan::run(args).await?,
+        Command::Simulate(args) => simulate::run(args).await?,
+        Command::Demo(args) => demo::run(args).await?,
+        Command::Explain(args) => explain::run(args).await?,
+        Command::Export(cmd) => export::run(cmd).await?,
+        Command::Bench(args) => bench::run(args).await?,
+    };
+    Ok(ExitCode::from(code))
+}

@@ -1,0 +1,1 @@
+//! The duplicate and canonical-page engine.

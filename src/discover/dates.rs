@@ -1,0 +1,1 @@
+//! Date parsing for sitemaps (W3C datetime) and feeds (RFC 822 and friends).

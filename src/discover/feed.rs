@@ -1,0 +1,1 @@
+//! Feed parsing with feed-rs: entries become URLs with exact change times.

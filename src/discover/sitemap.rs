@@ -1,0 +1,1 @@
+//! Sitemap parsing, streamed with quick-xml: urlset, sitemapindex, text, RSS/Atom.

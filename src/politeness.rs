@@ -1,0 +1,1 @@
+//! Per-host politeness: a governor limiter on the freshet clock, one request in flight, back-off.

@@ -1,0 +1,1 @@
+//! Report rendering: rows to table, JSON or CSV.

@@ -1,0 +1,1 @@
+//! Schedule files: TOML read with serde, then validated into typed sites with file:line errors.

@@ -1,0 +1,1 @@
+//! A deterministic discrete-event world that compares revisit policies against the oracle.

@@ -1,0 +1,1 @@
+//! The SQLite store: one place opens the pool (WAL, busy timeout, migrations).
