@@ -1,1 +1,232 @@
-//! The SQLite store: one place opens the pool (WAL, busy timeout, migrations).
+//! The SQLite store. This module is the one place that opens the pool (WAL, `synchronous=NORMAL`,
+//! busy timeout, foreign keys, migrations); its submodules group the queries by concept.
+//!
+//! Timestamps are INTEGER Unix milliseconds; 64-bit hashes are stored as the same bits in an i64
+//! ([`hash_to_db`], [`hash_from_db`]). Observations are append-only; each URL has a summary row
+//! that the scheduler reads instead of history. The schema and its views are documented in
+//! `migrations/`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+pub mod errors;
+pub mod hosts;
+pub mod observations;
+pub mod reports;
+pub mod runs;
+pub mod sites;
+pub mod urls;
+
+/// A handle on the database: cheap to clone (it is a pool).
+#[derive(Debug, Clone)]
+pub struct Store {
+    /// The pool; SQLite allows one writer at a time, and the busy timeout queues the rest.
+    pool: SqlitePool,
+}
+
+impl Store {
+    /// Opens (creating and migrating if needed) the database file at `path`.
+    pub async fn open(path: &Path) -> anyhow::Result<Store> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating the folder of {}", path.display()))?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(30))
+            .foreign_keys(true);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .with_context(|| format!("opening database {}", path.display()))?;
+        sqlx::migrate!("./migrations")
+            .run(&pool)
+            .await
+            .with_context(|| format!("migrating database {}", path.display()))?;
+        Ok(Store { pool })
+    }
+
+    /// Opens an existing database for reading reports; a missing file is an error, not a new
+    /// empty database.
+    pub async fn open_existing(path: &Path) -> anyhow::Result<Store> {
+        if !path.exists() {
+            anyhow::bail!(
+                "no database at {} (run `freshet run` or `freshet demo` first, or pass --db)",
+                path.display()
+            );
+        }
+        Store::open(path).await
+    }
+
+    /// The pool, for the query modules.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// Closes the pool so the WAL is checkpointed.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// A u64 hash as stored in SQLite (same bits).
+pub fn hash_to_db(hash: u64) -> i64 {
+    hash as i64
+}
+
+/// A hash read back from SQLite.
+pub fn hash_from_db(value: i64) -> u64 {
+    value as u64
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use super::Store;
+
+    /// A store on a fresh temporary file (kept alive by the returned guard).
+    pub async fn temp_store() -> (Store, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(&dir.path().join("test.db"))
+            .await
+            .expect("open store");
+        (store, dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::observations::NewObservation;
+    use super::sites::SiteRecord;
+    use super::test_support::temp_store;
+    use super::urls::{Discovered, SummaryUpdate};
+
+    async fn one_url(store: &super::Store) -> i64 {
+        let site = SiteRecord {
+            name: "s",
+            weight: 1.0,
+            requests_per_day: 100.0,
+            source_file: None,
+        };
+        let site_id = store.upsert_site(&site, 0).await.unwrap();
+        let host_id = store.host_id("http://a.test:80").await.unwrap();
+        let found = Discovered {
+            url: "http://a.test/x".into(),
+            site_id,
+            host_id,
+            kind: "page",
+            discovered_from: Some("seed".into()),
+            lastmod_ms: Some(500),
+            changefreq: Some("daily".into()),
+            priority: Some(0.5),
+        };
+        let new = store
+            .upsert_discovered(&[found.clone()], 1_000)
+            .await
+            .unwrap();
+        assert_eq!(new.len(), 1);
+        assert!(
+            store
+                .upsert_discovered(&[found], 1_000)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        new[0]
+    }
+
+    #[tokio::test]
+    async fn a_check_appends_an_observation_and_updates_the_summary() {
+        let (store, _dir) = temp_store().await;
+        let id = one_url(&store).await;
+        assert_eq!(store.due_urls(1_000, 10).await.unwrap().len(), 1);
+        let obs = NewObservation {
+            url_id: id,
+            checked_ms: 2_000,
+            method: "GET",
+            status: Some(200),
+            fingerprint: Some(u64::MAX),
+            changed: Some(true),
+            ..Default::default()
+        };
+        let update = SummaryUpdate {
+            got_copy: true,
+            etag: Some("\"v1\"".into()),
+            fingerprint: Some(u64::MAX),
+            next_due_ms: 90_000,
+            rate: Some((1.0, 0.5, 2.0)),
+            ..Default::default()
+        };
+        store.record_check(&obs, &update).await.unwrap();
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        assert_eq!((row.checks, row.changes), (1, 1));
+        assert_eq!(row.etag.as_deref(), Some("\"v1\""));
+        assert_eq!(row.fingerprint.map(super::hash_from_db), Some(u64::MAX));
+        assert_eq!(row.next_due_ms, Some(90_000));
+        assert!(store.due_urls(89_999, 10).await.unwrap().is_empty());
+        let history = store.observations_for(id, 10).await.unwrap();
+        assert_eq!(history.len(), 1);
+        assert_eq!(history[0].changed, Some(1));
+    }
+
+    #[tokio::test]
+    async fn a_newer_lastmod_makes_a_checked_url_due_now() {
+        let (store, _dir) = temp_store().await;
+        let id = one_url(&store).await;
+        let obs = NewObservation {
+            url_id: id,
+            checked_ms: 2_000,
+            method: "GET",
+            ..Default::default()
+        };
+        let update = SummaryUpdate {
+            next_due_ms: 1_000_000,
+            ..Default::default()
+        };
+        store.record_check(&obs, &update).await.unwrap();
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        let again = super::urls::Discovered {
+            url: row.url.clone(),
+            site_id: row.site_id,
+            host_id: row.host_id,
+            kind: "page",
+            discovered_from: None,
+            lastmod_ms: Some(3_000),
+            changefreq: None,
+            priority: None,
+        };
+        store.upsert_discovered(&[again], 5_000).await.unwrap();
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        assert_eq!(row.known_change_ms, Some(3_000));
+        assert_eq!(row.next_due_ms, Some(5_000));
+        assert_eq!(row.changefreq.as_deref(), Some("daily"));
+    }
+
+    #[tokio::test]
+    async fn change_events_are_deduplicated() {
+        let (store, _dir) = temp_store().await;
+        let id = one_url(&store).await;
+        assert_eq!(
+            store
+                .add_change_events(id, &[10, 20], "feed")
+                .await
+                .unwrap(),
+            2
+        );
+        assert_eq!(
+            store
+                .add_change_events(id, &[20, 30], "feed")
+                .await
+                .unwrap(),
+            1
+        );
+        assert_eq!(store.change_events_for(id).await.unwrap(), vec![10, 20, 30]);
+    }
+}

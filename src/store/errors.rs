@@ -1,0 +1,51 @@
+//! Errors: every problem met (schedule, robots, sitemap, feed, fetch), with where it was.
+
+use super::Store;
+
+/// One recorded problem.
+#[derive(Debug, Clone, Default)]
+pub struct ErrorRecord {
+    /// Where in the pipeline: `schedule`, `robots`, `sitemap`, `feed`, `fetch`, `dedup`.
+    pub scope: &'static str,
+    /// The site concerned, if any.
+    pub site: Option<String>,
+    /// The URL concerned, if any.
+    pub url: Option<String>,
+    /// The file concerned (schedule files), if any.
+    pub file: Option<String>,
+    /// The line in that file, if known.
+    pub line: Option<i64>,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl Store {
+    /// Appends an error row.
+    pub async fn record_error(&self, at_ms: i64, error: &ErrorRecord) -> sqlx::Result<()> {
+        sqlx::query(
+            "INSERT INTO errors (at_ms, scope, site, url, file, line, message)
+             VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(at_ms)
+        .bind(error.scope)
+        .bind(&error.site)
+        .bind(&error.url)
+        .bind(&error.file)
+        .bind(error.line)
+        .bind(&error.message)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// The most recent errors, newest first.
+    pub async fn recent_errors(
+        &self,
+        limit: i64,
+    ) -> sqlx::Result<Vec<(i64, String, Option<String>, String)>> {
+        sqlx::query_as("SELECT at_ms, scope, url, message FROM errors ORDER BY id DESC LIMIT ?")
+            .bind(limit)
+            .fetch_all(self.pool())
+            .await
+    }
+}

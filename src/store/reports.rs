@@ -1,0 +1,106 @@
+//! Report queries: per-URL and per-host rows read from the views in the schema.
+
+use super::Store;
+
+/// One URL as `freshet report age` needs it (from the `url_status` view).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UrlStatusRow {
+    /// Row id.
+    pub url_id: i64,
+    /// The URL.
+    pub url: String,
+    /// Its site.
+    pub site: String,
+    /// Its origin.
+    pub host: String,
+    /// `page`, `sitemap` or `feed`.
+    pub kind: String,
+    /// Last check.
+    pub last_checked_ms: Option<i64>,
+    /// Checks.
+    pub checks: i64,
+    /// Changes seen.
+    pub changes: i64,
+    /// Last status.
+    pub last_status: Option<i64>,
+    /// Last error.
+    pub last_error: Option<String>,
+    /// Next due.
+    pub next_due_ms: Option<i64>,
+    /// Estimated rate.
+    pub rate_per_day: Option<f64>,
+    /// Lower bound.
+    pub rate_low: Option<f64>,
+    /// Upper bound.
+    pub rate_high: Option<f64>,
+    /// Planned visits per day.
+    pub planned_per_day: Option<f64>,
+    /// Planner weight.
+    pub weight: f64,
+    /// When a change was last seen.
+    pub last_changed_ms: Option<i64>,
+    /// A change announced after our copy.
+    pub known_change_ms: Option<i64>,
+    /// 1 when robots.txt disallows it.
+    pub disallowed: i64,
+}
+
+/// One host as `freshet report hosts` needs it (from the `host_status` view).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct HostStatusRow {
+    /// The origin.
+    pub host: String,
+    /// URLs on it.
+    pub urls: i64,
+    /// Checks.
+    pub checks: i64,
+    /// Changes seen.
+    pub changes: i64,
+    /// URLs whose last check failed.
+    pub urls_in_error: i64,
+    /// Last check of any URL.
+    pub last_checked_ms: Option<i64>,
+    /// Earliest next due.
+    pub next_due_ms: Option<i64>,
+    /// Crawl-delay.
+    pub crawl_delay_ms: Option<i64>,
+    /// robots.txt status.
+    pub robots_status: Option<i64>,
+    /// When robots.txt was fetched.
+    pub robots_checked_ms: Option<i64>,
+    /// Back-off end.
+    pub backoff_until_ms: Option<i64>,
+}
+
+impl Store {
+    /// URL rows, optionally for one site, pages first then sitemaps and feeds, by URL.
+    pub async fn url_status(&self, site: Option<&str>) -> sqlx::Result<Vec<UrlStatusRow>> {
+        sqlx::query_as(
+            "SELECT * FROM url_status WHERE (?1 IS NULL OR site = ?1)
+             ORDER BY kind != 'page', site, url",
+        )
+        .bind(site)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// Host rows, optionally only hosts with URLs of one site.
+    pub async fn host_status(&self, site: Option<&str>) -> sqlx::Result<Vec<HostStatusRow>> {
+        sqlx::query_as(
+            "SELECT * FROM host_status WHERE (?1 IS NULL OR host IN
+                 (SELECT host FROM url_status WHERE site = ?1))
+             ORDER BY host",
+        )
+        .bind(site)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// One URL's status row.
+    pub async fn url_status_of(&self, url: &str) -> sqlx::Result<Option<UrlStatusRow>> {
+        sqlx::query_as("SELECT * FROM url_status WHERE url = ?")
+            .bind(url)
+            .fetch_optional(self.pool())
+            .await
+    }
+}

@@ -1,0 +1,55 @@
+//! Sites: one row per schedule entry, updated each time the schedules are loaded.
+
+use super::Store;
+
+/// What the store keeps of a schedule entry.
+#[derive(Debug, Clone)]
+pub struct SiteRecord<'a> {
+    /// The site's unique name.
+    pub name: &'a str,
+    /// Importance relative to other sites.
+    pub weight: f64,
+    /// The site's fetch budget.
+    pub requests_per_day: f64,
+    /// The schedule file it came from.
+    pub source_file: Option<&'a str>,
+}
+
+impl Store {
+    /// Inserts or updates a site by name; returns its id.
+    pub async fn upsert_site(&self, site: &SiteRecord<'_>, now_ms: i64) -> sqlx::Result<i64> {
+        sqlx::query_scalar(
+            "INSERT INTO sites (name, weight, requests_per_day, source_file, updated_ms)
+             VALUES (?, ?, ?, ?, ?)
+             ON CONFLICT(name) DO UPDATE SET weight = excluded.weight,
+                 requests_per_day = excluded.requests_per_day,
+                 source_file = excluded.source_file, updated_ms = excluded.updated_ms
+             RETURNING id",
+        )
+        .bind(site.name)
+        .bind(site.weight)
+        .bind(site.requests_per_day)
+        .bind(site.source_file)
+        .bind(now_ms)
+        .fetch_one(self.pool())
+        .await
+    }
+
+    /// When the site's last discovery pass completed.
+    pub async fn site_discovered_ms(&self, site_id: i64) -> sqlx::Result<Option<i64>> {
+        sqlx::query_scalar("SELECT discovered_ms FROM sites WHERE id = ?")
+            .bind(site_id)
+            .fetch_one(self.pool())
+            .await
+    }
+
+    /// Records that a discovery pass of the site completed.
+    pub async fn set_site_discovered(&self, site_id: i64, at_ms: i64) -> sqlx::Result<()> {
+        sqlx::query("UPDATE sites SET discovered_ms = ? WHERE id = ?")
+            .bind(at_ms)
+            .bind(site_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}

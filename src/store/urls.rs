@@ -1,0 +1,356 @@
+//! URLs: discovery upserts, the summary row updated with each check, and the due-URL queries the
+//! frontier is built from.
+
+use super::observations::NewObservation;
+use super::{Store, hash_to_db};
+
+/// A URL's summary row.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct UrlRow {
+    /// Row id.
+    pub id: i64,
+    /// The URL.
+    pub url: String,
+    /// Its site.
+    pub site_id: i64,
+    /// Its host.
+    pub host_id: i64,
+    /// `page`, `sitemap` or `feed`.
+    pub kind: String,
+    /// When it was first discovered.
+    pub discovered_ms: i64,
+    /// Latest sitemap lastmod.
+    pub lastmod_ms: Option<i64>,
+    /// Sitemap changefreq.
+    pub changefreq: Option<String>,
+    /// Sitemap priority.
+    pub priority: Option<f64>,
+    /// 1 when robots.txt disallows it.
+    pub disallowed: i64,
+    /// Checks so far.
+    pub checks: i64,
+    /// Checks that saw a change.
+    pub changes: i64,
+    /// Last check time.
+    pub last_checked_ms: Option<i64>,
+    /// Last HTTP status.
+    pub last_status: Option<i64>,
+    /// Last error, cleared by a successful check.
+    pub last_error: Option<String>,
+    /// When a change was last seen.
+    pub last_changed_ms: Option<i64>,
+    /// Validators of the last good response.
+    pub etag: Option<String>,
+    /// Raw Last-Modified of the last good response.
+    pub last_modified: Option<String>,
+    /// Content fingerprint of our copy.
+    pub fingerprint: Option<i64>,
+    /// A change announced by a feed or lastmod after our copy.
+    pub known_change_ms: Option<i64>,
+    /// Server floor on the revisit interval.
+    pub min_interval_ms: Option<i64>,
+    /// Estimated changes per day.
+    pub rate_per_day: Option<f64>,
+    /// Lower end of its credible interval.
+    pub rate_low: Option<f64>,
+    /// Upper end.
+    pub rate_high: Option<f64>,
+    /// Planner weight.
+    pub weight: f64,
+    /// Planned visits per day.
+    pub planned_per_day: Option<f64>,
+    /// When it is next due.
+    pub next_due_ms: Option<i64>,
+}
+
+/// A URL found by discovery.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    /// The URL (normalised).
+    pub url: String,
+    /// The site that declared it.
+    pub site_id: i64,
+    /// Its host.
+    pub host_id: i64,
+    /// `page`, `sitemap` or `feed`.
+    pub kind: &'static str,
+    /// What named it.
+    pub discovered_from: Option<String>,
+    /// Sitemap lastmod, if any (already filtered: never in the future).
+    pub lastmod_ms: Option<i64>,
+    /// Sitemap changefreq.
+    pub changefreq: Option<String>,
+    /// Sitemap priority.
+    pub priority: Option<f64>,
+}
+
+/// How a check changes a URL's summary.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryUpdate {
+    /// Whether the response carried a usable copy (2xx or 304): only then are validators and
+    /// the fingerprint replaced.
+    pub got_copy: bool,
+    /// New ETag.
+    pub etag: Option<String>,
+    /// New raw Last-Modified.
+    pub last_modified: Option<String>,
+    /// New fingerprint.
+    pub fingerprint: Option<u64>,
+    /// Server floor on the revisit interval.
+    pub min_interval_ms: Option<i64>,
+    /// The estimate after this check.
+    pub rate: Option<(f64, f64, f64)>,
+    /// Planned visits per day.
+    pub planned_per_day: Option<f64>,
+    /// Next due time.
+    pub next_due_ms: i64,
+}
+
+impl Store {
+    /// Inserts discovered URLs (new ones due at `now_ms`) and refreshes the hints of known ones,
+    /// in one transaction. A lastmod newer than our last check marks a known change and makes the
+    /// URL due now. Returns the ids of the URLs that were new.
+    pub async fn upsert_discovered(
+        &self,
+        found: &[Discovered],
+        now_ms: i64,
+    ) -> sqlx::Result<Vec<i64>> {
+        let mut tx = self.pool().begin().await?;
+        let mut new_ids = Vec::new();
+        for d in found {
+            let existing: Option<(i64, Option<i64>)> =
+                sqlx::query_as("SELECT id, last_checked_ms FROM urls WHERE url = ?")
+                    .bind(&d.url)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            match existing {
+                None => {
+                    let id: i64 = sqlx::query_scalar(
+                        "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms,
+                             discovered_from, lastmod_ms, changefreq, priority, next_due_ms)
+                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                    )
+                    .bind(&d.url)
+                    .bind(d.site_id)
+                    .bind(d.host_id)
+                    .bind(d.kind)
+                    .bind(now_ms)
+                    .bind(&d.discovered_from)
+                    .bind(d.lastmod_ms)
+                    .bind(&d.changefreq)
+                    .bind(d.priority)
+                    .bind(now_ms)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    new_ids.push(id);
+                }
+                Some((id, last_checked)) => {
+                    let known_change = d
+                        .lastmod_ms
+                        .filter(|&m| last_checked.is_some_and(|checked| m > checked));
+                    sqlx::query(
+                        "UPDATE urls SET
+                             lastmod_ms = MAX(COALESCE(lastmod_ms, 0), COALESCE(?, 0)),
+                             changefreq = COALESCE(?, changefreq),
+                             priority = COALESCE(?, priority),
+                             known_change_ms = COALESCE(?, known_change_ms),
+                             next_due_ms = CASE WHEN ? IS NOT NULL
+                                 THEN MIN(COALESCE(next_due_ms, ?), ?) ELSE next_due_ms END
+                         WHERE id = ?",
+                    )
+                    .bind(d.lastmod_ms)
+                    .bind(&d.changefreq)
+                    .bind(d.priority)
+                    .bind(known_change)
+                    .bind(known_change)
+                    .bind(now_ms)
+                    .bind(now_ms)
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+            }
+        }
+        tx.commit().await?;
+        Ok(new_ids)
+    }
+
+    /// Records a known change (feed entry newer than our copy): the URL becomes due now.
+    pub async fn mark_known_change(
+        &self,
+        url_id: i64,
+        changed_ms: i64,
+        now_ms: i64,
+    ) -> sqlx::Result<()> {
+        sqlx::query(
+            "UPDATE urls SET known_change_ms = MAX(COALESCE(known_change_ms, 0), ?),
+                 next_due_ms = MIN(COALESCE(next_due_ms, ?), ?)
+             WHERE id = ? AND (last_checked_ms IS NULL OR last_checked_ms < ?)",
+        )
+        .bind(changed_ms)
+        .bind(now_ms)
+        .bind(now_ms)
+        .bind(url_id)
+        .bind(changed_ms)
+        .execute(self.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Marks a URL as disallowed by robots.txt (it is then never fetched) or allowed again.
+    pub async fn set_disallowed(&self, url_id: i64, disallowed: bool) -> sqlx::Result<()> {
+        sqlx::query("UPDATE urls SET disallowed = ? WHERE id = ?")
+            .bind(disallowed)
+            .bind(url_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Appends an observation and updates the URL's summary, in one transaction.
+    pub async fn record_check(
+        &self,
+        obs: &NewObservation,
+        update: &SummaryUpdate,
+    ) -> sqlx::Result<()> {
+        let mut tx = self.pool().begin().await?;
+        sqlx::query(
+            "INSERT INTO observations (url_id, checked_ms, method, status, etag, last_modified_ms,
+                 fingerprint, bytes, duration_ms, error, changed, change_evidence, final_url,
+                 redirects)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(obs.url_id)
+        .bind(obs.checked_ms)
+        .bind(obs.method)
+        .bind(obs.status.map(i64::from))
+        .bind(&obs.etag)
+        .bind(obs.last_modified_ms)
+        .bind(obs.fingerprint.map(hash_to_db))
+        .bind(obs.bytes as i64)
+        .bind(obs.duration_ms)
+        .bind(&obs.error)
+        .bind(obs.changed)
+        .bind(obs.change_evidence)
+        .bind(&obs.final_url)
+        .bind(&obs.redirects_json)
+        .execute(&mut *tx)
+        .await?;
+        let changed = i64::from(obs.changed == Some(true));
+        let (rate, low, high) = match update.rate {
+            Some((r, l, h)) => (Some(r), Some(l), Some(h)),
+            None => (None, None, None),
+        };
+        sqlx::query(
+            "UPDATE urls SET checks = checks + 1, changes = changes + ?,
+                 last_checked_ms = ?, last_status = ?, last_error = ?,
+                 last_changed_ms = CASE WHEN ? = 1 THEN ? ELSE last_changed_ms END,
+                 etag = CASE WHEN ? THEN COALESCE(?, etag) ELSE etag END,
+                 last_modified = CASE WHEN ? THEN COALESCE(?, last_modified) ELSE last_modified END,
+                 fingerprint = CASE WHEN ? THEN COALESCE(?, fingerprint) ELSE fingerprint END,
+                 known_change_ms = CASE WHEN ? THEN NULL ELSE known_change_ms END,
+                 min_interval_ms = ?,
+                 rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
+                 rate_high = COALESCE(?, rate_high),
+                 planned_per_day = COALESCE(?, planned_per_day), next_due_ms = ?
+             WHERE id = ?",
+        )
+        .bind(changed)
+        .bind(obs.checked_ms)
+        .bind(obs.status.map(i64::from))
+        .bind(&obs.error)
+        .bind(changed)
+        .bind(obs.checked_ms)
+        .bind(update.got_copy)
+        .bind(&update.etag)
+        .bind(update.got_copy)
+        .bind(&update.last_modified)
+        .bind(update.got_copy)
+        .bind(update.fingerprint.map(hash_to_db))
+        .bind(update.got_copy)
+        .bind(update.min_interval_ms)
+        .bind(rate)
+        .bind(low)
+        .bind(high)
+        .bind(update.planned_per_day)
+        .bind(update.next_due_ms)
+        .bind(obs.url_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// URLs due at or before `now_ms` (not disallowed), earliest first, at most `limit`.
+    pub async fn due_urls(&self, now_ms: i64, limit: i64) -> sqlx::Result<Vec<UrlRow>> {
+        sqlx::query_as(
+            "SELECT * FROM urls WHERE next_due_ms <= ? AND disallowed = 0
+             ORDER BY next_due_ms LIMIT ?",
+        )
+        .bind(now_ms)
+        .bind(limit)
+        .fetch_all(self.pool())
+        .await
+    }
+
+    /// The earliest next-due time of any fetchable URL.
+    pub async fn earliest_due(&self) -> sqlx::Result<Option<i64>> {
+        sqlx::query_scalar("SELECT MIN(next_due_ms) FROM urls WHERE disallowed = 0")
+            .fetch_one(self.pool())
+            .await
+    }
+
+    /// All URLs of a site (for planning).
+    pub async fn urls_of_site(&self, site_id: i64) -> sqlx::Result<Vec<UrlRow>> {
+        sqlx::query_as("SELECT * FROM urls WHERE site_id = ? ORDER BY id")
+            .bind(site_id)
+            .fetch_all(self.pool())
+            .await
+    }
+
+    /// One URL by its text.
+    pub async fn url_row(&self, url: &str) -> sqlx::Result<Option<UrlRow>> {
+        sqlx::query_as("SELECT * FROM urls WHERE url = ?")
+            .bind(url)
+            .fetch_optional(self.pool())
+            .await
+    }
+
+    /// Writes re-planned rates and due times (and planner weights) in one transaction.
+    pub async fn save_plan(&self, rows: &[PlanUpdate]) -> sqlx::Result<()> {
+        let mut tx = self.pool().begin().await?;
+        for row in rows {
+            sqlx::query(
+                "UPDATE urls SET planned_per_day = ?, next_due_ms = ?, weight = ?,
+                     rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
+                     rate_high = COALESCE(?, rate_high)
+                 WHERE id = ?",
+            )
+            .bind(row.planned_per_day)
+            .bind(row.next_due_ms)
+            .bind(row.weight)
+            .bind(row.rate.map(|r| r.0))
+            .bind(row.rate.map(|r| r.1))
+            .bind(row.rate.map(|r| r.2))
+            .bind(row.url_id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await
+    }
+}
+
+/// A re-planned URL.
+#[derive(Debug, Clone)]
+pub struct PlanUpdate {
+    /// The URL.
+    pub url_id: i64,
+    /// Planned visits per day.
+    pub planned_per_day: f64,
+    /// Next due time.
+    pub next_due_ms: i64,
+    /// Planner weight.
+    pub weight: f64,
+    /// Rate estimate (rate, low, high), if re-estimated.
+    pub rate: Option<(f64, f64, f64)>,
+}
