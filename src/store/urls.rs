@@ -197,6 +197,36 @@ impl Store {
         Ok(())
     }
 
+    /// Moves a URL's next due time (outside a fetch window, say).
+    pub async fn postpone(&self, url_id: i64, next_due_ms: i64) -> sqlx::Result<()> {
+        sqlx::query("UPDATE urls SET next_due_ms = ? WHERE id = ?")
+            .bind(next_due_ms)
+            .bind(url_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// Sets a URL's server floor on its revisit interval (a feed's ttl, say).
+    pub async fn set_min_interval(&self, url_id: i64, min_interval_ms: i64) -> sqlx::Result<()> {
+        sqlx::query("UPDATE urls SET min_interval_ms = ? WHERE id = ?")
+            .bind(min_interval_ms)
+            .bind(url_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+
+    /// The child sitemaps an index named when it was last read.
+    pub async fn children_of(&self, sitemap_url: &str) -> sqlx::Result<Vec<String>> {
+        sqlx::query_scalar(
+            "SELECT url FROM urls WHERE kind = 'sitemap' AND discovered_from = ? ORDER BY id",
+        )
+        .bind(sitemap_url)
+        .fetch_all(self.pool())
+        .await
+    }
+
     /// Marks a URL as disallowed by robots.txt (it is then never fetched) or allowed again.
     pub async fn set_disallowed(&self, url_id: i64, disallowed: bool) -> sqlx::Result<()> {
         sqlx::query("UPDATE urls SET disallowed = ? WHERE id = ?")
@@ -293,9 +323,36 @@ impl Store {
         .await
     }
 
+    /// Due pages (next due at or before `now_ms`, not disallowed) grouped by host: at most
+    /// `per_host` of each host, earliest due first; hosts ordered by their earliest due page.
+    pub async fn due_urls_by_host(&self, now_ms: i64, per_host: i64) -> sqlx::Result<Vec<(i64, Vec<UrlRow>)>> {
+        let rows: Vec<UrlRow> = sqlx::query_as(
+            "SELECT * FROM (
+                 SELECT *, ROW_NUMBER() OVER (PARTITION BY host_id ORDER BY next_due_ms, id) AS n
+                 FROM urls WHERE next_due_ms <= ? AND disallowed = 0 AND kind = 'page')
+             WHERE n <= ? ORDER BY next_due_ms, id",
+        )
+        .bind(now_ms)
+        .bind(per_host)
+        .fetch_all(self.pool())
+        .await?;
+        let mut groups: Vec<(i64, Vec<UrlRow>)> = Vec::new();
+        let mut index: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+        for row in rows {
+            let slot = *index.entry(row.host_id).or_insert_with(|| {
+                groups.push((row.host_id, Vec::new()));
+                groups.len() - 1
+            });
+            groups[slot].1.push(row);
+        }
+        Ok(groups)
+    }
+
     /// The earliest next-due time of any fetchable URL.
     pub async fn earliest_due(&self) -> sqlx::Result<Option<i64>> {
-        sqlx::query_scalar("SELECT MIN(next_due_ms) FROM urls WHERE disallowed = 0")
+        sqlx::query_scalar(
+            "SELECT MIN(next_due_ms) FROM urls WHERE disallowed = 0 AND kind = 'page'",
+        )
             .fetch_one(self.pool())
             .await
     }

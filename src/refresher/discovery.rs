@@ -1,0 +1,331 @@
+//! Discovery: when a site's `rediscover` time comes, read robots.txt of its origins (for
+//! `Sitemap:` lines), its sitemaps (following indexes with a depth limit and a loop guard) and
+//! its feeds, and put what they name into the `urls` table with their hints. Feed entries'
+//! times become exact change events and make a page due now when they are newer than our copy;
+//! so does a sitemap `lastmod` (in the store's upsert).
+//!
+//! Sitemaps and feeds are URLs too (kinds `sitemap` and `feed`), fetched conditionally and
+//! recorded as observations; a feed's `<ttl>` and Cache-Control are floors on how often it is
+//! re-read. Every problem (unreachable, malformed, over a limit, refused URL) is recorded in
+//! `errors` with the URL and the reason, and discovery goes on with the rest.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tracing::{info, warn};
+use url::Url;
+
+use crate::discover::feed;
+use crate::discover::sitemap::{self, SitemapContext, SitemapWalk};
+use crate::fetch::Method;
+use crate::politeness::origin_of;
+use crate::store::errors::ErrorRecord;
+use crate::store::urls::{Discovered, UrlRow};
+
+use super::checks::fetch_and_record;
+use super::context::{Context, SiteState};
+
+/// How deep sitemap indexes are followed (the protocol allows one level; real sites nest).
+const MAX_SITEMAP_DEPTH: usize = 3;
+/// The most sitemap files read for one site in one pass.
+const MAX_SITEMAPS_PER_SITE: usize = 1_000;
+/// How many discovered URLs are written per transaction.
+const UPSERT_BATCH: usize = 1_000;
+
+/// Discovers every site whose time has come; returns whether any did.
+pub async fn discover_due_sites(ctx: &Context, now: i64, stopping: &AtomicBool) -> anyhow::Result<bool> {
+    let mut any = false;
+    for site in &ctx.sites {
+        if stopping.load(Ordering::Relaxed) {
+            break;
+        }
+        let due = match ctx.next_discovery.lock().unwrap_or_else(|e| e.into_inner()).get(&site.id) {
+            Some(&due) => due,
+            None => first_discovery_due(ctx, site, now).await?,
+        };
+        if due > now {
+            ctx.set_next_discovery(site.id, due);
+            continue;
+        }
+        if !site.site.fetch_allowed(ctx.clock.now()) {
+            let open = site.site.window.as_ref().and_then(|w| w.next_open(ctx.clock.now()));
+            ctx.set_next_discovery(site.id, open.map_or(now + 3_600_000, |t| t.timestamp_millis()));
+            continue;
+        }
+        info!(site = %site.site.name, "discovering");
+        discover_site(ctx, site).await?;
+        let done = ctx.clock.now_ms();
+        ctx.store.set_site_discovered(site.id, done).await?;
+        let next = site
+            .site
+            .next_rediscover(ctx.clock.now())
+            .map_or(i64::MAX, |t| t.timestamp_millis());
+        ctx.set_next_discovery(site.id, next);
+        any = true;
+    }
+    Ok(any)
+}
+
+/// When a site is first due in this run: now if it was never discovered, else at the first
+/// `rediscover` time after its last discovery.
+async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<i64> {
+    let Some(last) = ctx.store.site_discovered_ms(site.id).await? else {
+        return Ok(now);
+    };
+    let next = site
+        .site
+        .next_rediscover(crate::clock::ms_to_datetime(last))
+        .map_or(now, |t| t.timestamp_millis());
+    Ok(next)
+}
+
+/// One discovery pass over a site.
+async fn discover_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
+    let origins: BTreeSet<String> = site.site.origins();
+    let mut roots: Vec<Url> = site.site.sitemaps.clone();
+    // robots.txt Sitemap: lines of the site's own origins, and which hosts vouch for which
+    // sitemap (cross-submission).
+    let mut vouched: HashMap<String, Vec<String>> = HashMap::new();
+    for origin in &origins {
+        let robots = ctx.robots.rules(ctx, site, origin).await;
+        for line in robots.sitemaps() {
+            let Ok(url) = Url::parse(line) else { continue };
+            if let Some(vouching) = Url::parse(origin).ok().and_then(|o| o.host_str().map(str::to_string)) {
+                vouched.entry(url.to_string()).or_default().push(vouching);
+            }
+            if !roots.contains(&url) {
+                roots.push(url);
+            }
+        }
+    }
+    let seeds: Vec<Url> = site.site.seeds.clone();
+    add_pages(ctx, site, seeds.iter().map(|u| (u.clone(), None, None, None)), "seed").await?;
+
+    for root in roots {
+        let mut walk = SitemapWalk::new(root.as_str(), MAX_SITEMAP_DEPTH, MAX_SITEMAPS_PER_SITE);
+        let mut queue = VecDeque::from([(root, 0usize)]);
+        while let Some((url, depth)) = queue.pop_front() {
+            if ctx.stopping.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
+            for child in read_sitemap(ctx, site, &url, &cross).await? {
+                match walk.admit(child.as_str(), depth + 1) {
+                    Ok(()) => queue.push_back((child, depth + 1)),
+                    Err(refusal) => {
+                        record(ctx, site, "sitemap", url.as_str(), refusal.to_string()).await?;
+                    }
+                }
+            }
+        }
+    }
+    for feed_url in &site.site.feeds {
+        if ctx.stopping.load(Ordering::Relaxed) {
+            break;
+        }
+        read_feed(ctx, site, feed_url).await?;
+    }
+    Ok(())
+}
+
+/// The stored row of a sitemap or feed URL (inserted if new).
+async fn document_row(ctx: &Context, site: &SiteState, url: &Url, kind: &'static str) -> anyhow::Result<Option<UrlRow>> {
+    let host_id = ctx.store.host_id(&origin_of(url)).await?;
+    let found = Discovered {
+        url: url.to_string(),
+        site_id: site.id,
+        host_id,
+        kind,
+        discovered_from: Some("schedule".into()),
+        lastmod_ms: None,
+        changefreq: None,
+        priority: None,
+    };
+    ctx.store.upsert_discovered(&[found], ctx.clock.now_ms()).await?;
+    Ok(ctx.store.url_row(url.as_str()).await?)
+}
+
+/// Fetches a sitemap or feed politely (robots first) and returns its body when there is a new
+/// one; `Ok(None)` on 304, a disallow or an error (recorded).
+async fn fetch_document(
+    ctx: &Context,
+    site: &SiteState,
+    url: &Url,
+    kind: &'static str,
+) -> anyhow::Result<Option<Vec<u8>>> {
+    let robots = ctx.robots.rules(ctx, site, &origin_of(url)).await;
+    if !robots.is_allowed(url.as_str()) {
+        record(ctx, site, kind, url.as_str(), "disallowed by robots.txt: not fetched".into()).await?;
+        return Ok(None);
+    }
+    let Some(row) = document_row(ctx, site, url, kind).await? else {
+        return Ok(None);
+    };
+    let now = ctx.clock.now_ms();
+    if let (Some(last), Some(floor)) = (row.last_checked_ms, row.min_interval_ms)
+        && now < last + floor
+    {
+        return Ok(None); // the server's ttl / max-age has not run out
+    }
+    let next = ctx.next_discovery_ms().unwrap_or(now);
+    let outcome = fetch_and_record(ctx, site, &row, url, Method::Get, Some(next)).await?;
+    if outcome.status == Some(304) {
+        return Ok(None);
+    }
+    Ok(outcome.body.filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s))).map(|b| b.to_vec()))
+}
+
+/// Reads one sitemap: records its pages and returns its child sitemaps.
+async fn read_sitemap(ctx: &Context, site: &SiteState, url: &Url, cross: &[String]) -> anyhow::Result<Vec<Url>> {
+    let Some(body) = fetch_document(ctx, site, url, "sitemap").await? else {
+        // Not modified (or failed): the children read last time are still the children.
+        return Ok(ctx
+            .store
+            .children_of(url.as_str())
+            .await?
+            .into_iter()
+            .filter_map(|u| Url::parse(&u).ok())
+            .collect());
+    };
+    let mut context = SitemapContext::new(url.clone(), ctx.clock.now());
+    context.cross_submitted_hosts = cross.to_vec();
+    let doc = sitemap::parse(&body[..], &context);
+    for error in &doc.errors {
+        record(ctx, site, "sitemap", url.as_str(), error.to_string()).await?;
+    }
+    let pages = doc.urls.iter().filter_map(|entry| {
+        let loc = Url::parse(&entry.loc).ok()?;
+        Some((
+            loc,
+            entry.lastmod.map(|t| t.timestamp_millis()),
+            entry.changefreq.map(|c| c.as_str().to_string()),
+            entry.priority.map(f64::from),
+        ))
+    });
+    add_pages(ctx, site, pages, url.as_str()).await?;
+    let children: Vec<Url> = doc.sitemaps.iter().filter_map(|c| Url::parse(&c.loc).ok()).collect();
+    for child in &children {
+        let host_id = ctx.store.host_id(&origin_of(child)).await?;
+        let row = Discovered {
+            url: child.to_string(),
+            site_id: site.id,
+            host_id,
+            kind: "sitemap",
+            discovered_from: Some(url.to_string()),
+            lastmod_ms: None,
+            changefreq: None,
+            priority: None,
+        };
+        ctx.store.upsert_discovered(&[row], ctx.clock.now_ms()).await?;
+    }
+    info!(sitemap = %url, pages = doc.urls.len(), children = children.len(), errors = doc.errors.len(), "sitemap read");
+    Ok(children)
+}
+
+/// Reads one feed: its entries become pages, their times exact change events.
+async fn read_feed(ctx: &Context, site: &SiteState, url: &Url) -> anyhow::Result<()> {
+    let Some(body) = fetch_document(ctx, site, url, "feed").await? else {
+        return Ok(());
+    };
+    let doc = match feed::parse(&body, url) {
+        Ok(doc) => doc,
+        Err(err) => {
+            return record(ctx, site, "feed", url.as_str(), err.to_string()).await;
+        }
+    };
+    if let Some(ttl) = doc.ttl_minutes
+        && let Some(row) = ctx.store.url_row(url.as_str()).await?
+    {
+        ctx.store.set_min_interval(row.id, i64::from(ttl) * 60_000).await?;
+    }
+    let now = ctx.clock.now_ms();
+    let mut events: Vec<(Url, i64)> = Vec::new();
+    let pages = doc.entries.iter().filter_map(|entry| {
+        let link = Url::parse(entry.link.as_deref()?).ok()?;
+        let at = entry.updated.or(entry.published).map(|t| t.timestamp_millis());
+        if let Some(at) = at.filter(|&t| t <= now) {
+            events.push((link.clone(), at));
+        }
+        Some((link, None, None, None))
+    });
+    let pages: Vec<_> = pages.collect();
+    add_pages(ctx, site, pages.into_iter(), url.as_str()).await?;
+    for (link, at) in events {
+        let link = site.site.strip_params(&link);
+        if let Some(row) = ctx.store.url_row(link.as_str()).await? {
+            ctx.store.add_change_events(row.id, &[at], "feed").await?;
+            ctx.store.mark_known_change(row.id, at, now).await?;
+        }
+    }
+    info!(feed = %url, entries = doc.entries.len(), "feed read");
+    Ok(())
+}
+
+/// A page found by discovery: URL, lastmod (ms), changefreq, priority.
+type FoundPage = (Url, Option<i64>, Option<String>, Option<f64>);
+
+/// Filters found pages by the site's patterns and robots.txt, and upserts them in batches.
+async fn add_pages(
+    ctx: &Context,
+    site: &SiteState,
+    pages: impl Iterator<Item = FoundPage>,
+    from: &str,
+) -> anyhow::Result<()> {
+    let now = ctx.clock.now_ms();
+    let mut hosts: HashMap<String, i64> = HashMap::new();
+    let mut batch: Vec<Discovered> = Vec::new();
+    let mut refused = 0usize;
+    for (url, lastmod_ms, changefreq, priority) in pages {
+        let url = site.site.strip_params(&url);
+        if !matches!(url.scheme(), "http" | "https") || !site.site.matches(url.as_str()) {
+            continue;
+        }
+        let origin = origin_of(&url);
+        if !ctx.robots.rules(ctx, site, &origin).await.is_allowed(url.as_str()) {
+            refused += 1;
+            continue;
+        }
+        let host_id = match hosts.get(&origin) {
+            Some(&id) => id,
+            None => {
+                let id = ctx.store.host_id(&origin).await?;
+                hosts.insert(origin, id);
+                id
+            }
+        };
+        batch.push(Discovered {
+            url: url.to_string(),
+            site_id: site.id,
+            host_id,
+            kind: "page",
+            discovered_from: Some(from.to_string()),
+            lastmod_ms: lastmod_ms.filter(|&t| t <= now),
+            changefreq,
+            priority,
+        });
+        if batch.len() >= UPSERT_BATCH {
+            ctx.store.upsert_discovered(&batch, now).await?;
+            batch.clear();
+        }
+    }
+    ctx.store.upsert_discovered(&batch, now).await?;
+    if refused > 0 {
+        info!(from, refused, "URLs disallowed by robots.txt were not added");
+    }
+    Ok(())
+}
+
+/// Records a discovery problem and counts it.
+async fn record(ctx: &Context, site: &SiteState, scope: &'static str, url: &str, message: String) -> anyhow::Result<()> {
+    warn!(site = %site.site.name, url, %message, "discovery problem");
+    ctx.count_error();
+    let error = ErrorRecord {
+        scope,
+        site: Some(site.site.name.clone()),
+        url: Some(url.to_string()),
+        message,
+        ..Default::default()
+    };
+    ctx.store.record_error(ctx.clock.now_ms(), &error).await?;
+    Ok(())
+}

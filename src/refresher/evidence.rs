@@ -1,0 +1,184 @@
+//! Glue from stored rows to the estimator's input, and change detection for one check. Pure:
+//! the estimator itself is [`crate::estimate`]; this only says what the rows mean.
+
+use crate::estimate::{Check, Evidence, Stats, ValidatorCheck, changefreq_per_day, days_from_ms};
+use crate::store::observations::ObservationRow;
+
+/// What we knew of the copy before a check.
+#[derive(Debug, Clone, Default)]
+pub struct PreviousCopy {
+    /// Whether we hold a copy at all (a 2xx or 304 was seen before).
+    pub exists: bool,
+    /// Its ETag.
+    pub etag: Option<String>,
+    /// Its raw Last-Modified.
+    pub last_modified: Option<String>,
+    /// Its content fingerprint.
+    pub fingerprint: Option<u64>,
+}
+
+/// What one response says about the copy.
+#[derive(Debug, Clone, Default)]
+pub struct Response {
+    /// HTTP status.
+    pub status: Option<u16>,
+    /// ETag.
+    pub etag: Option<String>,
+    /// Raw Last-Modified.
+    pub last_modified: Option<String>,
+    /// Content fingerprint, when a body was read.
+    pub fingerprint: Option<u64>,
+}
+
+/// Whether a check saw a change, and what told us; plus what the check teaches about the
+/// host's validators (only full GETs with a previous fingerprint teach anything).
+pub fn detect_change(
+    previous: &PreviousCopy,
+    response: &Response,
+    trust_etag: bool,
+) -> (Option<bool>, Option<&'static str>, Option<ValidatorCheck>) {
+    let Some(status) = response.status else {
+        return (None, None, None);
+    };
+    if status == 304 {
+        return (Some(false), Some("304"), None);
+    }
+    if !(200..300).contains(&status) {
+        return (None, None, None);
+    }
+    if !previous.exists {
+        return (None, Some("first"), None);
+    }
+    if let (Some(before), Some(now)) = (previous.fingerprint, response.fingerprint) {
+        let content_changed = before != now;
+        let lesson = ValidatorCheck {
+            content_changed,
+            last_modified_changed: both(&previous.last_modified, &response.last_modified),
+            etag_changed: both(&previous.etag, &response.etag),
+        };
+        return (Some(content_changed), Some("fingerprint"), Some(lesson));
+    }
+    // No body to compare (HEAD): fall back on validators.
+    if trust_etag && let Some(changed) = both(&previous.etag, &response.etag) {
+        return (Some(changed), Some("etag"), None);
+    }
+    if let Some(changed) = both(&previous.last_modified, &response.last_modified) {
+        return (Some(changed), Some("last-modified"), None);
+    }
+    (None, None, None)
+}
+
+fn both(before: &Option<String>, now: &Option<String>) -> Option<bool> {
+    match (before, now) {
+        (Some(a), Some(b)) => Some(a != b),
+        _ => None,
+    }
+}
+
+/// The estimator's evidence for one URL: its checks (with Last-Modified when the host's is
+/// trusted), its exact change events, and its changefreq hint.
+///
+/// Exact events (feed entries) are complete evidence over the span they cover, so checks inside
+/// that span are not counted again: the checks before the first event still count.
+pub fn evidence_for(
+    observations: &[ObservationRow],
+    change_events_ms: &[i64],
+    changefreq: Option<&str>,
+    trust_last_modified: bool,
+    now_ms: i64,
+) -> Evidence {
+    let exact_from = (change_events_ms.len() >= 2).then(|| change_events_ms[0]);
+    let checks = observations
+        .iter()
+        .filter(|o| exact_from.is_none_or(|from| o.checked_ms <= from))
+        .map(|o| Check {
+            at_days: days_from_ms(o.checked_ms),
+            changed: o.changed.map(|c| c != 0),
+            last_modified_days: o
+                .last_modified_ms
+                .filter(|_| trust_last_modified)
+                .map(days_from_ms),
+        })
+        .collect();
+    let mut exact = Stats::default();
+    if let Some(from) = exact_from {
+        let events = change_events_ms.iter().filter(|&&t| t > from && t <= now_ms).count();
+        exact.add_exact(events as f64, days_from_ms(now_ms - from));
+    }
+    Evidence {
+        checks,
+        exact,
+        changefreq_per_day: changefreq.and_then(changefreq_per_day),
+        feed_ttl_days: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy() -> PreviousCopy {
+        PreviousCopy {
+            exists: true,
+            etag: Some("\"a\"".into()),
+            last_modified: Some("Mon, 01 Jan 2024 00:00:00 GMT".into()),
+            fingerprint: Some(1),
+        }
+    }
+
+    #[test]
+    fn a_304_is_unchanged_and_a_new_fingerprint_is_a_change() {
+        let not_modified = Response { status: Some(304), ..Default::default() };
+        assert_eq!(detect_change(&copy(), &not_modified, true).0, Some(false));
+        let changed = Response { status: Some(200), fingerprint: Some(2), ..Default::default() };
+        let (seen, why, lesson) = detect_change(&copy(), &changed, true);
+        assert_eq!((seen, why), (Some(true), Some("fingerprint")));
+        assert_eq!(lesson.unwrap().etag_changed, None);
+    }
+
+    #[test]
+    fn the_first_copy_and_errors_tell_nothing() {
+        let ok = Response { status: Some(200), fingerprint: Some(2), ..Default::default() };
+        assert_eq!(detect_change(&PreviousCopy::default(), &ok, true).0, None);
+        let error = Response { status: Some(500), ..Default::default() };
+        assert_eq!(detect_change(&copy(), &error, true).0, None);
+    }
+
+    #[test]
+    fn head_checks_use_validators_and_drop_an_untrusted_etag() {
+        let head = Response {
+            status: Some(200),
+            etag: Some("\"a\"".into()),
+            last_modified: Some("Tue, 02 Jan 2024 00:00:00 GMT".into()),
+            fingerprint: None,
+        };
+        assert_eq!(detect_change(&copy(), &head, true), (Some(false), Some("etag"), None));
+        assert_eq!(detect_change(&copy(), &head, false), (Some(true), Some("last-modified"), None));
+    }
+
+    #[test]
+    fn exact_events_replace_checks_in_the_span_they_cover() {
+        let day = 86_400_000;
+        let obs = |at: i64, changed: Option<i64>| ObservationRow {
+            checked_ms: at,
+            method: "GET".into(),
+            status: Some(200),
+            etag: None,
+            last_modified_ms: None,
+            fingerprint: None,
+            bytes: 0,
+            duration_ms: 0,
+            error: None,
+            changed,
+            change_evidence: None,
+            final_url: None,
+            redirects: None,
+        };
+        let observations = vec![obs(0, None), obs(day, Some(1)), obs(5 * day, Some(1))];
+        let evidence = evidence_for(&observations, &[2 * day, 3 * day, 4 * day], Some("daily"), false, 6 * day);
+        assert_eq!(evidence.checks.len(), 2);
+        assert_eq!(evidence.exact.events, 2.0);
+        assert!((evidence.exact.exposure_days - 4.0).abs() < 1e-9);
+        assert_eq!(evidence.changefreq_per_day, Some(1.0));
+    }
+}

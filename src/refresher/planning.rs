@@ -1,0 +1,126 @@
+//! Re-planning a site: pool its pages' estimates into a prior (empirical Bayes), solve the
+//! revisit rates under the site's budget and its hosts' limits with [`crate::plan`], and write
+//! the rates and due times back. Between full re-plans each check updates its own page through
+//! the solved multipliers ([`Context::planned_rate`]), in O(1).
+
+use std::collections::HashMap;
+
+use url::Url;
+
+use crate::clock::MS_PER_DAY;
+use crate::estimate::{self, Evidence, Prior, RateEstimate, changefreq_per_day};
+use crate::plan::{self, Limits, Objective, PlanPage, Policy};
+use crate::politeness::origin_of;
+use crate::store::urls::{PlanUpdate, UrlRow};
+
+use super::PolicyChoice;
+use super::checks::plan_page;
+use super::context::{Context, SitePlan, SiteState};
+
+/// The uniform baseline never visits a page more than this many times its changefreq hint.
+const UNIFORM_HINT_FACTOR: f64 = 4.0;
+
+/// Re-plans every site.
+pub async fn replan_all(ctx: &Context) -> anyhow::Result<()> {
+    for site in &ctx.sites {
+        replan_site(ctx, site).await?;
+    }
+    Ok(())
+}
+
+/// The planner's policy for the refresher's choice.
+pub fn planner_policy(choice: PolicyChoice) -> Policy {
+    match choice {
+        PolicyChoice::Learned => Policy::AgeOptimal,
+        PolicyChoice::Uniform => Policy::Uniform,
+    }
+}
+
+/// A stored page as the planner sees it under `choice`.
+pub fn page_for(choice: PolicyChoice, site: &SiteState, row: &UrlRow, rate: f64, host: usize) -> PlanPage {
+    let mut page = plan_page(rate, site.site.weight * row.weight, host, row.min_interval_ms);
+    if choice == PolicyChoice::Uniform
+        && let Some(hint) = row.changefreq.as_deref().and_then(changefreq_per_day)
+    {
+        page.max_visits_per_day = page.max_visits_per_day.min(UNIFORM_HINT_FACTOR * hint);
+    }
+    page
+}
+
+/// A Gamma summary of a stored estimate (mean and 90% interval), for pooling.
+fn stored_estimate(row: &UrlRow) -> Option<RateEstimate> {
+    let (mean, low, high) = (row.rate_per_day?, row.rate_low?, row.rate_high?);
+    let sd = ((high - low) / 3.29).max(mean * 1e-3);
+    let (shape, rate) = ((mean / sd).powi(2), mean / (sd * sd));
+    Some(RateEstimate { rate_per_day: mean, low, high, shape, rate })
+}
+
+/// Re-plans one site from its pages' summary rows.
+pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
+    let rows: Vec<UrlRow> = ctx
+        .store
+        .urls_of_site(site.id)
+        .await?
+        .into_iter()
+        .filter(|r| r.kind == "page" && r.disallowed == 0)
+        .collect();
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let checked: Vec<RateEstimate> =
+        rows.iter().filter(|r| r.checks >= 2).filter_map(stored_estimate).collect();
+    let prior = estimate::pool(&checked, Prior::default());
+
+    let mut host_index: HashMap<i64, usize> = HashMap::new();
+    let mut host_limits_per_day: HashMap<i64, f64> = HashMap::new();
+    let mut limits = Limits { budget_per_day: site.site.requests_per_day, host_limits_per_day: Vec::new() };
+    let mut pages = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let host = *host_index.entry(row.host_id).or_insert_with(|| {
+            let interval = Url::parse(&row.url)
+                .ok()
+                .and_then(|u| ctx.robots.interval(&origin_of(&u)))
+                .unwrap_or(site.site.host_rate.min_interval());
+            let per_day = if interval.is_zero() { f64::INFINITY } else { 86_400.0 / interval.as_secs_f64() };
+            host_limits_per_day.insert(row.host_id, per_day);
+            limits.host_limits_per_day.push(per_day);
+            limits.host_limits_per_day.len() - 1
+        });
+        let rate = match row.rate_per_day {
+            Some(rate) if row.checks > 0 => rate,
+            _ => {
+                let hints = Evidence {
+                    changefreq_per_day: row.changefreq.as_deref().and_then(changefreq_per_day),
+                    ..Default::default()
+                };
+                estimate::prior_with_hints(&hints, &prior).mean()
+            }
+        };
+        pages.push(page_for(ctx.policy, site, row, rate, host));
+    }
+    let (rates, multipliers) =
+        plan::solve_full(planner_policy(ctx.policy), &pages, &limits, Objective::Age);
+    let now = ctx.clock.now_ms();
+    let updates: Vec<PlanUpdate> = rows
+        .iter()
+        .zip(&rates)
+        .map(|(row, &f)| {
+            let interval_ms = (MS_PER_DAY / f.max(1e-6)).min(365.0 * MS_PER_DAY) as i64;
+            let next_due_ms = match (row.last_checked_ms, row.known_change_ms) {
+                (Some(last), None) => (last + interval_ms.max(row.min_interval_ms.unwrap_or(0))).max(now),
+                _ => row.next_due_ms.unwrap_or(now),
+            };
+            PlanUpdate {
+                url_id: row.id,
+                planned_per_day: f,
+                next_due_ms,
+                weight: row.weight,
+                rate: None,
+            }
+        })
+        .collect();
+    ctx.store.save_plan(&updates).await?;
+    let mut plans = ctx.plans.lock().unwrap_or_else(|e| e.into_inner());
+    plans.insert(site.id, SitePlan { multipliers, host_index, prior, host_limits_per_day });
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! robots.txt per origin, cached in memory and in the `hosts` table, re-fetched daily.
+//!
+//! RFC 9309 status handling is in [`crate::robots::rules_for_status`]: 2xx rules apply, 4xx
+//! allows everything, 5xx or an unreachable host disallows everything and is retried after an
+//! hour. The robots.txt request itself goes through the host's politeness like any other, and
+//! the Crawl-delay it carries re-configures the host's limiter (the longer of it and the
+//! schedule's rate wins).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tracing::{debug, warn};
+use url::Url;
+
+use crate::fetch::{FetchRequest, Method, Validators};
+use crate::politeness::HostConfig;
+use crate::robots::{self, Robots};
+use crate::store::errors::ErrorRecord;
+use crate::store::hosts::RobotsRecord;
+
+use super::context::{Context, Counters, SiteState};
+
+/// How long good (or 4xx) robots.txt rules are kept.
+const ROBOTS_TTL: Duration = Duration::from_secs(24 * 3600);
+/// How soon a 5xx or unreachable robots.txt is tried again (everything is disallowed meanwhile).
+const ROBOTS_RETRY: Duration = Duration::from_secs(3600);
+
+/// Rules of one origin and until when they hold.
+struct Cached {
+    robots: Arc<Robots>,
+    expires_ms: i64,
+}
+
+/// One slot per origin; the async mutex makes concurrent askers wait for a single fetch.
+type Slot = Arc<tokio::sync::Mutex<Option<Cached>>>;
+
+/// robots.txt rules per origin.
+#[derive(Default)]
+pub struct RobotsCache {
+    /// Slots by origin (a std Mutex: only held to find or insert a slot).
+    slots: Mutex<HashMap<String, Slot>>,
+    /// The politeness interval each origin was configured with, so that sites sharing a host
+    /// get the strictest of their rates.
+    intervals: Mutex<HashMap<String, Duration>>,
+}
+
+impl RobotsCache {
+    /// The rules for `origin`, fetching robots.txt (politely) when missing or stale. Also makes
+    /// sure the host's politeness is configured before any request reaches it.
+    pub async fn rules(&self, ctx: &Context, site: &SiteState, origin: &str) -> Arc<Robots> {
+        self.configure_host(ctx, site, origin, None);
+        let slot = {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            slots.entry(origin.to_string()).or_default().clone()
+        };
+        let mut cached = slot.lock().await;
+        let now = ctx.clock.now_ms();
+        if let Some(entry) = cached.as_ref().filter(|c| c.expires_ms > now) {
+            return entry.robots.clone();
+        }
+        let entry = match self.load_stored(ctx, site, origin, now).await {
+            Some(entry) => entry,
+            None => self.fetch(ctx, site, origin).await,
+        };
+        self.configure_host(ctx, site, origin, entry.robots.crawl_delay());
+        let robots = entry.robots.clone();
+        *cached = Some(entry);
+        robots
+    }
+
+    /// Configures the host's limiter from the site's rate and a Crawl-delay (strictest wins).
+    fn configure_host(&self, ctx: &Context, site: &SiteState, origin: &str, crawl_delay: Option<Duration>) {
+        let config = HostConfig {
+            min_interval: site.site.host_rate.min_interval(),
+            concurrency: site.site.concurrency.get(),
+        }
+        .with_crawl_delay(crawl_delay);
+        let mut intervals = self.intervals.lock().unwrap_or_else(|e| e.into_inner());
+        let known = intervals.get(origin).copied();
+        if known.is_none_or(|interval| config.min_interval > interval) {
+            intervals.insert(origin.to_string(), config.min_interval);
+            ctx.pool.configure(origin, config);
+        }
+    }
+
+    /// The interval the host is configured with (for the planner's per-host limit).
+    pub fn interval(&self, origin: &str) -> Option<Duration> {
+        self.intervals.lock().unwrap_or_else(|e| e.into_inner()).get(origin).copied()
+    }
+
+    /// Rules stored by an earlier run, if still fresh.
+    async fn load_stored(&self, ctx: &Context, site: &SiteState, origin: &str, now: i64) -> Option<Cached> {
+        let row = ctx.store.host(origin).await.ok()??;
+        let checked = row.robots_checked_ms?;
+        let robots = match row.robots_status {
+            Some(status) => robots::rules_for_status(
+                u16::try_from(status).unwrap_or(500),
+                row.robots_txt.as_deref().unwrap_or_default(),
+                &site.agent_token,
+            ),
+            None => Robots::disallow_all(),
+        };
+        let ttl = if robots.retry_soon() { ROBOTS_RETRY } else { ROBOTS_TTL };
+        let expires_ms = checked + ttl.as_millis() as i64;
+        (expires_ms > now).then(|| Cached { robots: Arc::new(robots), expires_ms })
+    }
+
+    /// Fetches and stores robots.txt.
+    async fn fetch(&self, ctx: &Context, site: &SiteState, origin: &str) -> Cached {
+        let checked_ms = ctx.clock.now_ms();
+        let Ok(url) = Url::parse(&format!("{origin}/robots.txt")) else {
+            return Cached { robots: Arc::new(Robots::disallow_all()), expires_ms: checked_ms };
+        };
+        let request = FetchRequest { url: url.clone(), method: Method::Get, validators: Validators::default() };
+        let outcome = site.fetcher.fetch(&request, &ctx.pool, ctx.clock.as_ref()).await;
+        Counters::add(&ctx.counters.requests, outcome.hops.len().max(1) as u64);
+        let body = outcome.body.as_deref().unwrap_or_default();
+        let robots = match outcome.status {
+            Some(status) => robots::rules_for_status(status, body, &site.agent_token),
+            None => Robots::disallow_all(),
+        };
+        let error = outcome.error.as_ref().map(|e| e.to_string());
+        if let Some(message) = &error {
+            warn!(origin, error = %message, "robots.txt unreachable: host disallowed for now");
+            ctx.count_error();
+            let record = ErrorRecord {
+                scope: "robots",
+                site: Some(site.site.name.clone()),
+                url: Some(url.to_string()),
+                message: message.clone(),
+                ..Default::default()
+            };
+            let _ = ctx.store.record_error(checked_ms, &record).await;
+        }
+        debug!(origin, status = ?outcome.status, "robots.txt read");
+        if let Ok(host_id) = ctx.store.host_id(origin).await {
+            let record = RobotsRecord {
+                checked_ms,
+                status: outcome.status,
+                body: outcome.status.map(|_| body),
+                error: error.as_deref(),
+                crawl_delay_ms: robots.crawl_delay().map(|d| d.as_millis() as i64),
+            };
+            let _ = ctx.store.save_robots(host_id, &record).await;
+        }
+        let ttl = if robots.retry_soon() { ROBOTS_RETRY } else { ROBOTS_TTL };
+        Cached { robots: Arc::new(robots), expires_ms: checked_ms + ttl.as_millis() as i64 }
+    }
+}
