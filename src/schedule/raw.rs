@@ -165,7 +165,8 @@ pub(super) fn read(text: &str) -> RawRead {
                 let at = err.span().map_or(0, |span| span.start);
                 let found = remove_entry_at(doc.get_mut(), at);
                 let key = found.as_ref().map(|(_, key)| key.clone());
-                let message = explain(err.message(), key.as_deref());
+                let in_site = found.as_ref().is_some_and(|(site, _)| site.is_some());
+                let message = explain(err.message(), key.as_deref(), in_site);
                 out.problems.push(Problem { at, key, message });
                 match found {
                     Some(entry) => removed.push(entry),
@@ -204,26 +205,48 @@ fn key_at(table: &DeTable<'_>, at: usize) -> Option<String> {
         .map(|(key, _)| key.get_ref().to_string())
 }
 
-/// Turns serde's message into one line for a schedule file's author.
-fn explain(message: &str, key: Option<&str>) -> String {
+/// Turns serde's message about `key` into one line for a schedule file's author.
+/// `in_site` says whether the key sits in a `[[site]]` table or at the top of the file.
+fn explain(message: &str, key: Option<&str>, in_site: bool) -> String {
     let message = one_line(message);
+    let key = key.unwrap_or_default();
     if message.starts_with("unknown field") {
-        let key = key.unwrap_or_default();
-        return match key {
-            "robots" => "unknown key: robots.txt is always obeyed, there is no switch".to_owned(),
-            _ => match closest(key, SITE_KEYS) {
+        return match (in_site, key) {
+            (true, "robots") => {
+                "unknown key: robots.txt is always obeyed, there is no switch".to_owned()
+            }
+            (true, _) => match closest(key, SITE_KEYS) {
                 Some(hint) => format!("unknown key (did you mean `{hint}`?)"),
-                None if key == "site" || !SITE_KEYS.contains(&key) => {
-                    format!("unknown key; a site may have: {}", SITE_KEYS.join(", "))
-                }
-                None => "unknown key".to_owned(),
+                None => format!("unknown key; a site may have: {}", SITE_KEYS.join(", ")),
             },
+            (false, _) if SITE_KEYS.contains(&key) => {
+                "this key belongs in a [[site]] table (it is above the first [[site]] line)"
+                    .to_owned()
+            }
+            (false, _) => "unknown key; a schedule file holds only [[site]] tables".to_owned(),
         };
     }
-    message
+    if !in_site && key == "site" {
+        return "write each site as a [[site]] table (double brackets)".to_owned();
+    }
+    let example = match key {
+        "host_rate" => " like \"1/s\"",
+        "max_body" => " like \"10MB\"",
+        "timeout" | "window_length" => " like \"30s\" or \"6h\"",
+        "rediscover" | "window" => " like \"0 */6 * * *\"",
+        _ => "",
+    };
+    let message = message
         .replace("invalid type: ", "wrong type: ")
         .replace("expected f64", "expected a number")
         .replace("expected i64", "expected a whole number")
+        .replace("map", "table")
+        .replace("sequence", "array");
+    if message.ends_with("expected a string") {
+        format!("{message}{example}")
+    } else {
+        message
+    }
 }
 
 /// Makes a multi-line message one line.

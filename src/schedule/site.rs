@@ -14,20 +14,28 @@ use super::units::HostRate;
 
 /// Defaults for keys a `[[site]]` may leave out.
 pub mod defaults {
+    use std::num::NonZeroU32;
+    use std::time::Duration;
+
+    use super::HostRate;
+
     /// `weight`: every site counts the same unless told otherwise.
     pub const WEIGHT: f64 = 1.0;
     /// `requests_per_day`: one request every ~9 seconds on average.
     pub const REQUESTS_PER_DAY: f64 = 10_000.0;
-    /// `host_rate`: at most one request per second per host.
-    pub const HOST_RATE: &str = "1/s";
+    /// `host_rate`: at most one request per second per host (`"1/s"`).
+    pub const HOST_RATE: HostRate = HostRate {
+        requests: 1.0,
+        per: Duration::from_secs(1),
+    };
     /// `rediscover`: re-read sitemaps and feeds every six hours.
     pub const REDISCOVER: &str = "0 0 */6 * * *";
-    /// `max_body`: larger responses are cut off and recorded as too large.
+    /// `max_body`: larger responses are cut off and recorded as too large (`"10MB"`).
     pub const MAX_BODY: u64 = 10_000_000;
-    /// `timeout`: total time for one request.
-    pub const TIMEOUT_SECS: u64 = 30;
+    /// `timeout`: total time for one request (`"30s"`).
+    pub const TIMEOUT: Duration = Duration::from_secs(30);
     /// `concurrency`: requests in flight per host.
-    pub const CONCURRENCY: u32 = 1;
+    pub const CONCURRENCY: NonZeroU32 = NonZeroU32::MIN;
 }
 
 /// How pages of a site are checked.
@@ -83,7 +91,7 @@ impl Window {
 }
 
 /// One site of a schedule file, validated. Built only by [`super::load`] and
-/// [`super::parse_file`], so every value here has been checked.
+/// [`super::parse_str`], so every value here has been checked.
 #[derive(Debug, Clone)]
 pub struct Site {
     /// Unique name across all schedule files (letters, digits, `.`, `_`, `-`).
@@ -95,6 +103,8 @@ pub struct Site {
     /// Plain start URLs, kept fresh themselves and crawled for links.
     pub seeds: Vec<Url>,
     /// A discovered URL belongs to the site only if one of these matches (all, when empty).
+    /// Unanchored: a match anywhere in the URL counts. The listed sitemaps, feeds and seeds are
+    /// read whatever the patterns say.
     pub include: Vec<Regex>,
     /// A URL matching any of these never belongs to the site, even if included.
     pub exclude: Vec<Regex>,

@@ -78,14 +78,12 @@ fn a_minimal_site_gets_the_defaults() {
     assert!(site.include.is_empty() && site.matches("https://anything.example/"));
     assert_eq!(site.weight, defaults::WEIGHT);
     assert_eq!(site.requests_per_day, defaults::REQUESTS_PER_DAY);
-    assert_eq!(
-        site.host_rate,
-        HostRate::parse(defaults::HOST_RATE).unwrap()
-    );
+    assert_eq!(site.host_rate, HostRate::parse("1/s").unwrap());
+    assert_eq!(defaults::HOST_RATE, HostRate::parse("1/s").unwrap());
     assert_eq!(site.method, Method::Get);
     assert_eq!(site.max_body, defaults::MAX_BODY);
     assert_eq!(site.timeout, Duration::from_secs(30));
-    assert_eq!(site.concurrency.get(), 1);
+    assert_eq!(site.concurrency, defaults::CONCURRENCY);
     assert!(site.window.is_none() && site.fetch_allowed(at("2026-11-21T03:00:00Z")));
     assert!(site.user_agent.is_none() && site.drop_params.is_empty());
     assert_eq!(
@@ -204,6 +202,13 @@ fn unknown_keys_are_named_with_their_line_and_a_hint() {
     assert!(err.message.contains("always obeyed"), "{err}");
     let err = only_problem(&format!("title = \"x\"\n{}", site_with("")));
     assert_eq!((err.line, err.key.as_deref()), (1, Some("title")));
+    assert!(err.message.contains("only [[site]] tables"), "{err}");
+    let err = only_problem(&format!("weight = 2\n{}", site_with("")));
+    assert_eq!((err.line, err.key.as_deref()), (1, Some("weight")));
+    assert!(err.message.contains("belongs in a [[site]] table"), "{err}");
+    let err = only_problem("[site]\nname = \"a\"\nseeds = [\"https://e.org/\"]\n");
+    assert_eq!((err.line, err.key.as_deref()), (1, Some("site")));
+    assert!(err.message.contains("double brackets"), "{err}");
 }
 
 #[test]
@@ -213,6 +218,19 @@ fn wrong_types_are_named() {
     assert!(err.message.contains("wrong type"), "{err}");
     let err = only_problem(&site_with("sitemaps = [1]"));
     assert_eq!(err.key.as_deref(), Some("sitemaps"));
+    let err = only_problem(&site_with("feeds = { url = \"https://e.org/\" }"));
+    assert!(
+        err.message
+            .ends_with("table, expected a string or an array of strings"),
+        "{err}"
+    );
+    let err = only_problem(&site_with("max_body = 10485760"));
+    assert!(
+        err.message.ends_with("expected a string like \"10MB\""),
+        "{err}"
+    );
+    let err = only_problem(&site_with("concurrency = 2.5"));
+    assert!(err.message.contains("expected a whole number"), "{err}");
 }
 
 #[test]

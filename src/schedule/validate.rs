@@ -76,8 +76,8 @@ impl Checker<'_> {
     }
 }
 
-/// Validates one `[[site]]` whose header starts at byte `header` on `line`. Problems go to `problems`; the site is
-/// returned only if it had none.
+/// Validates one `[[site]]` whose header starts at byte `header` on `line`. Problems go to
+/// `problems`; the site is returned only if it had none.
 pub(super) fn site(
     header: usize,
     line: usize,
@@ -142,22 +142,16 @@ pub(super) fn site(
         exclude,
         weight: weight.unwrap_or(defaults::WEIGHT),
         requests_per_day: requests_per_day.unwrap_or(defaults::REQUESTS_PER_DAY),
-        host_rate: match host_rate {
-            Some(rate) => rate,
-            None => HostRate::parse(defaults::HOST_RATE).ok()?,
-        },
-        rediscover: match rediscover {
-            Some(schedule) => schedule,
-            None => parse_cron(defaults::REDISCOVER).ok()?,
-        },
+        host_rate: host_rate.unwrap_or(defaults::HOST_RATE),
+        rediscover: rediscover.unwrap_or_else(|| {
+            parse_cron(defaults::REDISCOVER).expect("the default rediscover expression parses")
+        }),
         window,
         user_agent,
         method: method.unwrap_or_default(),
         max_body: max_body.unwrap_or(defaults::MAX_BODY),
-        timeout: timeout.unwrap_or(Duration::from_secs(defaults::TIMEOUT_SECS)),
-        concurrency: concurrency
-            .or(NonZeroU32::new(defaults::CONCURRENCY))
-            .unwrap_or(NonZeroU32::MIN),
+        timeout: timeout.unwrap_or(defaults::TIMEOUT),
+        concurrency: concurrency.unwrap_or(defaults::CONCURRENCY),
         drop_params,
         source: source.to_path_buf(),
         line,
