@@ -24,7 +24,8 @@ pub(super) struct RawFile {
 }
 
 /// One `[[site]]` table as written. Every key is optional here: what is required is checked in
-/// phase two, where the message can say so plainly.
+/// phase two, where the message can say so plainly. The fields are the keys one to one; their
+/// meaning is documented on [`super::Site`] and in `schedules/*.toml`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSite {
