@@ -17,6 +17,7 @@
 mod checks;
 mod context;
 mod discovery;
+mod evidence;
 mod planning;
 mod robots_cache;
 
