@@ -278,6 +278,9 @@ impl HostPermit {
 
 impl Drop for HostPermit {
     fn drop(&mut self) {
-        self.host.release(self.clock.now_ms(), self.permit.take());
+        // `now_ms` truncates; rounding the end up keeps the quiet gap a full interval in real
+        // time, not one millisecond less.
+        let ended_ms = self.clock.now_ms().saturating_add(1);
+        self.host.release(ended_ms, self.permit.take());
     }
 }
