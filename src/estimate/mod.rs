@@ -66,9 +66,14 @@ pub struct Stats {
     pub events: f64,
     /// Days of exposure in which every change was seen (the conjugate part).
     pub exposure_days: f64,
-    /// Intervals (days) of checks that saw a change without knowing when.
-    pub changed_intervals: Vec<f64>,
+    /// Intervals of checks that saw a change without knowing when, as `(days, count)`: a histogram
+    /// whose bins merge intervals within [`BIN_TOLERANCE`] of each other, so a URL checked
+    /// thousands of times costs a few dozen terms.
+    pub changed_intervals: Vec<(f64, f64)>,
 }
+
+/// Relative width of a changed-interval bin (1%: far below what the evidence can resolve).
+pub const BIN_TOLERANCE: f64 = 0.01;
 
 impl Stats {
     /// Adds one check that followed the previous one by `interval_days`.
@@ -88,9 +93,27 @@ impl Stats {
                 self.events += 1.0;
                 self.exposure_days += age;
             }
-            (Some(true), _) => self.changed_intervals.push(interval_days),
+            (Some(true), _) => self.add_changed(interval_days, 1.0),
             (Some(false), _) | (None, Some(_)) => self.exposure_days += interval_days,
             (None, None) => {}
+        }
+    }
+
+    /// Adds `count` checks that saw a change `interval_days` after the previous check.
+    pub fn add_changed(&mut self, interval_days: f64, count: f64) {
+        if !(interval_days > 0.0 && interval_days.is_finite() && count > 0.0) {
+            return;
+        }
+        let bin = self
+            .changed_intervals
+            .iter_mut()
+            .find(|(t, _)| (t - interval_days).abs() <= BIN_TOLERANCE * t.min(interval_days));
+        match bin {
+            Some((t, n)) => {
+                *t = (*t * *n + interval_days * count) / (*n + count);
+                *n += count;
+            }
+            None => self.changed_intervals.push((interval_days, count)),
         }
     }
 
@@ -214,28 +237,35 @@ pub fn estimate(evidence: &Evidence, prior: &Prior) -> RateEstimate {
 
 /// The posterior from sufficient statistics and an already hinted prior.
 pub fn estimate_stats(stats: &Stats, prior: &Prior) -> RateEstimate {
+    let post = posterior(stats, prior);
+    RateEstimate::from_gamma(post.shape, post.rate)
+}
+
+/// The Gamma summary of the posterior without its credible interval (the fast path for
+/// planning: no quantiles).
+pub fn posterior(stats: &Stats, prior: &Prior) -> Prior {
     let a = prior.shape + stats.events;
     let b = prior.rate + stats.exposure_days;
     let changed = &stats.changed_intervals;
     if changed.is_empty() {
-        return RateEstimate::from_gamma(a, b);
+        return Prior { shape: a, rate: b };
     }
     // d/dλ log posterior = (A - 1)/λ - B + Σ t_i / (e^{λ t_i} - 1), decreasing in λ.
     let slope = |l: f64| -> (f64, f64) {
         let (mut s, mut curv) = ((a - 1.0) / l - b, -(a - 1.0) / (l * l));
-        for &t in changed {
+        for &(t, n) in changed {
             let x = l * t;
             let em1 = x.exp_m1();
             if em1.is_finite() {
-                s += t / em1;
-                curv -= t * t * (em1 + 1.0) / (em1 * em1);
+                s += n * t / em1;
+                curv -= n * t * t * (em1 + 1.0) / (em1 * em1);
             }
         }
         (s, curv)
     };
     // Start from the changed-only moment guess; Newton in ln λ, safeguarded by a bracket.
-    let m = changed.len() as f64;
-    let total_t: f64 = changed.iter().sum::<f64>() + b;
+    let m: f64 = changed.iter().map(|(_, n)| n).sum();
+    let total_t: f64 = changed.iter().map(|(t, n)| t * n).sum::<f64>() + b;
     let mut l = ((a + m) / total_t).max(1e-9);
     let (mut lo, mut hi) = (0.0_f64, f64::INFINITY);
     for _ in 0..60 {
@@ -264,7 +294,10 @@ pub fn estimate_stats(stats: &Stats, prior: &Prior) -> RateEstimate {
     let (_, curv) = slope(l);
     // Gamma with the same mode and curvature: α - 1 = λ² (-ℓ''), β = (α - 1) / λ.
     let alpha_m1 = (l * l * -curv).max(1e-9);
-    RateEstimate::from_gamma(alpha_m1 + 1.0, alpha_m1 / l)
+    Prior {
+        shape: alpha_m1 + 1.0,
+        rate: alpha_m1 / l,
+    }
 }
 
 /// Maximum-likelihood rate from changed / unchanged checks at irregular intervals: `None` when
