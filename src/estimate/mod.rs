@@ -191,6 +191,11 @@ impl RateEstimate {
     pub fn variance(&self) -> f64 {
         self.shape / (self.rate * self.rate)
     }
+
+    /// The posterior as a Gamma (what [`pool`] takes).
+    pub fn gamma(&self) -> Prior {
+        Prior { shape: self.shape, rate: self.rate }
+    }
 }
 
 /// Changes per day of a sitemap `changefreq` value (`None` for "always", "never" or unknown).

@@ -6,9 +6,7 @@
 //! The fitted shape is kept weak (at most [`MAX_POOLED_SHAPE`] pseudo-changes): a host's pages differ,
 //! and a prior that is too sure would hide a page's own evidence.
 
-use super::RateEstimate;
-
-/// A Gamma(shape, rate) prior on changes per day.
+/// A Gamma(shape, rate) distribution of changes per day: a prior, or a posterior summary.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Prior {
     /// Pseudo-changes.
@@ -43,29 +41,31 @@ impl Prior {
         )
     }
 
-    /// The prior mean in changes per day.
+    /// The mean in changes per day.
     pub fn mean(&self) -> f64 {
         self.shape / self.rate
     }
+
+    /// The variance of the rate.
+    pub fn variance(&self) -> f64 {
+        self.shape / (self.rate * self.rate)
+    }
 }
 
-/// Pools many URLs' estimates into a prior for their host or site; `fallback` when fewer than three
-/// estimates are given or they carry no usable spread.
-pub fn pool(estimates: &[RateEstimate], fallback: Prior) -> Prior {
-    let usable: Vec<&RateEstimate> = estimates
+/// Pools many URLs' posteriors (see [`super::RateEstimate::gamma`]) into a prior for their host or
+/// site; `fallback` when fewer than three are given or they carry no usable spread. Pass only URLs
+/// with evidence of their own: a URL without any is just the prior again.
+pub fn pool(posteriors: &[Prior], fallback: Prior) -> Prior {
+    let usable: Vec<&Prior> = posteriors
         .iter()
-        .filter(|e| e.rate_per_day.is_finite() && e.rate_per_day > 0.0)
+        .filter(|e| e.shape > 0.0 && e.rate > 0.0 && e.mean().is_finite())
         .collect();
     if usable.len() < 3 {
         return fallback;
     }
     let n = usable.len() as f64;
-    let mean = usable.iter().map(|e| e.rate_per_day).sum::<f64>() / n;
-    let spread = usable
-        .iter()
-        .map(|e| (e.rate_per_day - mean).powi(2))
-        .sum::<f64>()
-        / (n - 1.0);
+    let mean = usable.iter().map(|e| e.mean()).sum::<f64>() / n;
+    let spread = usable.iter().map(|e| (e.mean() - mean).powi(2)).sum::<f64>() / (n - 1.0);
     let noise = usable
         .iter()
         .map(|e| e.variance())
@@ -87,11 +87,11 @@ mod tests {
 
     #[test]
     fn pooling_recovers_the_group_mean_and_stays_weak() {
-        let estimates: Vec<RateEstimate> = (1..=50)
-            .map(|i| RateEstimate::from_gamma(20.0, 20.0 / (0.5 + 0.02 * i as f64)))
+        let estimates: Vec<Prior> = (1..=50)
+            .map(|i| Prior { shape: 20.0, rate: 20.0 / (0.5 + 0.02 * f64::from(i)) })
             .collect();
         let p = pool(&estimates, Prior::default());
-        let true_mean = estimates.iter().map(|e| e.rate_per_day).sum::<f64>() / 50.0;
+        let true_mean = estimates.iter().map(|e| e.mean()).sum::<f64>() / 50.0;
         assert!((p.mean() - true_mean).abs() < 1e-9, "{p:?}");
         assert!(p.shape <= MAX_POOLED_SHAPE);
         assert_eq!(pool(&estimates[..2], Prior::default()), Prior::default());
