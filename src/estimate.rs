@@ -1,1 +1,0 @@
-//! Change-rate estimation: observations and hints in, a Gamma posterior on the Poisson rate out (pure).

@@ -1,0 +1,363 @@
+//! Change-rate estimation: observations and hints in, a Gamma posterior on the Poisson rate out
+//! (pure: no clock, database or network).
+//!
+//! A page's changes are a Poisson process with rate λ per day. The evidence, strongest first
+//! (Cho & Garcia-Molina, "Estimating frequency of change", TOIT 2003):
+//! 1. **Exact change times** (feed entries, a trusted `lastmod`): `k` changes in exposure `T` give the
+//!    likelihood `λ^k e^{-λT}`, conjugate with a Gamma prior: posterior `Gamma(a + k, b + T)`.
+//! 2. **Last-Modified at check time**: a changed check whose Last-Modified `L` falls after the previous
+//!    check says the *last* change happened at `L`, with likelihood `λ e^{-λ(c - L)}`; an unchanged
+//!    check contributes `e^{-λ I}`. Both are conjugate again: this is the likelihood behind Cho's
+//!    estimator `((X - 1) - X / (N ln(1 - X/N))) / T` ([`last_modified_rate`]), whose bias correction
+//!    the prior takes over here.
+//! 3. **Changed / unchanged only** (content hash, ETag) at intervals `t_i`: an unchanged check is
+//!    `e^{-λ t}` (conjugate), a changed one `1 - e^{-λ t}` (not). The maximum-likelihood rate solves
+//!    `Σ_changed t_i / (e^{λ t_i} - 1) = Σ_unchanged t_j` ([`irregular_mle`]); for regular intervals
+//!    `λ = -ln((n - X + 0.5) / (n + 0.5)) / I` ([`regular_interval_rate`]).
+//! 4. **Hints**, a weak prior only: sitemap `changefreq`, feed `<ttl>`, and the host's or site's
+//!    pooled rate ([`prior::pool`], empirical Bayes).
+//!
+//! The posterior `λ^{A-1} e^{-Bλ} Π_changed (1 - e^{-λ t_i})` is log-concave; its mode is found by
+//! Newton's method and it is summarised by the Gamma with the same mode and curvature (exact when
+//! there are no changed-only checks). The reported rate is that Gamma's mean, never exactly 0.
+
+pub mod prior;
+pub mod trust;
+
+pub use prior::{Prior, pool};
+pub use trust::{ValidatorCheck, ValidatorTrust};
+
+use statrs::distribution::{ContinuousCDF, Gamma};
+
+/// One check of a URL, as the estimator needs it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Check {
+    /// When the check happened, in days since any fixed origin ([`days_from_ms`]).
+    pub at_days: f64,
+    /// Whether the content differed from the previous check (`None`: unknown, e.g. an error).
+    pub changed: Option<bool>,
+    /// The Last-Modified the server gave, in the same days, only if the host's Last-Modified is
+    /// trusted (see [`ValidatorTrust`]).
+    pub last_modified_days: Option<f64>,
+}
+
+/// Days since the Unix epoch of a Unix-millisecond timestamp.
+pub fn days_from_ms(ms: i64) -> f64 {
+    ms as f64 / crate::clock::MS_PER_DAY
+}
+
+/// Everything known about one URL's changes.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Evidence {
+    /// Checks in time order; the first one only starts the first interval.
+    pub checks: Vec<Check>,
+    /// Exact change events (feed entries, trusted lastmod) and the exposure they cover.
+    pub exact: Stats,
+    /// Sitemap `changefreq` as changes per day ([`changefreq_per_day`]).
+    pub changefreq_per_day: Option<f64>,
+    /// Feed `<ttl>` in days: taken as a hint that changes are not much more frequent than that.
+    pub feed_ttl_days: Option<f64>,
+}
+
+/// Sufficient statistics of the evidence: what old observations are folded into.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Stats {
+    /// Changes whose time is known exactly (or the last change of an interval, by Last-Modified).
+    pub events: f64,
+    /// Days of exposure in which every change was seen (the conjugate part).
+    pub exposure_days: f64,
+    /// Intervals of checks that saw a change without knowing when, as `(days, count)`: a histogram
+    /// whose bins merge intervals within [`BIN_TOLERANCE`] of each other, so a URL checked
+    /// thousands of times costs a few dozen terms.
+    pub changed_intervals: Vec<(f64, f64)>,
+}
+
+/// Relative width of a changed-interval bin (1%: far below what the evidence can resolve).
+pub const BIN_TOLERANCE: f64 = 0.01;
+
+impl Stats {
+    /// Adds one check that followed the previous one by `interval_days`.
+    /// `last_modified_age_days` is `check time - Last-Modified`, used when it is trusted.
+    pub fn add_check(
+        &mut self,
+        interval_days: f64,
+        changed: Option<bool>,
+        last_modified_age_days: Option<f64>,
+    ) {
+        if !(interval_days > 0.0) || !interval_days.is_finite() {
+            return;
+        }
+        match (changed, last_modified_age_days) {
+            // The Last-Modified falls inside the interval: the last change is known exactly.
+            (Some(true) | None, Some(age)) if age >= 0.0 && age < interval_days => {
+                self.events += 1.0;
+                self.exposure_days += age;
+            }
+            (Some(true), _) => self.add_changed(interval_days, 1.0),
+            (Some(false), _) | (None, Some(_)) => self.exposure_days += interval_days,
+            (None, None) => {}
+        }
+    }
+
+    /// Adds `count` checks that saw a change `interval_days` after the previous check.
+    pub fn add_changed(&mut self, interval_days: f64, count: f64) {
+        if !(interval_days > 0.0 && interval_days.is_finite() && count > 0.0) {
+            return;
+        }
+        let bin = self
+            .changed_intervals
+            .iter_mut()
+            .find(|(t, _)| (t - interval_days).abs() <= BIN_TOLERANCE * t.min(interval_days));
+        match bin {
+            Some((t, n)) => {
+                *t = (*t * *n + interval_days * count) / (*n + count);
+                *n += count;
+            }
+            None => self.changed_intervals.push((interval_days, count)),
+        }
+    }
+
+    /// Adds `events` exact changes seen over `exposure_days`.
+    pub fn add_exact(&mut self, events: f64, exposure_days: f64) {
+        self.events += events.max(0.0);
+        self.exposure_days += exposure_days.max(0.0);
+    }
+
+    /// Adds everything in `other`.
+    pub fn merge(&mut self, other: &Stats) {
+        self.events += other.events;
+        self.exposure_days += other.exposure_days;
+        self.changed_intervals
+            .extend_from_slice(&other.changed_intervals);
+    }
+}
+
+impl Evidence {
+    /// Folds the checks and exact events into sufficient statistics.
+    pub fn stats(&self) -> Stats {
+        let mut stats = self.exact.clone();
+        for pair in self.checks.windows(2) {
+            let (prev, cur) = (pair[0], pair[1]);
+            let lm_age = cur.last_modified_days.map(|lm| cur.at_days - lm);
+            stats.add_check(cur.at_days - prev.at_days, cur.changed, lm_age);
+        }
+        stats
+    }
+}
+
+/// A change-rate posterior.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateEstimate {
+    /// Posterior mean, changes per day (> 0).
+    pub rate_per_day: f64,
+    /// Lower end of the 90% credible interval.
+    pub low: f64,
+    /// Upper end of the 90% credible interval.
+    pub high: f64,
+    /// Gamma shape of the posterior.
+    pub shape: f64,
+    /// Gamma rate (days) of the posterior.
+    pub rate: f64,
+}
+
+impl RateEstimate {
+    /// The estimate a Gamma(shape, rate) gives.
+    pub fn from_gamma(shape: f64, rate: f64) -> Self {
+        let shape = if shape.is_finite() {
+            shape.max(1e-6)
+        } else {
+            1e-6
+        };
+        let rate = if rate.is_finite() {
+            rate.max(1e-9)
+        } else {
+            1e-9
+        };
+        let (low, high) = match Gamma::new(shape, rate) {
+            Ok(g) => (g.inverse_cdf(0.05), g.inverse_cdf(0.95)),
+            Err(_) => (0.0, f64::INFINITY),
+        };
+        let mean = (shape / rate).max(f64::MIN_POSITIVE);
+        Self {
+            rate_per_day: mean,
+            low: low.max(0.0),
+            high,
+            shape,
+            rate,
+        }
+    }
+
+    /// Posterior variance of the rate.
+    pub fn variance(&self) -> f64 {
+        self.shape / (self.rate * self.rate)
+    }
+
+    /// The posterior as a Gamma (what [`pool`] takes).
+    pub fn gamma(&self) -> Prior {
+        Prior { shape: self.shape, rate: self.rate }
+    }
+}
+
+/// Changes per day of a sitemap `changefreq` value (`None` for "always", "never" or unknown).
+pub fn changefreq_per_day(value: &str) -> Option<f64> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "hourly" => Some(24.0),
+        "daily" => Some(1.0),
+        "weekly" => Some(1.0 / 7.0),
+        "monthly" => Some(1.0 / 30.0),
+        "yearly" => Some(1.0 / 365.0),
+        _ => None,
+    }
+}
+
+/// How much a hint weighs, in pseudo-changes: a hint is a weak prior, not evidence.
+pub const HINT_SHAPE: f64 = 0.5;
+
+/// The prior after hints: centred on `changefreq` (at most [`HINT_SHAPE`] strong), its mean capped
+/// at one change per feed ttl.
+pub fn prior_with_hints(evidence: &Evidence, prior: &Prior) -> Prior {
+    let mut p = *prior;
+    if let Some(hint) = evidence
+        .changefreq_per_day
+        .filter(|h| *h > 0.0 && h.is_finite())
+    {
+        let shape = p.shape.min(HINT_SHAPE);
+        p = Prior {
+            shape,
+            rate: shape / hint,
+        };
+    }
+    if let Some(ttl) = evidence.feed_ttl_days.filter(|t| *t > 0.0 && t.is_finite()) {
+        if p.mean() > 1.0 / ttl {
+            p.rate = p.shape * ttl;
+        }
+    }
+    p
+}
+
+/// The posterior of one URL's change rate.
+pub fn estimate(evidence: &Evidence, prior: &Prior) -> RateEstimate {
+    estimate_stats(&evidence.stats(), &prior_with_hints(evidence, prior))
+}
+
+/// The posterior from sufficient statistics and an already hinted prior.
+pub fn estimate_stats(stats: &Stats, prior: &Prior) -> RateEstimate {
+    let post = posterior(stats, prior);
+    RateEstimate::from_gamma(post.shape, post.rate)
+}
+
+/// The Gamma summary of the posterior without its credible interval (the fast path for
+/// planning: no quantiles).
+pub fn posterior(stats: &Stats, prior: &Prior) -> Prior {
+    let a = prior.shape + stats.events;
+    let b = prior.rate + stats.exposure_days;
+    let changed = &stats.changed_intervals;
+    if changed.is_empty() {
+        return Prior { shape: a, rate: b };
+    }
+    // d/dλ log posterior = (A - 1)/λ - B + Σ t_i / (e^{λ t_i} - 1), decreasing in λ.
+    let slope = |l: f64| -> (f64, f64) {
+        let (mut s, mut curv) = ((a - 1.0) / l - b, -(a - 1.0) / (l * l));
+        for &(t, n) in changed {
+            let x = l * t;
+            let em1 = x.exp_m1();
+            if em1.is_finite() {
+                s += n * t / em1;
+                curv -= n * t * t * (em1 + 1.0) / (em1 * em1);
+            }
+        }
+        (s, curv)
+    };
+    // Start from the changed-only moment guess; Newton in ln λ, safeguarded by a bracket.
+    let m: f64 = changed.iter().map(|(_, n)| n).sum();
+    let total_t: f64 = changed.iter().map(|(t, n)| t * n).sum::<f64>() + b;
+    let mut l = ((a + m) / total_t).max(1e-9);
+    let (mut lo, mut hi) = (0.0_f64, f64::INFINITY);
+    for _ in 0..60 {
+        let (s, curv) = slope(l);
+        if s > 0.0 {
+            lo = l;
+        } else {
+            hi = l;
+        }
+        // Newton on u = ln λ: d/du = λ s, d²/du² = λ s + λ² curv.
+        let du = -(l * s) / (l * s + l * l * curv);
+        let mut next = l * du.clamp(-2.0, 2.0).exp();
+        if !(next > lo && next < hi) || !next.is_finite() {
+            next = if hi.is_finite() {
+                (lo.max(hi * 1e-12) * hi).sqrt()
+            } else {
+                l * 4.0
+            };
+        }
+        if (next - l).abs() <= 1e-10 * l {
+            l = next;
+            break;
+        }
+        l = next;
+    }
+    let (_, curv) = slope(l);
+    // Gamma with the same mode and curvature: α - 1 = λ² (-ℓ''), β = (α - 1) / λ.
+    let alpha_m1 = (l * l * -curv).max(1e-9);
+    Prior {
+        shape: alpha_m1 + 1.0,
+        rate: alpha_m1 / l,
+    }
+}
+
+/// Maximum-likelihood rate from changed / unchanged checks at irregular intervals: `None` when
+/// every check saw a change (no finite root), `Some(0.0)` when none did.
+pub fn irregular_mle(changed_intervals: &[f64], unchanged_intervals: &[f64]) -> Option<f64> {
+    let unchanged: f64 = unchanged_intervals.iter().sum();
+    if changed_intervals.is_empty() {
+        return Some(0.0);
+    }
+    if unchanged <= 0.0 {
+        return None;
+    }
+    let lhs = |l: f64| {
+        changed_intervals
+            .iter()
+            .map(|&t| t / (l * t).exp_m1())
+            .sum::<f64>()
+    };
+    let (mut lo, mut hi) = (1e-12_f64, 1.0_f64);
+    while lhs(hi) > unchanged {
+        hi *= 2.0;
+    }
+    for _ in 0..200 {
+        let mid = (lo * hi).sqrt();
+        if lhs(mid) > unchanged {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi <= lo * (1.0 + 1e-12) {
+            break;
+        }
+    }
+    Some((lo * hi).sqrt())
+}
+
+/// The bias-reduced rate for `n` checks every `interval_days`, `changed` of which saw a change.
+pub fn regular_interval_rate(n: u32, changed: u32, interval_days: f64) -> f64 {
+    let (n, x) = (n as f64, changed.min(n) as f64);
+    -((n - x + 0.5) / (n + 0.5)).ln() / interval_days
+}
+
+/// Cho & Garcia-Molina's Last-Modified estimator: `n` checks, `changed` of them changed, and
+/// `exposure_days` = Σ (check time - Last-Modified) over changed checks + Σ intervals of
+/// unchanged ones.
+pub fn last_modified_rate(n: u32, changed: u32, exposure_days: f64) -> f64 {
+    let (n, x) = (n as f64, changed.min(n) as f64);
+    if x >= n {
+        return (x - 1.0) / exposure_days;
+    }
+    if x == 0.0 {
+        return 0.0;
+    }
+    ((x - 1.0) - x / (n * (1.0 - x / n).ln())) / exposure_days
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,172 @@
+//! Why a check failed. A failure is data in the [`FetchOutcome`](super::FetchOutcome), never a
+//! panic or an `Err`: every variant names the URL it concerns and the reason.
+
+use std::error::Error as StdError;
+
+/// Where in a request a timeout struck.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// Opening the TCP (and TLS) connection.
+    Connecting,
+    /// Waiting for the response headers.
+    Waiting,
+    /// Reading the body (idle read timeout or total timeout).
+    Reading,
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Stage::Connecting => "connecting",
+            Stage::Waiting => "waiting for the response",
+            Stage::Reading => "reading the body",
+        })
+    }
+}
+
+/// A failed check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The URL cannot be fetched (not http/https, no host, ...).
+    #[error("{url}: not a fetchable URL: {reason}")]
+    InvalidUrl {
+        /// The URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The connection could not be made (refused, unreachable, DNS, TLS).
+    #[error("{url}: cannot connect: {reason}")]
+    Connect {
+        /// The URL.
+        url: String,
+        /// The underlying cause.
+        reason: String,
+    },
+    /// A connect, idle-read or total timeout.
+    #[error("{url}: timed out {stage}")]
+    Timeout {
+        /// The URL.
+        url: String,
+        /// Where it struck.
+        stage: Stage,
+    },
+    /// The decompressed body passed the cap; reading stopped there.
+    #[error("{url}: body larger than {limit} bytes after decompression")]
+    BodyTooLarge {
+        /// The URL.
+        url: String,
+        /// The cap in force.
+        limit: u64,
+    },
+    /// Still redirected after the allowed number of redirects.
+    #[error("{url}: too many redirects ({hops} responses, all redirects)")]
+    TooManyRedirects {
+        /// The URL that redirected once too often.
+        url: String,
+        /// Responses received, every one a redirect.
+        hops: usize,
+    },
+    /// A redirect pointed back to a URL already visited in this chain.
+    #[error("{url}: redirect loop back to {target}")]
+    RedirectLoop {
+        /// The URL that redirected.
+        url: String,
+        /// The already-visited target.
+        target: String,
+    },
+    /// A redirect without a usable `Location`.
+    #[error("{url}: redirect {status} with a bad Location: {reason}")]
+    BadRedirect {
+        /// The URL that redirected.
+        url: String,
+        /// Its status.
+        status: u16,
+        /// What was wrong with `Location`.
+        reason: String,
+    },
+    /// The final response was neither 2xx nor 304.
+    #[error("{url}: HTTP status {status}")]
+    Http {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: u16,
+    },
+    /// The body could not be decoded (corrupt gzip, brotli, ...).
+    #[error("{url}: cannot decode the body: {reason}")]
+    Decode {
+        /// The URL.
+        url: String,
+        /// The underlying cause.
+        reason: String,
+    },
+    /// Any other transport failure (connection reset mid-body, protocol error, ...).
+    #[error("{url}: transfer failed: {reason}")]
+    Transport {
+        /// The URL.
+        url: String,
+        /// The underlying cause.
+        reason: String,
+    },
+}
+
+impl FetchError {
+    /// A short stable name for storage and reports (`timeout`, `http`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FetchError::InvalidUrl { .. } => "invalid_url",
+            FetchError::Connect { .. } => "connect",
+            FetchError::Timeout { .. } => "timeout",
+            FetchError::BodyTooLarge { .. } => "body_too_large",
+            FetchError::TooManyRedirects { .. } => "too_many_redirects",
+            FetchError::RedirectLoop { .. } => "redirect_loop",
+            FetchError::BadRedirect { .. } => "bad_redirect",
+            FetchError::Http { .. } => "http",
+            FetchError::Decode { .. } => "decode",
+            FetchError::Transport { .. } => "transport",
+        }
+    }
+
+    /// Classifies a reqwest error raised at `stage` of a request to `url`.
+    pub(crate) fn from_reqwest(url: &str, stage: Stage, err: &reqwest::Error) -> Self {
+        let url = url.to_string();
+        if err.is_timeout() {
+            let stage = if err.is_connect() {
+                Stage::Connecting
+            } else {
+                stage
+            };
+            FetchError::Timeout { url, stage }
+        } else if err.is_connect() {
+            FetchError::Connect {
+                url,
+                reason: root_cause(err),
+            }
+        } else if err.is_decode() {
+            FetchError::Decode {
+                url,
+                reason: root_cause(err),
+            }
+        } else if err.is_builder() {
+            FetchError::InvalidUrl {
+                url,
+                reason: root_cause(err),
+            }
+        } else {
+            FetchError::Transport {
+                url,
+                reason: root_cause(err),
+            }
+        }
+    }
+}
+
+/// The innermost error message (reqwest's own message repeats the URL).
+fn root_cause(err: &(dyn StdError + 'static)) -> String {
+    let mut cause = err;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
+}

@@ -1,0 +1,286 @@
+//! One HTTP check: conditional GET or HEAD, redirects by hand, timeouts, body cap, charset,
+//! fingerprint.
+//!
+//! A check is [`Fetcher::fetch`]: it sends the request with the URL's last validators
+//! (`If-None-Match`, `If-Modified-Since`), follows up to `max_redirects` redirects itself
+//! (reqwest's redirect policy is off) so that every hop's URL and status reach the dedup engine,
+//! and reads a 2xx body as a stream, stopping at `max_body_bytes` *decompressed* bytes (reqwest
+//! decompresses gzip / brotli / zstd / deflate, so a gzip bomb stops at the cap). Text bodies are
+//! decoded ([`charset`]) and fingerprinted with xxh3-64 of the decoded text (raw bytes for
+//! non-text bodies); the dedup engine fingerprints the main text separately.
+//!
+//! Every request, each redirect hop included, first takes the permit of *its* origin from the
+//! [`HostPool`], holds it while the response is read, and reports the host's health back
+//! (429 / 503 with Retry-After, 5xx, timeouts) so back-off applies to the next request.
+//!
+//! A check never panics and never returns `Err` for a per-URL failure: the failure is
+//! [`FetchOutcome::error`]. Timeouts are real time (they are about the network), while the
+//! outcome's times are clock time.
+//!
+//! Not here: robots rules (module `robots`), deciding what changed (module `dedup`, `estimate`).
+
+pub mod charset;
+mod check;
+pub mod error;
+pub mod headers;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use url::Url;
+
+pub use error::{FetchError, Stage};
+
+use crate::clock::Clock;
+use crate::politeness::HostPool;
+
+/// How the HTTP client behaves. Timeouts are real time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchConfig {
+    /// The `User-Agent` header (e.g. `freshet/0.1 (+https://example.org/bot)`).
+    pub user_agent: String,
+    /// Longest wait to open a connection.
+    pub connect_timeout: Duration,
+    /// Longest silence while waiting for or reading a response (resets on every read).
+    pub read_timeout: Duration,
+    /// Longest time for one request, from connecting to the body's last byte (per hop).
+    pub total_timeout: Duration,
+    /// Cap on a body's decompressed size.
+    pub max_body_bytes: u64,
+    /// Redirects followed before giving up (the web's usual 5).
+    pub max_redirects: usize,
+    /// Host names mapped to fixed addresses (tests and the demo map virtual names to
+    /// 127.0.0.1:port). The URL's own port is used; when non-empty, system proxies are ignored.
+    pub resolve: Vec<(String, SocketAddr)>,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        Self {
+            user_agent: concat!("freshet/", env!("CARGO_PKG_VERSION")).to_string(),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(30),
+            total_timeout: Duration::from_secs(60),
+            max_body_bytes: 10 * 1024 * 1024,
+            max_redirects: 5,
+            resolve: Vec::new(),
+        }
+    }
+}
+
+/// The HTTP method of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Method {
+    /// A (possibly conditional) GET.
+    #[default]
+    Get,
+    /// HEAD: headers only, for hosts with good Last-Modified that ignore conditional requests.
+    Head,
+}
+
+/// The validators from the last response for a URL, sent back as conditions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    /// Sent as `If-None-Match`.
+    pub etag: Option<String>,
+    /// Sent as `If-Modified-Since` (the raw `Last-Modified` value).
+    pub last_modified: Option<String>,
+}
+
+/// One check to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchRequest {
+    /// The URL (http or https).
+    pub url: Url,
+    /// GET or HEAD.
+    pub method: Method,
+    /// Conditions from the previous response (empty for an unconditional request).
+    pub validators: Validators,
+}
+
+impl FetchRequest {
+    /// An unconditional GET.
+    pub fn get(url: Url) -> Self {
+        Self {
+            url,
+            method: Method::Get,
+            validators: Validators::default(),
+        }
+    }
+}
+
+/// One response in a check's chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hop {
+    /// The URL requested.
+    pub url: Url,
+    /// The status it answered.
+    pub status: u16,
+}
+
+/// Everything a check learnt. Failures are in `error`; the other fields hold what was learnt
+/// before the failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FetchOutcome {
+    /// The URL asked for.
+    pub requested_url: Url,
+    /// Clock time the first request was sent, after any politeness wait (Unix ms).
+    pub started_ms: i64,
+    /// Clock time from `started_ms` to the end of the check, redirect waits included.
+    pub duration_ms: i64,
+    /// Clock time spent waiting for the first host's permit (politeness and back-off).
+    pub waited_ms: i64,
+    /// The last URL requested (the redirect target, if any).
+    pub final_url: Url,
+    /// Every response received, in order: redirects first, the final response last. Empty when
+    /// no response came at all (connect error, timeout, invalid URL).
+    pub hops: Vec<Hop>,
+    /// The final response's status.
+    pub status: Option<u16>,
+    /// The final `ETag` (on a 304 that repeats none, the one sent).
+    pub etag: Option<String>,
+    /// The final raw `Last-Modified` (on a 304 that repeats none, the one sent).
+    pub last_modified: Option<String>,
+    /// `last_modified` parsed, Unix ms.
+    pub last_modified_ms: Option<i64>,
+    /// The final `Content-Type`, raw.
+    pub content_type: Option<String>,
+    /// `Cache-Control: max-age` of the final response.
+    pub cache_control_max_age: Option<Duration>,
+    /// `Retry-After` of the final response, relative to the clock.
+    pub retry_after: Option<Duration>,
+    /// The body of a 2xx GET, decompressed, complete and within the cap.
+    pub body: Option<Bytes>,
+    /// `body` decoded, for text content types.
+    pub text: Option<String>,
+    /// The encoding `text` was decoded from (e.g. `windows-1252`).
+    pub charset: Option<&'static str>,
+    /// Decompressed body bytes read. When the body was too large, reading stopped at the
+    /// first chunk that passed the cap, and that chunk was not kept.
+    pub bytes: u64,
+    /// xxh3-64 of `text` (of `body` for non-text content).
+    pub fingerprint: Option<u64>,
+    /// Why the check failed, if it did.
+    pub error: Option<FetchError>,
+}
+
+impl FetchOutcome {
+    /// An outcome for `url` before anything happened.
+    fn new(url: Url, now_ms: i64) -> Self {
+        Self {
+            requested_url: url.clone(),
+            started_ms: now_ms,
+            duration_ms: 0,
+            waited_ms: 0,
+            final_url: url,
+            hops: Vec::new(),
+            status: None,
+            etag: None,
+            last_modified: None,
+            last_modified_ms: None,
+            content_type: None,
+            cache_control_max_age: None,
+            retry_after: None,
+            body: None,
+            text: None,
+            charset: None,
+            bytes: 0,
+            fingerprint: None,
+            error: None,
+        }
+    }
+
+    /// The server answered 304 Not Modified: our copy is current.
+    pub fn not_modified(&self) -> bool {
+        self.status == Some(304) && self.error.is_none()
+    }
+
+    /// The check succeeded (a 2xx or a 304, no error).
+    pub fn is_success(&self) -> bool {
+        self.error.is_none()
+            && self
+                .status
+                .is_some_and(|s| (200..300).contains(&s) || s == 304)
+    }
+
+    /// Whether at least one redirect was followed.
+    pub fn redirected(&self) -> bool {
+        self.hops.len() > 1
+    }
+}
+
+/// Builds the HTTP client once, then makes checks. Cheap to share by reference.
+#[derive(Debug, Clone)]
+pub struct Fetcher {
+    /// reqwest client: no automatic redirects, decompression on, timeouts set.
+    client: reqwest::Client,
+    /// The settings it was built from.
+    config: FetchConfig,
+}
+
+/// The HTTP client could not be built (bad user agent, TLS backend failure).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot build the HTTP client")]
+pub struct BuildError(#[source] reqwest::Error);
+
+impl Fetcher {
+    /// Builds the client from `config`.
+    pub fn new(config: FetchConfig) -> Result<Self, BuildError> {
+        let mut builder = reqwest::Client::builder()
+            .user_agent(config.user_agent.clone())
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.read_timeout)
+            .timeout(config.total_timeout);
+        if !config.resolve.is_empty() {
+            builder = builder.no_proxy();
+        }
+        for (host, addr) in &config.resolve {
+            builder = builder.resolve(host, *addr);
+        }
+        let client = builder.build().map_err(BuildError)?;
+        Ok(Self { client, config })
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &FetchConfig {
+        &self.config
+    }
+
+    /// Makes one check, politely. Never fails: a failure is in [`FetchOutcome::error`].
+    pub async fn fetch(
+        &self,
+        request: &FetchRequest,
+        pool: &HostPool,
+        clock: &dyn Clock,
+    ) -> FetchOutcome {
+        self.fetch_capped(request, self.config.max_body_bytes, pool, clock)
+            .await
+    }
+
+    /// [`fetch`](Self::fetch) with its own body cap (robots.txt's 500 KiB, a sitemap's 50 MB).
+    pub async fn fetch_capped(
+        &self,
+        request: &FetchRequest,
+        max_body_bytes: u64,
+        pool: &HostPool,
+        clock: &dyn Clock,
+    ) -> FetchOutcome {
+        check::run(self, request, max_body_bytes, pool, clock).await
+    }
+
+    /// An unconditional GET of a resource (robots.txt, a sitemap, a feed) under the same
+    /// politeness, with its own body cap.
+    pub async fn fetch_bytes(
+        &self,
+        url: &Url,
+        max_body_bytes: u64,
+        pool: &HostPool,
+        clock: &dyn Clock,
+    ) -> FetchOutcome {
+        let request = FetchRequest::get(url.clone());
+        self.fetch_capped(&request, max_body_bytes, pool, clock)
+            .await
+    }
+}

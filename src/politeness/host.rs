@@ -1,0 +1,286 @@
+//! One host's politeness state: its governor limiter, concurrency permits, last contact, back-off.
+//!
+//! A request to a host passes three gates, in this order:
+//! 1. a concurrency permit (a FIFO tokio semaphore, default one in flight);
+//! 2. the quiet gap: not before the host's back-off closure ends, and not before
+//!    `last_end + interval` (the interval stretched while backing off), counted from the end of the
+//!    previous request so that, one request in flight, the server never sees two requests closer
+//!    than the interval whatever the network delays;
+//! 3. the governor limiter (one cell per `min_interval` on the freshet clock), which bounds the
+//!    start rate when more than one request may be in flight.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use governor::middleware::NoOpMiddleware;
+use governor::state::{InMemoryState, NotKeyed};
+use governor::{Quota, RateLimiter};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::backoff::{Backoff, BackoffPolicy, duration_ms_ceil};
+use super::governor_clock::{ClockInstant, GovernorClock};
+use super::{HostConfig, HostStatus, Signal};
+use crate::clock::{self, SharedClock};
+
+/// A direct (unkeyed) governor limiter on the freshet clock.
+type Limiter = RateLimiter<NotKeyed, InMemoryState, GovernorClock, NoOpMiddleware<ClockInstant>>;
+
+/// One origin's politeness state, shared by every task that contacts it.
+#[derive(Debug)]
+pub(crate) struct Host {
+    /// The origin (`scheme://host[:port]`), for logs.
+    origin: String,
+    /// The pool's back-off policy.
+    policy: Arc<BackoffPolicy>,
+    /// Concurrency permits. FIFO, so waiting tasks are served in arrival order.
+    semaphore: Arc<Semaphore>,
+    /// Everything else. A std mutex: nothing async happens while it is held.
+    state: Mutex<HostState>,
+}
+
+/// The mutable part of a [`Host`].
+#[derive(Debug)]
+struct HostState {
+    /// Interval and concurrency currently in force.
+    config: HostConfig,
+    /// The start-rate limiter; `None` when the interval is zero (no limit).
+    limiter: Option<Limiter>,
+    /// Clock time the latest request started (Unix ms).
+    last_start_ms: Option<i64>,
+    /// Clock time the latest request ended, i.e. its permit was dropped (Unix ms).
+    last_end_ms: Option<i64>,
+    /// Requests holding a permit right now.
+    in_flight: u32,
+    /// Permits to destroy on release because concurrency was lowered while they were out.
+    permit_debt: u32,
+    /// Back-off level and closure.
+    backoff: Backoff,
+}
+
+/// What the gate says to a task holding a concurrency permit.
+enum Gate {
+    /// Go: the request has been counted as started.
+    Open,
+    /// Come back at this clock time (Unix ms).
+    WaitUntil(i64),
+}
+
+impl Host {
+    /// A host with `config`, never contacted yet.
+    pub(crate) fn new(
+        origin: String,
+        config: HostConfig,
+        policy: Arc<BackoffPolicy>,
+        clock: &SharedClock,
+    ) -> Self {
+        let config = config.normalised();
+        Self {
+            origin,
+            policy,
+            semaphore: Arc::new(Semaphore::new(config.concurrency as usize)),
+            state: Mutex::new(HostState {
+                limiter: limiter_for(config.min_interval, clock),
+                config,
+                last_start_ms: None,
+                last_end_ms: None,
+                in_flight: 0,
+                permit_debt: 0,
+                backoff: Backoff::default(),
+            }),
+        }
+    }
+
+    /// Locks the state; a poisoned lock (a panic elsewhere) still holds valid data.
+    fn state(&self) -> MutexGuard<'_, HostState> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Replaces interval and concurrency. Requests already in flight finish under the old
+    /// concurrency; the new interval applies from the latest start, not from now.
+    pub(crate) fn configure(&self, config: HostConfig, clock: &SharedClock) {
+        let config = config.normalised();
+        let mut state = self.state();
+        if state.config.min_interval != config.min_interval {
+            state.limiter = limiter_for(config.min_interval, clock);
+            // A fresh limiter would allow a request at once; if one started less than an
+            // interval ago, spend the first cell so the next waits a full interval from now.
+            let now = clock.now_ms();
+            let recent = state.last_start_ms.is_some_and(|start| {
+                now < start.saturating_add(duration_ms_ceil(config.min_interval))
+            });
+            if let (true, Some(limiter)) = (recent, state.limiter.as_ref()) {
+                let _ = limiter.check();
+            }
+        }
+        let (old, new) = (state.config.concurrency, config.concurrency);
+        if new > old {
+            let mut extra = new - old;
+            let repaid = extra.min(state.permit_debt);
+            state.permit_debt -= repaid;
+            extra -= repaid;
+            self.semaphore.add_permits(extra as usize);
+        } else if new < old {
+            let surplus = (old - new) as usize;
+            let forgotten = self.semaphore.forget_permits(surplus);
+            state.permit_debt += u32::try_from(surplus - forgotten).unwrap_or(u32::MAX);
+        }
+        state.config = config;
+    }
+
+    /// Waits for a permit and the gates, then counts the request as started.
+    pub(crate) async fn acquire(self: &Arc<Self>, clock: &SharedClock) -> HostPermit {
+        // The semaphore is never closed, so this only fails if that invariant breaks; the
+        // request then goes ahead under the time gates alone rather than failing.
+        let permit = self.semaphore.clone().acquire_owned().await.ok();
+        loop {
+            let now = clock.now_ms();
+            let gate = self.state().try_start(&self.policy, now);
+            match gate {
+                Gate::Open => break,
+                Gate::WaitUntil(at_ms) => {
+                    clock::sleep_until(clock.as_ref(), at_ms.max(now + 1)).await
+                }
+            }
+        }
+        HostPermit {
+            host: Arc::clone(self),
+            permit,
+            clock: Arc::clone(clock),
+        }
+    }
+
+    /// Applies what a response said about the host.
+    pub(crate) fn record(&self, signal: &Signal, now_ms: i64) {
+        let policy = self.policy.as_ref();
+        let mut state = self.state();
+        match signal {
+            Signal::Ok => state.backoff.succeed(),
+            Signal::Throttled { retry_after } => {
+                state
+                    .backoff
+                    .fail(policy, now_ms, *retry_after, rand::random());
+            }
+            Signal::Timeout | Signal::ServerError => {
+                state.backoff.fail(policy, now_ms, None, rand::random());
+            }
+        }
+        if !matches!(signal, Signal::Ok) {
+            tracing::warn!(
+                origin = %self.origin,
+                signal = ?signal,
+                level = state.backoff.level,
+                until_ms = state.backoff.until_ms,
+                "backing off"
+            );
+        }
+    }
+
+    /// The earliest clock time (≥ `now_ms`) at which a new request could start.
+    pub(crate) fn next_allowed_ms(&self, now_ms: i64) -> i64 {
+        let state = self.state();
+        let interval = state.gap_ms(&self.policy);
+        let mut at = now_ms.max(state.backoff.until_ms);
+        if let Some(end) = state.last_end_ms {
+            at = at.max(end.saturating_add(interval));
+        }
+        if let Some(start) = state.last_start_ms {
+            at = at.max(start.saturating_add(duration_ms_ceil(state.config.min_interval)));
+        }
+        if state.in_flight >= state.config.concurrency {
+            // Busy: the request in flight must end, and the quiet gap follow it.
+            at = at.max(now_ms.saturating_add(interval));
+        }
+        at
+    }
+
+    /// A snapshot for reports and tests.
+    pub(crate) fn status(&self) -> HostStatus {
+        let state = self.state();
+        HostStatus {
+            config: state.config.clone(),
+            in_flight: state.in_flight,
+            backoff_level: state.backoff.level,
+            backoff_until_ms: state.backoff.until_ms,
+            last_start_ms: state.last_start_ms,
+            last_end_ms: state.last_end_ms,
+        }
+    }
+
+    /// Marks a request as ended (its permit was dropped).
+    fn release(&self, now_ms: i64, permit: Option<OwnedSemaphorePermit>) {
+        let mut state = self.state();
+        state.in_flight = state.in_flight.saturating_sub(1);
+        state.last_end_ms = Some(state.last_end_ms.map_or(now_ms, |end| end.max(now_ms)));
+        if let Some(permit) = permit
+            && state.permit_debt > 0
+        {
+            state.permit_debt -= 1;
+            permit.forget();
+        }
+    }
+}
+
+impl HostState {
+    /// Opens the gate if every time condition holds at `now_ms`.
+    fn try_start(&mut self, policy: &BackoffPolicy, now_ms: i64) -> Gate {
+        let mut ready = self.backoff.until_ms;
+        if let Some(end) = self.last_end_ms {
+            ready = ready.max(end.saturating_add(self.gap_ms(policy)));
+        }
+        if now_ms < ready {
+            return Gate::WaitUntil(ready);
+        }
+        if let Some(limiter) = &self.limiter
+            && let Err(not_until) = limiter.check()
+        {
+            return Gate::WaitUntil(not_until.earliest_possible().as_ms_ceil());
+        }
+        self.last_start_ms = Some(now_ms);
+        self.in_flight += 1;
+        Gate::Open
+    }
+
+    /// The quiet gap after a request ends: the interval, stretched while backing off.
+    fn gap_ms(&self, policy: &BackoffPolicy) -> i64 {
+        duration_ms_ceil(self.backoff.stretch(policy, self.config.min_interval))
+    }
+}
+
+/// A governor limiter allowing one request per `interval` on `clock`; `None` for zero.
+fn limiter_for(interval: Duration, clock: &SharedClock) -> Option<Limiter> {
+    let quota = Quota::with_period(interval)?;
+    Some(RateLimiter::direct_with_clock(
+        quota,
+        GovernorClock::new(Arc::clone(clock)),
+    ))
+}
+
+/// The right to contact one host now. Dropping it ends the request: the host's quiet gap starts
+/// then, and the concurrency permit goes back.
+#[derive(Debug)]
+pub struct HostPermit {
+    /// The host this permit belongs to.
+    host: Arc<Host>,
+    /// The concurrency permit (`None` only if the semaphore was closed, which never happens).
+    permit: Option<OwnedSemaphorePermit>,
+    /// Clock that stamps the end of the request.
+    clock: SharedClock,
+}
+
+impl HostPermit {
+    /// The origin this permit is for.
+    pub fn origin(&self) -> &str {
+        &self.host.origin
+    }
+}
+
+impl Drop for HostPermit {
+    fn drop(&mut self) {
+        // `now_ms` truncates; rounding the end up keeps the quiet gap a full interval in real
+        // time, not one millisecond less.
+        let ended_ms = self.clock.now_ms().saturating_add(1);
+        self.host.release(ended_ms, self.permit.take());
+    }
+}
