@@ -1,1 +1,0 @@
-//! Sitemap parsing, streamed with quick-xml: urlset, sitemapindex, text, RSS/Atom.

@@ -1,0 +1,182 @@
+//! robots.txt per RFC 9309: parsing, matching, Crawl-delay and Sitemap lines (pure).
+//!
+//! [`Robots::parse`] reads one robots.txt body for one product token (`freshet`, not
+//! `freshet/0.1`: a version after `/` is dropped) and answers [`Robots::is_allowed`] for URLs of
+//! that host. The most specific (longest) matching rule wins, and Allow wins a tie (§2.2.2);
+//! `/robots.txt` itself is always allowed. [`rules_for_status`] turns a fetch outcome into rules:
+//! 2xx is parsed, 4xx allows all (the file is "unavailable", §2.3.1.3), and 5xx, 429, unfinished
+//! redirects or an unreachable host disallow all and ask to retry later (§2.3.1.4).
+//! Only the first [`MAX_ROBOTS_BYTES`] are read (§2.5), cut at a line end.
+//!
+//! Not here: fetching and caching per host (the refresher's job).
+
+mod matcher;
+mod parse;
+
+use std::time::Duration;
+
+pub use matcher::{escape_pattern, matches, path_params_query};
+pub use parse::{GroupMatch, Rule, is_token_char, product_token};
+
+/// The part of a robots.txt body that is read: 500 KiB (RFC 9309 §2.5).
+pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
+
+/// What a robots.txt lets one agent do on one host.
+#[derive(Debug, Clone)]
+pub struct Robots {
+    /// The verdict source: parsed rules, or a blanket answer from the fetch status.
+    policy: Policy,
+    /// Crawl-delay for our agent, if its groups give one.
+    crawl_delay: Option<Duration>,
+    /// `Sitemap:` lines (they apply to every agent).
+    sitemaps: Vec<String>,
+    /// Whether the fetch failed temporarily and robots.txt should be fetched again soon.
+    retry_soon: bool,
+}
+
+/// How [`Robots::is_allowed`] decides.
+#[derive(Debug, Clone)]
+enum Policy {
+    /// Rules of the applicable groups.
+    Rules { rules: Vec<Rule>, group: GroupMatch },
+    /// Everything allowed (4xx, or no robots.txt).
+    AllowAll,
+    /// Nothing allowed (5xx, unreachable).
+    DisallowAll,
+}
+
+impl Robots {
+    /// Parses a robots.txt body for `agent_token`. Never fails: junk lines are skipped. A UTF-8
+    /// BOM is skipped, a UTF-16 body (with BOM) is decoded, invalid UTF-8 is replaced.
+    pub fn parse(body: &[u8], agent_token: &str) -> Robots {
+        let body = &body[..cut_at_line_end(body, MAX_ROBOTS_BYTES)];
+        let text = decode(body);
+        let token = valid_token(agent_token);
+        let parsed = parse::parse_text(&text, token);
+        Robots {
+            policy: Policy::Rules {
+                rules: parsed.rules,
+                group: parsed.group,
+            },
+            crawl_delay: parsed.crawl_delay,
+            sitemaps: parsed.sitemaps,
+            retry_soon: false,
+        }
+    }
+
+    /// Everything allowed: what a missing robots.txt (4xx) means.
+    pub fn allow_all() -> Robots {
+        Robots {
+            policy: Policy::AllowAll,
+            crawl_delay: None,
+            sitemaps: Vec::new(),
+            retry_soon: false,
+        }
+    }
+
+    /// Nothing allowed: what a server error or an unreachable host means until the next try.
+    pub fn disallow_all() -> Robots {
+        Robots {
+            policy: Policy::DisallowAll,
+            crawl_delay: None,
+            sitemaps: Vec::new(),
+            retry_soon: true,
+        }
+    }
+
+    /// Whether our agent may fetch `url` (absolute, or a path; percent-encoded as
+    /// [`url::Url::as_str`] gives it).
+    pub fn is_allowed(&self, url: &str) -> bool {
+        let rules = match &self.policy {
+            Policy::AllowAll => return true,
+            Policy::DisallowAll => return false,
+            Policy::Rules { rules, .. } => rules,
+        };
+        let path = path_params_query(url);
+        if path == "/robots.txt" {
+            return true;
+        }
+        let mut best: Option<&Rule> = None;
+        for rule in rules {
+            if !matches(path.as_bytes(), rule.pattern.as_bytes()) {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some(b) => {
+                    rule.pattern.len() > b.pattern.len()
+                        || (rule.pattern.len() == b.pattern.len() && rule.allow && !b.allow)
+                }
+            };
+            if better {
+                best = Some(rule);
+            }
+        }
+        best.is_none_or(|r| r.allow)
+    }
+
+    /// Crawl-delay for our agent (a floor on the interval between requests to the host).
+    pub fn crawl_delay(&self) -> Option<Duration> {
+        self.crawl_delay
+    }
+
+    /// The `Sitemap:` URLs as written (absolute per the protocol; not validated here).
+    pub fn sitemaps(&self) -> &[String] {
+        &self.sitemaps
+    }
+
+    /// Which groups applied (`None` also for blanket allow/disallow).
+    pub fn group_match(&self) -> GroupMatch {
+        match &self.policy {
+            Policy::Rules { group, .. } => *group,
+            _ => GroupMatch::None,
+        }
+    }
+
+    /// Whether these rules stand in for a failed fetch that should be retried soon (5xx, 429,
+    /// unreachable): the refresher re-fetches robots.txt instead of caching this for long.
+    pub fn retry_soon(&self) -> bool {
+        self.retry_soon
+    }
+}
+
+/// Rules from the outcome of fetching robots.txt: `status` after redirects (0 = unreachable:
+/// DNS, connect or timeout), and the body. 2xx parses the body; 4xx except 429 allows all; 429,
+/// 5xx, a 3xx left after the redirect limit, and anything else disallow all and ask to retry.
+pub fn rules_for_status(status: u16, body: &[u8], agent_token: &str) -> Robots {
+    match status {
+        200..=299 => Robots::parse(body, agent_token),
+        429 => Robots::disallow_all(),
+        400..=499 => Robots::allow_all(),
+        _ => Robots::disallow_all(),
+    }
+}
+
+/// The product token to match, or `None` when `agent` holds none (only `*` groups then apply).
+fn valid_token(agent: &str) -> Option<&str> {
+    let token = agent.split('/').next().unwrap_or("").trim();
+    let ok = !token.is_empty() && token.chars().all(parse::is_token_char);
+    ok.then_some(token)
+}
+
+/// The length of the longest prefix of `body` within `limit` bytes that ends at a line end.
+fn cut_at_line_end(body: &[u8], limit: usize) -> usize {
+    if body.len() <= limit {
+        return body.len();
+    }
+    body[..limit]
+        .iter()
+        .rposition(|&b| b == b'\n' || b == b'\r')
+        .map_or(limit, |i| i + 1)
+}
+
+/// Body bytes to text: BOM-aware, lossy.
+fn decode(body: &[u8]) -> std::borrow::Cow<'_, str> {
+    match encoding_rs::Encoding::for_bom(body) {
+        Some((enc, _)) => enc.decode_with_bom_removal(body).0,
+        None => String::from_utf8_lossy(body),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,92 @@
+//! Unit tests of the robots.txt reader and matcher.
+
+use super::*;
+
+const FOOBOT: &str = "user-agent: FooBot\ndisallow: /\nallow: /x/\n\nuser-agent: *\ndisallow: /private\ncrawl-delay: 2.5\nsitemap: https://a.example/s.xml\n";
+
+#[test]
+fn specific_group_beats_global() {
+    let r = Robots::parse(FOOBOT.as_bytes(), "FooBot");
+    assert_eq!(r.group_match(), GroupMatch::Specific);
+    assert!(!r.is_allowed("https://a.example/y"));
+    assert!(r.is_allowed("https://a.example/x/1"));
+    assert_eq!(r.crawl_delay(), None);
+    let other = Robots::parse(FOOBOT.as_bytes(), "freshet/0.1");
+    assert_eq!(other.group_match(), GroupMatch::Global);
+    assert!(other.is_allowed("https://a.example/y"));
+    assert!(!other.is_allowed("https://a.example/private/1"));
+    assert_eq!(other.crawl_delay(), Some(Duration::from_millis(2500)));
+    assert_eq!(other.sitemaps(), ["https://a.example/s.xml"]);
+}
+
+#[test]
+fn longest_match_and_allow_on_tie() {
+    let r = Robots::parse(
+        b"User-agent: *\nAllow: /page\nDisallow: /*.html\n",
+        "freshet",
+    );
+    assert!(!r.is_allowed("/page.html"));
+    let tie = Robots::parse(b"User-agent: *\nDisallow: /a\nAllow: /a\n", "freshet");
+    assert!(tie.is_allowed("/a"));
+}
+
+#[test]
+fn robots_txt_itself_is_always_allowed() {
+    let r = Robots::parse(b"User-agent: *\nDisallow: /\n", "freshet");
+    assert!(r.is_allowed("http://h/robots.txt"));
+    assert!(!r.is_allowed("http://h/"));
+}
+
+#[test]
+fn statuses_map_to_blanket_rules() {
+    let body = b"User-agent: *\nDisallow: /\n";
+    assert!(!rules_for_status(200, body, "freshet").is_allowed("/a"));
+    assert!(rules_for_status(404, body, "freshet").is_allowed("/a"));
+    let unavailable = rules_for_status(503, body, "freshet");
+    assert!(!unavailable.is_allowed("/a") && unavailable.retry_soon());
+    assert!(!rules_for_status(429, body, "freshet").is_allowed("/a"));
+    assert!(!rules_for_status(0, b"", "freshet").is_allowed("/a"));
+    assert!(!rules_for_status(301, b"", "freshet").is_allowed("/a"));
+}
+
+#[test]
+fn only_the_first_500_kib_are_read() {
+    let mut body = b"User-agent: *\n".to_vec();
+    while body.len() < MAX_ROBOTS_BYTES {
+        body.extend_from_slice(b"# filler filler filler filler filler filler\n");
+    }
+    body.extend_from_slice(b"Disallow: /late\n");
+    assert!(Robots::parse(&body, "freshet").is_allowed("/late"));
+}
+
+#[test]
+fn utf16_bom_cr_line_ends_and_html_breaks() {
+    let text = "User-agent: *\rDisallow: /a<br>\rCrawl-delay: 3<BR>\r";
+    let mut utf16 = vec![0xFF, 0xFE];
+    for unit in text.encode_utf16() {
+        utf16.extend_from_slice(&unit.to_le_bytes());
+    }
+    let r = Robots::parse(&utf16, "freshet");
+    assert!(!r.is_allowed("/a/b"));
+    assert_eq!(r.crawl_delay(), Some(Duration::from_secs(3)));
+}
+
+#[test]
+fn binary_junk_does_not_panic() {
+    let junk: Vec<u8> = (0..5000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    let r = Robots::parse(&junk, "freshet");
+    let _ = r.is_allowed("/x");
+}
+
+#[test]
+fn crawl_delay_applies_to_agents_named_before_it() {
+    let txt = b"User-agent: a\nCrawl-delay: 10\nUser-agent: b\nDisallow: /p\n";
+    assert_eq!(
+        Robots::parse(txt, "a").crawl_delay(),
+        Some(Duration::from_secs(10))
+    );
+    let b = Robots::parse(txt, "b");
+    assert_eq!(b.crawl_delay(), None);
+    assert!(!b.is_allowed("/p"));
+    assert!(!Robots::parse(txt, "a").is_allowed("/p"));
+}
