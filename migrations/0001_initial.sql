@@ -55,6 +55,8 @@ CREATE TABLE urls (
     rate_per_day     REAL,
     rate_low         REAL,
     rate_high        REAL,
+    rate_shape       REAL,            -- the Gamma posterior behind the estimate
+    rate_scale       REAL,            -- (its rate parameter, in days)
     weight           REAL    NOT NULL DEFAULT 1.0,
     planned_per_day  REAL,
     next_due_ms      INTEGER

@@ -80,21 +80,32 @@ async fn check_page(ctx: &Context, row: &UrlRow) -> anyhow::Result<()> {
         schedule::Method::Head => Method::Head,
         schedule::Method::Get => Method::Get,
     };
-    fetch_and_record(ctx, site, row, &url, method, None).await?;
+    let how = FetchPlan { method, next_due_ms: None, max_body: None };
+    fetch_and_record(ctx, site, row, &url, how).await?;
     Ok(())
 }
 
+/// How a row is fetched and re-planned.
+#[derive(Debug, Clone, Copy)]
+pub struct FetchPlan {
+    /// GET or HEAD.
+    pub method: Method,
+    /// For sitemaps and feeds: when discovery reads them again (pages are re-planned instead).
+    pub next_due_ms: Option<i64>,
+    /// A body cap other than the site's (a sitemap may be 50 MB).
+    pub max_body: Option<u64>,
+}
+
 /// Fetches `url` (a page, sitemap or feed row) conditionally, records the observation and the
-/// summary, and returns the outcome. Pages are re-estimated and re-planned; for sitemaps and
-/// feeds `next_due_ms` says when discovery reads them again.
+/// summary, and returns the outcome. Pages are re-estimated and re-planned.
 pub async fn fetch_and_record(
     ctx: &Context,
     site: &SiteState,
     row: &UrlRow,
     url: &Url,
-    method: Method,
-    next_due_ms: Option<i64>,
+    how: FetchPlan,
 ) -> anyhow::Result<FetchOutcome> {
+    let FetchPlan { method, next_due_ms, max_body } = how;
     let previous = PreviousCopy {
         exists: row.last_status.is_some_and(|s| (200..300).contains(&s) || s == 304),
         etag: row.etag.clone(),
@@ -111,7 +122,8 @@ pub async fn fetch_and_record(
         Validators::default()
     };
     let request = FetchRequest { url: url.clone(), method, validators };
-    let outcome = site.fetcher.fetch(&request, &ctx.pool, ctx.clock.as_ref()).await;
+    let cap = max_body.unwrap_or(site.site.max_body);
+    let outcome = site.fetcher.fetch_capped(&request, cap, &ctx.pool, ctx.clock.as_ref()).await;
     Counters::add(&ctx.counters.requests, outcome.hops.len().max(1) as u64);
 
     let response = Response {
@@ -172,7 +184,7 @@ pub async fn fetch_and_record(
                 due = due.max(now + ERROR_RETRY_MS);
             }
             update.next_due_ms = due;
-            update.rate = Some((estimate.rate_per_day, estimate.low, estimate.high));
+            update.rate = Some(estimate);
             update.planned_per_day = Some(planned);
         }
     }

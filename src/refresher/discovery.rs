@@ -22,13 +22,16 @@ use crate::politeness::origin_of;
 use crate::store::errors::ErrorRecord;
 use crate::store::urls::{Discovered, UrlRow};
 
-use super::checks::fetch_and_record;
+use super::checks::{FetchPlan, fetch_and_record};
 use super::context::{Context, SiteState};
 
 /// How deep sitemap indexes are followed (the protocol allows one level; real sites nest).
 const MAX_SITEMAP_DEPTH: usize = 3;
 /// The most sitemap files read for one site in one pass.
 const MAX_SITEMAPS_PER_SITE: usize = 1_000;
+/// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
+/// caps the decompressed size again).
+const MAX_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
 /// How many discovered URLs are written per transaction.
 const UPSERT_BATCH: usize = 1_000;
 
@@ -168,7 +171,8 @@ async fn fetch_document(
         return Ok(None); // the server's ttl / max-age has not run out
     }
     let next = ctx.next_discovery_ms().unwrap_or(now);
-    let outcome = fetch_and_record(ctx, site, &row, url, Method::Get, Some(next)).await?;
+    let how = FetchPlan { method: Method::Get, next_due_ms: Some(next), max_body: Some(MAX_DOCUMENT_BYTES) };
+    let outcome = fetch_and_record(ctx, site, &row, url, how).await?;
     if outcome.status == Some(304) {
         return Ok(None);
     }

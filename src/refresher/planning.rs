@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use url::Url;
 
 use crate::clock::MS_PER_DAY;
-use crate::estimate::{self, Evidence, Prior, RateEstimate, changefreq_per_day};
+use crate::estimate::{self, Evidence, Prior, changefreq_per_day};
 use crate::plan::{self, Limits, Objective, PlanPage, Policy};
 use crate::politeness::origin_of;
 use crate::store::urls::{PlanUpdate, UrlRow};
@@ -47,12 +47,9 @@ pub fn page_for(choice: PolicyChoice, site: &SiteState, row: &UrlRow, rate: f64,
     page
 }
 
-/// A Gamma summary of a stored estimate (mean and 90% interval), for pooling.
-fn stored_estimate(row: &UrlRow) -> Option<RateEstimate> {
-    let (mean, low, high) = (row.rate_per_day?, row.rate_low?, row.rate_high?);
-    let sd = ((high - low) / 3.29).max(mean * 1e-3);
-    let (shape, rate) = ((mean / sd).powi(2), mean / (sd * sd));
-    Some(RateEstimate { rate_per_day: mean, low, high, shape, rate })
+/// The stored Gamma posterior of a page, for pooling.
+fn stored_posterior(row: &UrlRow) -> Option<Prior> {
+    Some(Prior { shape: row.rate_shape?, rate: row.rate_scale? })
 }
 
 /// Re-plans one site from its pages' summary rows.
@@ -67,8 +64,8 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
     if rows.is_empty() {
         return Ok(());
     }
-    let checked: Vec<RateEstimate> =
-        rows.iter().filter(|r| r.checks >= 2).filter_map(stored_estimate).collect();
+    let checked: Vec<Prior> =
+        rows.iter().filter(|r| r.checks >= 2).filter_map(stored_posterior).collect();
     let prior = estimate::pool(&checked, Prior::default());
 
     let mut host_index: HashMap<i64, usize> = HashMap::new();
@@ -115,7 +112,6 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
                 planned_per_day: f,
                 next_due_ms,
                 weight: row.weight,
-                rate: None,
             }
         })
         .collect();

@@ -13,7 +13,6 @@ use std::time::Duration;
 use tracing::{debug, warn};
 use url::Url;
 
-use crate::fetch::{FetchRequest, Method, Validators};
 use crate::politeness::HostConfig;
 use crate::robots::{self, Robots};
 use crate::store::errors::ErrorRecord;
@@ -112,8 +111,10 @@ impl RobotsCache {
         let Ok(url) = Url::parse(&format!("{origin}/robots.txt")) else {
             return Cached { robots: Arc::new(Robots::disallow_all()), expires_ms: checked_ms };
         };
-        let request = FetchRequest { url: url.clone(), method: Method::Get, validators: Validators::default() };
-        let outcome = site.fetcher.fetch(&request, &ctx.pool, ctx.clock.as_ref()).await;
+        let outcome = site
+            .fetcher
+            .fetch_bytes(&url, robots::MAX_ROBOTS_BYTES as u64, &ctx.pool, ctx.clock.as_ref())
+            .await;
         Counters::add(&ctx.counters.requests, outcome.hops.len().max(1) as u64);
         let body = outcome.body.as_deref().unwrap_or_default();
         let robots = match outcome.status {

@@ -161,7 +161,7 @@ mod tests {
             etag: Some("\"v1\"".into()),
             fingerprint: Some(u64::MAX),
             next_due_ms: 90_000,
-            rate: Some((1.0, 0.5, 2.0)),
+            rate: Some(crate::estimate::RateEstimate::from_gamma(2.0, 2.0)),
             ..Default::default()
         };
         store.record_check(&obs, &update).await.unwrap();

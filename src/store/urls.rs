@@ -55,6 +55,10 @@ pub struct UrlRow {
     pub rate_low: Option<f64>,
     /// Upper end.
     pub rate_high: Option<f64>,
+    /// Gamma shape of the posterior.
+    pub rate_shape: Option<f64>,
+    /// Gamma rate parameter (days) of the posterior.
+    pub rate_scale: Option<f64>,
     /// Planner weight.
     pub weight: f64,
     /// Planned visits per day.
@@ -99,7 +103,7 @@ pub struct SummaryUpdate {
     /// Server floor on the revisit interval.
     pub min_interval_ms: Option<i64>,
     /// The estimate after this check.
-    pub rate: Option<(f64, f64, f64)>,
+    pub rate: Option<crate::estimate::RateEstimate>,
     /// Planned visits per day.
     pub planned_per_day: Option<f64>,
     /// Next due time.
@@ -267,10 +271,7 @@ impl Store {
         .execute(&mut *tx)
         .await?;
         let changed = i64::from(obs.changed == Some(true));
-        let (rate, low, high) = match update.rate {
-            Some((r, l, h)) => (Some(r), Some(l), Some(h)),
-            None => (None, None, None),
-        };
+        let estimate = update.rate.as_ref();
         sqlx::query(
             "UPDATE urls SET checks = checks + 1, changes = changes + ?,
                  last_checked_ms = ?, last_status = ?, last_error = ?,
@@ -281,7 +282,8 @@ impl Store {
                  known_change_ms = CASE WHEN ? THEN NULL ELSE known_change_ms END,
                  min_interval_ms = ?,
                  rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
-                 rate_high = COALESCE(?, rate_high),
+                 rate_high = COALESCE(?, rate_high), rate_shape = COALESCE(?, rate_shape),
+                 rate_scale = COALESCE(?, rate_scale),
                  planned_per_day = COALESCE(?, planned_per_day), next_due_ms = ?
              WHERE id = ?",
         )
@@ -299,9 +301,11 @@ impl Store {
         .bind(update.fingerprint.map(hash_to_db))
         .bind(update.got_copy)
         .bind(update.min_interval_ms)
-        .bind(rate)
-        .bind(low)
-        .bind(high)
+        .bind(estimate.map(|e| e.rate_per_day))
+        .bind(estimate.map(|e| e.low))
+        .bind(estimate.map(|e| e.high.min(1e12)))
+        .bind(estimate.map(|e| e.shape))
+        .bind(estimate.map(|e| e.rate))
         .bind(update.planned_per_day)
         .bind(update.next_due_ms)
         .bind(obs.url_id)
@@ -378,17 +382,11 @@ impl Store {
         let mut tx = self.pool().begin().await?;
         for row in rows {
             sqlx::query(
-                "UPDATE urls SET planned_per_day = ?, next_due_ms = ?, weight = ?,
-                     rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
-                     rate_high = COALESCE(?, rate_high)
-                 WHERE id = ?",
+                "UPDATE urls SET planned_per_day = ?, next_due_ms = ?, weight = ? WHERE id = ?",
             )
             .bind(row.planned_per_day)
             .bind(row.next_due_ms)
             .bind(row.weight)
-            .bind(row.rate.map(|r| r.0))
-            .bind(row.rate.map(|r| r.1))
-            .bind(row.rate.map(|r| r.2))
             .bind(row.url_id)
             .execute(&mut *tx)
             .await?;
@@ -408,6 +406,4 @@ pub struct PlanUpdate {
     pub next_due_ms: i64,
     /// Planner weight.
     pub weight: f64,
-    /// Rate estimate (rate, low, high), if re-estimated.
-    pub rate: Option<(f64, f64, f64)>,
 }

@@ -1,0 +1,221 @@
+//! The refresher end to end against a recording server on 127.0.0.1: discovery from robots.txt,
+//! a sitemap index and a feed; politeness, robots and conditional requests checked from the
+//! server's side; bad input recorded as errors while the rest goes on.
+
+#[path = "support/recording_server.rs"]
+mod recording_server;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use axum::response::IntoResponse;
+use freshet::clock::{Clock, SharedClock, VirtualClock};
+use freshet::refresher::{self, PolicyChoice, RunOptions};
+use freshet::store::Store;
+use recording_server::{RecordingServer, Reply};
+
+const HOST: &str = "news.test";
+const DOWN: &str = "down.test";
+/// 2021-01-01T00:00:00Z: the virtual clock's origin.
+const ORIGIN_MS: i64 = 1_609_459_200_000;
+
+fn schedule(server: &RecordingServer, dir: &Path) -> std::path::PathBuf {
+    let text = format!(
+        r#"
+[[site]]
+name = "news"
+feeds = ["{feed}"]
+seeds = ["{down}"]
+requests_per_day = 2000
+host_rate = "1/s"
+rediscover = "0 0 */6 * * *"
+exclude = ['/excluded/']
+"#,
+        feed = server.url(HOST, "/feed.xml"),
+        down = server.url(DOWN, "/"),
+    );
+    let path = dir.join("news.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The site: robots.txt with a Disallow, a Crawl-delay of 2 s and a Sitemap line; an index ->
+/// urlset; a feed; pages with ETags answering 304; a 500, a redirect loop, a cross-host URL.
+fn serve_site(server: &RecordingServer, b_version: Arc<AtomicUsize>) {
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text(format!(
+            "User-agent: *\nDisallow: /private/\nCrawl-delay: 2\nSitemap: {base}/sitemap.xml\n"
+        )),
+    );
+    server.route(
+        HOST,
+        "/sitemap.xml",
+        Reply::status(200).header("content-type", "application/xml").body(format!(
+            r#"<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+<sitemap><loc>{base}/pages.xml</loc></sitemap></sitemapindex>"#
+        )),
+    );
+    server.route(
+        HOST,
+        "/pages.xml",
+        Reply::status(200).header("content-type", "application/xml").body(format!(
+            r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+<url><loc>{base}/a</loc><changefreq>daily</changefreq><priority>0.8</priority></url>
+<url><loc>{base}/b</loc><lastmod>2020-12-01</lastmod></url>
+<url><loc>{base}/private/secret</loc></url>
+<url><loc>{base}/excluded/x</loc></url>
+<url><loc>{base}/broken</loc></url>
+<url><loc>{base}/loop</loc></url>
+<url><loc>http://elsewhere.test/stolen</loc></url>
+</urlset>"#
+        )),
+    );
+    server.route(
+        HOST,
+        "/feed.xml",
+        Reply::status(200).header("content-type", "application/rss+xml").body(format!(
+            r#"<?xml version="1.0"?><rss version="2.0"><channel><title>News</title><ttl>60</ttl>
+<item><title>A</title><link>{base}/a</link><pubDate>Thu, 31 Dec 2020 12:00:00 GMT</pubDate></item>
+<item><title>C</title><link>{base}/c</link><pubDate>Thu, 31 Dec 2020 18:00:00 GMT</pubDate></item>
+</channel></rss>"#
+        )),
+    );
+    for path in ["/a", "/c"] {
+        let body = format!("<html><body><h1>{path}</h1><p>Stable text.</p></body></html>");
+        server.handle(HOST, path, move |request| {
+            if request.header("if-none-match") == Some("\"v1\"") {
+                return Reply::status(304).header("etag", "\"v1\"").to_response();
+            }
+            Reply::html(body.clone()).header("etag", "\"v1\"").to_response()
+        });
+    }
+    server.handle(HOST, "/b", move |request| {
+        let version = b_version.load(Ordering::SeqCst);
+        let etag = format!("\"b{version}\"");
+        if request.header("if-none-match") == Some(etag.as_str()) {
+            return Reply::status(304).header("etag", &etag).to_response();
+        }
+        Reply::html(format!("<html><body><p>version {version}</p></body></html>"))
+            .header("etag", &etag)
+            .to_response()
+    });
+    server.route(HOST, "/private/secret", Reply::html("secret"));
+    server.route(HOST, "/broken", Reply::status(500));
+    server.route(HOST, "/loop", Reply::redirect(302, "/loop"));
+    server.handle(DOWN, "/robots.txt", |_| {
+        (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy").into_response()
+    });
+}
+
+fn options(schedule: std::path::PathBuf, db: std::path::PathBuf, clock: SharedClock, server: &RecordingServer, once: bool) -> RunOptions {
+    RunOptions {
+        schedules: vec![schedule],
+        db_path: db,
+        once,
+        clock,
+        resolve: server.resolve(&[HOST, DOWN, "elsewhere.test"]),
+        policy: PolicyChoice::Learned,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_pass_discovers_fetches_politely_and_records_errors() {
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
+    let server = RecordingServer::start_with_clock(clock.clone()).await;
+    serve_site(&server, Arc::new(AtomicUsize::new(1)));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("freshet.db");
+    let summary = refresher::run(
+        options(schedule(&server, dir.path()), db.clone(), clock.clone(), &server, true),
+        std::future::pending(),
+    )
+    .await
+    .expect("one pass");
+
+    let requests = server.requests_to(HOST);
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    // Discovery from robots.txt Sitemap: line, the index, the child and the feed.
+    for expected in ["/robots.txt", "/sitemap.xml", "/pages.xml", "/feed.xml", "/a", "/b", "/c"] {
+        assert!(paths.contains(&expected), "{expected} not requested: {paths:?}");
+    }
+    // robots.txt Disallow is never fetched; include / exclude hold; robots.txt read once.
+    assert!(!paths.contains(&"/private/secret"));
+    assert!(!paths.contains(&"/excluded/x"));
+    assert_eq!(paths.iter().filter(|p| **p == "/robots.txt").count(), 1);
+    // The cross-host URL of the sitemap is refused, and a host whose robots.txt answers 503 is
+    // disallowed entirely.
+    assert!(server.requests_to("elsewhere.test").is_empty());
+    let down: Vec<String> = server.requests_to(DOWN).iter().map(|r| r.path.clone()).collect();
+    assert_eq!(down, vec!["/robots.txt".to_string()]);
+    // Crawl-delay 2 s beats host_rate 1/s: no two requests to the host closer than 2 s of clock.
+    for gap in server.clock_gaps_ms(HOST) {
+        assert!(gap >= 1_999, "requests {gap} ms apart (limit 2000)");
+    }
+    assert!(summary.checks >= 5, "{summary:?}");
+
+    let store = Store::open(&db).await.unwrap();
+    let rows = store.url_status(Some("news")).await.unwrap();
+    let row = |suffix: &str| rows.iter().find(|r| r.url.ends_with(suffix)).unwrap_or_else(|| panic!("{suffix} missing"));
+    assert_eq!(row("/a").checks, 1);
+    assert_eq!(row("/a").last_status, Some(200));
+    assert_eq!(row("/broken").last_status, Some(500));
+    assert!(row("/loop").last_error.as_deref().unwrap_or("").contains("redirect"), "{:?}", row("/loop").last_error);
+    let errors = store.recent_errors(100).await.unwrap();
+    let mentions = |needle: &str| errors.iter().any(|(_, _, url, msg)| url.as_deref().unwrap_or("").contains(needle) || msg.contains(needle));
+    assert!(mentions("/broken"), "{errors:?}");
+    assert!(mentions("elsewhere.test"), "cross-host refusal not recorded: {errors:?}");
+    // Feed entries are exact change events.
+    let a = store.url_row(&server.url(HOST, "/a").to_string()).await.unwrap().unwrap();
+    assert_eq!(store.change_events_for(a.id).await.unwrap().len(), 1);
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continuous_run_revisits_conditionally_and_sees_changes() {
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_000.0));
+    let server = RecordingServer::start_with_clock(clock.clone()).await;
+    let b_version = Arc::new(AtomicUsize::new(1));
+    serve_site(&server, b_version.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("freshet.db");
+    let opts = options(schedule(&server, dir.path()), db.clone(), clock.clone(), &server, false);
+    let changer = {
+        let b_version = b_version.clone();
+        tokio::spawn(async move {
+            for _ in 0..4 {
+                tokio::time::sleep(Duration::from_millis(600)).await;
+                b_version.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+    };
+    let summary = refresher::run(opts, tokio::time::sleep(Duration::from_secs(3)))
+        .await
+        .expect("run until shutdown");
+    changer.await.unwrap();
+    assert!(summary.checks > 6, "{summary:?}");
+
+    let to_a: Vec<_> = server.requests_to(HOST).into_iter().filter(|r| r.path == "/a").collect();
+    assert!(to_a.len() >= 2, "/a checked {} times", to_a.len());
+    assert_eq!(to_a[0].header("if-none-match"), None, "first request is unconditional");
+    assert!(to_a[1..].iter().all(|r| r.header("if-none-match") == Some("\"v1\"")));
+    for gap in server.clock_gaps_ms(HOST) {
+        assert!(gap >= 1_999, "requests {gap} ms apart (limit 2000)");
+    }
+
+    let store = Store::open(&db).await.unwrap();
+    let a = store.url_row(&server.url(HOST, "/a").to_string()).await.unwrap().unwrap();
+    let history = store.observations_for(a.id, 100).await.unwrap();
+    assert!(history[1..].iter().all(|o| o.status == Some(304) && o.changed == Some(0)));
+    let b = store.url_row(&server.url(HOST, "/b").to_string()).await.unwrap().unwrap();
+    assert!(b.changes >= 1, "changes of /b not seen: {b:?}");
+    assert!(b.rate_per_day.is_some() && b.next_due_ms.is_some());
+    // Everything committed survives the shutdown.
+    assert_eq!(store.observation_count().await.unwrap() as u64 >= summary.checks, true);
+    assert!(clock.now_ms() > ORIGIN_MS);
+    store.close().await;
+}
