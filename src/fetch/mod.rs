@@ -249,6 +249,7 @@ impl Fetcher {
     }
 
     /// Makes one check, politely. Never fails: a failure is in [`FetchOutcome::error`].
+    /// `clock` stamps the outcome; pass the pool's own clock.
     pub async fn fetch(
         &self,
         request: &FetchRequest,

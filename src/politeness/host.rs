@@ -98,7 +98,9 @@ impl Host {
     }
 
     /// Replaces interval and concurrency. Requests already in flight finish under the old
-    /// concurrency; the new interval applies from the latest start, not from now.
+    /// concurrency. The new interval applies at once: the quiet gap counts it from the last
+    /// request's end, and if a request started less than the new interval ago, the new
+    /// limiter's first cell is spent so the next start waits a full interval from now.
     pub(crate) fn configure(&self, config: HostConfig, clock: &SharedClock) {
         let config = config.normalised();
         let mut state = self.state();

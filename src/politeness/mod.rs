@@ -1,7 +1,7 @@
 //! Per-host politeness: a governor limiter on the freshet clock, one request in flight, back-off.
 //!
 //! The unit is the *origin* (`scheme://host[:port]`, see [`origin_of`]). Each origin has one
-//! [`Host`](host::Host) in the [`HostPool`]: its interval (the schedule's `host_rate` or the robots
+//! `Host` in the [`HostPool`]: its interval (the schedule's `host_rate` or the robots
 //! Crawl-delay, whichever is longer: [`HostConfig::with_crawl_delay`]), a concurrency permit
 //! (default 1), and adaptive back-off ([`backoff`]) on 429 / 503, timeouts and 5xx that honours
 //! Retry-After. Every request to a host, whatever it is for (a page, a redirect hop, robots.txt,
