@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::response::IntoResponse;
-use freshet::clock::{Clock, SharedClock, VirtualClock};
+use freshet::clock::{SharedClock, VirtualClock};
 use freshet::refresher::{self, PolicyChoice, RunOptions};
 use freshet::store::Store;
 use recording_server::{RecordingServer, Reply};
@@ -63,8 +63,10 @@ fn serve_site(server: &RecordingServer, b_version: Arc<AtomicUsize>) {
     server.route(
         HOST,
         "/pages.xml",
-        Reply::status(200).header("content-type", "application/xml").body(format!(
-            r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+        Reply::status(200)
+            .header("content-type", "application/xml")
+            .body(format!(
+                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <url><loc>{base}/a</loc><changefreq>daily</changefreq><priority>0.8</priority></url>
 <url><loc>{base}/b</loc><lastmod>2020-12-01</lastmod></url>
 <url><loc>{base}/private/secret</loc></url>
@@ -73,17 +75,19 @@ fn serve_site(server: &RecordingServer, b_version: Arc<AtomicUsize>) {
 <url><loc>{base}/loop</loc></url>
 <url><loc>http://elsewhere.test/stolen</loc></url>
 </urlset>"#
-        )),
+            )),
     );
     server.route(
         HOST,
         "/feed.xml",
-        Reply::status(200).header("content-type", "application/rss+xml").body(format!(
-            r#"<?xml version="1.0"?><rss version="2.0"><channel><title>News</title><ttl>60</ttl>
+        Reply::status(200)
+            .header("content-type", "application/rss+xml")
+            .body(format!(
+                r#"<?xml version="1.0"?><rss version="2.0"><channel><title>News</title><ttl>60</ttl>
 <item><title>A</title><link>{base}/a</link><pubDate>Thu, 31 Dec 2020 12:00:00 GMT</pubDate></item>
 <item><title>C</title><link>{base}/c</link><pubDate>Thu, 31 Dec 2020 18:00:00 GMT</pubDate></item>
 </channel></rss>"#
-        )),
+            )),
     );
     for path in ["/a", "/c"] {
         let body = format!("<html><body><h1>{path}</h1><p>Stable text.</p></body></html>");
@@ -91,7 +95,9 @@ fn serve_site(server: &RecordingServer, b_version: Arc<AtomicUsize>) {
             if request.header("if-none-match") == Some("\"v1\"") {
                 return Reply::status(304).header("etag", "\"v1\"").to_response();
             }
-            Reply::html(body.clone()).header("etag", "\"v1\"").to_response()
+            Reply::html(body.clone())
+                .header("etag", "\"v1\"")
+                .to_response()
         });
     }
     server.handle(HOST, "/b", move |request| {
@@ -100,9 +106,11 @@ fn serve_site(server: &RecordingServer, b_version: Arc<AtomicUsize>) {
         if request.header("if-none-match") == Some(etag.as_str()) {
             return Reply::status(304).header("etag", &etag).to_response();
         }
-        Reply::html(format!("<html><body><p>version {version}</p></body></html>"))
-            .header("etag", &etag)
-            .to_response()
+        Reply::html(format!(
+            "<html><body><p>version {version}</p></body></html>"
+        ))
+        .header("etag", &etag)
+        .to_response()
     });
     server.route(HOST, "/private/secret", Reply::html("secret"));
     server.route(HOST, "/broken", Reply::status(500));
@@ -112,7 +120,13 @@ fn serve_site(server: &RecordingServer, b_version: Arc<AtomicUsize>) {
     });
 }
 
-fn options(schedule: std::path::PathBuf, db: std::path::PathBuf, clock: SharedClock, server: &RecordingServer, once: bool) -> RunOptions {
+fn options(
+    schedule: std::path::PathBuf,
+    db: std::path::PathBuf,
+    clock: SharedClock,
+    server: &RecordingServer,
+    once: bool,
+) -> RunOptions {
     RunOptions {
         schedules: vec![schedule],
         db_path: db,
@@ -131,7 +145,13 @@ async fn one_pass_discovers_fetches_politely_and_records_errors() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("freshet.db");
     let summary = refresher::run(
-        options(schedule(&server, dir.path()), db.clone(), clock.clone(), &server, true),
+        options(
+            schedule(&server, dir.path()),
+            db.clone(),
+            clock.clone(),
+            &server,
+            true,
+        ),
         std::future::pending(),
     )
     .await
@@ -140,8 +160,19 @@ async fn one_pass_discovers_fetches_politely_and_records_errors() {
     let requests = server.requests_to(HOST);
     let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
     // Discovery from robots.txt Sitemap: line, the index, the child and the feed.
-    for expected in ["/robots.txt", "/sitemap.xml", "/pages.xml", "/feed.xml", "/a", "/b", "/c"] {
-        assert!(paths.contains(&expected), "{expected} not requested: {paths:?}");
+    for expected in [
+        "/robots.txt",
+        "/sitemap.xml",
+        "/pages.xml",
+        "/feed.xml",
+        "/a",
+        "/b",
+        "/c",
+    ] {
+        assert!(
+            paths.contains(&expected),
+            "{expected} not requested: {paths:?}"
+        );
     }
     // robots.txt Disallow is never fetched; include / exclude hold; robots.txt read once.
     assert!(!paths.contains(&"/private/secret"));
@@ -150,7 +181,11 @@ async fn one_pass_discovers_fetches_politely_and_records_errors() {
     // The cross-host URL of the sitemap is refused, and a host whose robots.txt answers 503 is
     // disallowed entirely.
     assert!(server.requests_to("elsewhere.test").is_empty());
-    let down: Vec<String> = server.requests_to(DOWN).iter().map(|r| r.path.clone()).collect();
+    let down: Vec<String> = server
+        .requests_to(DOWN)
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
     assert_eq!(down, vec!["/robots.txt".to_string()]);
     // Crawl-delay 2 s beats host_rate 1/s: no two requests to the host closer than 2 s of clock.
     for gap in server.clock_gaps_ms(HOST) {
@@ -160,17 +195,40 @@ async fn one_pass_discovers_fetches_politely_and_records_errors() {
 
     let store = Store::open(&db).await.unwrap();
     let rows = store.url_status(Some("news")).await.unwrap();
-    let row = |suffix: &str| rows.iter().find(|r| r.url.ends_with(suffix)).unwrap_or_else(|| panic!("{suffix} missing"));
+    let row = |suffix: &str| {
+        rows.iter()
+            .find(|r| r.url.ends_with(suffix))
+            .unwrap_or_else(|| panic!("{suffix} missing"))
+    };
     assert_eq!(row("/a").checks, 1);
     assert_eq!(row("/a").last_status, Some(200));
     assert_eq!(row("/broken").last_status, Some(500));
-    assert!(row("/loop").last_error.as_deref().unwrap_or("").contains("redirect"), "{:?}", row("/loop").last_error);
+    assert!(
+        row("/loop")
+            .last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("redirect"),
+        "{:?}",
+        row("/loop").last_error
+    );
     let errors = store.recent_errors(100).await.unwrap();
-    let mentions = |needle: &str| errors.iter().any(|(_, _, url, msg)| url.as_deref().unwrap_or("").contains(needle) || msg.contains(needle));
+    let mentions = |needle: &str| {
+        errors.iter().any(|(_, _, url, msg)| {
+            url.as_deref().unwrap_or("").contains(needle) || msg.contains(needle)
+        })
+    };
     assert!(mentions("/broken"), "{errors:?}");
-    assert!(mentions("elsewhere.test"), "cross-host refusal not recorded: {errors:?}");
+    assert!(
+        mentions("elsewhere.test"),
+        "cross-host refusal not recorded: {errors:?}"
+    );
     // Feed entries are exact change events.
-    let a = store.url_row(&server.url(HOST, "/a").to_string()).await.unwrap().unwrap();
+    let a = store
+        .url_row(&server.url(HOST, "/a").to_string())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(store.change_events_for(a.id).await.unwrap().len(), 1);
     store.close().await;
 }
@@ -183,7 +241,13 @@ async fn continuous_run_revisits_conditionally_and_sees_changes() {
     serve_site(&server, b_version.clone());
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("freshet.db");
-    let opts = options(schedule(&server, dir.path()), db.clone(), clock.clone(), &server, false);
+    let opts = options(
+        schedule(&server, dir.path()),
+        db.clone(),
+        clock.clone(),
+        &server,
+        false,
+    );
     let changer = {
         let b_version = b_version.clone();
         tokio::spawn(async move {
@@ -199,23 +263,50 @@ async fn continuous_run_revisits_conditionally_and_sees_changes() {
     changer.await.unwrap();
     assert!(summary.checks > 6, "{summary:?}");
 
-    let to_a: Vec<_> = server.requests_to(HOST).into_iter().filter(|r| r.path == "/a").collect();
+    let to_a: Vec<_> = server
+        .requests_to(HOST)
+        .into_iter()
+        .filter(|r| r.path == "/a")
+        .collect();
     assert!(to_a.len() >= 2, "/a checked {} times", to_a.len());
-    assert_eq!(to_a[0].header("if-none-match"), None, "first request is unconditional");
-    assert!(to_a[1..].iter().all(|r| r.header("if-none-match") == Some("\"v1\"")));
+    assert_eq!(
+        to_a[0].header("if-none-match"),
+        None,
+        "first request is unconditional"
+    );
+    assert!(
+        to_a[1..]
+            .iter()
+            .all(|r| r.header("if-none-match") == Some("\"v1\""))
+    );
     for gap in server.clock_gaps_ms(HOST) {
         assert!(gap >= 1_999, "requests {gap} ms apart (limit 2000)");
     }
 
     let store = Store::open(&db).await.unwrap();
-    let a = store.url_row(&server.url(HOST, "/a").to_string()).await.unwrap().unwrap();
+    let a = store
+        .url_row(&server.url(HOST, "/a").to_string())
+        .await
+        .unwrap()
+        .unwrap();
     let history = store.observations_for(a.id, 100).await.unwrap();
-    assert!(history[1..].iter().all(|o| o.status == Some(304) && o.changed == Some(0)));
-    let b = store.url_row(&server.url(HOST, "/b").to_string()).await.unwrap().unwrap();
+    assert!(
+        history[1..]
+            .iter()
+            .all(|o| o.status == Some(304) && o.changed == Some(0))
+    );
+    let b = store
+        .url_row(&server.url(HOST, "/b").to_string())
+        .await
+        .unwrap()
+        .unwrap();
     assert!(b.changes >= 1, "changes of /b not seen: {b:?}");
     assert!(b.rate_per_day.is_some() && b.next_due_ms.is_some());
     // Everything committed survives the shutdown.
-    assert_eq!(store.observation_count().await.unwrap() as u64 >= summary.checks, true);
+    assert_eq!(
+        store.observation_count().await.unwrap() as u64 >= summary.checks,
+        true
+    );
     assert!(clock.now_ms() > ORIGIN_MS);
     store.close().await;
 }

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::clock::{Clock, SystemClock, ms_to_rfc3339};
+use crate::clock::{Clock, MS_PER_DAY, SystemClock, ms_to_rfc3339};
+use crate::plan::{expected_age_days, p_stale};
 use crate::report::{Format, Report, float};
 use crate::store::Store;
 use crate::store::reports::UrlStatusRow;
@@ -74,11 +75,21 @@ pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
         "rate_per_day",
         "rate_low",
         "rate_high",
+        "expected_age_days",
+        "p_stale",
         "planned_per_day",
         "last_error",
     ]);
-    let _ = now_ms;
     for row in rows {
+        let since_days = row
+            .last_checked_ms
+            .map(|t| (now_ms - t).max(0) as f64 / MS_PER_DAY);
+        let staleness = match (row.rate_per_day, since_days) {
+            (Some(rate), Some(since)) => {
+                Some((expected_age_days(rate, since), p_stale(rate, since)))
+            }
+            _ => None,
+        };
         report.push(vec![
             json!(row.url),
             json!(row.site),
@@ -92,6 +103,8 @@ pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
             float(row.rate_per_day),
             float(row.rate_low),
             float(row.rate_high),
+            float(staleness.map(|s| s.0)),
+            float(staleness.map(|s| s.1)),
             float(row.planned_per_day),
             row.last_error
                 .clone()

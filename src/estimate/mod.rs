@@ -194,7 +194,10 @@ impl RateEstimate {
 
     /// The posterior as a Gamma (what [`pool`] takes).
     pub fn gamma(&self) -> Prior {
-        Prior { shape: self.shape, rate: self.rate }
+        Prior {
+            shape: self.shape,
+            rate: self.rate,
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use tracing::{debug, warn};
 use url::Url;
 
 use crate::clock::MS_PER_DAY;
-use crate::estimate::{self, Prior};
+use crate::estimate;
 use crate::fetch::{FetchOutcome, FetchRequest, Method, Validators};
 use crate::plan::{self, PlanPage};
 use crate::politeness::origin_of;
@@ -58,7 +58,11 @@ async fn check_page(ctx: &Context, row: &UrlRow) -> anyhow::Result<()> {
     };
     let now = ctx.clock.now_ms();
     if !site.site.fetch_allowed(ctx.clock.now()) {
-        let open = site.site.window.as_ref().and_then(|w| w.next_open(ctx.clock.now()));
+        let open = site
+            .site
+            .window
+            .as_ref()
+            .and_then(|w| w.next_open(ctx.clock.now()));
         let at = open.map_or(now + ERROR_RETRY_MS, |t| t.timestamp_millis());
         ctx.store.postpone(row.id, at).await?;
         return Ok(());
@@ -80,7 +84,11 @@ async fn check_page(ctx: &Context, row: &UrlRow) -> anyhow::Result<()> {
         schedule::Method::Head => Method::Head,
         schedule::Method::Get => Method::Get,
     };
-    let how = FetchPlan { method, next_due_ms: None, max_body: None };
+    let how = FetchPlan {
+        method,
+        next_due_ms: None,
+        max_body: None,
+    };
     fetch_and_record(ctx, site, row, &url, how).await?;
     Ok(())
 }
@@ -105,9 +113,15 @@ pub async fn fetch_and_record(
     url: &Url,
     how: FetchPlan,
 ) -> anyhow::Result<FetchOutcome> {
-    let FetchPlan { method, next_due_ms, max_body } = how;
+    let FetchPlan {
+        method,
+        next_due_ms,
+        max_body,
+    } = how;
     let previous = PreviousCopy {
-        exists: row.last_status.is_some_and(|s| (200..300).contains(&s) || s == 304),
+        exists: row
+            .last_status
+            .is_some_and(|s| (200..300).contains(&s) || s == 304),
         etag: row.etag.clone(),
         last_modified: row.last_modified.clone(),
         fingerprint: row.fingerprint.map(crate::store::hash_from_db),
@@ -121,9 +135,16 @@ pub async fn fetch_and_record(
     } else {
         Validators::default()
     };
-    let request = FetchRequest { url: url.clone(), method, validators };
+    let request = FetchRequest {
+        url: url.clone(),
+        method,
+        validators,
+    };
     let cap = max_body.unwrap_or(site.site.max_body);
-    let outcome = site.fetcher.fetch_capped(&request, cap, &ctx.pool, ctx.clock.as_ref()).await;
+    let outcome = site
+        .fetcher
+        .fetch_capped(&request, cap, &ctx.pool, ctx.clock.as_ref())
+        .await;
     Counters::add(&ctx.counters.requests, outcome.hops.len().max(1) as u64);
 
     let response = Response {
@@ -136,7 +157,9 @@ pub async fn fetch_and_record(
     if let Some(lesson) = lesson {
         ctx.learn_trust(row.host_id, lesson);
     }
-    let got_copy = outcome.status.is_some_and(|s| (200..300).contains(&s) || s == 304);
+    let got_copy = outcome
+        .status
+        .is_some_and(|s| (200..300).contains(&s) || s == 304);
     let error = outcome.error.as_ref().map(|e| e.to_string()).or_else(|| {
         outcome
             .status
@@ -146,7 +169,11 @@ pub async fn fetch_and_record(
     let observation = NewObservation {
         url_id: row.id,
         checked_ms: outcome.started_ms,
-        method: if method == Method::Head { "HEAD" } else { "GET" },
+        method: if method == Method::Head {
+            "HEAD"
+        } else {
+            "GET"
+        },
         status: outcome.status,
         etag: outcome.etag.clone(),
         last_modified_ms: outcome.last_modified_ms,
@@ -156,10 +183,14 @@ pub async fn fetch_and_record(
         error: error.clone(),
         changed,
         change_evidence: evidence_kind,
-        final_url: (outcome.final_url.as_str() != url.as_str()).then(|| outcome.final_url.to_string()),
+        final_url: (outcome.final_url.as_str() != url.as_str())
+            .then(|| outcome.final_url.to_string()),
         redirects_json: (!outcome.hops.is_empty()).then(|| {
-            let hops: Vec<(String, u16)> =
-                outcome.hops.iter().map(|h| (h.url.to_string(), h.status)).collect();
+            let hops: Vec<(String, u16)> = outcome
+                .hops
+                .iter()
+                .map(|h| (h.url.to_string(), h.status))
+                .collect();
             serde_json::to_string(&hops).unwrap_or_default()
         }),
     };
@@ -176,7 +207,8 @@ pub async fn fetch_and_record(
     match next_due_ms {
         Some(due) => update.next_due_ms = due,
         None => {
-            let estimate = estimate_after(ctx, row, &observation, trust.trust_last_modified()).await?;
+            let estimate =
+                estimate_after(ctx, row, &observation, trust.trust_last_modified()).await?;
             let planned = ctx.planned_rate(site, row, estimate.rate_per_day, min_interval_ms);
             let interval_ms = (MS_PER_DAY / planned.max(1e-6)).min(365.0 * MS_PER_DAY) as i64;
             let mut due = now + interval_ms.max(min_interval_ms.unwrap_or(0));
@@ -232,7 +264,10 @@ async fn estimate_after(
         redirects: None,
     });
     // Errors say nothing about change and would break the interval chain.
-    history.retain(|o| o.status.is_some_and(|s| (200..300).contains(&s) || s == 304));
+    history.retain(|o| {
+        o.status
+            .is_some_and(|s| (200..300).contains(&s) || s == 304)
+    });
     let events = ctx.store.change_events_for(row.id).await?;
     let evidence = evidence_for(
         &history,
@@ -245,7 +280,12 @@ async fn estimate_after(
     Ok(estimate::estimate(&evidence, &prior))
 }
 
-async fn record_error(ctx: &Context, site: &SiteState, url: &str, message: String) -> anyhow::Result<()> {
+async fn record_error(
+    ctx: &Context,
+    site: &SiteState,
+    url: &str,
+    message: String,
+) -> anyhow::Result<()> {
     ctx.count_error();
     let record = ErrorRecord {
         scope: "fetch",
@@ -259,7 +299,12 @@ async fn record_error(ctx: &Context, site: &SiteState, url: &str, message: Strin
 }
 
 /// A page as the planner sees it (used by the incremental update and the full re-plan).
-pub fn plan_page(rate_per_day: f64, weight: f64, host: usize, min_interval_ms: Option<i64>) -> PlanPage {
+pub fn plan_page(
+    rate_per_day: f64,
+    weight: f64,
+    host: usize,
+    min_interval_ms: Option<i64>,
+) -> PlanPage {
     PlanPage {
         rate_per_day: rate_per_day.max(1e-9),
         weight,
@@ -268,9 +313,4 @@ pub fn plan_page(rate_per_day: f64, weight: f64, host: usize, min_interval_ms: O
             .filter(|&ms| ms > 0)
             .map_or(f64::INFINITY, |ms| MS_PER_DAY / ms as f64),
     }
-}
-
-/// The prior used before a site has a pooled one.
-pub fn default_prior() -> Prior {
-    Prior::default()
 }

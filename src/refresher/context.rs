@@ -20,8 +20,11 @@ use super::robots_cache::RobotsCache;
 use super::{PolicyChoice, RunOptions, RunSummary};
 
 /// The User-Agent freshet sends unless a site sets its own.
-pub const DEFAULT_USER_AGENT: &str =
-    concat!("freshet/", env!("CARGO_PKG_VERSION"), " (+https://github.com/freshet/freshet)");
+pub const DEFAULT_USER_AGENT: &str = concat!(
+    "freshet/",
+    env!("CARGO_PKG_VERSION"),
+    " (+https://github.com/freshet/freshet)"
+);
 
 /// A site of the schedules, with what the refresher keeps for it.
 pub struct SiteState {
@@ -44,8 +47,6 @@ pub struct SitePlan {
     pub host_index: HashMap<i64, usize>,
     /// The site's pooled prior (empirical Bayes over its pages' estimates).
     pub prior: Prior,
-    /// Visits per day each host of the site may receive.
-    pub host_limits_per_day: HashMap<i64, f64>,
 }
 
 /// Counters of a run, updated by every task.
@@ -121,7 +122,10 @@ impl Context {
                 source_file: site.source.to_str(),
             };
             let id = store.upsert_site(&record, clock.now_ms()).await?;
-            let user_agent = site.user_agent.clone().unwrap_or_else(|| DEFAULT_USER_AGENT.into());
+            let user_agent = site
+                .user_agent
+                .clone()
+                .unwrap_or_else(|| DEFAULT_USER_AGENT.into());
             let agent_token = product_token(&user_agent);
             let fetcher = Fetcher::new(FetchConfig {
                 user_agent,
@@ -132,7 +136,12 @@ impl Context {
                 max_redirects: 5,
                 resolve: options.resolve.clone(),
             })?;
-            states.push(SiteState { id, site, fetcher, agent_token });
+            states.push(SiteState {
+                id,
+                site,
+                fetcher,
+                agent_token,
+            });
         }
         Ok(Context {
             pool: HostPool::new(clock.clone()),
@@ -156,7 +165,10 @@ impl Context {
 
     /// The earliest time any site is due for discovery.
     pub fn next_discovery_ms(&self) -> Option<i64> {
-        let next = self.next_discovery.lock().unwrap_or_else(|e| e.into_inner());
+        let next = self
+            .next_discovery
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         next.values().copied().min()
     }
 
@@ -180,12 +192,22 @@ impl Context {
 
     /// A page's visits per day after its estimate moved: the site's last solved multipliers
     /// applied to this one page (O(1)); before any plan, one visit a day.
-    pub fn planned_rate(&self, site: &SiteState, row: &UrlRow, rate_per_day: f64, min_interval_ms: Option<i64>) -> f64 {
+    pub fn planned_rate(
+        &self,
+        site: &SiteState,
+        row: &UrlRow,
+        rate_per_day: f64,
+        min_interval_ms: Option<i64>,
+    ) -> f64 {
         let plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
         let Some(plan) = plans.get(&site.id) else {
             return 1.0;
         };
-        let host = plan.host_index.get(&row.host_id).copied().unwrap_or(usize::MAX);
+        let host = plan
+            .host_index
+            .get(&row.host_id)
+            .copied()
+            .unwrap_or(usize::MAX);
         let mut row = row.clone();
         row.min_interval_ms = min_interval_ms.or(row.min_interval_ms);
         let page = super::planning::page_for(self.policy, site, &row, rate_per_day, host);
@@ -195,7 +217,10 @@ impl Context {
 
     /// Sets when a site is next re-discovered.
     pub fn set_next_discovery(&self, site_id: i64, at_ms: i64) {
-        let mut next = self.next_discovery.lock().unwrap_or_else(|e| e.into_inner());
+        let mut next = self
+            .next_discovery
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         next.insert(site_id, at_ms);
     }
 

@@ -36,13 +36,22 @@ const MAX_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
 const UPSERT_BATCH: usize = 1_000;
 
 /// Discovers every site whose time has come; returns whether any did.
-pub async fn discover_due_sites(ctx: &Context, now: i64, stopping: &AtomicBool) -> anyhow::Result<bool> {
+pub async fn discover_due_sites(
+    ctx: &Context,
+    now: i64,
+    stopping: &AtomicBool,
+) -> anyhow::Result<bool> {
     let mut any = false;
     for site in &ctx.sites {
         if stopping.load(Ordering::Relaxed) {
             break;
         }
-        let due = match ctx.next_discovery.lock().unwrap_or_else(|e| e.into_inner()).get(&site.id) {
+        let due = match ctx
+            .next_discovery
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&site.id)
+        {
             Some(&due) => due,
             None => first_discovery_due(ctx, site, now).await?,
         };
@@ -51,8 +60,15 @@ pub async fn discover_due_sites(ctx: &Context, now: i64, stopping: &AtomicBool) 
             continue;
         }
         if !site.site.fetch_allowed(ctx.clock.now()) {
-            let open = site.site.window.as_ref().and_then(|w| w.next_open(ctx.clock.now()));
-            ctx.set_next_discovery(site.id, open.map_or(now + 3_600_000, |t| t.timestamp_millis()));
+            let open = site
+                .site
+                .window
+                .as_ref()
+                .and_then(|w| w.next_open(ctx.clock.now()));
+            ctx.set_next_discovery(
+                site.id,
+                open.map_or(now + 3_600_000, |t| t.timestamp_millis()),
+            );
             continue;
         }
         info!(site = %site.site.name, "discovering");
@@ -93,7 +109,10 @@ async fn discover_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
         let robots = ctx.robots.rules(ctx, site, origin).await;
         for line in robots.sitemaps() {
             let Ok(url) = Url::parse(line) else { continue };
-            if let Some(vouching) = Url::parse(origin).ok().and_then(|o| o.host_str().map(str::to_string)) {
+            if let Some(vouching) = Url::parse(origin)
+                .ok()
+                .and_then(|o| o.host_str().map(str::to_string))
+            {
                 vouched.entry(url.to_string()).or_default().push(vouching);
             }
             if !roots.contains(&url) {
@@ -102,7 +121,13 @@ async fn discover_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
         }
     }
     let seeds: Vec<Url> = site.site.seeds.clone();
-    add_pages(ctx, site, seeds.iter().map(|u| (u.clone(), None, None, None)), "seed").await?;
+    add_pages(
+        ctx,
+        site,
+        seeds.iter().map(|u| (u.clone(), None, None, None)),
+        "seed",
+    )
+    .await?;
 
     for root in roots {
         let mut walk = SitemapWalk::new(root.as_str(), MAX_SITEMAP_DEPTH, MAX_SITEMAPS_PER_SITE);
@@ -132,7 +157,12 @@ async fn discover_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
 }
 
 /// The stored row of a sitemap or feed URL (inserted if new).
-async fn document_row(ctx: &Context, site: &SiteState, url: &Url, kind: &'static str) -> anyhow::Result<Option<UrlRow>> {
+async fn document_row(
+    ctx: &Context,
+    site: &SiteState,
+    url: &Url,
+    kind: &'static str,
+) -> anyhow::Result<Option<UrlRow>> {
     let host_id = ctx.store.host_id(&origin_of(url)).await?;
     let found = Discovered {
         url: url.to_string(),
@@ -144,7 +174,9 @@ async fn document_row(ctx: &Context, site: &SiteState, url: &Url, kind: &'static
         changefreq: None,
         priority: None,
     };
-    ctx.store.upsert_discovered(&[found], ctx.clock.now_ms()).await?;
+    ctx.store
+        .upsert_discovered(&[found], ctx.clock.now_ms())
+        .await?;
     Ok(ctx.store.url_row(url.as_str()).await?)
 }
 
@@ -158,7 +190,14 @@ async fn fetch_document(
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let robots = ctx.robots.rules(ctx, site, &origin_of(url)).await;
     if !robots.is_allowed(url.as_str()) {
-        record(ctx, site, kind, url.as_str(), "disallowed by robots.txt: not fetched".into()).await?;
+        record(
+            ctx,
+            site,
+            kind,
+            url.as_str(),
+            "disallowed by robots.txt: not fetched".into(),
+        )
+        .await?;
         return Ok(None);
     }
     let Some(row) = document_row(ctx, site, url, kind).await? else {
@@ -171,16 +210,28 @@ async fn fetch_document(
         return Ok(None); // the server's ttl / max-age has not run out
     }
     let next = ctx.next_discovery_ms().unwrap_or(now);
-    let how = FetchPlan { method: Method::Get, next_due_ms: Some(next), max_body: Some(MAX_DOCUMENT_BYTES) };
+    let how = FetchPlan {
+        method: Method::Get,
+        next_due_ms: Some(next),
+        max_body: Some(MAX_DOCUMENT_BYTES),
+    };
     let outcome = fetch_and_record(ctx, site, &row, url, how).await?;
     if outcome.status == Some(304) {
         return Ok(None);
     }
-    Ok(outcome.body.filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s))).map(|b| b.to_vec()))
+    Ok(outcome
+        .body
+        .filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s)))
+        .map(|b| b.to_vec()))
 }
 
 /// Reads one sitemap: records its pages and returns its child sitemaps.
-async fn read_sitemap(ctx: &Context, site: &SiteState, url: &Url, cross: &[String]) -> anyhow::Result<Vec<Url>> {
+async fn read_sitemap(
+    ctx: &Context,
+    site: &SiteState,
+    url: &Url,
+    cross: &[String],
+) -> anyhow::Result<Vec<Url>> {
     let Some(body) = fetch_document(ctx, site, url, "sitemap").await? else {
         // Not modified (or failed): the children read last time are still the children.
         return Ok(ctx
@@ -207,7 +258,11 @@ async fn read_sitemap(ctx: &Context, site: &SiteState, url: &Url, cross: &[Strin
         ))
     });
     add_pages(ctx, site, pages, url.as_str()).await?;
-    let children: Vec<Url> = doc.sitemaps.iter().filter_map(|c| Url::parse(&c.loc).ok()).collect();
+    let children: Vec<Url> = doc
+        .sitemaps
+        .iter()
+        .filter_map(|c| Url::parse(&c.loc).ok())
+        .collect();
     for child in &children {
         let host_id = ctx.store.host_id(&origin_of(child)).await?;
         let row = Discovered {
@@ -220,7 +275,9 @@ async fn read_sitemap(ctx: &Context, site: &SiteState, url: &Url, cross: &[Strin
             changefreq: None,
             priority: None,
         };
-        ctx.store.upsert_discovered(&[row], ctx.clock.now_ms()).await?;
+        ctx.store
+            .upsert_discovered(&[row], ctx.clock.now_ms())
+            .await?;
     }
     info!(sitemap = %url, pages = doc.urls.len(), children = children.len(), errors = doc.errors.len(), "sitemap read");
     Ok(children)
@@ -240,13 +297,18 @@ async fn read_feed(ctx: &Context, site: &SiteState, url: &Url) -> anyhow::Result
     if let Some(ttl) = doc.ttl_minutes
         && let Some(row) = ctx.store.url_row(url.as_str()).await?
     {
-        ctx.store.set_min_interval(row.id, i64::from(ttl) * 60_000).await?;
+        ctx.store
+            .set_min_interval(row.id, i64::from(ttl) * 60_000)
+            .await?;
     }
     let now = ctx.clock.now_ms();
     let mut events: Vec<(Url, i64)> = Vec::new();
     let pages = doc.entries.iter().filter_map(|entry| {
         let link = Url::parse(entry.link.as_deref()?).ok()?;
-        let at = entry.updated.or(entry.published).map(|t| t.timestamp_millis());
+        let at = entry
+            .updated
+            .or(entry.published)
+            .map(|t| t.timestamp_millis());
         if let Some(at) = at.filter(|&t| t <= now) {
             events.push((link.clone(), at));
         }
@@ -285,7 +347,12 @@ async fn add_pages(
             continue;
         }
         let origin = origin_of(&url);
-        if !ctx.robots.rules(ctx, site, &origin).await.is_allowed(url.as_str()) {
+        if !ctx
+            .robots
+            .rules(ctx, site, &origin)
+            .await
+            .is_allowed(url.as_str())
+        {
             refused += 1;
             continue;
         }
@@ -314,13 +381,22 @@ async fn add_pages(
     }
     ctx.store.upsert_discovered(&batch, now).await?;
     if refused > 0 {
-        info!(from, refused, "URLs disallowed by robots.txt were not added");
+        info!(
+            from,
+            refused, "URLs disallowed by robots.txt were not added"
+        );
     }
     Ok(())
 }
 
 /// Records a discovery problem and counts it.
-async fn record(ctx: &Context, site: &SiteState, scope: &'static str, url: &str, message: String) -> anyhow::Result<()> {
+async fn record(
+    ctx: &Context,
+    site: &SiteState,
+    scope: &'static str,
+    url: &str,
+    message: String,
+) -> anyhow::Result<()> {
     warn!(site = %site.site.name, url, %message, "discovery problem");
     ctx.count_error();
     let error = ErrorRecord {

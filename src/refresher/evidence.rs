@@ -102,7 +102,10 @@ pub fn evidence_for(
         .collect();
     let mut exact = Stats::default();
     if let Some(from) = exact_from {
-        let events = change_events_ms.iter().filter(|&&t| t > from && t <= now_ms).count();
+        let events = change_events_ms
+            .iter()
+            .filter(|&&t| t > from && t <= now_ms)
+            .count();
         exact.add_exact(events as f64, days_from_ms(now_ms - from));
     }
     Evidence {
@@ -128,9 +131,16 @@ mod tests {
 
     #[test]
     fn a_304_is_unchanged_and_a_new_fingerprint_is_a_change() {
-        let not_modified = Response { status: Some(304), ..Default::default() };
+        let not_modified = Response {
+            status: Some(304),
+            ..Default::default()
+        };
         assert_eq!(detect_change(&copy(), &not_modified, true).0, Some(false));
-        let changed = Response { status: Some(200), fingerprint: Some(2), ..Default::default() };
+        let changed = Response {
+            status: Some(200),
+            fingerprint: Some(2),
+            ..Default::default()
+        };
         let (seen, why, lesson) = detect_change(&copy(), &changed, true);
         assert_eq!((seen, why), (Some(true), Some("fingerprint")));
         assert_eq!(lesson.unwrap().etag_changed, None);
@@ -138,9 +148,16 @@ mod tests {
 
     #[test]
     fn the_first_copy_and_errors_tell_nothing() {
-        let ok = Response { status: Some(200), fingerprint: Some(2), ..Default::default() };
+        let ok = Response {
+            status: Some(200),
+            fingerprint: Some(2),
+            ..Default::default()
+        };
         assert_eq!(detect_change(&PreviousCopy::default(), &ok, true).0, None);
-        let error = Response { status: Some(500), ..Default::default() };
+        let error = Response {
+            status: Some(500),
+            ..Default::default()
+        };
         assert_eq!(detect_change(&copy(), &error, true).0, None);
     }
 
@@ -152,8 +169,14 @@ mod tests {
             last_modified: Some("Tue, 02 Jan 2024 00:00:00 GMT".into()),
             fingerprint: None,
         };
-        assert_eq!(detect_change(&copy(), &head, true), (Some(false), Some("etag"), None));
-        assert_eq!(detect_change(&copy(), &head, false), (Some(true), Some("last-modified"), None));
+        assert_eq!(
+            detect_change(&copy(), &head, true),
+            (Some(false), Some("etag"), None)
+        );
+        assert_eq!(
+            detect_change(&copy(), &head, false),
+            (Some(true), Some("last-modified"), None)
+        );
     }
 
     #[test]
@@ -175,7 +198,13 @@ mod tests {
             redirects: None,
         };
         let observations = vec![obs(0, None), obs(day, Some(1)), obs(5 * day, Some(1))];
-        let evidence = evidence_for(&observations, &[2 * day, 3 * day, 4 * day], Some("daily"), false, 6 * day);
+        let evidence = evidence_for(
+            &observations,
+            &[2 * day, 3 * day, 4 * day],
+            Some("daily"),
+            false,
+            6 * day,
+        );
         assert_eq!(evidence.checks.len(), 2);
         assert_eq!(evidence.exact.events, 2.0);
         assert!((evidence.exact.exposure_days - 4.0).abs() < 1e-9);

@@ -37,8 +37,8 @@ use crate::clock::{self, SharedClock};
 use crate::schedule;
 use crate::store::Store;
 use crate::store::errors::ErrorRecord;
-pub use context::Counters;
 use context::Context;
+pub use context::Counters;
 
 /// Which revisit policy the refresher uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -122,7 +122,12 @@ pub async fn run(
         store.close().await;
         anyhow::bail!(
             "no valid site in {} ({} schedule problems; `freshet check` lists them)",
-            options.schedules.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+            options
+                .schedules
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
             loaded.errors.len()
         );
     }
@@ -131,7 +136,9 @@ pub async fn run(
             .await
             .context("starting the refresher")?,
     );
-    let run_id = store.start_run(clock.now_ms(), options.policy.name()).await?;
+    let run_id = store
+        .start_run(clock.now_ms(), options.policy.name())
+        .await?;
     let result = main_loop(&ctx, options.once, shutdown).await;
     let summary = ctx.counters.summary();
     store
@@ -142,7 +149,13 @@ pub async fn run(
 }
 
 fn summary_counts(summary: &RunSummary) -> [i64; 4] {
-    [summary.requests, summary.checks, summary.changes, summary.errors].map(|n| n as i64)
+    [
+        summary.requests,
+        summary.checks,
+        summary.changes,
+        summary.errors,
+    ]
+    .map(|n| n as i64)
 }
 
 async fn main_loop(

@@ -37,8 +37,19 @@ pub fn planner_policy(choice: PolicyChoice) -> Policy {
 }
 
 /// A stored page as the planner sees it under `choice`.
-pub fn page_for(choice: PolicyChoice, site: &SiteState, row: &UrlRow, rate: f64, host: usize) -> PlanPage {
-    let mut page = plan_page(rate, site.site.weight * row.weight, host, row.min_interval_ms);
+pub fn page_for(
+    choice: PolicyChoice,
+    site: &SiteState,
+    row: &UrlRow,
+    rate: f64,
+    host: usize,
+) -> PlanPage {
+    let mut page = plan_page(
+        rate,
+        site.site.weight * row.weight,
+        host,
+        row.min_interval_ms,
+    );
     if choice == PolicyChoice::Uniform
         && let Some(hint) = row.changefreq.as_deref().and_then(changefreq_per_day)
     {
@@ -49,7 +60,10 @@ pub fn page_for(choice: PolicyChoice, site: &SiteState, row: &UrlRow, rate: f64,
 
 /// The stored Gamma posterior of a page, for pooling.
 fn stored_posterior(row: &UrlRow) -> Option<Prior> {
-    Some(Prior { shape: row.rate_shape?, rate: row.rate_scale? })
+    Some(Prior {
+        shape: row.rate_shape?,
+        rate: row.rate_scale?,
+    })
 }
 
 /// Re-plans one site from its pages' summary rows.
@@ -64,13 +78,18 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
     if rows.is_empty() {
         return Ok(());
     }
-    let checked: Vec<Prior> =
-        rows.iter().filter(|r| r.checks >= 2).filter_map(stored_posterior).collect();
+    let checked: Vec<Prior> = rows
+        .iter()
+        .filter(|r| r.checks >= 2)
+        .filter_map(stored_posterior)
+        .collect();
     let prior = estimate::pool(&checked, Prior::default());
 
     let mut host_index: HashMap<i64, usize> = HashMap::new();
-    let mut host_limits_per_day: HashMap<i64, f64> = HashMap::new();
-    let mut limits = Limits { budget_per_day: site.site.requests_per_day, host_limits_per_day: Vec::new() };
+    let mut limits = Limits {
+        budget_per_day: site.site.requests_per_day,
+        host_limits_per_day: Vec::new(),
+    };
     let mut pages = Vec::with_capacity(rows.len());
     for row in &rows {
         let host = *host_index.entry(row.host_id).or_insert_with(|| {
@@ -78,8 +97,11 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
                 .ok()
                 .and_then(|u| ctx.robots.interval(&origin_of(&u)))
                 .unwrap_or(site.site.host_rate.min_interval());
-            let per_day = if interval.is_zero() { f64::INFINITY } else { 86_400.0 / interval.as_secs_f64() };
-            host_limits_per_day.insert(row.host_id, per_day);
+            let per_day = if interval.is_zero() {
+                f64::INFINITY
+            } else {
+                86_400.0 / interval.as_secs_f64()
+            };
             limits.host_limits_per_day.push(per_day);
             limits.host_limits_per_day.len() - 1
         });
@@ -104,7 +126,9 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
         .map(|(row, &f)| {
             let interval_ms = (MS_PER_DAY / f.max(1e-6)).min(365.0 * MS_PER_DAY) as i64;
             let next_due_ms = match (row.last_checked_ms, row.known_change_ms) {
-                (Some(last), None) => (last + interval_ms.max(row.min_interval_ms.unwrap_or(0))).max(now),
+                (Some(last), None) => {
+                    (last + interval_ms.max(row.min_interval_ms.unwrap_or(0))).max(now)
+                }
                 _ => row.next_due_ms.unwrap_or(now),
             };
             PlanUpdate {
@@ -117,6 +141,13 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
         .collect();
     ctx.store.save_plan(&updates).await?;
     let mut plans = ctx.plans.lock().unwrap_or_else(|e| e.into_inner());
-    plans.insert(site.id, SitePlan { multipliers, host_index, prior, host_limits_per_day });
+    plans.insert(
+        site.id,
+        SitePlan {
+            multipliers,
+            host_index,
+            prior,
+        },
+    );
     Ok(())
 }

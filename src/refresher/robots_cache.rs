@@ -69,7 +69,13 @@ impl RobotsCache {
     }
 
     /// Configures the host's limiter from the site's rate and a Crawl-delay (strictest wins).
-    fn configure_host(&self, ctx: &Context, site: &SiteState, origin: &str, crawl_delay: Option<Duration>) {
+    fn configure_host(
+        &self,
+        ctx: &Context,
+        site: &SiteState,
+        origin: &str,
+        crawl_delay: Option<Duration>,
+    ) {
         let config = HostConfig {
             min_interval: site.site.host_rate.min_interval(),
             concurrency: site.site.concurrency.get(),
@@ -85,11 +91,21 @@ impl RobotsCache {
 
     /// The interval the host is configured with (for the planner's per-host limit).
     pub fn interval(&self, origin: &str) -> Option<Duration> {
-        self.intervals.lock().unwrap_or_else(|e| e.into_inner()).get(origin).copied()
+        self.intervals
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(origin)
+            .copied()
     }
 
     /// Rules stored by an earlier run, if still fresh.
-    async fn load_stored(&self, ctx: &Context, site: &SiteState, origin: &str, now: i64) -> Option<Cached> {
+    async fn load_stored(
+        &self,
+        ctx: &Context,
+        site: &SiteState,
+        origin: &str,
+        now: i64,
+    ) -> Option<Cached> {
         let row = ctx.store.host(origin).await.ok()??;
         let checked = row.robots_checked_ms?;
         let robots = match row.robots_status {
@@ -100,20 +116,35 @@ impl RobotsCache {
             ),
             None => Robots::disallow_all(),
         };
-        let ttl = if robots.retry_soon() { ROBOTS_RETRY } else { ROBOTS_TTL };
+        let ttl = if robots.retry_soon() {
+            ROBOTS_RETRY
+        } else {
+            ROBOTS_TTL
+        };
         let expires_ms = checked + ttl.as_millis() as i64;
-        (expires_ms > now).then(|| Cached { robots: Arc::new(robots), expires_ms })
+        (expires_ms > now).then(|| Cached {
+            robots: Arc::new(robots),
+            expires_ms,
+        })
     }
 
     /// Fetches and stores robots.txt.
     async fn fetch(&self, ctx: &Context, site: &SiteState, origin: &str) -> Cached {
         let checked_ms = ctx.clock.now_ms();
         let Ok(url) = Url::parse(&format!("{origin}/robots.txt")) else {
-            return Cached { robots: Arc::new(Robots::disallow_all()), expires_ms: checked_ms };
+            return Cached {
+                robots: Arc::new(Robots::disallow_all()),
+                expires_ms: checked_ms,
+            };
         };
         let outcome = site
             .fetcher
-            .fetch_bytes(&url, robots::MAX_ROBOTS_BYTES as u64, &ctx.pool, ctx.clock.as_ref())
+            .fetch_bytes(
+                &url,
+                robots::MAX_ROBOTS_BYTES as u64,
+                &ctx.pool,
+                ctx.clock.as_ref(),
+            )
             .await;
         Counters::add(&ctx.counters.requests, outcome.hops.len().max(1) as u64);
         let body = outcome.body.as_deref().unwrap_or_default();
@@ -145,7 +176,14 @@ impl RobotsCache {
             };
             let _ = ctx.store.save_robots(host_id, &record).await;
         }
-        let ttl = if robots.retry_soon() { ROBOTS_RETRY } else { ROBOTS_TTL };
-        Cached { robots: Arc::new(robots), expires_ms: checked_ms + ttl.as_millis() as i64 }
+        let ttl = if robots.retry_soon() {
+            ROBOTS_RETRY
+        } else {
+            ROBOTS_TTL
+        };
+        Cached {
+            robots: Arc::new(robots),
+            expires_ms: checked_ms + ttl.as_millis() as i64,
+        }
     }
 }

@@ -79,7 +79,10 @@ impl Freshet {
     /// The posterior mean of one page's rate.
     fn estimate(&self, world: &World, page: usize) -> Prior {
         let p = &world.pages[page];
-        let hints = Evidence { changefreq_per_day: p.changefreq, ..Default::default() };
+        let hints = Evidence {
+            changefreq_per_day: p.changefreq,
+            ..Default::default()
+        };
         let mut prior = prior_with_hints(&hints, &self.host_prior[p.host]);
         if self.covered[page] {
             // Feed exposure is conjugate: it adds to the Gamma rate.
@@ -90,12 +93,22 @@ impl Freshet {
 
     fn refresh_page(&mut self, world: &World, page: usize) -> f64 {
         self.plan_pages[page].rate_per_day = self.estimate(world, page).mean();
-        self.plan_pages[page].weight = if self.covered[page] { COVERED_WEIGHT } else { 1.0 };
-        self.mult.as_ref().map_or(0.0, |m| plan::rate_for(&self.plan_pages[page], m))
+        self.plan_pages[page].weight = if self.covered[page] {
+            COVERED_WEIGHT
+        } else {
+            1.0
+        };
+        self.mult
+            .as_ref()
+            .map_or(0.0, |m| plan::rate_for(&self.plan_pages[page], m))
     }
 
     fn due(&self, page: usize, rate: f64) -> f64 {
-        if rate > 0.0 { self.last_fetch[page] + 1.0 / rate } else { f64::INFINITY }
+        if rate > 0.0 {
+            self.last_fetch[page] + 1.0 / rate
+        } else {
+            f64::INFINITY
+        }
     }
 
     fn replan(&mut self, world: &World, t: f64, ctx: &mut TickCtx) {
@@ -113,10 +126,19 @@ impl Freshet {
         }
         for page in 0..n {
             self.plan_pages[page].rate_per_day = self.estimate(world, page).mean();
-            self.plan_pages[page].weight = if self.covered[page] { COVERED_WEIGHT } else { 1.0 };
+            self.plan_pages[page].weight = if self.covered[page] {
+                COVERED_WEIGHT
+            } else {
+                1.0
+            };
         }
         let mut limits = world_limits(world);
-        let (_, first) = plan::solve_full(Policy::AgeOptimal, &self.plan_pages, &limits, Objective::Age);
+        let (_, first) = plan::solve_full(
+            Policy::AgeOptimal,
+            &self.plan_pages,
+            &limits,
+            Objective::Age,
+        );
         // Feeds: choose poll rates at the plan's price of a fetch, then take their cost out.
         let mut covered_rates: Vec<Vec<f64>> = vec![Vec::new(); world.hosts.len()];
         for page in (0..n).filter(|&p| self.covered[p]) {
@@ -137,7 +159,12 @@ impl Freshet {
             *host_limit = (*host_limit - cost).max(0.1 * *host_limit);
         }
         limits.budget_per_day = limits.budget_per_day.max(0.1 * full_budget);
-        let (rates, mult) = plan::solve_full(Policy::AgeOptimal, &self.plan_pages, &limits, Objective::Age);
+        let (rates, mult) = plan::solve_full(
+            Policy::AgeOptimal,
+            &self.plan_pages,
+            &limits,
+            Objective::Age,
+        );
         self.mult = Some(mult);
         for (page, &rate) in rates.iter().enumerate() {
             ctx.reschedule(page, self.due(page, rate).max(t));
@@ -219,4 +246,3 @@ impl Strategy for Freshet {
         }
     }
 }
-

@@ -329,7 +329,11 @@ impl Store {
 
     /// Due pages (next due at or before `now_ms`, not disallowed) grouped by host: at most
     /// `per_host` of each host, earliest due first; hosts ordered by their earliest due page.
-    pub async fn due_urls_by_host(&self, now_ms: i64, per_host: i64) -> sqlx::Result<Vec<(i64, Vec<UrlRow>)>> {
+    pub async fn due_urls_by_host(
+        &self,
+        now_ms: i64,
+        per_host: i64,
+    ) -> sqlx::Result<Vec<(i64, Vec<UrlRow>)>> {
         let rows: Vec<UrlRow> = sqlx::query_as(
             "SELECT * FROM (
                  SELECT *, ROW_NUMBER() OVER (PARTITION BY host_id ORDER BY next_due_ms, id) AS n
@@ -357,8 +361,8 @@ impl Store {
         sqlx::query_scalar(
             "SELECT MIN(next_due_ms) FROM urls WHERE disallowed = 0 AND kind = 'page'",
         )
-            .fetch_one(self.pool())
-            .await
+        .fetch_one(self.pool())
+        .await
     }
 
     /// All URLs of a site (for planning).
