@@ -296,7 +296,8 @@ impl World {
     /// Generates the world for `config` (deterministic).
     pub fn generate(config: &WorldConfig) -> World {
         let mut rng = StdRng::seed_from_u64(config.seed);
-        let start = config.origin_ms - (config.history_days * MS_PER_DAY) as i64;
+        let start =
+            (config.origin_ms - (config.history_days * MS_PER_DAY) as i64).div_euclid(1000) * 1000;
         let end = config.origin_ms + (config.horizon_days * MS_PER_DAY) as i64;
         let mut hosts = Vec::new();
         let mut pages: Vec<Page> = Vec::new();
@@ -417,7 +418,9 @@ fn redirect(from: &str, status: u16, to: &str) -> Redirect {
     }
 }
 
-/// Arrival times of a Poisson process with `rate_per_day` in (start, end].
+/// Arrival times of a Poisson process with `rate_per_day` in (start, end], truncated to whole
+/// seconds (HTTP dates, sitemap lastmod and feed times have second precision, so the world's
+/// announcements are exact).
 fn poisson_times(rng: &mut StdRng, rate_per_day: f64, start: i64, end: i64) -> Vec<i64> {
     let gap = Exp::new(rate_per_day / MS_PER_DAY).expect("positive rate");
     let mut times = Vec::new();
@@ -425,9 +428,10 @@ fn poisson_times(rng: &mut StdRng, rate_per_day: f64, start: i64, end: i64) -> V
     loop {
         t += gap.sample(rng).max(1.0);
         if t > end as f64 {
+            times.dedup();
             return times;
         }
-        times.push(t as i64);
+        times.push((t as i64).div_euclid(1000) * 1000);
     }
 }
 
@@ -454,6 +458,8 @@ mod tests {
         assert_eq!(a.pages.len(), b.pages.len());
         for (x, y) in a.pages.iter().zip(&b.pages) {
             assert_eq!(x.changes, y.changes);
+            assert!(x.changes.iter().all(|c| c % 1000 == 0));
+            assert!(x.changes.windows(2).all(|w| w[0] < w[1]));
             assert_eq!(x.path, y.path);
         }
         let c = World::generate(&WorldConfig {
