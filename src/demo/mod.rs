@@ -9,6 +9,7 @@
 //! - [`truth`]: true time-averaged age of a copy, the uniform baseline, rate comparison (pure).
 //! - [`schedule`]: the schedule file (TOML) that points the refresher at the world.
 //! - [`outcome`]: the demo's report from the world and the server's request log.
+//! - [`session`]: one run: world, server, schedule, a refresher for a while, the judgement.
 //!
 //! The world is usable without the refresher: start [`server::start`] on a
 //! [`crate::clock::VirtualClock`], fetch with any client that resolves [`server::DemoServer::resolve`],
@@ -18,6 +19,7 @@ pub mod outcome;
 pub mod render;
 pub mod schedule;
 pub mod server;
+pub mod session;
 pub mod truth;
 pub mod world;
 
