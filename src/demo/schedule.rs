@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use super::world::World;
 
@@ -16,8 +17,9 @@ pub const SCHEDULE_FILE: &str = "demo.toml";
 pub struct ScheduleConfig {
     /// Budget per site: this many visits per page per day, on average.
     pub visits_per_page_per_day: f64,
-    /// Politeness per host, in the schedule's syntax (`"1/s"`); robots Crawl-delay may be longer.
-    pub host_rate: String,
+    /// Politeness: the least time between two requests to a host (written as `host_rate`);
+    /// a robots.txt Crawl-delay may ask for more.
+    pub host_min_interval: Duration,
     /// When sitemaps and feeds are re-read (six-field cron, in clock time).
     pub rediscover: String,
 }
@@ -26,7 +28,7 @@ impl Default for ScheduleConfig {
     fn default() -> Self {
         Self {
             visits_per_page_per_day: 2.0,
-            host_rate: "1/s".to_string(),
+            host_min_interval: Duration::from_secs(1),
             rediscover: "0 0 */6 * * *".to_string(),
         }
     }
@@ -63,11 +65,16 @@ pub fn schedule_toml(world: &World, port: u16, config: &ScheduleConfig) -> Strin
              rediscover = \"{rediscover}\"\n",
             seeds = seeds.join(", "),
             include = regex::escape(&base),
-            rate = config.host_rate,
+            rate = host_rate(config.host_min_interval),
             rediscover = config.rediscover,
         );
     }
     toml
+}
+
+/// A minimum interval in the schedule's `host_rate` syntax: requests per second (`"1/s"`).
+fn host_rate(interval: Duration) -> String {
+    format!("{}/s", 1.0 / interval.as_secs_f64().max(1e-3))
 }
 
 /// Writes [`schedule_toml`] to `dir/demo.toml` (creating `dir`) and returns the file's path.
@@ -136,6 +143,9 @@ mod tests {
         assert!(include.is_match("http://news.freshet.test:4321/news/1-x"));
         assert!(!include.is_match("http://newsXfreshet.test:4321/news/1-x"));
         assert_eq!(news["requests_per_day"].as_float(), Some(80.0));
+        assert_eq!(news["host_rate"].as_str(), Some("1/s"));
+        assert_eq!(host_rate(Duration::from_millis(500)), "2/s");
+        assert_eq!(host_rate(Duration::from_secs(4)), "0.25/s");
     }
 
     #[test]

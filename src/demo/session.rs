@@ -100,6 +100,7 @@ where
         .await
         .context("starting the demo server on 127.0.0.1")?;
 
+    let temporary = options.db_path.is_none();
     let db_path = match &options.db_path {
         Some(path) => path.clone(),
         None => std::env::temp_dir()
@@ -146,13 +147,22 @@ where
     }
     let log = server.log.snapshot();
     server.stop().await;
-    let summary = summary.context("the refresher failed")?;
+    let summary = match summary {
+        Ok(summary) => summary,
+        Err(err) => {
+            if temporary {
+                // Nothing worth keeping in a folder of our own making.
+                let _ = std::fs::remove_dir_all(&folder);
+            }
+            return Err(err.context("the refresher failed"));
+        }
+    };
 
     let judge = Judge {
         from_ms: config.origin_ms,
         to_ms: end_ms,
         seed: options.seed,
-        host_interval_ms: 1000,
+        host_interval_ms: schedule_config.host_min_interval.as_millis() as i64,
         // Ten real milliseconds of arrival jitter, in clock time.
         gap_tolerance_ms: (options.speed * 10.0) as i64,
     };
