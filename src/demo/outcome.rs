@@ -7,7 +7,8 @@
 //! refreshes the same content). HEAD never refreshes a copy: when it shows no change the copy was
 //! current anyway, when it shows one the copy is still old. Requests are attributed to the site
 //! owning the host (a mirror counts for the site it mirrors), and every request counts (robots.txt,
-//! sitemaps, feeds, redirects): the uniform schedule gets the same total, all spent on pages.
+//! sitemaps, feeds, redirects): the uniform schedule gets the same total, spread evenly over every
+//! page of the world (the textbook uniform policy), all spent on pages.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -41,7 +42,8 @@ pub struct SiteOutcome {
     pub page_syncs: u64,
     /// True mean age of freshet's copies, days.
     pub true_mean_age_days: f64,
-    /// True mean age under a uniform schedule with the same requests, days.
+    /// True mean age of the site's pages under the uniform schedule (the same total requests
+    /// spread evenly over every page of the world), days.
     pub uniform_mean_age_days: f64,
 }
 
@@ -134,24 +136,20 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         }
     }
 
+    // The uniform schedule spreads every request freshet made evenly over every page.
+    let requests: u64 = site_requests.iter().sum();
+    let uniform_plan = truth::uniform_plan(requests, world.pages.len(), from, to, judge.seed);
     let mut sites = Vec::new();
-    let (mut freshet_sum, mut uniform_sum, mut pages_total) = (0.0, 0.0, 0usize);
+    let (mut freshet_sum, mut uniform_sum) = (0.0, 0.0);
     for (h, host) in world.hosts.iter().enumerate() {
         if host.mirror_of.is_some() {
             continue;
         }
-        let plan = truth::uniform_plan(
-            site_requests[h],
-            host.pages.len(),
-            from,
-            to,
-            judge.seed ^ h as u64,
-        );
         let (mut mine, mut uniform) = (0.0, 0.0);
-        for (&id, uniform_syncs) in host.pages.iter().zip(&plan) {
+        for &id in &host.pages {
             let changes = &world.pages[id].changes;
             mine += truth::mean_age_days(changes, &syncs[id], from, to);
-            uniform += truth::mean_age_days(changes, uniform_syncs, from, to);
+            uniform += truth::mean_age_days(changes, &uniform_plan[id], from, to);
         }
         let n = host.pages.len().max(1) as f64;
         sites.push(SiteOutcome {
@@ -164,10 +162,8 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         });
         freshet_sum += mine;
         uniform_sum += uniform;
-        pages_total += host.pages.len();
     }
-    let requests: u64 = site_requests.iter().sum();
-    let n = pages_total.max(1) as f64;
+    let n = world.pages.len().max(1) as f64;
 
     let hosts = world
         .hosts

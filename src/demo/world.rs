@@ -3,7 +3,7 @@
 //! A [`World`] is generated once from a seed ([`WorldConfig`]) and never changes afterwards: it
 //! knows when every page changed in the past and will change in the future, so the demo can
 //! compute the *true* age of freshet's copies. Each page's changes are a Poisson process with its
-//! own rate λ (changes per day), drawn log-normal around a host-specific median and clamped to
+//! own rate λ (changes per day), drawn log-normal around a host-specific median ([`RATE_SIGMA`]) and clamped to
 //! [1/30, 8] per day ("from several per day to one per month"). Changes are generated from
 //! `origin - history` (pages have a past, so feeds and Last-Modified mean something at the start)
 //! to `origin + horizon`; after the horizon a page no longer changes.
@@ -30,6 +30,10 @@ use crate::clock::MS_PER_DAY;
 
 /// 2026-01-01T00:00:00Z, the default origin of the demo's virtual clock.
 pub const DEMO_ORIGIN_MS: i64 = 1_767_225_600_000;
+
+/// Spread of log(rate) around the host's median: pages of one host differ a lot, as on the web
+/// (one standard deviation is a factor of 3).
+pub const RATE_SIGMA: f64 = 1.1;
 
 /// Lowest change rate a page may have (once a month), per day.
 pub const MIN_RATE_PER_DAY: f64 = 1.0 / 30.0;
@@ -304,7 +308,8 @@ impl World {
         for (h, spec) in HOSTS.iter().enumerate() {
             let count = ((spec.pages as f64 * config.scale).round() as usize).max(3);
             let first = pages.len();
-            let spread = LogNormal::new(spec.median_rate.ln(), 0.8).expect("finite parameters");
+            let spread =
+                LogNormal::new(spec.median_rate.ln(), RATE_SIGMA).expect("finite parameters");
             for i in 0..count {
                 let rate = spread
                     .sample(&mut rng)
