@@ -1,0 +1,378 @@
+//! The demo's report: from the world (which knows every change) and the server's request log
+//! (which knows every fetch), the true time-averaged age of freshet's copies per site, what a
+//! uniform schedule with the same requests would have had in the same world, and whether the
+//! client was polite, as the server saw it.
+//!
+//! A page's copy is synchronised by a GET answered 200 or 304 on any URL serving it (a mirror URL
+//! refreshes the same content). HEAD never refreshes a copy: when it shows no change the copy was
+//! current anyway, when it shows one the copy is still old. Requests are attributed to the site
+//! owning the host (a mirror counts for the site it mirrors), and every request counts (robots.txt,
+//! sitemaps, feeds, redirects): the uniform schedule gets the same total, spread evenly over every
+//! page of the world (the textbook uniform policy), all spent on pages.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use super::server::RequestRecord;
+use super::truth::{self, RateComparison};
+use super::world::World;
+use crate::clock::MS_PER_DAY;
+
+/// One policy's figures over the whole world.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PolicyFigures {
+    /// The true time-averaged age of the copies, averaged over pages, in days.
+    pub true_mean_age_days: f64,
+    /// The policy's own estimate of that (freshet's, from its database; None when not known).
+    pub estimated_mean_age_days: Option<f64>,
+    /// Requests spent.
+    pub requests: u64,
+}
+
+/// One site's figures.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SiteOutcome {
+    /// Host name of the site (its mirror is folded in).
+    pub site: String,
+    /// Distinct pages.
+    pub pages: usize,
+    /// Requests to the site's hosts.
+    pub requests: u64,
+    /// GETs that synchronised a page copy (200 or 304).
+    pub page_syncs: u64,
+    /// True mean age of freshet's copies, days.
+    pub true_mean_age_days: f64,
+    /// True mean age of the site's pages under the uniform schedule (the same total requests
+    /// spread evenly over every page of the world), days.
+    pub uniform_mean_age_days: f64,
+}
+
+/// Politeness as the server saw it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Politeness {
+    /// Requests to a path under a robots.txt `Disallow` (must be 0).
+    pub disallowed_requests: u64,
+    /// Per host: spacing figures.
+    pub hosts: Vec<HostSpacing>,
+}
+
+/// One host's request spacing, in clock milliseconds.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct HostSpacing {
+    /// Host name.
+    pub host: String,
+    /// Requests it received.
+    pub requests: u64,
+    /// The smallest gap between two consecutive requests (None under two requests).
+    pub min_gap_ms: Option<i64>,
+    /// The gap the client owed it: the longer of the schedule's interval and Crawl-delay.
+    pub required_gap_ms: i64,
+    /// Gaps shorter than required minus the tolerance.
+    pub violations: u64,
+}
+
+/// Everything the demo reports.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DemoOutcome {
+    /// Start of the judged window (clock ms).
+    pub from_ms: i64,
+    /// End of the judged window (clock ms).
+    pub to_ms: i64,
+    /// Length of the window, days.
+    pub days: f64,
+    /// freshet's figures.
+    pub freshet: PolicyFigures,
+    /// The uniform schedule's figures in the same world.
+    pub uniform: PolicyFigures,
+    /// Per site.
+    pub sites: Vec<SiteOutcome>,
+    /// Learned against true rates, when learned rates were supplied.
+    pub rates: Option<RateComparison>,
+    /// Politeness as the server saw it.
+    pub politeness: Politeness,
+}
+
+/// How [`evaluate`] judges.
+#[derive(Debug, Clone)]
+pub struct Judge {
+    /// Start of the window (usually the clock's origin).
+    pub from_ms: i64,
+    /// End of the window (the clock when the run stopped).
+    pub to_ms: i64,
+    /// Seed of the uniform schedule's phases.
+    pub seed: u64,
+    /// The schedule's per-host minimum interval, clock ms (Crawl-delay may ask for more).
+    pub host_interval_ms: i64,
+    /// Slack on measured gaps: the server stamps arrival in clock time, and at speed 3600 a
+    /// millisecond of real jitter is 3.6 clock seconds.
+    pub gap_tolerance_ms: i64,
+}
+
+/// Judges the fetches in `log` against `world`.
+pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutcome {
+    let (from, to) = (judge.from_ms, judge.to_ms);
+    let mut syncs: Vec<Vec<i64>> = vec![Vec::new(); world.pages.len()];
+    let mut site_requests = vec![0u64; world.hosts.len()];
+    let mut site_syncs = vec![0u64; world.hosts.len()];
+    let mut disallowed = 0;
+    let mut arrivals: BTreeMap<usize, Vec<i64>> = BTreeMap::new();
+    for record in log {
+        let Some((h, host)) = world.host(&record.host) else {
+            continue;
+        };
+        let site = world.site_of(h);
+        site_requests[site] += 1;
+        arrivals.entry(h).or_default().push(record.at_ms);
+        if let Some(private) = &host.private_path {
+            let dir = private.rsplit_once('/').map_or("/", |(d, _)| d);
+            if record.path.starts_with(&format!("{dir}/")) {
+                disallowed += 1;
+            }
+        }
+        let synced = record.method == "GET" && matches!(record.status, 200 | 304);
+        if let (true, Some(page)) = (synced, host.page_at(&record.path)) {
+            syncs[page].push(record.at_ms);
+            site_syncs[site] += 1;
+        }
+    }
+
+    // The uniform schedule spreads every request freshet made evenly over every page.
+    let requests: u64 = site_requests.iter().sum();
+    let uniform_plan = truth::uniform_plan(requests, world.pages.len(), from, to, judge.seed);
+    let mut sites = Vec::new();
+    let (mut freshet_sum, mut uniform_sum) = (0.0, 0.0);
+    for (h, host) in world.hosts.iter().enumerate() {
+        if host.mirror_of.is_some() {
+            continue;
+        }
+        let (mut mine, mut uniform) = (0.0, 0.0);
+        for &id in &host.pages {
+            let changes = &world.pages[id].changes;
+            mine += truth::mean_age_days(changes, &syncs[id], from, to);
+            uniform += truth::mean_age_days(changes, &uniform_plan[id], from, to);
+        }
+        let n = host.pages.len().max(1) as f64;
+        sites.push(SiteOutcome {
+            site: host.name.clone(),
+            pages: host.pages.len(),
+            requests: site_requests[h],
+            page_syncs: site_syncs[h],
+            true_mean_age_days: mine / n,
+            uniform_mean_age_days: uniform / n,
+        });
+        freshet_sum += mine;
+        uniform_sum += uniform;
+    }
+    let n = world.pages.len().max(1) as f64;
+
+    let hosts = world
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(h, host)| {
+            let times = arrivals.remove(&h).unwrap_or_default();
+            spacing(host, times, judge)
+        })
+        .collect();
+
+    DemoOutcome {
+        from_ms: from,
+        to_ms: to,
+        days: (to - from) as f64 / MS_PER_DAY,
+        freshet: PolicyFigures {
+            true_mean_age_days: freshet_sum / n,
+            estimated_mean_age_days: None,
+            requests,
+        },
+        uniform: PolicyFigures {
+            true_mean_age_days: uniform_sum / n,
+            estimated_mean_age_days: None,
+            requests,
+        },
+        sites,
+        rates: None,
+        politeness: Politeness {
+            disallowed_requests: disallowed,
+            hosts,
+        },
+    }
+}
+
+fn spacing(host: &super::world::Host, mut times: Vec<i64>, judge: &Judge) -> HostSpacing {
+    times.sort_unstable();
+    let required = judge
+        .host_interval_ms
+        .max(host.crawl_delay_s.map_or(0, |s| i64::from(s) * 1000));
+    let gaps = times.windows(2).map(|w| w[1] - w[0]);
+    HostSpacing {
+        host: host.name.clone(),
+        requests: times.len() as u64,
+        min_gap_ms: gaps.clone().min(),
+        required_gap_ms: required,
+        violations: gaps
+            .filter(|&g| g < required - judge.gap_tolerance_ms)
+            .count() as u64,
+    }
+}
+
+impl DemoOutcome {
+    /// Compares learned rates, given as (URL, rate per day), with the world's true rates; URLs
+    /// that are not pages of the world are ignored, and a page learned under several URLs (a
+    /// mirror) counts once per URL.
+    pub fn compare_learned(&mut self, world: &World, learned: &[(String, f64)]) {
+        let pairs: Vec<(f64, f64)> = learned
+            .iter()
+            .filter_map(|(url, rate)| {
+                let page = world.page_for_url(url)?;
+                Some((world.pages[page].rate_per_day, *rate))
+            })
+            .collect();
+        self.rates = truth::compare_rates(&pairs);
+    }
+
+    /// The report as a table for people.
+    pub fn to_table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{:<22} {:>6} {:>9} {:>14} {:>17}",
+            "site", "pages", "requests", "true age (d)", "uniform age (d)"
+        );
+        for s in &self.sites {
+            let _ = writeln!(
+                out,
+                "{:<22} {:>6} {:>9} {:>14.4} {:>17.4}",
+                s.site, s.pages, s.requests, s.true_mean_age_days, s.uniform_mean_age_days
+            );
+        }
+        let pages: usize = self.sites.iter().map(|s| s.pages).sum();
+        let _ = writeln!(
+            out,
+            "{:<22} {:>6} {:>9} {:>14.4} {:>17.4}",
+            "all",
+            pages,
+            self.freshet.requests,
+            self.freshet.true_mean_age_days,
+            self.uniform.true_mean_age_days
+        );
+        let _ = writeln!(out, "\nover {:.2} virtual days:", self.days);
+        let estimate = self
+            .freshet
+            .estimated_mean_age_days
+            .map_or("unknown".to_string(), |e| format!("{e:.4} days"));
+        let _ = writeln!(
+            out,
+            "  freshet: true mean age {:.4} days, its own estimate {estimate}, {} requests",
+            self.freshet.true_mean_age_days, self.freshet.requests
+        );
+        let _ = writeln!(
+            out,
+            "  uniform: true mean age {:.4} days with the same {} requests",
+            self.uniform.true_mean_age_days, self.uniform.requests
+        );
+        match &self.rates {
+            Some(r) => {
+                let rho = r.spearman.map_or("n/a".to_string(), |s| format!("{s:.2}"));
+                let _ = writeln!(
+                    out,
+                    "  learned vs true rates over {} URLs: median ratio {:.2}, {:.0}% within 2x, \
+                     Spearman {rho}",
+                    r.pages,
+                    r.median_ratio,
+                    r.within_factor_2 * 100.0
+                );
+            }
+            None => out.push_str("  learned rates: not available\n"),
+        }
+        let violations: u64 = self.politeness.hosts.iter().map(|h| h.violations).sum();
+        let _ = writeln!(
+            out,
+            "  politeness: {} requests to robots-disallowed paths, {} gaps shorter than a host's limit",
+            self.politeness.disallowed_requests, violations
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::world::WorldConfig;
+
+    fn record(at_ms: i64, host: &str, path: &str, status: u16) -> RequestRecord {
+        RequestRecord {
+            at_ms,
+            host: host.to_string(),
+            path: path.to_string(),
+            method: "GET".to_string(),
+            status,
+        }
+    }
+
+    #[test]
+    fn mirror_fetch_refreshes_the_page_and_counts_for_its_site() {
+        let world = World::generate(&WorldConfig::default());
+        let from = world.config.origin_ms;
+        let to = from + 2 * MS_PER_DAY as i64;
+        let (_, docs) = world.host("docs.freshet.test").unwrap();
+        let page = &world.pages[docs.pages[0]];
+        let judge = Judge {
+            from_ms: from,
+            to_ms: to,
+            seed: 1,
+            host_interval_ms: 1000,
+            gap_tolerance_ms: 0,
+        };
+        let log = vec![
+            record(from + 10, "mirror.freshet.test", &page.path, 200),
+            record(from + 20, "news.freshet.test", "/private/drafts", 200),
+            record(from + 30, "news.freshet.test", "/robots.txt", 200),
+        ];
+        let outcome = evaluate(&world, &log, &judge);
+        let docs_row = outcome
+            .sites
+            .iter()
+            .find(|s| s.site == "docs.freshet.test")
+            .unwrap();
+        assert_eq!(docs_row.requests, 1);
+        assert_eq!(docs_row.page_syncs, 1);
+        assert_eq!(outcome.freshet.requests, 3);
+        assert_eq!(outcome.uniform.requests, 3);
+        assert_eq!(outcome.politeness.disallowed_requests, 1);
+        let news = &outcome.politeness.hosts[0];
+        assert_eq!(news.min_gap_ms, Some(10));
+        assert_eq!(news.required_gap_ms, 120_000);
+        assert_eq!(news.violations, 1);
+        assert!(outcome.to_table().contains("docs.freshet.test"));
+    }
+
+    #[test]
+    fn learned_rates_are_matched_by_url() {
+        let world = World::generate(&WorldConfig::default());
+        let judge = Judge {
+            from_ms: world.config.origin_ms,
+            to_ms: world.config.origin_ms + 1000,
+            seed: 1,
+            host_interval_ms: 0,
+            gap_tolerance_ms: 0,
+        };
+        let mut outcome = evaluate(&world, &[], &judge);
+        let learned: Vec<(String, f64)> = world.hosts[0]
+            .pages
+            .iter()
+            .map(|&id| {
+                let p = &world.pages[id];
+                (
+                    format!("http://news.freshet.test:1{}", p.path),
+                    p.rate_per_day * 2.0,
+                )
+            })
+            .chain(std::iter::once(("http://elsewhere.test/".to_string(), 1.0)))
+            .collect();
+        outcome.compare_learned(&world, &learned);
+        let rates = outcome.rates.unwrap();
+        assert_eq!(rates.pages, world.hosts[0].pages.len());
+        assert!((rates.median_ratio - 2.0).abs() < 1e-9);
+        assert!(rates.spearman.unwrap() > 0.999);
+    }
+}

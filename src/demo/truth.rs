@@ -1,0 +1,275 @@
+//! The truth the demo judges freshet by: the true time-averaged age of a copy, the same for a
+//! uniform schedule with the same number of requests, and how learned rates compare with the true
+//! ones (pure).
+//!
+//! **Age** of a copy at time t (Cho & Garcia-Molina 2003): 0 while the copy is current, else
+//! t - c where c is the first change after the copy was last synchronised. A fetch at s makes the
+//! copy current as of s (it sees every change at or before s). Over a window [from, to] the
+//! time-averaged age is (1 / (to - from)) ∫ age(t) dt. Between two syncs a and b with the first
+//! missed change c in (a, b) the integral is (b - c)² / 2. The window is assumed to open with a
+//! copy current as of the last sync at or before `from`, or as of `from` when there is none: both
+//! policies compared start from the same copy.
+//!
+//! **Uniform baseline**: k requests on one page over [from, to] are evenly spaced I = (to - from)/k
+//! apart with a seeded phase φ ∈ [0, I): syncs at from + φ + jI. This is the textbook uniform
+//! policy (Cho & Garcia-Molina 2003), whose expected age for a Poisson page is
+//! Ā(λ, I) = I/2 - 1/λ + (1 - e^{-λI})/(λ²I).
+//!
+//! **Rates**: the ratio learned / true per page, its median, and Spearman's rank correlation.
+
+use crate::clock::MS_PER_DAY;
+
+/// ∫ age(t) dt over [from, to] in ms², for a page with `changes` (ascending) whose copy was
+/// synchronised at `syncs` (any order).
+pub fn age_integral_ms2(changes: &[i64], syncs: &[i64], from: i64, to: i64) -> f64 {
+    if to <= from {
+        return 0.0;
+    }
+    let mut syncs: Vec<i64> = syncs.to_vec();
+    syncs.sort_unstable();
+    let before = syncs.partition_point(|&s| s <= from);
+    let mut synced = if before > 0 { syncs[before - 1] } else { from };
+    let mut start = from;
+    let mut total = 0.0;
+    let inner = syncs[before..].iter().copied().take_while(|&s| s < to);
+    for end in inner.chain(std::iter::once(to)) {
+        total += segment(changes, synced, start, end);
+        synced = end;
+        start = end;
+    }
+    total
+}
+
+/// ∫ age over [start, end) for a copy synchronised at `synced` ≤ start.
+fn segment(changes: &[i64], synced: i64, start: i64, end: i64) -> f64 {
+    let next = changes.partition_point(|&c| c <= synced);
+    match changes.get(next) {
+        Some(&c) if c < end => {
+            let lo = start.max(c);
+            let (b, l) = ((end - c) as f64, (lo - c) as f64);
+            (b * b - l * l) / 2.0
+        }
+        _ => 0.0,
+    }
+}
+
+/// The time-averaged age over [from, to], in days.
+pub fn mean_age_days(changes: &[i64], syncs: &[i64], from: i64, to: i64) -> f64 {
+    if to <= from {
+        return 0.0;
+    }
+    age_integral_ms2(changes, syncs, from, to) / (to - from) as f64 / MS_PER_DAY
+}
+
+/// `requests` syncs evenly spaced over [from, to] with phase `phase` ∈ [0, 1) of an interval.
+pub fn uniform_syncs(requests: u64, phase: f64, from: i64, to: i64) -> Vec<i64> {
+    if requests == 0 || to <= from {
+        return Vec::new();
+    }
+    let interval = (to - from) as f64 / requests as f64;
+    let phase = phase.clamp(0.0, 1.0 - f64::EPSILON) * interval;
+    (0..requests)
+        .map(|j| from + (phase + j as f64 * interval) as i64)
+        .collect()
+}
+
+/// A uniform schedule: `requests` spread as evenly as possible over `pages` pages (the first
+/// `requests % pages` pages, in a seeded order, get one more), each evenly spaced with a seeded
+/// phase. Returns the sync times per page.
+pub fn uniform_plan(requests: u64, pages: usize, from: i64, to: i64, seed: u64) -> Vec<Vec<i64>> {
+    if pages == 0 {
+        return Vec::new();
+    }
+    let base = requests / pages as u64;
+    let extra = (requests % pages as u64) as usize;
+    let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x005e_ed0f;
+    let mut order: Vec<(u64, usize)> = (0..pages).map(|p| (splitmix(&mut rng), p)).collect();
+    order.sort_unstable();
+    let mut counts = vec![base; pages];
+    for &(_, p) in order.iter().take(extra) {
+        counts[p] += 1;
+    }
+    counts
+        .into_iter()
+        .map(|k| {
+            let phase = (splitmix(&mut rng) >> 11) as f64 / (1u64 << 53) as f64;
+            uniform_syncs(k, phase, from, to)
+        })
+        .collect()
+}
+
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// How learned change rates compare with the true ones.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RateComparison {
+    /// Pages compared.
+    pub pages: usize,
+    /// Median of learned / true.
+    pub median_ratio: f64,
+    /// Share of pages whose learned rate is within a factor 2 of the true one.
+    pub within_factor_2: f64,
+    /// Spearman's rank correlation between learned and true rates (None under 3 pages).
+    pub spearman: Option<f64>,
+}
+
+/// Compares (true, learned) rate pairs; pairs with a non-positive or non-finite rate are skipped.
+pub fn compare_rates(pairs: &[(f64, f64)]) -> Option<RateComparison> {
+    let pairs: Vec<(f64, f64)> = pairs
+        .iter()
+        .copied()
+        .filter(|(t, l)| t.is_finite() && l.is_finite() && *t > 0.0 && *l > 0.0)
+        .collect();
+    if pairs.is_empty() {
+        return None;
+    }
+    let mut ratios: Vec<f64> = pairs.iter().map(|(t, l)| l / t).collect();
+    let within = ratios.iter().filter(|r| (0.5..=2.0).contains(*r)).count();
+    Some(RateComparison {
+        pages: pairs.len(),
+        median_ratio: median(&mut ratios),
+        within_factor_2: within as f64 / pairs.len() as f64,
+        spearman: spearman(&pairs),
+    })
+}
+
+/// The median (mean of the middle two for an even count); NaN for an empty slice.
+pub fn median(values: &mut [f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    values.sort_unstable_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    }
+}
+
+/// Spearman's rank correlation (Pearson on average ranks, so ties are handled).
+pub fn spearman(pairs: &[(f64, f64)]) -> Option<f64> {
+    if pairs.len() < 3 {
+        return None;
+    }
+    let xs = ranks(&pairs.iter().map(|p| p.0).collect::<Vec<_>>());
+    let ys = ranks(&pairs.iter().map(|p| p.1).collect::<Vec<_>>());
+    let n = xs.len() as f64;
+    let (mx, my) = (xs.iter().sum::<f64>() / n, ys.iter().sum::<f64>() / n);
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (x, y) in xs.iter().zip(&ys) {
+        sxy += (x - mx) * (y - my);
+        sxx += (x - mx) * (x - mx);
+        syy += (y - my) * (y - my);
+    }
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+/// Average ranks (1-based) of `values`.
+fn ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut ranks = vec![0.0; values.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            ranks[k] = rank;
+        }
+        i = j + 1;
+    }
+    ranks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = MS_PER_DAY as i64;
+
+    #[test]
+    fn one_change_then_one_fetch() {
+        // Change at day 1, fetch at day 3, window [0, 4]: age 0..2 over [1, 3], integral 2.
+        let integral = age_integral_ms2(&[DAY], &[3 * DAY], 0, 4 * DAY);
+        assert!((integral / (DAY as f64 * DAY as f64) - 2.0).abs() < 1e-12);
+        assert!((mean_age_days(&[DAY], &[3 * DAY], 0, 4 * DAY) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn only_the_first_missed_change_counts() {
+        // Changes at 1 and 2, no fetch, window [0, 4]: age = t - 1 on [1, 4], integral 4.5.
+        assert!((mean_age_days(&[DAY, 2 * DAY], &[], 0, 4 * DAY) - 4.5 / 4.0).abs() < 1e-12);
+        // A fetch at exactly the change time sees it.
+        assert_eq!(mean_age_days(&[DAY], &[DAY], 0, 4 * DAY), 0.0);
+    }
+
+    #[test]
+    fn sync_before_window_is_the_starting_copy() {
+        // Synced at -1, change at -0.5 (before the window): stale from the start, age t + 0.5.
+        // ∫_0^2 (t + 0.5) dt = 2 + 1 = 3; fetch at 2, nothing after: mean 3 / 4.
+        let m = mean_age_days(&[-DAY / 2], &[-DAY, 2 * DAY], 0, 4 * DAY);
+        assert!((m - 0.75).abs() < 1e-12, "{m}");
+        // Without any sync the window opens with a current copy.
+        assert_eq!(mean_age_days(&[-DAY / 2], &[], 0, 4 * DAY), 0.0);
+    }
+
+    #[test]
+    fn uniform_age_matches_the_closed_form_on_average() {
+        // λ = 2/day, interval 0.5 day: Ā = I/2 - 1/λ + (1 - e^{-λI})/(λ²I) ≈ 0.0660.
+        let (lambda, interval) = (2.0_f64, 0.5_f64);
+        let expected = interval / 2.0 - 1.0 / lambda
+            + (1.0 - (-lambda * interval).exp()) / (lambda * lambda * interval);
+        let mut state = 7u64;
+        let days = 4000;
+        let mut changes = Vec::new();
+        let mut t = 0.0;
+        loop {
+            let u = ((splitmix(&mut state) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+            t += -u.ln() / lambda;
+            if t > days as f64 {
+                break;
+            }
+            changes.push((t * MS_PER_DAY) as i64);
+        }
+        let syncs = uniform_syncs((days as f64 / interval) as u64, 0.3, 0, days * DAY);
+        let m = mean_age_days(&changes, &syncs, 0, days * DAY);
+        assert!((m - expected).abs() < 0.004, "{m} vs {expected}");
+    }
+
+    #[test]
+    fn uniform_plan_spreads_requests_evenly() {
+        let plan = uniform_plan(10, 4, 0, 12 * DAY, 1);
+        let counts: Vec<usize> = plan.iter().map(Vec::len).collect();
+        assert_eq!(counts.iter().sum::<usize>(), 10);
+        assert!(counts.iter().all(|&c| c == 2 || c == 3));
+        let three = plan.iter().find(|s| s.len() == 3).unwrap();
+        assert_eq!(three[1] - three[0], 4 * DAY);
+        assert!(three[0] >= 0 && three[0] < 4 * DAY);
+        assert_eq!(plan, uniform_plan(10, 4, 0, 12 * DAY, 1));
+        assert_ne!(plan, uniform_plan(10, 4, 0, 12 * DAY, 2));
+    }
+
+    #[test]
+    fn rate_comparison() {
+        let pairs = [(1.0, 2.0), (2.0, 2.0), (4.0, 3.0), (0.0, 1.0)];
+        let c = compare_rates(&pairs).unwrap();
+        assert_eq!(c.pages, 3);
+        assert_eq!(c.median_ratio, 1.0);
+        assert!((c.within_factor_2 - 1.0).abs() < 1e-12);
+        // Ranks (1,2,3) vs (1.5,1.5,3): correlation 0.866.
+        assert!((c.spearman.unwrap() - 0.75_f64.sqrt()).abs() < 1e-9);
+        assert_eq!(compare_rates(&[]), None);
+        let mut even = [4.0, 1.0, 3.0, 2.0];
+        assert_eq!(median(&mut even), 2.5);
+    }
+}
