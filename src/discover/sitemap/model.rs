@@ -200,10 +200,10 @@ pub enum SitemapError {
         /// The limit.
         limit_bytes: u64,
     },
-    /// The XML is broken at this byte offset (of the uncompressed document).
+    /// The XML is broken at this byte offset (of the uncompressed, UTF-8-decoded document).
     #[error("malformed XML at byte {byte}: {message}")]
     MalformedXml {
-        /// Offset in the uncompressed document.
+        /// Offset in the uncompressed, UTF-8-decoded document.
         byte: u64,
         /// quick-xml's description.
         message: String,
