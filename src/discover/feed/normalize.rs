@@ -1,7 +1,9 @@
 //! Byte-level repairs applied before feed-rs sees a document, each for an input that feed-rs
 //! mishandles:
-//! - UTF-16 (with or without BOM) is transcoded to UTF-8 and the XML declaration's `encoding` is
-//!   set to match: feed-rs 3.0 with quick-xml 0.42 panics on UTF-16BE input;
+//! - UTF-16 (with or without BOM) and declared 8-bit encodings (`ISO-8859-1`, `koi8-r`, ...) are
+//!   transcoded to UTF-8 and the XML declaration's `encoding` is set to match: feed-rs 3.0 with
+//!   quick-xml 0.42 panics on UTF-16BE input, and on any encoding change when the declaration is
+//!   longer than quick-xml's 64-byte detection prefix;
 //! - `<rss>` without `version` (or with an unlisted one such as `0.94` or `2.01`) is read as RSS
 //!   2.0: feed-rs otherwise reports "no root element";
 //! - Atom 0.3 (`http://purl.org/atom/ns#`) is mapped onto Atom 1.0 (`modified` = `updated`,
@@ -12,7 +14,7 @@ use std::borrow::Cow;
 /// The body with the repairs above applied (borrowed when none is needed).
 pub fn normalize(body: &[u8]) -> Cow<'_, [u8]> {
     let mut out = Cow::Borrowed(body);
-    if let Some(utf8) = utf16_to_utf8(body) {
+    if let Some(utf8) = utf16_to_utf8(body).or_else(|| declared_to_utf8(body)) {
         out = Cow::Owned(utf8);
     }
     if let Some(fixed) = rss_version(&out) {
@@ -34,6 +36,17 @@ fn utf16_to_utf8(body: &[u8]) -> Option<Vec<u8>> {
     let (text, _, _) = encoding.decode(body);
     let text = text.trim_start_matches('\u{FEFF}');
     Some(set_declared_encoding_utf8(text).into_bytes())
+}
+
+/// A document declaring an 8-bit encoding other than UTF-8, transcoded to UTF-8.
+fn declared_to_utf8(body: &[u8]) -> Option<Vec<u8>> {
+    let start = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+    let encoding = crate::discover::sitemap::decode::declared_encoding(start);
+    if encoding == encoding_rs::UTF_8 {
+        return None;
+    }
+    let (text, _) = encoding.decode_without_bom_handling(start);
+    Some(set_declared_encoding_utf8(&text).into_bytes())
 }
 
 /// `text` with the XML declaration's `encoding` pseudo-attribute (if any) set to UTF-8.
@@ -210,6 +223,19 @@ mod tests {
             normalize(b"<rss version=\"2.0\">"),
             Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn declared_latin1_becomes_utf8_even_with_a_long_declaration() {
+        let mut body = b"<?xml version=\"1.0\"".to_vec();
+        body.extend(std::iter::repeat_n(b' ', 100));
+        body.extend_from_slice(b"encoding=\"ISO-8859-1\"?><rss version=\"2.0\"><channel><title>caf\xe9</title></channel></rss>");
+        let fixed = normalize(&body);
+        let text = std::str::from_utf8(&fixed).unwrap();
+        assert!(text.contains("encoding=\"utf-8\"") && text.contains("café"));
+        let doc =
+            crate::discover::feed::parse(&body, &url::Url::parse("http://a/").unwrap()).unwrap();
+        assert_eq!(doc.title.as_deref(), Some("café"));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use encoding_rs::{Decoder, Encoding, UTF_8};
 
 /// The encoding named by the XML declaration at the start of `head`, if it is ASCII-compatible
 /// (UTF-16 declarations on 8-bit input are wrong and ignored); UTF-8 otherwise.
-pub(super) fn declared_encoding(head: &[u8]) -> &'static Encoding {
+pub(crate) fn declared_encoding(head: &[u8]) -> &'static Encoding {
     let head = &head[..head.len().min(1024)];
     let Some(rest) = head.strip_prefix(b"<?xml") else {
         return UTF_8;

@@ -21,7 +21,7 @@
 //! is a small pure helper for them.
 
 mod collect;
-mod decode;
+pub(crate) mod decode;
 mod gzip;
 mod model;
 mod walk;
