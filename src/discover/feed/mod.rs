@@ -1,7 +1,7 @@
 //! Feed parsing with feed-rs (RSS 0.9x / 1.0 / 2.0, Atom, JSON Feed): entries become URLs with
 //! exact change times, the strongest evidence the estimator gets.
 //!
-//! Works around feed-rs's traps (see CRATES.md and [`normalize`] for byte-level repairs of
+//! Works around feed-rs's traps (see CRATES.md and the private `normalize` module for byte-level repairs of
 //! UTF-16, version-less `<rss>` and Atom 0.3): relative links are resolved against the feed's
 //! own URL (`base_uri`, and a second join for anything still relative); `<ttl> 60 </ttl>` with
 //! spaces, which feed-rs drops, is read by a small quick-xml pass; dates go through

@@ -88,7 +88,7 @@ impl ChangeFreq {
 /// One page URL with its hints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SitemapUrl {
-    /// Absolute URL, as serialized by [`Url`].
+    /// Absolute URL, as serialized by [`url::Url`].
     pub loc: String,
     /// `<lastmod>` (or the feed entry's date), if valid and not in the future.
     pub lastmod: Option<DateTime<Utc>>,
