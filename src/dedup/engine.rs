@@ -14,7 +14,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde::{Deserialize, Serialize};
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -24,124 +23,11 @@ use super::config::DedupConfig;
 use super::extract::{self, Extracted};
 use super::fingerprint::{content_fingerprint, simhash};
 use super::near::NearIndex;
+use super::page::{DedupError, DedupOutcome, FetchedPage, Hop};
 use super::redirects::{PermanentRedirects, RedirectError};
 use super::score::{self, ScoreInputs};
+use super::state::UrlRecord;
 use super::urlnorm::{UrlError, normalize, url_fingerprint};
-
-/// One redirect response in a fetch: the URL that answered and its status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Hop {
-    /// The URL requested at this step.
-    pub url: String,
-    /// Its status: 301, 302, 303, 307 or 308 (others are ignored).
-    pub status: u16,
-}
-
-/// What the fetcher hands over for one successful fetch.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FetchedPage {
-    /// The URL that was requested.
-    pub url: String,
-    /// The URL that finally answered with the body.
-    pub final_url: String,
-    /// The redirects on the way, in order (empty when `url` answered itself).
-    pub redirect_chain: Vec<Hop>,
-    /// The `Content-Type` header, if any.
-    pub content_type: Option<String>,
-    /// The body bytes (decompressed).
-    pub body: Vec<u8>,
-    /// The sitemap `<priority>` of `url`, if a sitemap gave one.
-    pub sitemap_priority: Option<f64>,
-}
-
-impl FetchedPage {
-    /// An HTML page that answered at `url` itself (no redirects, no sitemap priority).
-    pub fn html(url: &str, body: impl Into<Vec<u8>>) -> Self {
-        FetchedPage {
-            url: url.to_string(),
-            final_url: url.to_string(),
-            redirect_chain: Vec::new(),
-            content_type: Some("text/html; charset=utf-8".to_string()),
-            body: body.into(),
-            sitemap_priority: None,
-        }
-    }
-}
-
-/// What the engine made of one fetched page.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DedupOutcome {
-    /// The normalised URL the content was filed under.
-    pub url: String,
-    /// Exact fingerprint of the main text (of the body bytes for non-text bodies).
-    pub content_fp: u64,
-    /// Simhash of the main text (0 for empty or non-text bodies).
-    pub simhash: u64,
-    /// The page's `<title>`.
-    pub title: Option<String>,
-    /// The extracted main text.
-    pub main_text: String,
-    /// Outgoing links: absolute, normalised, rewritten through the permanent-redirect table.
-    pub links: Vec<String>,
-    /// The page's own `rel=canonical`, normalised.
-    pub rel_canonical: Option<String>,
-    /// The canonical URL of the page's content class.
-    pub canonical: Option<String>,
-    /// The content class.
-    pub class: ClassId,
-    /// Whether `url` is canonical (by content, by target URL, and by near group when that joins).
-    pub is_canonical: bool,
-    /// Human-readable account of the decision.
-    pub reason: String,
-    /// Redirect problems found in this fetch.
-    pub errors: Vec<RedirectError>,
-}
-
-/// Why a page could not be observed.
-#[derive(Debug, thiserror::Error)]
-pub enum DedupError {
-    /// The page's own URL, final URL or a hop is not an http(s) URL.
-    #[error("page URL: {0}")]
-    Url(#[from] UrlError),
-}
-
-/// What the engine knows of one URL. Plain data, saved as it is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct UrlRecord {
-    /// Normalised URL.
-    pub url: String,
-    /// Exact fingerprint of its content, once fetched.
-    pub content_fp: Option<u64>,
-    /// Simhash of its content.
-    pub simhash: Option<u64>,
-    /// Sitemap priority, if given.
-    pub sitemap_priority: Option<f64>,
-    /// The final target when the URL temporarily redirects.
-    pub temp_target: Option<String>,
-    /// The URL its `rel=canonical` names.
-    pub declared_canonical: Option<String>,
-    /// Fingerprints of the URLs it links to (not itself), for in-link counts.
-    pub out_links: Vec<u64>,
-    /// Classes it is a member of.
-    pub memberships: Vec<ClassId>,
-}
-
-/// Everything the engine knows, as plain data to save (and load with [`DedupEngine::from_state`]).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DedupState {
-    /// Known URLs.
-    pub urls: Vec<UrlRecord>,
-    /// All classes, including single-member ones.
-    pub classes: Vec<Class>,
-    /// Permanent redirects as observed: (source, immediate target).
-    pub permanent: Vec<(String, String)>,
-    /// Redirect errors seen.
-    pub errors: Vec<RedirectError>,
-    /// Near-duplicate group of each content fingerprint.
-    pub near_groups: Vec<(u64, u64)>,
-    /// The next near-group number.
-    pub next_group: u64,
-}
 
 /// The duplicate and canonical-page engine.
 #[derive(Debug, Clone)]

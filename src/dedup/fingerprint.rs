@@ -22,8 +22,12 @@ pub fn normalize_text(text: &str) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        for ch in word.chars() {
-            out.extend(ch.to_lowercase());
+        if word.is_ascii() {
+            let start = out.len();
+            out.push_str(word);
+            out[start..].make_ascii_lowercase();
+        } else {
+            out.extend(word.chars().flat_map(char::to_lowercase));
         }
     }
     out
@@ -56,10 +60,13 @@ pub fn simhash(text: &str, shingle_words: usize) -> u64 {
     if words.is_empty() {
         return 0;
     }
-    let mut sums = [0i64; 64];
+    // Count set bits per position; the sum of ±1 is positive iff the count exceeds half.
+    let mut ones = [0u32; 64];
+    let mut features = 0u32;
     let mut add = |feature: u64| {
-        for (bit, sum) in sums.iter_mut().enumerate() {
-            *sum += if feature >> bit & 1 == 1 { 1 } else { -1 };
+        features += 1;
+        for (bit, count) in ones.iter_mut().enumerate() {
+            *count += (feature >> bit & 1) as u32;
         }
     };
     if words.len() <= shingle_words {
@@ -69,10 +76,13 @@ pub fn simhash(text: &str, shingle_words: usize) -> u64 {
             add(shingle_hash(window));
         }
     }
-    sums.iter().enumerate().fold(
-        0u64,
-        |fp, (bit, &sum)| if sum > 0 { fp | 1 << bit } else { fp },
-    )
+    ones.iter().enumerate().fold(0u64, |fp, (bit, &count)| {
+        if 2 * count > features {
+            fp | 1 << bit
+        } else {
+            fp
+        }
+    })
 }
 
 /// Combines word hashes into one well-mixed 64-bit feature hash (order matters).

@@ -104,6 +104,12 @@ pub fn group(files: &[FileFingerprint], distance: u32) -> Vec<Group> {
     out
 }
 
+/// The groups as `{"groups": [[file, ..], ..]}` (the `--json` output).
+pub fn groups_json(groups: &[Group]) -> serde_json::Value {
+    let files: Vec<&Vec<String>> = groups.iter().map(|g| &g.files).collect();
+    serde_json::json!({ "groups": files })
+}
+
 fn find(parent: &mut [usize], mut i: usize) -> usize {
     while parent[i] != i {
         parent[i] = parent[parent[i]];

@@ -10,8 +10,10 @@
 //! - [`redirects`]: the permanent-redirect table (chains compressed, cycles refused).
 //! - [`score`]: the query-independent score that ranks a class's members.
 //! - [`class`]: classes of URLs and the hysteresis that keeps their canonical from flapping.
+//! - [`page`]: what goes in per fetch ([`FetchedPage`]) and what comes out ([`DedupOutcome`]).
 //! - [`engine`]: [`DedupEngine`], fed one [`FetchedPage`] at a time by the refresher; its
-//!   queries (canonical or not and why, planner weight, classes, saved state) are in `queries`.
+//!   queries (canonical or not and why, planner weight, classes) are in `queries`.
+//! - [`state`]: the engine's state as plain data, to save and load.
 //! - [`inspect`]: near-duplicate groups among local files, for `freshet inspect duplicates`.
 //!
 //! The state is plain data ([`DedupState`]: URL records, classes, redirect hops, near groups) so
@@ -25,12 +27,16 @@ pub mod extract;
 pub mod fingerprint;
 pub mod inspect;
 pub mod near;
+pub mod page;
 mod queries;
 pub mod redirects;
 pub mod score;
+pub mod state;
 pub mod urlnorm;
 
 pub use class::{Class, ClassId, ClassKind, Member};
 pub use config::DedupConfig;
-pub use engine::{DedupEngine, DedupError, DedupOutcome, DedupState, FetchedPage, Hop, UrlRecord};
+pub use engine::DedupEngine;
+pub use page::{DedupError, DedupOutcome, FetchedPage, Hop};
 pub use redirects::{PermanentRedirects, RedirectError};
+pub use state::{DedupState, UrlRecord};

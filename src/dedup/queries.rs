@@ -1,20 +1,16 @@
 //! What the rest of freshet asks the engine: is a URL canonical and why, its planner weight, the
 //! classes and redirect errors for reports, link rewriting for discovery, and the state to save.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
 use super::class::{Class, ClassKind};
-use super::config::DedupConfig;
-use super::engine::{DedupEngine, DedupState, UrlRecord};
-use super::near::NearIndex;
+use super::engine::DedupEngine;
 use super::redirects::{PermanentRedirects, RedirectError};
 use super::score;
-use super::urlnorm::url_fingerprint;
+use super::state::UrlRecord;
 
 impl DedupEngine {
     /// Whether `url` (normalised) is canonical: known, not a permanent-redirect source, and the
     /// canonical of every class it belongs in (content, temporary-redirect target, and near group
-    /// when [`DedupConfig::near_joins_content`] is set).
+    /// when [`super::DedupConfig::near_joins_content`] is set).
     pub fn is_canonical(&self, url: &str) -> bool {
         if self.permanent.is_source(url) || !self.urls.contains_key(url) {
             return false;
@@ -29,8 +25,8 @@ impl DedupEngine {
             })
     }
 
-    /// The planner's weight multiplier for `url`: [`DedupConfig::redirect_weight`] for a
-    /// permanent-redirect source, [`DedupConfig::duplicate_weight`] for a known page that is not
+    /// The planner's weight multiplier for `url`: [`super::DedupConfig::redirect_weight`] for a
+    /// permanent-redirect source, [`super::DedupConfig::duplicate_weight`] for a known page that is not
     /// canonical, 1 otherwise (canonical pages and pages not fetched yet).
     pub fn planner_weight(&self, url: &str) -> f64 {
         let url = self.norm(url).unwrap_or_else(|_| url.to_string());
@@ -132,75 +128,5 @@ impl DedupEngine {
     /// What the engine knows of one normalised URL.
     pub fn url_record(&self, url: &str) -> Option<&UrlRecord> {
         self.urls.get(url)
-    }
-
-    /// Everything the engine knows, as plain data (sorted, so equal states compare equal).
-    pub fn state(&self) -> DedupState {
-        let mut urls: Vec<UrlRecord> = self.urls.values().cloned().collect();
-        urls.sort_by(|a, b| a.url.cmp(&b.url));
-        let mut classes: Vec<Class> = self.classes.values().cloned().collect();
-        classes.sort_by_key(|c| c.id);
-        let mut near_groups: Vec<(u64, u64)> =
-            self.group_of.iter().map(|(&c, &g)| (c, g)).collect();
-        near_groups.sort_unstable();
-        DedupState {
-            urls,
-            classes,
-            permanent: self
-                .permanent
-                .hops()
-                .map(|(s, t)| (s.to_string(), t.to_string()))
-                .collect(),
-            errors: self.errors.clone(),
-            near_groups,
-            next_group: self.next_group,
-        }
-    }
-
-    /// An engine with a saved state; the derived indexes (in-links, votes, near index) are rebuilt.
-    pub fn from_state(config: DedupConfig, state: DedupState) -> Self {
-        let mut engine = DedupEngine::new(config);
-        let (permanent, mut errors) = PermanentRedirects::from_hops(state.permanent);
-        engine.permanent = permanent;
-        engine.errors = state.errors;
-        for e in errors.drain(..) {
-            if !engine.errors.contains(&e) {
-                engine.errors.push(e);
-            }
-        }
-        let mut simhashes = BTreeMap::new();
-        for record in state.urls {
-            for fp in &record.out_links {
-                *engine.in_links.entry(*fp).or_default() += 1;
-            }
-            if let Some(target) = &record.declared_canonical {
-                *engine.votes.entry(url_fingerprint(target)).or_default() += 1;
-            }
-            if let (Some(fp), Some(sim)) = (record.content_fp, record.simhash) {
-                engine
-                    .by_content
-                    .entry(fp)
-                    .or_default()
-                    .insert(record.url.clone());
-                simhashes.insert(fp, sim);
-            }
-            engine
-                .by_fp
-                .insert(url_fingerprint(&record.url), record.url.clone());
-            engine.urls.insert(record.url.clone(), record);
-        }
-        engine.near = NearIndex::new(engine.config.near_distance);
-        for (&fp, &sim) in simhashes.iter().filter(|&(_, &sim)| sim != 0) {
-            engine.near.insert(sim, fp);
-        }
-        let mut groups: HashMap<u64, BTreeSet<u64>> = HashMap::new();
-        for (content, group) in state.near_groups {
-            engine.group_of.insert(content, group);
-            groups.entry(group).or_default().insert(content);
-        }
-        engine.groups = groups;
-        engine.next_group = state.next_group.max(1);
-        engine.classes = state.classes.into_iter().map(|c| (c.id, c)).collect();
-        engine
     }
 }

@@ -1,7 +1,10 @@
 //! The query-independent score that picks a class's canonical page.
 //!
+//! ```text
 //! score = base + w_p · priority + w_c · [rel=canonical votes > 0] + ln(1 + in-links)
 //!         + w_s · [https] - min(length / 100, 1) - w_q · min(query params, 5)
+//! ```
+//! where `[condition]` is 1 when it holds, else 0.
 //!
 //! `priority` is the sitemap priority (0.5 when none was given, the protocol's default); votes are
 //! pages whose `<link rel=canonical>` names this URL; in-links are links from other known pages.
