@@ -1,1 +1,42 @@
-//! The duplicate and canonical-page engine.
+//! The duplicate and canonical-page engine (pure: no clock, database or network inside).
+//!
+//! After the patent "Duplicate document detection in a web crawler system" and DESIGN.md:
+//! - [`charset`]: body bytes to text (BOM, `Content-Type` charset, `<meta charset>`).
+//! - [`extract`]: main text without boilerplate (DOM heuristics + document slope), links,
+//!   `rel=canonical`.
+//! - [`urlnorm`]: URL normalisation and the 64-bit URL fingerprint.
+//! - [`fingerprint`]: the exact content fingerprint and the 64-bit simhash.
+//! - [`near`]: the near-duplicate index over simhashes (permuted tables, Manku et al. 2007).
+//! - [`redirects`]: the permanent-redirect table (chains compressed, cycles refused).
+//! - [`score`]: the query-independent score that ranks a class's members.
+//! - [`class`]: classes of URLs and the hysteresis that keeps their canonical from flapping.
+//! - [`page`]: what goes in per fetch ([`FetchedPage`]) and what comes out ([`DedupOutcome`]).
+//! - [`engine`]: [`DedupEngine`], fed one [`FetchedPage`] at a time by the refresher; its
+//!   queries (canonical or not and why, planner weight, classes) are in `queries`.
+//! - [`state`]: the engine's state as plain data, to save and load.
+//! - [`inspect`]: near-duplicate groups among local files, for `freshet inspect duplicates`.
+//!
+//! The state is plain data ([`DedupState`]: URL records, classes, redirect hops, near groups) so
+//! the store can save it in SQLite and [`DedupEngine::from_state`] can rebuild the engine.
+
+pub mod charset;
+pub mod class;
+pub mod config;
+pub mod engine;
+pub mod extract;
+pub mod fingerprint;
+pub mod inspect;
+pub mod near;
+pub mod page;
+mod queries;
+pub mod redirects;
+pub mod score;
+pub mod state;
+pub mod urlnorm;
+
+pub use class::{Class, ClassId, ClassKind, Member};
+pub use config::DedupConfig;
+pub use engine::DedupEngine;
+pub use page::{DedupError, DedupOutcome, FetchedPage, Hop};
+pub use redirects::{PermanentRedirects, RedirectError};
+pub use state::{DedupState, UrlRecord};

@@ -125,6 +125,16 @@ impl Robots {
         &self.sitemaps
     }
 
+    /// The `Sitemap:` URLs resolved against the robots.txt's own URL (a relative value such as
+    /// `/sitemap.xml` is common though not allowed); values that are not http(s) URLs are dropped.
+    pub fn sitemap_urls(&self, robots_url: &url::Url) -> Vec<url::Url> {
+        self.sitemaps
+            .iter()
+            .filter_map(|s| robots_url.join(s.trim()).ok())
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+            .collect()
+    }
+
     /// Which groups applied (`None` also for blanket allow/disallow).
     pub fn group_match(&self) -> GroupMatch {
         match &self.policy {

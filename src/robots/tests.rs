@@ -90,3 +90,18 @@ fn crawl_delay_applies_to_agents_named_before_it() {
     assert!(!b.is_allowed("/p"));
     assert!(!Robots::parse(txt, "a").is_allowed("/p"));
 }
+
+#[test]
+fn relative_sitemaps_resolve_against_the_robots_url() {
+    let r = Robots::parse(
+        b"Sitemap: /s.xml\nSitemap: https://b.example/t.xml\nSitemap: ftp://x/y\n",
+        "freshet",
+    );
+    let base = url::Url::parse("https://a.example/robots.txt").unwrap();
+    let urls: Vec<String> = r
+        .sitemap_urls(&base)
+        .iter()
+        .map(|u| u.to_string())
+        .collect();
+    assert_eq!(urls, ["https://a.example/s.xml", "https://b.example/t.xml"]);
+}

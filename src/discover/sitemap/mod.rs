@@ -21,6 +21,7 @@
 //! is a small pure helper for them.
 
 mod collect;
+pub(crate) mod decode;
 mod gzip;
 mod model;
 mod walk;
@@ -119,7 +120,13 @@ pub fn parse<R: BufRead>(mut reader: R, ctx: &SitemapContext) -> SitemapDoc {
         exceeded: exceeded.clone(),
     };
     match first_byte(&mut capped) {
-        Ok(Some(b'<')) => xml::parse(capped, &mut out),
+        Ok(Some(b'<')) => {
+            let encoding = match capped.fill_buf() {
+                Ok(head) => decode::declared_encoding(head),
+                Err(_) => encoding_rs::UTF_8,
+            };
+            xml::parse(decode::Transcode::new(capped, encoding), &mut out)
+        }
         Ok(Some(_)) => parse_text(capped, &mut out),
         Ok(None) => out.error(SitemapError::UnknownFormat {
             found: "an empty document".into(),

@@ -88,7 +88,7 @@ impl ChangeFreq {
 /// One page URL with its hints.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SitemapUrl {
-    /// Absolute URL, as serialized by [`Url`].
+    /// Absolute URL, as serialized by [`url::Url`].
     pub loc: String,
     /// `<lastmod>` (or the feed entry's date), if valid and not in the future.
     pub lastmod: Option<DateTime<Utc>>,
@@ -200,10 +200,10 @@ pub enum SitemapError {
         /// The limit.
         limit_bytes: u64,
     },
-    /// The XML is broken at this byte offset (of the uncompressed document).
+    /// The XML is broken at this byte offset (of the uncompressed, UTF-8-decoded document).
     #[error("malformed XML at byte {byte}: {message}")]
     MalformedXml {
-        /// Offset in the uncompressed document.
+        /// Offset in the uncompressed, UTF-8-decoded document.
         byte: u64,
         /// quick-xml's description.
         message: String,

@@ -1,0 +1,475 @@
+//! [`DedupEngine`]: the state of the duplicate and canonical-page engine and the one call the
+//! refresher makes per fetched page, [`DedupEngine::observe`].
+//!
+//! Per page: the redirect chain feeds the permanent-redirect table (301, 308) and the
+//! temporary-redirect classes (302, 303, 307, keyed by the final target); the body is decoded and
+//! its main text extracted; the text's exact fingerprint files the URL in a content class and its
+//! simhash in the near-duplicate index; links are normalised and rewritten through the permanent
+//! table, and counted as in-links of their targets; a `rel=canonical` is counted as a vote for its
+//! target. Scores follow those counts, and every class the URL is in re-decides its canonical.
+//!
+//! The content of a fetch is filed under the requested URL rewritten through the permanent table
+//! (for `a -302-> b` that is `a`, the stable address; for `a -301-> b` it is `b`). The final URL
+//! of a temporary redirect serves the same content and joins the same content class.
+
+use std::collections::{BTreeSet, HashMap};
+
+use url::Url;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::charset;
+use super::class::{Class, ClassId, ClassKind, Hysteresis};
+use super::config::DedupConfig;
+use super::extract::{self, Extracted};
+use super::fingerprint::{content_fingerprint, simhash};
+use super::near::NearIndex;
+use super::page::{DedupError, DedupOutcome, FetchedPage, Hop};
+use super::redirects::{PermanentRedirects, RedirectError};
+use super::score::{self, ScoreInputs};
+use super::state::UrlRecord;
+use super::urlnorm::{UrlError, normalize, url_fingerprint};
+
+/// The duplicate and canonical-page engine.
+#[derive(Debug, Clone)]
+pub struct DedupEngine {
+    /// Settings.
+    pub(super) config: DedupConfig,
+    /// Known URLs by normalised URL.
+    pub(super) urls: HashMap<String, UrlRecord>,
+    /// Classes by id.
+    pub(super) classes: HashMap<ClassId, Class>,
+    /// The permanent-redirect table.
+    pub(super) permanent: PermanentRedirects,
+    /// Redirect errors (each once).
+    pub(super) errors: Vec<RedirectError>,
+    /// Links pointing at a URL fingerprint from other known pages.
+    pub(super) in_links: HashMap<u64, u32>,
+    /// `rel=canonical` votes per URL fingerprint.
+    pub(super) votes: HashMap<u64, u32>,
+    /// Known URL by fingerprint, to rescore link targets.
+    pub(super) by_fp: HashMap<u64, String>,
+    /// URLs per content fingerprint.
+    pub(super) by_content: HashMap<u64, BTreeSet<String>>,
+    /// Simhashes of the distinct contents, keyed by content fingerprint.
+    pub(super) near: NearIndex,
+    /// Near group of each content fingerprint in the index.
+    pub(super) group_of: HashMap<u64, u64>,
+    /// Content fingerprints of each near group.
+    pub(super) groups: HashMap<u64, BTreeSet<u64>>,
+    /// The next near-group number.
+    pub(super) next_group: u64,
+}
+
+impl DedupEngine {
+    /// An empty engine.
+    pub fn new(config: DedupConfig) -> Self {
+        DedupEngine {
+            near: NearIndex::new(config.near_distance),
+            config,
+            urls: HashMap::new(),
+            classes: HashMap::new(),
+            permanent: PermanentRedirects::new(),
+            errors: Vec::new(),
+            in_links: HashMap::new(),
+            votes: HashMap::new(),
+            by_fp: HashMap::new(),
+            by_content: HashMap::new(),
+            group_of: HashMap::new(),
+            groups: HashMap::new(),
+            next_group: 1,
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &DedupConfig {
+        &self.config
+    }
+
+    fn hysteresis(&self) -> Hysteresis {
+        Hysteresis {
+            max_members: self.config.max_members,
+            additive: self.config.additive_margin,
+            multiplicative: self.config.multiplicative_margin,
+        }
+    }
+
+    pub(super) fn norm(&self, url: &str) -> Result<String, UrlError> {
+        normalize(url, None, &self.config.url_rules).map(String::from)
+    }
+
+    fn record(&mut self, url: &str) -> &mut UrlRecord {
+        if !self.urls.contains_key(url) {
+            self.by_fp.insert(url_fingerprint(url), url.to_string());
+        }
+        self.urls
+            .entry(url.to_string())
+            .or_insert_with(|| UrlRecord {
+                url: url.to_string(),
+                ..UrlRecord::default()
+            })
+    }
+
+    /// Files one fetched page; see the module documentation.
+    pub fn observe(&mut self, page: FetchedPage) -> Result<DedupOutcome, DedupError> {
+        let url = self.norm(&page.url)?;
+        let final_url = self.norm(&page.final_url)?;
+        let hops = page
+            .redirect_chain
+            .iter()
+            .map(|h| Ok((self.norm(&h.url)?, h.status)))
+            .collect::<Result<Vec<_>, UrlError>>()?;
+        let errors = self.record_redirects(&url, &final_url, &hops);
+
+        let owner = self.permanent.rewrite(&url).to_string();
+        let extracted = self.extract(&page, &final_url);
+        let (content_fp, sim) = self.fingerprints(&page, &extracted);
+        let mut seen = BTreeSet::new();
+        let links: Vec<String> = extracted
+            .links
+            .iter()
+            .map(|l| self.permanent.rewrite(l).to_string())
+            .filter(|l| seen.insert(l.clone()))
+            .collect();
+
+        let mut touched = BTreeSet::new();
+        touched.insert(owner.clone());
+        if page.sitemap_priority.is_some() || !self.urls.contains_key(&owner) {
+            self.record(&owner).sitemap_priority = page.sitemap_priority;
+        }
+        self.set_out_links(&owner, &links, &mut touched);
+        self.set_vote(&owner, extracted.canonical.clone(), &mut touched);
+        self.set_content(&owner, content_fp, sim, &mut touched);
+        if final_url != owner && !self.permanent.is_source(&final_url) {
+            touched.insert(final_url.clone());
+            self.set_content(&final_url, content_fp, sim, &mut touched);
+        }
+        for u in &touched {
+            self.sync(u);
+        }
+
+        let class = ClassId {
+            kind: ClassKind::Content,
+            key: content_fp,
+        };
+        Ok(DedupOutcome {
+            is_canonical: self.is_canonical(&owner),
+            reason: self.explain(&owner),
+            canonical: self.classes.get(&class).and_then(|c| c.canonical.clone()),
+            url: owner,
+            content_fp,
+            simhash: sim,
+            title: extracted.title,
+            main_text: extracted.main_text,
+            links,
+            rel_canonical: extracted.canonical,
+            class,
+            errors,
+        })
+    }
+
+    /// Records the redirects of a fetch that produced no page (too many redirects, a loop, an
+    /// error at the end): `chain` as in [`FetchedPage::redirect_chain`], `last` the URL the last
+    /// redirect pointed to. Returns the redirect errors (cycles) found.
+    pub fn observe_redirects(
+        &mut self,
+        url: &str,
+        chain: &[Hop],
+        last: &str,
+    ) -> Result<Vec<RedirectError>, DedupError> {
+        let url = self.norm(url)?;
+        let last = self.norm(last)?;
+        let hops = chain
+            .iter()
+            .map(|h| Ok((self.norm(&h.url)?, h.status)))
+            .collect::<Result<Vec<_>, UrlError>>()?;
+        if hops.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.record_redirects(&url, &last, &hops))
+    }
+
+    /// Applies a fetch's redirect chain to the permanent table and the temporary targets.
+    fn record_redirects(
+        &mut self,
+        url: &str,
+        final_url: &str,
+        hops: &[(String, u16)],
+    ) -> Vec<RedirectError> {
+        let mut errors = Vec::new();
+        let mut touched = Vec::new();
+        if hops.is_empty() && url == final_url {
+            // It answered itself: any redirect it had is gone.
+            self.permanent.remove(url);
+            if self.urls.get(url).is_some_and(|r| r.temp_target.is_some()) {
+                self.record(url).temp_target = None;
+                touched.push(url.to_string());
+            }
+        }
+        for (i, (source, status)) in hops.iter().enumerate() {
+            let next = hops.get(i + 1).map_or(final_url, |(u, _)| u.as_str());
+            match status {
+                301 | 308 => {
+                    if let Err(e) = self.permanent.insert(source, next) {
+                        tracing::warn!(url = %source, error = %e, "permanent redirect refused");
+                        if !self.errors.contains(&e) {
+                            self.errors.push(e.clone());
+                        }
+                        errors.push(e);
+                    }
+                    if self.urls.contains_key(source) {
+                        // It is no longer a page: its content now lives at the target.
+                        let record = self.record(source);
+                        record.temp_target = None;
+                        let old = (record.content_fp.take(), record.simhash.take());
+                        if let (Some(fp), Some(sim)) = old {
+                            let mut others = BTreeSet::new();
+                            self.leave_content(source, fp, sim, &mut others);
+                            touched.extend(others);
+                        }
+                        touched.push(source.clone());
+                    }
+                }
+                302 | 303 | 307 => {
+                    self.permanent.remove(source);
+                    self.record(source).temp_target = Some(final_url.to_string());
+                    touched.push(source.clone());
+                }
+                _ => {}
+            }
+        }
+        for u in touched {
+            self.sync(&u);
+        }
+        errors
+    }
+
+    fn extract(&self, page: &FetchedPage, final_url: &str) -> Extracted {
+        let content_type = page.content_type.as_deref().unwrap_or("");
+        let looks_html = content_type.contains("html")
+            || (content_type.is_empty()
+                && page
+                    .body
+                    .iter()
+                    .find(|b| !b.is_ascii_whitespace())
+                    .is_some_and(|&b| b == b'<'));
+        let is_text = looks_html || content_type.is_empty() || content_type.starts_with("text/");
+        if !is_text {
+            return Extracted::default();
+        }
+        let decoded = charset::decode(&page.body, page.content_type.as_deref());
+        if looks_html {
+            let base = Url::parse(final_url).ok();
+            extract::extract_html(&decoded.text, base.as_ref(), &self.config.url_rules)
+        } else {
+            extract::extract_plain(&decoded.text)
+        }
+    }
+
+    fn fingerprints(&self, page: &FetchedPage, extracted: &Extracted) -> (u64, u64) {
+        if extracted.main_text.is_empty() {
+            // Binary or empty: the bytes themselves are the content.
+            return (xxh3_64(&page.body), 0);
+        }
+        (
+            content_fingerprint(&extracted.main_text),
+            simhash(&extracted.main_text, self.config.shingle_words),
+        )
+    }
+
+    fn set_out_links(&mut self, owner: &str, links: &[String], touched: &mut BTreeSet<String>) {
+        let own = url_fingerprint(owner);
+        let new: BTreeSet<u64> = links
+            .iter()
+            .map(|l| url_fingerprint(l))
+            .filter(|&fp| fp != own)
+            .collect();
+        let old: BTreeSet<u64> = self.record(owner).out_links.iter().copied().collect();
+        for fp in old.difference(&new) {
+            if let Some(n) = self.in_links.get_mut(fp) {
+                *n = n.saturating_sub(1);
+            }
+            touched.extend(self.by_fp.get(fp).cloned());
+        }
+        for fp in new.difference(&old) {
+            *self.in_links.entry(*fp).or_default() += 1;
+            touched.extend(self.by_fp.get(fp).cloned());
+        }
+        self.record(owner).out_links = new.into_iter().collect();
+    }
+
+    fn set_vote(&mut self, owner: &str, target: Option<String>, touched: &mut BTreeSet<String>) {
+        let old = std::mem::replace(&mut self.record(owner).declared_canonical, target.clone());
+        if old == target {
+            return;
+        }
+        if let Some(old) = old {
+            let fp = url_fingerprint(&old);
+            if let Some(n) = self.votes.get_mut(&fp) {
+                *n = n.saturating_sub(1);
+            }
+            touched.extend(self.by_fp.get(&fp).cloned());
+        }
+        if let Some(new) = target {
+            let fp = url_fingerprint(&new);
+            *self.votes.entry(fp).or_default() += 1;
+            touched.extend(self.by_fp.get(&fp).cloned());
+        }
+    }
+
+    /// Gives `url` new content; keeps the content index and near groups in step.
+    fn set_content(&mut self, url: &str, fp: u64, sim: u64, touched: &mut BTreeSet<String>) {
+        let record = self.record(url);
+        let old = record.content_fp.replace(fp);
+        let old_sim = record.simhash.replace(sim);
+        if old == Some(fp) {
+            return;
+        }
+        if let (Some(old), Some(old_sim)) = (old, old_sim) {
+            self.leave_content(url, old, old_sim, touched);
+        }
+        let users = self.by_content.entry(fp).or_default();
+        users.insert(url.to_string());
+        if users.len() == 1 && sim != 0 {
+            self.join_near(fp, sim, touched);
+        }
+    }
+
+    fn leave_content(&mut self, url: &str, fp: u64, sim: u64, touched: &mut BTreeSet<String>) {
+        let Some(users) = self.by_content.get_mut(&fp) else {
+            return;
+        };
+        users.remove(url);
+        if !users.is_empty() {
+            return;
+        }
+        self.by_content.remove(&fp);
+        self.near.remove(sim, fp);
+        if let Some(group) = self.group_of.remove(&fp)
+            && let Some(contents) = self.groups.get_mut(&group)
+        {
+            contents.remove(&fp);
+            let rest: Vec<u64> = contents.iter().copied().collect();
+            if rest.is_empty() {
+                self.groups.remove(&group);
+            }
+            for c in rest {
+                touched.extend(self.by_content.get(&c).into_iter().flatten().cloned());
+            }
+        }
+    }
+
+    /// Adds a new distinct content to the near index and to the group of its near matches
+    /// (merging groups the new content bridges).
+    fn join_near(&mut self, fp: u64, sim: u64, touched: &mut BTreeSet<String>) {
+        let mut matched: BTreeSet<u64> = BTreeSet::new();
+        self.near.for_each_match(sim, |other, _| {
+            matched.insert(other);
+        });
+        self.near.insert(sim, fp);
+        let mut groups: Vec<u64> = matched
+            .iter()
+            .filter_map(|c| self.group_of.get(c).copied())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let group = match groups.first() {
+            Some(&g) => g,
+            None => {
+                let g = self.next_group;
+                self.next_group += 1;
+                g
+            }
+        };
+        let mut contents = BTreeSet::from([fp]);
+        for g in groups.drain(..) {
+            contents.extend(self.groups.remove(&g).unwrap_or_default());
+        }
+        for &c in &contents {
+            self.group_of.insert(c, group);
+            touched.extend(self.by_content.get(&c).into_iter().flatten().cloned());
+        }
+        self.groups.insert(group, contents);
+    }
+
+    /// The classes `url` belongs in now.
+    pub(super) fn wanted_classes(&self, url: &str) -> Vec<ClassId> {
+        let Some(record) = self.urls.get(url) else {
+            return Vec::new();
+        };
+        if self.permanent.is_source(url) {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        if let Some(fp) = record.content_fp {
+            out.push(ClassId {
+                kind: ClassKind::Content,
+                key: fp,
+            });
+            if let Some(&g) = self.group_of.get(&fp)
+                && self.groups.get(&g).is_some_and(|c| c.len() > 1)
+            {
+                out.push(ClassId {
+                    kind: ClassKind::Near,
+                    key: g,
+                });
+            }
+        }
+        if let Some(target) = &record.temp_target {
+            out.push(ClassId {
+                kind: ClassKind::Redirect,
+                key: url_fingerprint(target),
+            });
+        }
+        out
+    }
+
+    /// The score of a known URL now.
+    pub fn score(&self, url: &str) -> f64 {
+        score::score(url, &self.score_inputs(url), &self.config.score)
+    }
+
+    pub(super) fn score_inputs(&self, url: &str) -> ScoreInputs {
+        let fp = url_fingerprint(url);
+        ScoreInputs {
+            sitemap_priority: self.urls.get(url).and_then(|r| r.sitemap_priority),
+            canonical_votes: self.votes.get(&fp).copied().unwrap_or(0),
+            in_links: self.in_links.get(&fp).copied().unwrap_or(0),
+        }
+    }
+
+    /// Brings `url`'s class memberships and scores up to date.
+    fn sync(&mut self, url: &str) {
+        let wanted = self.wanted_classes(url);
+        let h = self.hysteresis();
+        let old = self
+            .urls
+            .get(url)
+            .map(|r| r.memberships.clone())
+            .unwrap_or_default();
+        for id in old.iter().filter(|id| !wanted.contains(id)) {
+            if let Some(class) = self.classes.get_mut(id) {
+                class.remove(url, &h);
+                if class.members.is_empty() {
+                    self.classes.remove(id);
+                }
+            }
+        }
+        let score = self.score(url);
+        let mut memberships = Vec::new();
+        for id in wanted {
+            let class = self.classes.entry(id).or_insert_with(|| Class::new(id));
+            let evicted = class.upsert(url, score, &h);
+            for gone in evicted.iter().filter(|g| g.as_str() != url) {
+                if let Some(r) = self.urls.get_mut(gone) {
+                    r.memberships.retain(|m| *m != id);
+                }
+            }
+            if !evicted.iter().any(|g| g == url) {
+                memberships.push(id);
+            }
+        }
+        if let Some(record) = self.urls.get_mut(url) {
+            record.memberships = memberships;
+        }
+    }
+}

@@ -1,0 +1,466 @@
+//! Main-content extraction from HTML: the text that makes a page what it is, without navigation,
+//! headers, footers, sidebars, advertising and other template boilerplate; plus the page's
+//! outgoing links (absolute, normalised) and its `rel=canonical`.
+//!
+//! Two passes:
+//! 1. **DOM heuristics.** Elements that are boilerplate by nature (`nav`, `aside`, `form`, `script`,
+//!    page-level `header` and `footer`, ...) or by name (`class`, `id` or `role` words such as
+//!    `menu`, `sidebar`, `ad`, `cookie`, `share`) are skipped whole. Blocks whose words are mostly
+//!    link text (link density above one half) are skipped too: they are link lists.
+//! 2. **Document slope** (Body Text Extraction, Finn, Kushmerick and Smyth, "Fact or fiction:
+//!    content classification for digital libraries", 2001; refined by Pinto et al., "QuASM", 2002).
+//!    The remaining document is a sequence of tokens, tags and words. The main text is the window
+//!    [i, j] that maximises tags outside it plus words inside it, i.e. the maximum-sum run where a
+//!    word counts +1 and a tag -1 (Kadane's algorithm, linear time): the flat, text-dense part of
+//!    the cumulative-tag curve.
+//!
+//! Short pages (under [`MIN_SLOPE_WORDS`] words after pass 1) keep all their remaining text: the
+//! slope has nothing to choose between.
+
+use std::collections::HashSet;
+
+use scraper::{ElementRef, Html, Node};
+use url::Url;
+
+use super::urlnorm::{UrlRules, normalize};
+
+/// Below this many words the document-slope window is not applied.
+pub const MIN_SLOPE_WORDS: usize = 40;
+
+/// A block whose link words exceed this share of its words is a link list.
+const MAX_LINK_DENSITY: f64 = 0.5;
+
+/// What extraction found in one page.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// The `<title>`, whitespace collapsed.
+    pub title: Option<String>,
+    /// The main text: blocks separated by newlines, words by single spaces.
+    pub main_text: String,
+    /// Outgoing links (`a`, `area`), absolute and normalised, first occurrence order, no repeats.
+    pub links: Vec<String>,
+    /// The normalised target of `<link rel="canonical">`, if any.
+    pub canonical: Option<String>,
+}
+
+/// Elements skipped with everything inside them.
+const SKIP_TAGS: &[&str] = &[
+    "script", "style", "noscript", "template", "svg", "iframe", "nav", "aside", "form", "button",
+    "select", "textarea", "menu", "object", "embed", "canvas", "head",
+];
+
+/// Elements that end a text block.
+const BLOCK_TAGS: &[&str] = &[
+    "p",
+    "div",
+    "li",
+    "ul",
+    "ol",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "td",
+    "th",
+    "tr",
+    "table",
+    "section",
+    "article",
+    "main",
+    "blockquote",
+    "pre",
+    "dd",
+    "dt",
+    "dl",
+    "br",
+    "hr",
+    "figure",
+    "figcaption",
+    "header",
+    "footer",
+    "body",
+    "address",
+];
+
+/// `class` / `id` words that mark boilerplate.
+const BOILERPLATE_WORDS: &[&str] = &[
+    "nav",
+    "navbar",
+    "navigation",
+    "menu",
+    "footer",
+    "sidebar",
+    "breadcrumb",
+    "breadcrumbs",
+    "ad",
+    "ads",
+    "advert",
+    "advertisement",
+    "adslot",
+    "banner",
+    "cookie",
+    "cookies",
+    "consent",
+    "share",
+    "sharing",
+    "social",
+    "comments",
+    "related",
+    "promo",
+    "sponsor",
+    "sponsored",
+    "newsletter",
+    "popup",
+    "subscribe",
+    "masthead",
+    "toolbar",
+    "skip",
+    "pagination",
+];
+
+/// ARIA roles that mark boilerplate.
+const BOILERPLATE_ROLES: &[&str] = &[
+    "navigation",
+    "banner",
+    "contentinfo",
+    "complementary",
+    "search",
+    "menu",
+    "menubar",
+    "dialog",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Token {
+    Tag,
+    /// A word; the index is into the word list.
+    Word(usize),
+}
+
+/// Extracts main text, links and canonical from an HTML document fetched from `base`.
+pub fn extract_html(html: &str, base: Option<&Url>, rules: &UrlRules) -> Extracted {
+    let doc = Html::parse_document(html);
+    let base = document_base(&doc, base);
+    let mut walker = Walker::default();
+    walker.walk(doc.root_element(), false, false);
+    walker.flush();
+    Extracted {
+        title: title(&doc),
+        main_text: walker.main_text(),
+        links: links(&doc, base.as_ref(), rules),
+        canonical: canonical(&doc, base.as_ref(), rules),
+    }
+}
+
+/// Extraction for a plain-text body: all of it is main text; no links, no canonical.
+pub fn extract_plain(text: &str) -> Extracted {
+    let main_text = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    Extracted {
+        main_text,
+        ..Extracted::default()
+    }
+}
+
+fn document_base(doc: &Html, fetched: Option<&Url>) -> Option<Url> {
+    let declared = doc
+        .tree
+        .nodes()
+        .filter_map(ElementRef::wrap)
+        .find(|e| e.value().name() == "base")
+        .and_then(|e| e.attr("href"))
+        .and_then(|href| match fetched {
+            Some(url) => url.join(href.trim()).ok(),
+            None => Url::parse(href.trim()).ok(),
+        });
+    declared.or_else(|| fetched.cloned())
+}
+
+fn title(doc: &Html) -> Option<String> {
+    let element = doc
+        .tree
+        .nodes()
+        .filter_map(ElementRef::wrap)
+        .find(|e| e.value().name() == "title")?;
+    let text = element.text().collect::<Vec<_>>().join(" ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then_some(text)
+}
+
+fn links(doc: &Html, base: Option<&Url>, rules: &UrlRules) -> Vec<String> {
+    let mut seen = HashSet::new();
+    doc.tree
+        .nodes()
+        .filter_map(ElementRef::wrap)
+        .filter(|e| matches!(e.value().name(), "a" | "area"))
+        .filter_map(|e| e.attr("href"))
+        .filter_map(|href| normalize(href, base, rules).ok())
+        .map(String::from)
+        .filter(|u| seen.insert(u.clone()))
+        .collect()
+}
+
+fn canonical(doc: &Html, base: Option<&Url>, rules: &UrlRules) -> Option<String> {
+    doc.tree
+        .nodes()
+        .filter_map(ElementRef::wrap)
+        .filter(|e| e.value().name() == "link")
+        .filter(|e| {
+            e.attr("rel").is_some_and(|rel| {
+                rel.split_ascii_whitespace()
+                    .any(|r| r.eq_ignore_ascii_case("canonical"))
+            })
+        })
+        .find_map(|e| normalize(e.attr("href")?, base, rules).ok())
+        .map(String::from)
+}
+
+fn is_boilerplate(element: &ElementRef, inside_article: bool) -> bool {
+    let el = element.value();
+    let name = el.name();
+    if SKIP_TAGS.contains(&name) {
+        return true;
+    }
+    if matches!(name, "header" | "footer") && !inside_article {
+        return true;
+    }
+    if matches!(name, "html" | "body" | "main" | "article") {
+        return false;
+    }
+    if el
+        .attr("role")
+        .is_some_and(|role| BOILERPLATE_ROLES.contains(&role.trim().to_ascii_lowercase().as_str()))
+    {
+        return true;
+    }
+    if el.attr("hidden").is_some() || el.attr("aria-hidden") == Some("true") {
+        return true;
+    }
+    let names = el.attr("class").into_iter().chain(el.attr("id"));
+    names
+        .flat_map(|v| v.split(|c: char| !c.is_ascii_alphanumeric()))
+        .any(|word| BOILERPLATE_WORDS.contains(&word.to_ascii_lowercase().as_str()))
+}
+
+/// Walks the DOM into a token stream, one text block at a time.
+#[derive(Default)]
+struct Walker {
+    tokens: Vec<Token>,
+    words: Vec<String>,
+    /// Block index of each word (blocks become lines of the main text).
+    word_block: Vec<usize>,
+    /// Text of the block being read, and how much of it is link text.
+    pending: String,
+    pending_link: String,
+    /// Tags seen in the pending block.
+    pending_tags: usize,
+    blocks: usize,
+}
+
+impl Walker {
+    fn walk(&mut self, element: ElementRef, in_link: bool, inside_article: bool) {
+        let name = element.value().name();
+        let is_block = BLOCK_TAGS.contains(&name);
+        let in_link = in_link || name == "a";
+        let inside_article = inside_article || matches!(name, "article" | "main");
+        if is_block {
+            self.flush();
+        }
+        // One tag token per element (not open and close): a heading of two words over one tag
+        // still rises on the slope.
+        self.pending_tags += 1;
+        for child in element.children() {
+            match child.value() {
+                Node::Text(text) => {
+                    self.pending.push_str(text);
+                    if in_link {
+                        self.pending_link.push_str(text);
+                        self.pending_link.push(' ');
+                    }
+                }
+                Node::Element(_) => {
+                    if let Some(child) = ElementRef::wrap(child) {
+                        if is_boilerplate(&child, inside_article) {
+                            // A skipped element still breaks text and counts as markup.
+                            self.pending.push(' ');
+                            self.pending_tags += 1;
+                        } else {
+                            self.walk(child, in_link, inside_article);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Inline elements do not split words ("<b>bold</b>er"); blocks do.
+        if is_block {
+            self.flush();
+        }
+    }
+
+    /// Ends the pending block: emits its tags, then its words (or only tags for a link list).
+    fn flush(&mut self) {
+        let words: Vec<&str> = self.pending.split_whitespace().collect();
+        let link_words = self.pending_link.split_whitespace().count();
+        let is_link_list =
+            !words.is_empty() && link_words as f64 / words.len() as f64 > MAX_LINK_DENSITY;
+        self.tokens
+            .extend(std::iter::repeat_n(Token::Tag, self.pending_tags));
+        if is_link_list {
+            self.tokens
+                .extend(std::iter::repeat_n(Token::Tag, words.len()));
+        } else if !words.is_empty() {
+            for word in words {
+                self.tokens.push(Token::Word(self.words.len()));
+                self.words.push(word.to_string());
+                self.word_block.push(self.blocks);
+            }
+            self.blocks += 1;
+        }
+        self.pending.clear();
+        self.pending_link.clear();
+        self.pending_tags = 0;
+    }
+
+    /// The words of the maximum-slope window, one line per block.
+    fn main_text(&self) -> String {
+        let (first, last) = if self.words.len() < MIN_SLOPE_WORDS {
+            (0, self.words.len())
+        } else {
+            self.slope_window()
+        };
+        let mut out = String::new();
+        let mut block = None;
+        for i in first..last {
+            if block.is_some() && block != Some(self.word_block[i]) {
+                out.push('\n');
+            } else if block.is_some() {
+                out.push(' ');
+            }
+            out.push_str(&self.words[i]);
+            block = Some(self.word_block[i]);
+        }
+        out
+    }
+
+    /// Word-index range [first, last) of the maximum-sum token run (word +1, tag -1).
+    fn slope_window(&self) -> (usize, usize) {
+        let (mut best, mut best_range) = (i64::MIN, (0, 0));
+        let (mut sum, mut start) = (0i64, 0usize);
+        for (i, token) in self.tokens.iter().enumerate() {
+            if sum <= 0 {
+                sum = 0;
+                start = i;
+            }
+            sum += if matches!(token, Token::Word(_)) {
+                1
+            } else {
+                -1
+            };
+            if sum > best {
+                best = sum;
+                best_range = (start, i + 1);
+            }
+        }
+        let mut word_indices =
+            self.tokens[best_range.0..best_range.1]
+                .iter()
+                .filter_map(|t| match t {
+                    Token::Word(i) => Some(*i),
+                    Token::Tag => None,
+                });
+        match word_indices.next() {
+            Some(first) => (first, word_indices.next_back().unwrap_or(first) + 1),
+            None => (0, 0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Url {
+        Url::parse("https://example.com/news/story.html").unwrap()
+    }
+
+    #[test]
+    fn navigation_footer_and_ads_are_dropped() {
+        let body = "Rivers rise after a week of heavy rain across the northern valleys. ".repeat(6);
+        let html = format!(
+            "<html><head><title> The  Story </title></head><body>\
+             <nav><a href='/'>Home</a> <a href='/news/'>News</a></nav>\
+             <header><h1>Site Name</h1></header>\
+             <div class='ad-slot'>Buy cheap watches now</div>\
+             <article><h1>Flood warning</h1><p>{body}</p></article>\
+             <ul class='links'><li><a href='/a'>One link</a></li><li><a href='/b'>Two link</a></li></ul>\
+             <footer>Copyright Example Corp</footer></body></html>"
+        );
+        let out = extract_html(&html, Some(&base()), &UrlRules::default());
+        assert_eq!(out.title.as_deref(), Some("The Story"));
+        assert!(
+            out.main_text.starts_with("Flood warning\nRivers rise"),
+            "{}",
+            out.main_text
+        );
+        for junk in ["Home", "Site Name", "watches", "Copyright", "One link"] {
+            assert!(!out.main_text.contains(junk), "{junk} in {}", out.main_text);
+        }
+    }
+
+    #[test]
+    fn links_are_absolute_normalised_and_unique() {
+        let html = "<base href='/root/'><a href='a.html#x'>a</a><a href='A.HTML'>b</a>\
+                    <a href='a.html'>c</a><a href='mailto:x@y.z'>m</a>\
+                    <a href='HTTPS://Example.com:443/x?utm_source=t'>d</a>";
+        let out = extract_html(html, Some(&base()), &UrlRules::default());
+        assert_eq!(
+            out.links,
+            vec![
+                "https://example.com/root/a.html",
+                "https://example.com/root/A.HTML",
+                "https://example.com/x",
+            ]
+        );
+    }
+
+    #[test]
+    fn canonical_link_is_found_and_resolved() {
+        let html = "<head><link rel='Canonical' href='/news/story.html?sid=9'></head><p>x</p>";
+        let out = extract_html(html, Some(&base()), &UrlRules::default());
+        assert_eq!(
+            out.canonical.as_deref(),
+            Some("https://example.com/news/story.html")
+        );
+    }
+
+    #[test]
+    fn slope_keeps_the_text_dense_region() {
+        let mut html = String::from("<body>");
+        for i in 0..30 {
+            html.push_str(&format!("<div><span><b>x{i}</b></span></div>"));
+        }
+        html.push_str("<div>");
+        html.push_str(&"main words of the article ".repeat(20));
+        html.push_str("</div>");
+        for i in 0..30 {
+            html.push_str(&format!("<div><span><i>y{i}</i></span></div>"));
+        }
+        let out = extract_html(&html, None, &UrlRules::default());
+        assert!(out.main_text.starts_with("main words"), "{}", out.main_text);
+        assert!(out.main_text.ends_with("article"), "{}", out.main_text);
+    }
+
+    #[test]
+    fn plain_text_keeps_everything() {
+        let out = extract_plain("  one  two\n\n three ");
+        assert_eq!(out.main_text, "one two\nthree");
+        assert!(out.links.is_empty());
+    }
+}

@@ -1,1 +1,0 @@
-//! Feed parsing with feed-rs: entries become URLs with exact change times.

@@ -1,0 +1,242 @@
+//! `freshet inspect robots|sitemap|feed` run as the built binary on the fixtures in
+//! tests/fixtures/parsers/ and against a loopback HTTP server; checks the JSON and exit codes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn fixture(name: &str) -> String {
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "tests",
+        "fixtures",
+        "parsers",
+        name,
+    ]
+    .iter()
+    .collect();
+    path.to_string_lossy().into_owned()
+}
+
+fn freshet(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args(args)
+        .output()
+        .expect("run freshet")
+}
+
+fn json(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "exit {:?}, stderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn robots_file() {
+    let robots = fixture("robots.txt");
+    let args = |url: &'static str, agent: &'static str| {
+        let out = freshet(&[
+            "inspect", "robots", &robots, "--agent", agent, "--url", url, "--json",
+        ]);
+        json(&out)
+    };
+    let v = args("http://localhost/private/x", "freshet");
+    assert_eq!(v["allowed"], false);
+    assert_eq!(v["crawl_delay_s"], 2.5);
+    assert_eq!(v["sitemaps"][1], "http://localhost/news/sitemap-news.xml");
+    assert_eq!(
+        args("http://localhost/private/open", "freshet")["allowed"],
+        true
+    );
+    let greedy = args("http://localhost/", "greedybot/2.0");
+    assert_eq!(greedy["allowed"], false);
+    assert_eq!(greedy["crawl_delay_s"], Value::Null);
+    let text = freshet(&["inspect", "robots", &robots, "--url", "/private/x"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("allowed:     no"));
+}
+
+#[test]
+fn sitemap_file() {
+    let v = json(&freshet(&[
+        "inspect",
+        "sitemap",
+        &fixture("sitemap.xml"),
+        "--json",
+    ]));
+    assert_eq!(v["kind"], "urlset");
+    let urls = v["urls"].as_array().unwrap();
+    assert_eq!(urls.len(), 3);
+    assert_eq!(urls[0]["lastmod"], "2024-05-01T10:00:00+00:00");
+    assert_eq!(urls[0]["changefreq"], "daily");
+    assert_eq!(urls[0]["priority"], 1.0);
+    assert_eq!(urls[1]["loc"], "http://localhost/about?lang=en&v=2");
+    assert_eq!(urls[2]["lastmod"], Value::Null);
+    let errors: Vec<&str> = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert!(
+        errors.iter().any(|e| e.contains("not a date")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("elsewhere.example")),
+        "{errors:?}"
+    );
+
+    let index = json(&freshet(&[
+        "inspect",
+        "sitemap",
+        &fixture("sitemap-index.xml"),
+        "--json",
+    ]));
+    assert_eq!(index["kind"], "index");
+    assert_eq!(index["sitemaps"].as_array().unwrap().len(), 2);
+
+    // With a base on another host, every URL is foreign unless cross-submitted.
+    let other = json(&freshet(&[
+        "inspect",
+        "sitemap",
+        &fixture("sitemap.xml"),
+        "--base",
+        "http://other.example/sitemap.xml",
+        "--cross-submitted",
+        "localhost",
+        "--json",
+    ]));
+    assert_eq!(other["urls"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn malformed_inputs_give_errors_not_crashes() {
+    let truncated = json(&freshet(&[
+        "inspect",
+        "sitemap",
+        &fixture("truncated.xml"),
+        "--json",
+    ]));
+    assert_eq!(truncated["urls"].as_array().unwrap().len(), 1);
+    assert!(truncated["errors"].to_string().contains("malformed XML"));
+
+    let bomb = json(&freshet(&[
+        "inspect",
+        "sitemap",
+        &fixture("bomb.xml.gz"),
+        "--json",
+    ]));
+    assert_eq!(bomb["urls"][0]["loc"], "http://localhost/before-the-bomb");
+    assert!(
+        bomb["errors"].to_string().contains("larger than"),
+        "{}",
+        bomb["errors"]
+    );
+
+    let junk = freshet(&["inspect", "sitemap", &fixture("junk.bin"), "--json"]);
+    assert_eq!(junk.status.code(), Some(1));
+    let junk_feed = freshet(&["inspect", "feed", &fixture("junk.bin")]);
+    assert_eq!(junk_feed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&junk_feed.stderr).contains("not a readable feed"));
+
+    let missing = freshet(&["inspect", "robots", "/no/such/robots.txt", "--json"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read /no/such/robots.txt"));
+}
+
+#[test]
+fn feed_files() {
+    let v = json(&freshet(&[
+        "inspect",
+        "feed",
+        &fixture("feed.xml"),
+        "--base",
+        "http://localhost/rss",
+        "--json",
+    ]));
+    assert_eq!(v["title"], "Example News");
+    assert_eq!(v["ttl_minutes"], 60);
+    assert_eq!(v["entries"][0]["link"], "http://localhost/news/1");
+    assert_eq!(v["entries"][0]["published"], "2017-01-05T12:34:50+00:00");
+    assert_eq!(v["entries"][0]["updated"], Value::Null);
+    assert_eq!(v["entries"][1]["link"], "http://localhost/news/2");
+    let atom = json(&freshet(&[
+        "inspect",
+        "feed",
+        &fixture("atom.xml"),
+        "--base",
+        "https://blog.example/feed/atom",
+        "--json",
+    ]));
+    assert_eq!(
+        atom["entries"][0]["link"],
+        "https://blog.example/feed/posts/1"
+    );
+    assert_eq!(atom["entries"][0]["updated"], "2024-02-01T00:00:00+00:00");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn urls_are_fetched_over_http() {
+    use axum::Router;
+    use axum::http::StatusCode;
+    use axum::routing::get;
+
+    let app = Router::new()
+        .route(
+            "/robots.txt",
+            get(|| async { "User-agent: *\nDisallow: /no\nSitemap: http://x/s.xml\n" }),
+        )
+        .route(
+            "/down/robots.txt",
+            get(|| async { StatusCode::SERVICE_UNAVAILABLE }),
+        )
+        .route("/gone/robots.txt", get(|| async { StatusCode::NOT_FOUND }))
+        .route(
+            "/feed",
+            get(|| async { std::fs::read(fixture("feed.xml")).unwrap() }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let run = move |args: Vec<String>| {
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            freshet(&args)
+        })
+    };
+    let robots = |path: &str, url: &str| {
+        vec![
+            "inspect".into(),
+            "robots".into(),
+            format!("http://{addr}{path}"),
+            "--url".into(),
+            url.to_string(),
+            "--json".into(),
+        ]
+    };
+    let ok = json(&run(robots("/robots.txt", "/no/1")).await.unwrap());
+    assert_eq!(ok["allowed"], false);
+    assert_eq!(ok["sitemaps"][0], "http://x/s.xml");
+    let down = json(&run(robots("/down/robots.txt", "/yes")).await.unwrap());
+    assert_eq!(down["allowed"], false, "5xx disallows all");
+    let gone = json(&run(robots("/gone/robots.txt", "/no/1")).await.unwrap());
+    assert_eq!(gone["allowed"], true, "4xx allows all");
+
+    let feed = json(
+        &run(vec![
+            "inspect".into(),
+            "feed".into(),
+            format!("http://{addr}/feed"),
+            "--json".into(),
+        ])
+        .await
+        .unwrap(),
+    );
+    assert_eq!(feed["entries"][0]["link"], format!("http://{addr}/news/1"));
+}
