@@ -29,6 +29,8 @@ pub enum Command {
     Sitemap(SitemapArgs),
     /// The title, ttl and entries of one feed (RSS, Atom, JSON Feed).
     Feed(FeedArgs),
+    /// Near-duplicate groups among local HTML or text files, to tune the thresholds.
+    Duplicates(super::inspect_duplicates::Args),
 }
 
 /// Where the document comes from.
@@ -80,6 +82,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Robots(args) => inspect_robots(args).await,
         Command::Sitemap(args) => inspect_sitemap(args).await,
         Command::Feed(args) => inspect_feed(args).await,
+        Command::Duplicates(args) => super::inspect_duplicates::run(args).await,
     }
 }
 

@@ -6,11 +6,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod bench;
+pub mod bench_dedup;
 pub mod check;
 pub mod demo;
 pub mod explain;
 pub mod export;
 pub mod inspect;
+pub mod inspect_duplicates;
 pub mod plan;
 pub mod report;
 pub mod run;
