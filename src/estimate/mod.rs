@@ -84,7 +84,7 @@ impl Stats {
         changed: Option<bool>,
         last_modified_age_days: Option<f64>,
     ) {
-        if !(interval_days > 0.0) || !interval_days.is_finite() {
+        if !(interval_days > 0.0 && interval_days.is_finite()) {
             return;
         }
         match (changed, last_modified_age_days) {
@@ -194,7 +194,10 @@ impl RateEstimate {
 
     /// The posterior as a Gamma (what [`pool`] takes).
     pub fn gamma(&self) -> Prior {
-        Prior { shape: self.shape, rate: self.rate }
+        Prior {
+            shape: self.shape,
+            rate: self.rate,
+        }
     }
 }
 
@@ -227,10 +230,10 @@ pub fn prior_with_hints(evidence: &Evidence, prior: &Prior) -> Prior {
             rate: shape / hint,
         };
     }
-    if let Some(ttl) = evidence.feed_ttl_days.filter(|t| *t > 0.0 && t.is_finite()) {
-        if p.mean() > 1.0 / ttl {
-            p.rate = p.shape * ttl;
-        }
+    if let Some(ttl) = evidence.feed_ttl_days.filter(|t| *t > 0.0 && t.is_finite())
+        && p.mean() > 1.0 / ttl
+    {
+        p.rate = p.shape * ttl;
     }
     p
 }
@@ -283,7 +286,7 @@ pub fn posterior(stats: &Stats, prior: &Prior) -> Prior {
         // Newton on u = ln λ: d/du = λ s, d²/du² = λ s + λ² curv.
         let du = -(l * s) / (l * s + l * l * curv);
         let mut next = l * du.clamp(-2.0, 2.0).exp();
-        if !(next > lo && next < hi) || !next.is_finite() {
+        if !(next > lo && next < hi && next.is_finite()) {
             next = if hi.is_finite() {
                 (lo.max(hi * 1e-12) * hi).sqrt()
             } else {

@@ -65,7 +65,11 @@ pub fn pool(posteriors: &[Prior], fallback: Prior) -> Prior {
     }
     let n = usable.len() as f64;
     let mean = usable.iter().map(|e| e.mean()).sum::<f64>() / n;
-    let spread = usable.iter().map(|e| (e.mean() - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let spread = usable
+        .iter()
+        .map(|e| (e.mean() - mean).powi(2))
+        .sum::<f64>()
+        / (n - 1.0);
     let noise = usable
         .iter()
         .map(|e| e.variance())
@@ -74,7 +78,7 @@ pub fn pool(posteriors: &[Prior], fallback: Prior) -> Prior {
         / n;
     // Never claim more agreement than "the means' spread"/4 would: noise may swamp the spread.
     let between = (spread - noise).max(spread / 4.0);
-    if !(between > 0.0) || !(mean > 0.0) {
+    if !(between > 0.0 && mean > 0.0) {
         return fallback;
     }
     let shape = (mean * mean / between).min(MAX_POOLED_SHAPE);
@@ -88,7 +92,10 @@ mod tests {
     #[test]
     fn pooling_recovers_the_group_mean_and_stays_weak() {
         let estimates: Vec<Prior> = (1..=50)
-            .map(|i| Prior { shape: 20.0, rate: 20.0 / (0.5 + 0.02 * f64::from(i)) })
+            .map(|i| Prior {
+                shape: 20.0,
+                rate: 20.0 / (0.5 + 0.02 * f64::from(i)),
+            })
             .collect();
         let p = pool(&estimates, Prior::default());
         let true_mean = estimates.iter().map(|e| e.mean()).sum::<f64>() / 50.0;

@@ -44,7 +44,11 @@ impl FixedRates {
     pub fn planned(name: &str, world: &World, policy: Policy, rates: Vec<f64>) -> Self {
         let pages = plan_pages(world, rates.into_iter());
         let rates = plan::solve(policy, &pages, &world_limits(world), Objective::Age);
-        Self { name: name.to_string(), rates, seed: world.config.seed ^ 0x5eed }
+        Self {
+            name: name.to_string(),
+            rates,
+            seed: world.config.seed ^ 0x5eed,
+        }
     }
 }
 
@@ -57,7 +61,13 @@ impl Strategy for FixedRates {
         let mut rng = StdRng::seed_from_u64(self.seed);
         self.rates
             .iter()
-            .map(|&f| if f > 0.0 { rng.random::<f64>() / f } else { f64::INFINITY })
+            .map(|&f| {
+                if f > 0.0 {
+                    rng.random::<f64>() / f
+                } else {
+                    f64::INFINITY
+                }
+            })
             .collect()
     }
 
@@ -85,7 +95,10 @@ impl Nutch {
     /// Starts every page at the uniform interval of the world's budget.
     pub fn new(world: &World) -> Self {
         let start = (1.0 / world.config.budget).clamp(Self::MIN_INTERVAL, Self::MAX_INTERVAL);
-        Self { interval: vec![start; world.pages.len()], seed: world.config.seed ^ 0xa7c4 }
+        Self {
+            interval: vec![start; world.pages.len()],
+            seed: world.config.seed ^ 0xa7c4,
+        }
     }
 }
 
@@ -96,7 +109,10 @@ impl Strategy for Nutch {
 
     fn start(&mut self, _world: &World) -> Vec<f64> {
         let mut rng = StdRng::seed_from_u64(self.seed);
-        self.interval.iter().map(|i| rng.random::<f64>() * i).collect()
+        self.interval
+            .iter()
+            .map(|i| rng.random::<f64>() * i)
+            .collect()
     }
 
     fn on_fetch(&mut self, _world: &World, page: usize, t: f64, obs: Observation) -> f64 {

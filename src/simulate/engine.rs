@@ -87,7 +87,10 @@ impl Eq for Due {}
 impl Ord for Due {
     fn cmp(&self, other: &Self) -> Ordering {
         // Earliest first (BinaryHeap is a max-heap); ties by page for determinism.
-        other.at.total_cmp(&self.at).then(other.page.cmp(&self.page))
+        other
+            .at
+            .total_cmp(&self.at)
+            .then(other.page.cmp(&self.page))
     }
 }
 impl PartialOrd for Due {
@@ -131,7 +134,11 @@ pub fn run(world: &World, strategy: &mut dyn Strategy, warmup: f64) -> PolicyRes
         .into_iter()
         .enumerate()
         .filter(|(_, at)| at.is_finite())
-        .map(|(page, at)| Due { at, page, version: 0 })
+        .map(|(page, at)| Due {
+            at,
+            page,
+            version: 0,
+        })
         .collect();
     let ticks = (days * TICKS_PER_DAY).ceil() as usize;
     let mut deferred = Vec::new();
@@ -140,9 +147,15 @@ pub fn run(world: &World, strategy: &mut dyn Strategy, warmup: f64) -> PolicyRes
         global = (global + global_per_tick).min(global_cap);
         for (credit, host) in host_credit.iter_mut().zip(&world.hosts) {
             let per_tick = host.limit_per_day * tick;
-            *credit = (*credit + per_tick).min((per_tick * CREDIT_HORIZON_DAYS * TICKS_PER_DAY).max(1.0));
+            *credit =
+                (*credit + per_tick).min((per_tick * CREDIT_HORIZON_DAYS * TICKS_PER_DAY).max(1.0));
         }
-        let mut ctx = TickCtx { global: &mut global, hosts: &mut host_credit, spent: 0, reschedule: Vec::new() };
+        let mut ctx = TickCtx {
+            global: &mut global,
+            hosts: &mut host_credit,
+            spent: 0,
+            reschedule: Vec::new(),
+        };
         strategy.on_tick(world, t0, &mut ctx);
         if t0 >= warmup {
             fetches += ctx.spent;
@@ -150,7 +163,11 @@ pub fn run(world: &World, strategy: &mut dyn Strategy, warmup: f64) -> PolicyRes
         for (page, at) in std::mem::take(&mut ctx.reschedule) {
             version[page] = version[page].wrapping_add(1);
             if at.is_finite() {
-                heap.push(Due { at, page, version: version[page] });
+                heap.push(Due {
+                    at,
+                    page,
+                    version: version[page],
+                });
             }
         }
         while global >= 1.0 {
@@ -158,7 +175,11 @@ pub fn run(world: &World, strategy: &mut dyn Strategy, warmup: f64) -> PolicyRes
             if top.at >= t1 {
                 break;
             }
-            let Due { at, page, version: v } = heap.pop().expect("peeked");
+            let Due {
+                at,
+                page,
+                version: v,
+            } = heap.pop().expect("peeked");
             if v != version[page] {
                 continue;
             }
@@ -178,25 +199,45 @@ pub fn run(world: &World, strategy: &mut dyn Strategy, warmup: f64) -> PolicyRes
             if t >= warmup {
                 fetches += 1;
             }
-            let obs = Observation { changed: next_change <= t, last_modified: world.last_modified(page, t) };
+            let obs = Observation {
+                changed: next_change <= t,
+                last_modified: world.last_modified(page, t),
+            };
             copy_time[page] = t;
             let next = strategy.on_fetch(world, page, t, obs);
             version[page] = version[page].wrapping_add(1);
             if next.is_finite() {
-                heap.push(Due { at: next.max(t), page, version: version[page] });
+                heap.push(Due {
+                    at: next.max(t),
+                    page,
+                    version: version[page],
+                });
             }
         }
         for page in deferred.drain(..) {
-            heap.push(Due { at: t1, page, version: version[page] });
+            heap.push(Due {
+                at: t1,
+                page,
+                version: version[page],
+            });
         }
     }
     for (page, p) in world.pages.iter().enumerate() {
-        let (a, f) = integrate(p.next_change_after(copy_time[page]), copy_time[page], days, warmup);
+        let (a, f) = integrate(
+            p.next_change_after(copy_time[page]),
+            copy_time[page],
+            days,
+            warmup,
+        );
         age_sum += a;
         fresh_sum += f;
     }
     let page_days = n as f64 * (days - warmup).max(f64::MIN_POSITIVE);
-    PolicyResult { mean_age_days: age_sum / page_days, freshness: fresh_sum / page_days, fetches }
+    PolicyResult {
+        mean_age_days: age_sum / page_days,
+        freshness: fresh_sum / page_days,
+        fetches,
+    }
 }
 
 #[cfg(test)]

@@ -49,20 +49,48 @@ pub struct Report {
 }
 
 /// The policies in the order they are shown.
-pub const POLICIES: [&str; 6] = ["oracle", "freshet", "uniform", "proportional", "changefreq", "nutch"];
+pub const POLICIES: [&str; 6] = [
+    "oracle",
+    "freshet",
+    "uniform",
+    "proportional",
+    "changefreq",
+    "nutch",
+];
 
 fn run_policy(world: &World, name: &str, warmup: f64) -> PolicyResult {
     let true_rates = || world.pages.iter().map(|p| p.rate).collect::<Vec<_>>();
     let mut strategy: Box<dyn engine::Strategy> = match name {
-        "oracle" => Box::new(baselines::FixedRates::planned(name, world, Policy::AgeOptimal, true_rates())),
-        "uniform" => Box::new(baselines::FixedRates::planned(name, world, Policy::Uniform, true_rates())),
-        "proportional" => {
-            Box::new(baselines::FixedRates::planned(name, world, Policy::Proportional, true_rates()))
-        }
+        "oracle" => Box::new(baselines::FixedRates::planned(
+            name,
+            world,
+            Policy::AgeOptimal,
+            true_rates(),
+        )),
+        "uniform" => Box::new(baselines::FixedRates::planned(
+            name,
+            world,
+            Policy::Uniform,
+            true_rates(),
+        )),
+        "proportional" => Box::new(baselines::FixedRates::planned(
+            name,
+            world,
+            Policy::Proportional,
+            true_rates(),
+        )),
         "changefreq" => {
-            let hints =
-                world.pages.iter().map(|p| p.changefreq.unwrap_or(Prior::default().mean())).collect();
-            Box::new(baselines::FixedRates::planned(name, world, Policy::AgeOptimal, hints))
+            let hints = world
+                .pages
+                .iter()
+                .map(|p| p.changefreq.unwrap_or(Prior::default().mean()))
+                .collect();
+            Box::new(baselines::FixedRates::planned(
+                name,
+                world,
+                Policy::AgeOptimal,
+                hints,
+            ))
         }
         "nutch" => Box::new(baselines::Nutch::new(world)),
         _ => Box::new(freshet::Freshet::new(world)),
@@ -83,9 +111,14 @@ pub fn run(config: &SimConfig) -> Report {
                 scope.spawn(move || (name.to_string(), run_policy(world, name, warmup)))
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("a policy thread panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a policy thread panicked"))
+            .collect()
     });
-    Report { policies: results.into_iter().collect() }
+    Report {
+        policies: results.into_iter().collect(),
+    }
 }
 
 #[cfg(test)]

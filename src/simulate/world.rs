@@ -86,12 +86,17 @@ impl Page {
 
     /// The first change strictly after `t`, or infinity.
     pub fn next_change_after(&self, t: f64) -> f64 {
-        self.changes.get(self.next_change_index(t)).copied().unwrap_or(f64::INFINITY)
+        self.changes
+            .get(self.next_change_index(t))
+            .copied()
+            .unwrap_or(f64::INFINITY)
     }
 
     /// The last change at or before `t` (`None`: unchanged since the world began).
     pub fn last_change_at(&self, t: f64) -> Option<f64> {
-        self.next_change_index(t).checked_sub(1).map(|i| self.changes[i])
+        self.next_change_index(t)
+            .checked_sub(1)
+            .map(|i| self.changes[i])
     }
 
     /// Whether the page changed in `(since, t]`.
@@ -135,7 +140,11 @@ fn snap_changefreq(rate: f64) -> f64 {
     const WORDS: [f64; 5] = [24.0, 1.0, 1.0 / 7.0, 1.0 / 30.0, 1.0 / 365.0];
     WORDS
         .into_iter()
-        .min_by(|a, b| (a.ln() - rate.ln()).abs().total_cmp(&(b.ln() - rate.ln()).abs()))
+        .min_by(|a, b| {
+            (a.ln() - rate.ln())
+                .abs()
+                .total_cmp(&(b.ln() - rate.ln()).abs())
+        })
         .unwrap_or(1.0)
 }
 
@@ -172,7 +181,13 @@ impl World {
                 None
             };
             let announced = rng.random_bool(config.signals.clamp(0.0, 1.0));
-            pages.push(Page { rate, host, changes, changefreq, announced });
+            pages.push(Page {
+                rate,
+                host,
+                changes,
+                changefreq,
+                announced,
+            });
         }
         let mut sizes = vec![0usize; hosts_n];
         for p in &pages {
@@ -188,13 +203,23 @@ impl World {
                     5..7 => LastModified::Now,
                     _ => LastModified::Absent,
                 };
-                Host { limit_per_day, last_modified, feed: Vec::new() }
+                Host {
+                    limit_per_day,
+                    last_modified,
+                    feed: Vec::new(),
+                }
             })
             .collect::<Vec<_>>();
-        let mut world = World { config: config.clone(), pages, hosts };
+        let mut world = World {
+            config: config.clone(),
+            pages,
+            hosts,
+        };
         for (i, p) in world.pages.iter().enumerate() {
             if p.announced {
-                world.hosts[p.host].feed.extend(p.changes.iter().map(|&c| (c, i)));
+                world.hosts[p.host]
+                    .feed
+                    .extend(p.changes.iter().map(|&c| (c, i)));
             }
         }
         for host in &mut world.hosts {
@@ -226,10 +251,20 @@ mod tests {
 
     #[test]
     fn worlds_are_deterministic_and_feeds_are_windows() {
-        let config = WorldConfig { pages: 300, hosts: 5, days: 20.0, signals: 0.3, ..Default::default() };
+        let config = WorldConfig {
+            pages: 300,
+            hosts: 5,
+            days: 20.0,
+            signals: 0.3,
+            ..Default::default()
+        };
         let a = World::generate(&config);
         assert_eq!(a, World::generate(&config));
-        let host = a.hosts.iter().find(|h| h.feed.len() > 25).expect("a busy feed");
+        let host = a
+            .hosts
+            .iter()
+            .find(|h| h.feed.len() > 25)
+            .expect("a busy feed");
         let window = host.feed_at(10.0, 20);
         assert!(window.len() <= 20 && window.iter().all(|&(t, _)| t <= 10.0));
         let p = &a.pages[window[0].1];
