@@ -84,7 +84,7 @@ impl Stats {
         changed: Option<bool>,
         last_modified_age_days: Option<f64>,
     ) {
-        if !(interval_days > 0.0) || !interval_days.is_finite() {
+        if !(interval_days > 0.0 && interval_days.is_finite()) {
             return;
         }
         match (changed, last_modified_age_days) {
@@ -216,24 +216,30 @@ pub fn changefreq_per_day(value: &str) -> Option<f64> {
 /// How much a hint weighs, in pseudo-changes: a hint is a weak prior, not evidence.
 pub const HINT_SHAPE: f64 = 0.5;
 
-/// The prior after hints: centred on `changefreq` (at most [`HINT_SHAPE`] strong), its mean capped
-/// at one change per feed ttl.
+/// The most pseudo-exposure (days) a hint may carry. A Gamma prior's strength is in its
+/// exposure as much as in its shape: `yearly` at half a pseudo-change would otherwise weigh as
+/// 182 days of watching, and a page whose hint lies (a `yearly` page that changes daily) would
+/// need months of checks to escape it.
+pub const MAX_HINT_EXPOSURE_DAYS: f64 = 1.0;
+
+/// The prior after hints: centred on `changefreq` (at most [`HINT_SHAPE`] pseudo-changes and
+/// [`MAX_HINT_EXPOSURE_DAYS`] of pseudo-exposure), its mean capped at one change per feed ttl.
 pub fn prior_with_hints(evidence: &Evidence, prior: &Prior) -> Prior {
     let mut p = *prior;
     if let Some(hint) = evidence
         .changefreq_per_day
         .filter(|h| *h > 0.0 && h.is_finite())
     {
-        let shape = p.shape.min(HINT_SHAPE);
+        let shape = p.shape.min(HINT_SHAPE).min(MAX_HINT_EXPOSURE_DAYS * hint);
         p = Prior {
             shape,
             rate: shape / hint,
         };
     }
-    if let Some(ttl) = evidence.feed_ttl_days.filter(|t| *t > 0.0 && t.is_finite()) {
-        if p.mean() > 1.0 / ttl {
-            p.rate = p.shape * ttl;
-        }
+    if let Some(ttl) = evidence.feed_ttl_days.filter(|t| *t > 0.0 && t.is_finite())
+        && p.mean() > 1.0 / ttl
+    {
+        p.rate = p.shape * ttl;
     }
     p
 }
@@ -286,7 +292,7 @@ pub fn posterior(stats: &Stats, prior: &Prior) -> Prior {
         // Newton on u = ln λ: d/du = λ s, d²/du² = λ s + λ² curv.
         let du = -(l * s) / (l * s + l * l * curv);
         let mut next = l * du.clamp(-2.0, 2.0).exp();
-        if !(next > lo && next < hi) || !next.is_finite() {
+        if !(next > lo && next < hi && next.is_finite()) {
             next = if hi.is_finite() {
                 (lo.max(hi * 1e-12) * hi).sqrt()
             } else {

@@ -78,7 +78,7 @@ pub fn pool(posteriors: &[Prior], fallback: Prior) -> Prior {
         / n;
     // Never claim more agreement than "the means' spread"/4 would: noise may swamp the spread.
     let between = (spread - noise).max(spread / 4.0);
-    if !(between > 0.0) || !(mean > 0.0) {
+    if !(between > 0.0 && mean > 0.0) {
         return fallback;
     }
     let shape = (mean * mean / between).min(MAX_POOLED_SHAPE);

@@ -78,7 +78,7 @@ impl Table {
     /// Interpolated `ln r` for `ln y` inside the table, `None` outside.
     fn lookup(&self, ln_y: f64) -> Option<f64> {
         let x = (ln_y - self.ln_lo) / self.step;
-        if !(x >= 0.0) || x >= (self.ln_r.len() - 1) as f64 {
+        if !(x >= 0.0 && x < (self.ln_r.len() - 1) as f64) {
             return None;
         }
         let i = x as usize;

@@ -19,7 +19,8 @@ pub struct FeedPoll {
     pub cost_per_day: f64,
 }
 
-fn cost(rates: &[f64], phi: f64) -> f64 {
+/// Expected fetches per day of polling every `1/phi` days: the polls plus the changed pages.
+pub fn feed_cost(rates: &[f64], phi: f64) -> f64 {
     phi * (1.0 + rates.iter().map(|&l| -(-l / phi).exp_m1()).sum::<f64>())
 }
 
@@ -34,7 +35,7 @@ pub fn feed_poll_rate(rates: &[f64], mu: f64, capacity: usize, max_rate: f64) ->
             .iter()
             .map(|&l| time_averaged_age(l, 1.0 / phi))
             .sum::<f64>()
-            + mu * cost(rates, phi)
+            + mu * feed_cost(rates, phi)
     };
     let (mut a, mut b) = ((1.0 / 365.0_f64).ln(), max_rate.max(1.0 / 365.0).ln());
     let ratio = (5f64.sqrt() - 1.0) / 2.0;
@@ -50,7 +51,7 @@ pub fn feed_poll_rate(rates: &[f64], mu: f64, capacity: usize, max_rate: f64) ->
     let phi = (0.5 * (a + b)).exp().max(min_rate);
     FeedPoll {
         rate_per_day: phi,
-        cost_per_day: cost(rates, phi),
+        cost_per_day: feed_cost(rates, phi),
     }
 }
 

@@ -29,7 +29,7 @@
 pub mod curves;
 pub mod feed;
 
-pub use feed::{FeedPoll, feed_poll_rate};
+pub use feed::{FeedPoll, feed_cost, feed_poll_rate};
 
 /// Expected age in days of a copy fetched `since_days` ago of a page changing `rate_per_day`.
 pub fn expected_age_days(rate_per_day: f64, since_days: f64) -> f64 {
@@ -164,7 +164,7 @@ impl Multipliers {
 /// A page's visits per day at effective multiplier `m` (decreasing in `m`; the cap at `m = 0`).
 fn response(policy: Policy, objective: Objective, page: &PlanPage, m: f64) -> f64 {
     let (lambda, w) = (page.rate_per_day, page.weight);
-    if !(lambda > 0.0) || !(w > 0.0) {
+    if !(lambda > 0.0 && w > 0.0) {
         return 0.0;
     }
     let f = if m <= 0.0 {

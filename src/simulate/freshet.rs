@@ -4,23 +4,30 @@
 //!
 //! - After every fetch the page's posterior is updated and its rate recomputed in O(1) from the
 //!   last plan's multipliers ([`plan::rate_for`]); every [`Freshet::REPLAN_DAYS`] the whole plan is
-//!   re-solved, host priors re-pooled (empirical Bayes) and feed poll rates re-chosen.
+//!   re-solved and host priors re-pooled (empirical Bayes).
 //! - Last-Modified is used only once the host's [`ValidatorTrust`] trusts it.
 //! - A page seen in its host's feed is *covered*: its rate is learnt from the feed's exact change
-//!   times, a listed change makes it due at once, and it keeps only a token weight in the plan.
+//!   times, and instead of being fetched blindly every `1/f` days it is fetched as soon as the feed
+//!   lists a change *and* `1/f` days have passed since its last fetch. That never costs more
+//!   fetches than the plan (it costs `1/(1/f + 1/λ)` per day), so the plan is re-solved with the
+//!   savings returned to the budget, minus the feed polls. A feed is polled often enough to list
+//!   about four changes per poll (so it never overflows its 20 entries), at least daily, and at most
+//!   hourly or a tenth of its host's limit. When a feed did overflow, its pages fall back to the plan.
 
 use super::baselines::world_limits;
 use super::engine::{Observation, Strategy, TickCtx};
 use super::world::World;
 use crate::estimate::{
-    self, Evidence, Prior, Stats, ValidatorCheck, ValidatorTrust, posterior, prior_with_hints,
+    Evidence, Prior, Stats, ValidatorCheck, ValidatorTrust, pool, posterior, prior_with_hints,
 };
 use crate::plan::{self, Multipliers, Objective, PlanPage, Policy};
 
-/// Plan weight of a page whose changes a feed announces: a safety net only.
-const COVERED_WEIGHT: f64 = 0.02;
-/// Most feed polls per day.
-const MAX_FEED_POLLS: f64 = 96.0;
+/// Most feed polls per day (the engine's tick is an hour).
+const MAX_FEED_POLLS: f64 = 24.0;
+/// Largest share of a host's limit its feed polls may take.
+const FEED_HOST_SHARE: f64 = 0.1;
+/// Changes a poll should find on average.
+const CHANGES_PER_POLL: f64 = 4.0;
 
 /// The learning policy.
 #[derive(Debug)]
@@ -29,13 +36,18 @@ pub struct Freshet {
     last_fetch: Vec<f64>,
     last_lm: Vec<Option<f64>>,
     plan_pages: Vec<PlanPage>,
+    /// Planned visits per day per page.
+    rates: Vec<f64>,
     trust: Vec<ValidatorTrust>,
     host_prior: Vec<Prior>,
     mult: Option<Multipliers>,
     next_replan: f64,
     covered: Vec<bool>,
+    /// A covered page's change is known (from its feed) and not yet fetched.
+    pending: Vec<bool>,
     /// Feed exposure of the host at the moment the page became covered.
     cover_offset: Vec<f64>,
+    covered_by_host: Vec<Vec<usize>>,
     has_feed: Vec<bool>,
     feed_exposure: Vec<f64>,
     feed_last_poll: Vec<f64>,
@@ -47,7 +59,8 @@ impl Freshet {
     /// Days between full re-plans.
     pub const REPLAN_DAYS: f64 = 1.0;
 
-    /// A policy that knows the world's pages, hosts, limits and sitemap hints, and nothing else.
+    /// A policy that knows the world's pages, hosts, limits, sitemap hints and which hosts have a
+    /// feed, and nothing else.
     pub fn new(world: &World) -> Self {
         let n = world.pages.len();
         let h = world.hosts.len();
@@ -62,12 +75,15 @@ impl Freshet {
             last_fetch: vec![0.0; n],
             last_lm: vec![None; n],
             plan_pages: super::baselines::plan_pages(world, std::iter::repeat(0.0)),
+            rates: vec![0.0; n],
             trust: vec![ValidatorTrust::default(); h],
             host_prior: vec![Prior::default(); h],
             mult: None,
             next_replan: 0.0,
             covered: vec![false; n],
+            pending: vec![false; n],
             cover_offset: vec![0.0; n],
+            covered_by_host: vec![Vec::new(); h],
             has_feed,
             feed_exposure: vec![0.0; h],
             feed_last_poll: vec![0.0; h],
@@ -76,7 +92,7 @@ impl Freshet {
         }
     }
 
-    /// The posterior mean of one page's rate.
+    /// The posterior of one page's rate.
     fn estimate(&self, world: &World, page: usize) -> Prior {
         let p = &world.pages[page];
         let hints = Evidence {
@@ -91,24 +107,13 @@ impl Freshet {
         posterior(&self.stats[page], &prior)
     }
 
-    fn refresh_page(&mut self, world: &World, page: usize) -> f64 {
-        self.plan_pages[page].rate_per_day = self.estimate(world, page).mean();
-        self.plan_pages[page].weight = if self.covered[page] {
-            COVERED_WEIGHT
-        } else {
-            1.0
-        };
-        self.mult
-            .as_ref()
-            .map_or(0.0, |m| plan::rate_for(&self.plan_pages[page], m))
-    }
-
-    fn due(&self, page: usize, rate: f64) -> f64 {
-        if rate > 0.0 {
-            self.last_fetch[page] + 1.0 / rate
-        } else {
-            f64::INFINITY
+    /// When `page` should be fetched next at planned rate `rate`: on schedule, or for a covered
+    /// page only once a change is known.
+    fn due(&self, page: usize, rate: f64, now: f64) -> f64 {
+        if rate <= 0.0 || (self.covered[page] && !self.pending[page]) {
+            return f64::INFINITY;
         }
+        (self.last_fetch[page] + 1.0 / rate).max(now)
     }
 
     fn replan(&mut self, world: &World, t: f64, ctx: &mut TickCtx) {
@@ -122,52 +127,57 @@ impl Freshet {
             }
         }
         for (prior, posteriors) in self.host_prior.iter_mut().zip(&by_host) {
-            *prior = estimate::pool(posteriors, Prior::default());
+            *prior = pool(posteriors, Prior::default());
         }
         for page in 0..n {
             self.plan_pages[page].rate_per_day = self.estimate(world, page).mean();
-            self.plan_pages[page].weight = if self.covered[page] {
-                COVERED_WEIGHT
-            } else {
-                1.0
-            };
         }
-        let mut limits = world_limits(world);
-        let (_, first) = plan::solve_full(
-            Policy::AgeOptimal,
-            &self.plan_pages,
-            &limits,
-            Objective::Age,
-        );
-        // Feeds: choose poll rates at the plan's price of a fetch, then take their cost out.
-        let mut covered_rates: Vec<Vec<f64>> = vec![Vec::new(); world.hosts.len()];
-        for page in (0..n).filter(|&p| self.covered[p]) {
-            covered_rates[world.pages[page].host].push(self.plan_pages[page].rate_per_day);
-        }
-        let full_budget = limits.budget_per_day;
+        let base = world_limits(world);
+        // Feed polls come out of the budget and the host's limit.
+        let mut limits = base.clone();
         for h in (0..world.hosts.len()).filter(|&h| self.has_feed[h]) {
-            let poll = plan::feed_poll_rate(
-                &covered_rates[h],
-                first.mu,
-                world.config.feed_capacity,
-                MAX_FEED_POLLS,
-            );
-            self.feed_rate[h] = poll.rate_per_day.max(1.0);
-            let cost = poll.cost_per_day.max(self.feed_rate[h]);
-            limits.budget_per_day -= cost;
-            let host_limit = &mut limits.host_limits_per_day[h];
-            *host_limit = (*host_limit - cost).max(0.1 * *host_limit);
+            let changes: f64 = self.covered_by_host[h]
+                .iter()
+                .map(|&p| self.plan_pages[p].rate_per_day)
+                .sum();
+            let phi = (changes / CHANGES_PER_POLL)
+                .clamp(1.0, MAX_FEED_POLLS)
+                .min(FEED_HOST_SHARE * base.host_limits_per_day[h]);
+            self.feed_rate[h] = phi;
+            limits.budget_per_day -= phi;
+            limits.host_limits_per_day[h] -= phi;
         }
-        limits.budget_per_day = limits.budget_per_day.max(0.1 * full_budget);
-        let (rates, mult) = plan::solve_full(
+        // Covered pages use fewer fetches than planned: give the savings back, and solve again.
+        let mut solved = plan::solve_full(
             Policy::AgeOptimal,
             &self.plan_pages,
             &limits,
             Objective::Age,
         );
+        for _ in 0..2 {
+            let mut with_savings = limits.clone();
+            for page in (0..n).filter(|&p| self.covered[p]) {
+                let (f, l) = (solved.0[page], self.plan_pages[page].rate_per_day);
+                let saved = if f > 0.0 {
+                    f - 1.0 / (1.0 / f + 1.0 / l)
+                } else {
+                    0.0
+                };
+                with_savings.budget_per_day += saved;
+                with_savings.host_limits_per_day[world.pages[page].host] += saved;
+            }
+            solved = plan::solve_full(
+                Policy::AgeOptimal,
+                &self.plan_pages,
+                &with_savings,
+                Objective::Age,
+            );
+        }
+        let (rates, mult) = solved;
+        self.rates = rates;
         self.mult = Some(mult);
-        for (page, &rate) in rates.iter().enumerate() {
-            ctx.reschedule(page, self.due(page, rate).max(t));
+        for page in 0..n {
+            ctx.reschedule(page, self.due(page, self.rates[page], t));
         }
     }
 
@@ -175,11 +185,18 @@ impl Freshet {
         let capacity = world.config.feed_capacity;
         let entries = world.hosts[h].feed_at(t, capacity);
         let last = self.feed_last_poll[h];
-        // A full feed whose oldest entry is newer than the last poll may have dropped changes.
-        let start = match entries.first() {
-            Some(&(oldest, _)) if entries.len() == capacity && oldest > last => oldest,
-            _ => last,
-        };
+        // A full feed whose oldest entry is newer than the last poll may have dropped changes:
+        // its pages fall back to the plan.
+        let overflowed =
+            entries.len() == capacity && entries.first().is_some_and(|&(oldest, _)| oldest > last);
+        let start = if overflowed { entries[0].0 } else { last };
+        if overflowed {
+            for i in 0..self.covered_by_host[h].len() {
+                let page = self.covered_by_host[h][i];
+                self.pending[page] = true;
+                ctx.reschedule(page, self.due(page, self.rates[page], t));
+            }
+        }
         let before = self.feed_exposure[h];
         for &(at, page) in entries.iter().filter(|(at, _)| *at > last) {
             if !self.covered[page] {
@@ -187,11 +204,13 @@ impl Freshet {
                 // selected by being a change.
                 self.covered[page] = true;
                 self.cover_offset[page] = before + (at - start).max(0.0);
+                self.covered_by_host[h].push(page);
             } else if at >= start {
                 self.stats[page].add_exact(1.0, 0.0);
             }
-            if at > self.last_fetch[page] {
-                ctx.reschedule(page, t);
+            if at > self.last_fetch[page] && !self.pending[page] {
+                self.pending[page] = true;
+                ctx.reschedule(page, self.due(page, self.rates[page], t));
             }
         }
         self.feed_exposure[h] += t - start;
@@ -205,7 +224,7 @@ impl Strategy for Freshet {
     }
 
     fn start(&mut self, _world: &World) -> Vec<f64> {
-        // The first tick re-plans from the hints and schedules everything.
+        // The first tick plans from the hints and schedules everything.
         vec![f64::INFINITY; self.stats.len()]
     }
 
@@ -229,8 +248,12 @@ impl Strategy for Freshet {
         }
         self.last_fetch[page] = t;
         self.last_lm[page] = obs.last_modified;
-        let rate = self.refresh_page(world, page);
-        self.due(page, rate)
+        self.pending[page] = false;
+        self.plan_pages[page].rate_per_day = self.estimate(world, page).mean();
+        if let Some(mult) = &self.mult {
+            self.rates[page] = plan::rate_for(&self.plan_pages[page], mult);
+        }
+        self.due(page, self.rates[page], t)
     }
 
     fn on_tick(&mut self, world: &World, t: f64, ctx: &mut TickCtx) {
