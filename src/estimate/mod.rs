@@ -41,6 +41,17 @@ pub struct Check {
     pub last_modified_days: Option<f64>,
 }
 
+impl Check {
+    /// A check from Unix-millisecond timestamps (as the store keeps them).
+    pub fn from_ms(at_ms: i64, changed: Option<bool>, last_modified_ms: Option<i64>) -> Self {
+        Self {
+            at_days: days_from_ms(at_ms),
+            changed,
+            last_modified_days: last_modified_ms.map(days_from_ms),
+        }
+    }
+}
+
 /// Days since the Unix epoch of a Unix-millisecond timestamp.
 pub fn days_from_ms(ms: i64) -> f64 {
     ms as f64 / crate::clock::MS_PER_DAY

@@ -1,58 +1,39 @@
-//! How often to poll a feed that announces changes of some pages (pure).
+//! Pages whose changes a feed announces, and how often to poll that feed (pure).
 //!
-//! Polling a host's feed every `p = 1/φ` days and fetching each announced page only when the feed
-//! lists a change leaves every such page exactly as fresh as fetching it every `p` days, so its
-//! time-averaged age is `Ā(λ_i, p)`, but it costs only the poll plus one fetch per interval with a
-//! change: `cost(φ) = φ (1 + Σ_i (1 - e^{-λ_i/φ}))`. Given the budget's multiplier μ from the main
-//! plan, the poll rate minimises the Lagrangian `Σ w_i Ā(λ_i, 1/φ) + μ cost(φ)` (one dimension,
-//! golden-section search in `ln φ`). A feed lists only its last `capacity` entries, so the rate is
-//! also kept high enough that one interval expects at most half of them.
+//! A page seen in its host's feed is *covered*: rather than being fetched blindly every `1/f`
+//! days, it is fetched as soon as the feed lists a change *and* `1/f` days have passed since its
+//! last fetch. It is then never staler than under the plan, and it costs fewer fetches: the wait
+//! is `1/f` and then, the process being memoryless, `1/λ` on average until the next change, so
+//! [`covered_visits_per_day`] `= 1 / (1/f + 1/λ)`. The difference goes back to the budget.
+//!
+//! A feed lists only its last few entries (commonly 20), so it is polled often enough to list about
+//! [`CHANGES_PER_POLL`] changes per poll, at least daily (to discover what it announces), and at most
+//! a set number of times a day and a set share of its host's limit ([`feed_poll_rate`]).
 
-use super::time_averaged_age;
+/// Changes a poll should find on average: well inside a 20-entry feed.
+pub const CHANGES_PER_POLL: f64 = 4.0;
 
-/// The chosen poll rate of one feed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FeedPoll {
-    /// Feed polls per day.
-    pub rate_per_day: f64,
-    /// Expected fetches per day: the polls plus the fetches of announced pages that changed.
-    pub cost_per_day: f64,
+/// Expected fetches per day of a covered page planned at `visits_per_day` that changes
+/// `rate_per_day`.
+pub fn covered_visits_per_day(visits_per_day: f64, rate_per_day: f64) -> f64 {
+    if visits_per_day <= 0.0 || rate_per_day <= 0.0 {
+        return 0.0;
+    }
+    1.0 / (1.0 / visits_per_day + 1.0 / rate_per_day)
 }
 
-/// Expected fetches per day of polling every `1/phi` days: the polls plus the changed pages.
-pub fn feed_cost(rates: &[f64], phi: f64) -> f64 {
-    phi * (1.0 + rates.iter().map(|&l| -(-l / phi).exp_m1()).sum::<f64>())
-}
-
-/// The poll rate for a feed announcing pages with `rates` (weights 1), budget multiplier `mu`,
-/// a feed that lists `capacity` entries, and at most `max_rate` polls per day.
-pub fn feed_poll_rate(rates: &[f64], mu: f64, capacity: usize, max_rate: f64) -> FeedPoll {
-    let total: f64 = rates.iter().sum();
-    let min_rate = (2.0 * total / capacity.max(1) as f64).min(max_rate);
-    let lagrangian = |ln_phi: f64| {
-        let phi = ln_phi.exp();
-        rates
-            .iter()
-            .map(|&l| time_averaged_age(l, 1.0 / phi))
-            .sum::<f64>()
-            + mu * feed_cost(rates, phi)
-    };
-    let (mut a, mut b) = ((1.0 / 365.0_f64).ln(), max_rate.max(1.0 / 365.0).ln());
-    let ratio = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..80 {
-        let c = b - ratio * (b - a);
-        let d = a + ratio * (b - a);
-        if lagrangian(c) < lagrangian(d) {
-            b = d;
-        } else {
-            a = c;
-        }
-    }
-    let phi = (0.5 * (a + b)).exp().max(min_rate);
-    FeedPoll {
-        rate_per_day: phi,
-        cost_per_day: feed_cost(rates, phi),
-    }
+/// Polls per day of a feed whose announced pages change `announced_rate_per_day` in total:
+/// `announced / CHANGES_PER_POLL`, at least daily, at most `max_polls_per_day` and at most
+/// `max_host_share` of `host_limit_per_day`.
+pub fn feed_poll_rate(
+    announced_rate_per_day: f64,
+    max_polls_per_day: f64,
+    host_limit_per_day: f64,
+    max_host_share: f64,
+) -> f64 {
+    let wanted =
+        (announced_rate_per_day.max(0.0) / CHANGES_PER_POLL).clamp(1.0, max_polls_per_day.max(1.0));
+    wanted.min(max_host_share * host_limit_per_day).max(0.0)
 }
 
 #[cfg(test)]
@@ -60,20 +41,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn busier_feeds_are_polled_more_and_cost_less_than_fixed_visits() {
-        let slow = feed_poll_rate(&[0.1; 10], 0.01, 20, 96.0);
-        let fast = feed_poll_rate(&[2.0; 10], 0.01, 20, 96.0);
-        assert!(fast.rate_per_day > slow.rate_per_day);
-        // Fetching 10 pages every poll would cost 11 φ; the feed costs much less for slow pages.
-        assert!(slow.cost_per_day < 3.0 * slow.rate_per_day, "{slow:?}");
-        // A dearer budget (larger μ) polls less.
-        let dear = feed_poll_rate(&[2.0; 10], 1.0, 20, 96.0);
-        assert!(dear.rate_per_day < fast.rate_per_day);
+    fn covered_pages_cost_less_than_their_plan() {
+        assert!((covered_visits_per_day(1.0, 1.0) - 0.5).abs() < 1e-12);
+        // A page changing far faster than its plan costs almost the plan; a slow one almost nothing.
+        assert!(covered_visits_per_day(1.0, 1000.0) > 0.99);
+        assert!(covered_visits_per_day(1.0, 0.01) < 0.01);
+        assert_eq!(covered_visits_per_day(0.0, 1.0), 0.0);
     }
 
     #[test]
-    fn capacity_forces_a_floor() {
-        let poll = feed_poll_rate(&[10.0; 40], 1e3, 20, 1000.0);
-        assert!(poll.rate_per_day >= 2.0 * 400.0 / 20.0 - 1e-9);
+    fn polls_follow_the_feed_within_politeness() {
+        assert_eq!(feed_poll_rate(0.0, 24.0, 100.0, 0.1), 1.0);
+        assert_eq!(feed_poll_rate(40.0, 24.0, 1000.0, 0.1), 10.0);
+        assert_eq!(feed_poll_rate(400.0, 24.0, 1000.0, 0.1), 24.0);
+        assert_eq!(feed_poll_rate(400.0, 24.0, 50.0, 0.1), 5.0);
     }
 }

@@ -29,7 +29,7 @@
 pub mod curves;
 pub mod feed;
 
-pub use feed::{FeedPoll, feed_cost, feed_poll_rate};
+pub use feed::{covered_visits_per_day, feed_poll_rate};
 
 /// Expected age in days of a copy fetched `since_days` ago of a page changing `rate_per_day`.
 pub fn expected_age_days(rate_per_day: f64, since_days: f64) -> f64 {
@@ -130,9 +130,10 @@ pub enum Objective {
 /// How visits are shared out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
-    /// The baseline: the same rate for every page of equal weight, within the budget, water-filled
-    /// under host limits and caps. Pass a sitemap `changefreq` as `rate_per_day` with
-    /// [`Policy::Proportional`] or [`Policy::AgeOptimal`] to use it as a hint instead.
+    /// The baseline: the same rate (times weight) for every page, within the budget, water-filled
+    /// under host limits and caps. To use sitemap `changefreq` as a hint, cap each page's
+    /// `max_visits_per_day` at (a multiple of) its changefreq rate: a "yearly" page then stops at
+    /// its cap and the water-filling gives what it frees to the others.
     Uniform,
     /// Rates proportional to `w λ` (Cho & Garcia-Molina show this is worse than uniform).
     Proportional,

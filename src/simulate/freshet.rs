@@ -7,12 +7,10 @@
 //!   re-solved and host priors re-pooled (empirical Bayes).
 //! - Last-Modified is used only once the host's [`ValidatorTrust`] trusts it.
 //! - A page seen in its host's feed is *covered*: its rate is learnt from the feed's exact change
-//!   times, and instead of being fetched blindly every `1/f` days it is fetched as soon as the feed
-//!   lists a change *and* `1/f` days have passed since its last fetch. That never costs more
-//!   fetches than the plan (it costs `1/(1/f + 1/λ)` per day), so the plan is re-solved with the
-//!   savings returned to the budget, minus the feed polls. A feed is polled often enough to list
-//!   about four changes per poll (so it never overflows its 20 entries), at least daily, and at most
-//!   hourly or a tenth of its host's limit. When a feed did overflow, its pages fall back to the plan.
+//!   times and it is fetched as [`crate::plan::feed`] describes (once the feed lists a change and
+//!   `1/f` days have passed); the plan is re-solved with the fetches this saves returned to the
+//!   budget, minus the feed polls (at most hourly or a tenth of the host's limit). When a feed
+//!   overflowed, its pages fall back to the plan.
 
 use super::baselines::world_limits;
 use super::engine::{Observation, Strategy, TickCtx};
@@ -26,8 +24,6 @@ use crate::plan::{self, Multipliers, Objective, PlanPage, Policy};
 const MAX_FEED_POLLS: f64 = 24.0;
 /// Largest share of a host's limit its feed polls may take.
 const FEED_HOST_SHARE: f64 = 0.1;
-/// Changes a poll should find on average.
-const CHANGES_PER_POLL: f64 = 4.0;
 
 /// The learning policy.
 #[derive(Debug)]
@@ -140,9 +136,12 @@ impl Freshet {
                 .iter()
                 .map(|&p| self.plan_pages[p].rate_per_day)
                 .sum();
-            let phi = (changes / CHANGES_PER_POLL)
-                .clamp(1.0, MAX_FEED_POLLS)
-                .min(FEED_HOST_SHARE * base.host_limits_per_day[h]);
+            let phi = plan::feed_poll_rate(
+                changes,
+                MAX_FEED_POLLS,
+                base.host_limits_per_day[h],
+                FEED_HOST_SHARE,
+            );
             self.feed_rate[h] = phi;
             limits.budget_per_day -= phi;
             limits.host_limits_per_day[h] -= phi;
@@ -158,11 +157,7 @@ impl Freshet {
             let mut with_savings = limits.clone();
             for page in (0..n).filter(|&p| self.covered[p]) {
                 let (f, l) = (solved.0[page], self.plan_pages[page].rate_per_day);
-                let saved = if f > 0.0 {
-                    f - 1.0 / (1.0 / f + 1.0 / l)
-                } else {
-                    0.0
-                };
+                let saved = f - plan::covered_visits_per_day(f, l);
                 with_savings.budget_per_day += saved;
                 with_savings.host_limits_per_day[world.pages[page].host] += saved;
             }
