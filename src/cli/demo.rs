@@ -2,10 +2,16 @@
 //! virtual clock, then judged against the truth: the true mean age of freshet's copies next to
 //! what a uniform schedule with the same requests would have had in the same world.
 
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Context as _;
+
 use crate::demo::session::{SessionOptions, run_session};
+use crate::demo::truth::expected_mean_age_days;
+use crate::demo::world::World;
+use crate::store::Store;
 
 /// Arguments of `freshet demo`.
 #[derive(Debug, clap::Args)]
@@ -16,10 +22,11 @@ pub struct Args {
     /// Virtual seconds per real second (3600: one virtual hour per second).
     #[arg(long, default_value_t = 3600.0)]
     pub speed: f64,
-    /// The database file (default: a fresh one in a temporary folder). The schedule file is
-    /// written next to it, in `freshet-demo-schedules/`.
-    #[arg(long)]
-    pub db: Option<PathBuf>,
+    /// The database file, kept afterwards for `freshet report`, `freshet explain` and
+    /// `sqlite3`; an earlier demo database there is replaced. The schedule file is written next
+    /// to it, in `freshet-demo-schedules/`.
+    #[arg(long, default_value = "freshet-demo.db")]
+    pub db: PathBuf,
     /// Seed of the synthetic world.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -57,14 +64,17 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         duration: Duration::from_secs_f64(args.duration),
         speed: args.speed,
         visits_per_page_per_day: args.budget,
-        db_path: args.db,
+        db_path: Some(args.db),
         progress: true,
     };
+    if let Some(db) = &options.db_path {
+        clear_demo_database(db).await?;
+    }
     let result = run_session(&options, crate::refresher::run).await?;
-    // freshet's own estimate of its mean age and its learned rates live in the database; the
-    // store's report API fills `outcome.freshet.estimated_mean_age_days` and
-    // `outcome.compare_learned(..)` here once it exists.
-    let outcome = result.outcome;
+    let mut outcome = result.outcome;
+    let (estimated, learned) = freshet_view(&result.world, &result.db_path, outcome.from_ms, outcome.to_ms).await?;
+    outcome.freshet.estimated_mean_age_days = estimated;
+    outcome.compare_learned(&result.world, &learned);
     if args.json {
         let report = serde_json::json!({
             "freshet": outcome.freshet,
@@ -92,4 +102,66 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         );
     }
     Ok(u8::from(outcome.politeness.disallowed_requests > 0))
+}
+
+/// Removes an earlier demo database at `path` (the demo's world and ports are new each run, so
+/// its URLs would be stale). A database holding any site that is not a demo site is refused.
+async fn clear_demo_database(path: &Path) -> anyhow::Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let store = Store::open(path).await?;
+    let names = store.site_names().await?;
+    store.close().await;
+    if let Some(other) = names.iter().find(|name| !name.starts_with("demo-")) {
+        anyhow::bail!(
+            "{} holds the site {other:?}, which is not a demo site: pass another --db",
+            path.display()
+        );
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let file = PathBuf::from(format!("{}{suffix}", path.display()));
+        if file.exists() {
+            std::fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// freshet's own view of the run, from its database: the mean age it expects its copies had
+/// (its estimated rates applied to its actual fetch times, over the judged window), and its
+/// learned rate per URL.
+async fn freshet_view(
+    world: &World,
+    db: &Path,
+    from_ms: i64,
+    to_ms: i64,
+) -> anyhow::Result<(Option<f64>, Vec<(String, f64)>)> {
+    let store = Store::open_existing(db).await?;
+    let rows = store.url_status(None).await?;
+    let syncs = store.page_syncs().await?;
+    store.close().await;
+    let mut rate_of_page: HashMap<usize, f64> = HashMap::new();
+    let mut learned = Vec::new();
+    for row in rows.iter().filter(|r| r.kind == "page") {
+        if let (Some(rate), Some(page)) = (row.rate_per_day, world.page_for_url(&row.url)) {
+            rate_of_page.entry(page).or_insert(rate);
+            learned.push((row.url.clone(), rate));
+        }
+    }
+    let mut syncs_of_page: HashMap<usize, Vec<i64>> = HashMap::new();
+    for (url, at) in syncs {
+        if let Some(page) = world.page_for_url(&url) {
+            syncs_of_page.entry(page).or_default().push(at);
+        }
+    }
+    let ages: Vec<f64> = rate_of_page
+        .iter()
+        .map(|(page, &rate)| {
+            let syncs = syncs_of_page.get(page).map_or(&[][..], Vec::as_slice);
+            expected_mean_age_days(rate, syncs, from_ms, to_ms)
+        })
+        .collect();
+    let estimated = (!ages.is_empty()).then(|| ages.iter().sum::<f64>() / ages.len() as f64);
+    Ok((estimated, learned))
 }

@@ -61,6 +61,34 @@ pub fn mean_age_days(changes: &[i64], syncs: &[i64], from: i64, to: i64) -> f64 
     age_integral_ms2(changes, syncs, from, to) / (to - from) as f64 / MS_PER_DAY
 }
 
+/// freshet's own estimate of the same time-averaged age (days): the expected age of a copy
+/// under a Poisson model with the *estimated* `rate_per_day`, between the same syncs, over the
+/// same window. Between a sync at s and time t the expected age is
+/// Age(λ, t - s) = (t - s) - (1 - e^{-λ(t-s)})/λ, whose integral from s over a span u is
+/// u · Ā(λ, u) ([`crate::plan::time_averaged_age`]).
+pub fn expected_mean_age_days(rate_per_day: f64, syncs: &[i64], from: i64, to: i64) -> f64 {
+    if to <= from {
+        return 0.0;
+    }
+    let integral_from = |synced: i64, at: i64| -> f64 {
+        let u = (at - synced).max(0) as f64 / MS_PER_DAY;
+        if u == 0.0 { 0.0 } else { u * crate::plan::time_averaged_age(rate_per_day, u) }
+    };
+    let mut syncs: Vec<i64> = syncs.to_vec();
+    syncs.sort_unstable();
+    let before = syncs.partition_point(|&s| s <= from);
+    let mut synced = if before > 0 { syncs[before - 1] } else { from };
+    let mut start = from;
+    let mut total_day2 = 0.0;
+    let inner = syncs[before..].iter().copied().take_while(|&s| s < to);
+    for end in inner.chain(std::iter::once(to)) {
+        total_day2 += integral_from(synced, end) - integral_from(synced, start);
+        synced = end;
+        start = end;
+    }
+    total_day2 / ((to - from) as f64 / MS_PER_DAY)
+}
+
 /// `requests` syncs evenly spaced over [from, to] with phase `phase` ∈ [0, 1) of an interval.
 pub fn uniform_syncs(requests: u64, phase: f64, from: i64, to: i64) -> Vec<i64> {
     if requests == 0 || to <= from {
@@ -194,6 +222,19 @@ fn ranks(values: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expected_age_matches_the_closed_form_for_regular_syncs() {
+        // Syncs every day for ten days at λ = 1: the expected age is Ā(1, 1) = 1/2 - 1 + (1 - 1/e).
+        let day = MS_PER_DAY as i64;
+        let syncs: Vec<i64> = (0..=10).map(|k| k * day).collect();
+        let got = expected_mean_age_days(1.0, &syncs, 0, 10 * day);
+        let want = 0.5 - 1.0 + (1.0 - (-1.0f64).exp());
+        assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+        // Never synced in the window: the copy ages from `from` on.
+        let none = expected_mean_age_days(1.0, &[], 0, day);
+        assert!((none - crate::plan::time_averaged_age(1.0, 1.0)).abs() < 1e-9);
+    }
 
     const DAY: i64 = MS_PER_DAY as i64;
 

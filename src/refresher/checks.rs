@@ -269,14 +269,14 @@ async fn estimate_after(
             .is_some_and(|s| (200..300).contains(&s) || s == 304)
     });
     let events = ctx.store.change_events_for(row.id).await?;
+    let (prior, believe_hints) = ctx.prior_of(row.site_id, row.host_id);
     let evidence = evidence_for(
         &history,
         &events,
-        row.changefreq.as_deref(),
+        row.changefreq.as_deref().filter(|_| believe_hints),
         trust_last_modified,
         ctx.clock.now_ms(),
     );
-    let prior = ctx.prior_of(row.site_id).unwrap_or_default();
     Ok(estimate::estimate(&evidence, &prior))
 }
 

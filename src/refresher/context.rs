@@ -47,6 +47,8 @@ pub struct SitePlan {
     pub host_index: HashMap<i64, usize>,
     /// The site's pooled prior (empirical Bayes over its pages' estimates).
     pub prior: Prior,
+    /// Hosts whose sitemap changefreq hints proved wrong: ignored.
+    pub distrusted_hint_hosts: std::collections::HashSet<i64>,
 }
 
 /// Counters of a run, updated by every task.
@@ -184,10 +186,13 @@ impl Context {
         trust.entry(host_id).or_default().observe(lesson);
     }
 
-    /// The pooled prior of a site's last plan.
-    pub fn prior_of(&self, site_id: i64) -> Option<Prior> {
+    /// The pooled prior of a site's last plan, and whether the host's changefreq hints are
+    /// still believed.
+    pub fn prior_of(&self, site_id: i64, host_id: i64) -> (Prior, bool) {
         let plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
-        plans.get(&site_id).map(|p| p.prior)
+        plans.get(&site_id).map_or((Prior::default(), true), |p| {
+            (p.prior, !p.distrusted_hint_hosts.contains(&host_id))
+        })
     }
 
     /// A page's visits per day after its estimate moved: the site's last solved multipliers

@@ -3,7 +3,7 @@
 //! the rates and due times back. Between full re-plans each check updates its own page through
 //! the solved multipliers ([`Context::planned_rate`]), in O(1).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use url::Url;
 
@@ -58,6 +58,34 @@ pub fn page_for(
     page
 }
 
+/// Pages with at least this many checks judge their host's changefreq hints.
+const HINT_JUDGE_CHECKS: i64 = 3;
+/// A host's hints are dropped when the median learned/hinted rate ratio is off by more than
+/// this factor either way (hints that lie are worse than none: a `yearly` page that changes
+/// daily would wait days for its second visit).
+const HINT_TOLERANCE: f64 = 5.0;
+
+/// The hosts of `rows` whose sitemap changefreq hints disagree with what their own pages taught
+/// (learned trust, like validator trust): their hints are ignored from then on.
+pub fn distrusted_hint_hosts(rows: &[UrlRow]) -> HashSet<i64> {
+    let mut log_ratios: HashMap<i64, Vec<f64>> = HashMap::new();
+    for row in rows.iter().filter(|r| r.checks >= HINT_JUDGE_CHECKS) {
+        let (Some(learned), Some(hint)) = (row.rate_per_day, row.changefreq.as_deref().and_then(changefreq_per_day))
+        else {
+            continue;
+        };
+        log_ratios.entry(row.host_id).or_default().push((learned.max(1e-6) / hint).ln().abs());
+    }
+    log_ratios
+        .into_iter()
+        .filter(|(_, ratios)| ratios.len() >= 3)
+        .filter_map(|(host, mut ratios)| {
+            ratios.sort_by(f64::total_cmp);
+            (ratios[ratios.len() / 2] > HINT_TOLERANCE.ln()).then_some(host)
+        })
+        .collect()
+}
+
 /// The stored Gamma posterior of a page, for pooling.
 fn stored_posterior(row: &UrlRow) -> Option<Prior> {
     Some(Prior {
@@ -84,6 +112,7 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
         .filter_map(stored_posterior)
         .collect();
     let prior = estimate::pool(&checked, Prior::default());
+    let distrusted = distrusted_hint_hosts(&rows);
 
     let mut host_index: HashMap<i64, usize> = HashMap::new();
     let mut limits = Limits {
@@ -109,7 +138,11 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
             Some(rate) if row.checks > 0 => rate,
             _ => {
                 let hints = Evidence {
-                    changefreq_per_day: row.changefreq.as_deref().and_then(changefreq_per_day),
+                    changefreq_per_day: row
+                        .changefreq
+                        .as_deref()
+                        .filter(|_| !distrusted.contains(&row.host_id))
+                        .and_then(changefreq_per_day),
                     ..Default::default()
                 };
                 estimate::prior_with_hints(&hints, &prior).mean()
@@ -147,6 +180,7 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
             multipliers,
             host_index,
             prior,
+            distrusted_hint_hosts: distrusted,
         },
     );
     Ok(())

@@ -96,6 +96,18 @@ impl Store {
         .await
     }
 
+    /// Every GET that left us a current copy (200 or 304) of a page: (URL, check time), in time
+    /// order. The demo judges freshet's own estimate of its age with these.
+    pub async fn page_syncs(&self) -> sqlx::Result<Vec<(String, i64)>> {
+        sqlx::query_as(
+            "SELECT u.url, o.checked_ms FROM observations o JOIN urls u ON u.id = o.url_id
+             WHERE u.kind = 'page' AND o.method = 'GET' AND o.status IN (200, 304)
+             ORDER BY o.checked_ms",
+        )
+        .fetch_all(self.pool())
+        .await
+    }
+
     /// One URL's status row.
     pub async fn url_status_of(&self, url: &str) -> sqlx::Result<Option<UrlStatusRow>> {
         sqlx::query_as("SELECT * FROM url_status WHERE url = ?")

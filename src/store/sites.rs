@@ -35,6 +35,11 @@ impl Store {
         .await
     }
 
+    /// The names of every site in the database.
+    pub async fn site_names(&self) -> sqlx::Result<Vec<String>> {
+        sqlx::query_scalar("SELECT name FROM sites ORDER BY name").fetch_all(self.pool()).await
+    }
+
     /// When the site's last discovery pass completed.
     pub async fn site_discovered_ms(&self, site_id: i64) -> sqlx::Result<Option<i64>> {
         sqlx::query_scalar("SELECT discovered_ms FROM sites WHERE id = ?")
