@@ -16,6 +16,7 @@
 
 mod checks;
 mod context;
+mod dedup_hook;
 mod discovery;
 mod evidence;
 mod planning;
@@ -173,7 +174,7 @@ async fn main_loop(
     loop {
         let now = ctx.clock.now_ms();
         let discovered = discovery::discover_due_sites(ctx, now, &ctx.stopping).await?;
-        if discovered || now - last_full_plan_ms >= REPLAN_EVERY.as_millis() as i64 {
+        if discovered || now.saturating_sub(last_full_plan_ms) >= REPLAN_EVERY.as_millis() as i64 {
             planning::replan_all(ctx).await?;
             last_full_plan_ms = ctx.clock.now_ms();
         }

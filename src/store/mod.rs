@@ -13,6 +13,8 @@ use anyhow::Context;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
+pub mod dedup;
+pub mod documents;
 pub mod errors;
 pub mod hosts;
 pub mod observations;
