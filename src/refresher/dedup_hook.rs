@@ -3,10 +3,15 @@
 //! (a 301 cycle, a redirect to an error) goes through [`DedupEngine::observe_redirects`].
 //!
 //! What follows from each observation, written in one transaction ([`Store::save_dedup`]):
-//! - the engine's rows that changed (classes, members, redirects, near groups, URL records);
-//! - the planner weight `urls.weight = engine.planner_weight(url)` of every URL whose standing
-//!   may have moved (non-canonical pages and permanent-redirect sources get a small weight, which
-//!   planning multiplies into the site's weight), and the fetched page re-planned at once;
+//! - the engine's rows that changed since the last save (classes, members, redirects, near
+//!   groups, URL records). Finding them compares the whole state (O(known URLs)), so up to
+//!   [`SAVE_UNIT`] known URLs this happens after every observation and beyond that once every
+//!   `known / SAVE_UNIT` observations, plus a final [`flush`] when the run ends; a crash loses
+//!   at most that batch, which the next fetches of those pages re-learn;
+//! - the planner weight `urls.weight = engine.planner_weight(url)` of the fetched URL and of every
+//!   URL whose standing may have moved (non-canonical pages and permanent-redirect sources get a
+//!   small weight, which planning multiplies into the site's weight), and the fetched page
+//!   re-planned at once with its new weight (the others at the next full re-plan);
 //! - the body of a canonical page in the document store, and the documents of pages that stopped
 //!   being canonical removed.
 //!
@@ -49,7 +54,13 @@ struct Runtime {
     engine: DedupEngine,
     /// The state as last written, to write only what changed.
     saved: SavedDedup,
+    /// Observations since the state was last compared and saved.
+    pending: usize,
 }
+
+/// Known URLs per observation allowed to wait before a save (see [`Runtime::batch`]): up to
+/// this many URLs the state is saved after every observation.
+const SAVE_UNIT: usize = 2_000;
 
 impl Dedup {
     /// Loads the engine's saved state from the store (an empty engine on a new database).
@@ -58,7 +69,11 @@ impl Dedup {
         let saved = SavedDedup::from_state(&state);
         let engine = DedupEngine::from_state(config, state);
         Ok(Dedup {
-            inner: Mutex::new(Runtime { engine, saved }),
+            inner: Mutex::new(Runtime {
+                engine,
+                saved,
+                pending: 0,
+            }),
         })
     }
 }
@@ -98,32 +113,17 @@ pub async fn after_fetch(
         Err(err) => {
             drop(rt);
             let message = format!("not filed by the dedup engine: {err}");
-            return record(ctx, site, &row.url, message).await;
+            return record(ctx, Some(&site.site.name), Some(&row.url), message).await;
         }
     };
-    let state = rt.engine.state();
-    let changes = rt.saved.changes_to(state);
-    let mut touched: BTreeSet<String> = changes.touched.clone();
+    rt.pending += 1;
+    let mut touched: BTreeSet<String> = BTreeSet::new();
     if let Input::Page(page) = &input {
         touched.extend(page.redirect_chain.iter().map(|h| h.url.clone()));
     }
-    let engine = &rt.engine;
-    let mut weights: Vec<(String, f64)> = touched
-        .iter()
-        .map(|u| (u.clone(), engine.planner_weight(u)))
-        .collect();
-    let row_weight = engine.planner_weight(&row.url);
-    weights.push((row.url.clone(), row_weight));
-    let mut write = DedupWrite {
-        drop_documents: touched
-            .iter()
-            .filter(|u| !engine.is_canonical(u))
-            .cloned()
-            .collect(),
-        weights,
-        changes,
-        document: None,
-    };
+    let mut write = rt.write(touched, false);
+    let row_weight = rt.engine.planner_weight(&row.url);
+    write.weights.push((row.url.clone(), row_weight));
     if let (Some(out), Input::Page(page)) = (&observed, &input)
         && out.is_canonical
     {
@@ -140,10 +140,7 @@ pub async fn after_fetch(
     ctx.store.save_dedup(&write, now).await?;
     drop(rt);
 
-    for error in &write.changes.new_errors {
-        warn!(url = %row.url, %error, "permanent redirect cycle");
-        record(ctx, site, &row.url, error.to_string()).await?;
-    }
+    record_cycles(ctx, Some(&site.site.name), &write).await?;
     if (row_weight - row.weight).abs() > 1e-12 {
         replan_row(ctx, site, row, row_weight).await?;
     }
@@ -282,16 +279,117 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
     Ok(())
 }
 
+/// Writes what the engine holds and has not saved yet (call when the run ends).
+pub async fn flush(ctx: &Context) -> anyhow::Result<()> {
+    let mut rt = ctx.dedup.inner.lock().await;
+    if rt.pending == 0 {
+        return Ok(());
+    }
+    let write = rt.write(BTreeSet::new(), true);
+    ctx.store.save_dedup(&write, ctx.clock.now_ms()).await?;
+    drop(rt);
+    record_cycles(ctx, None, &write).await
+}
+
+impl Runtime {
+    /// How many observations may wait before the state is compared and saved: the comparison
+    /// costs O(known URLs), so a large engine saves every `known / SAVE_UNIT` observations.
+    fn batch(&self) -> usize {
+        batch_size(self.saved.url_count())
+    }
+
+    /// The write for this point: when `force` or the batch is full, the changed rows since the
+    /// last save and the weights and documents of every URL they touch (with `touched`).
+    fn write(&mut self, mut touched: BTreeSet<String>, force: bool) -> DedupWrite {
+        let mut write = DedupWrite::default();
+        if force || self.pending >= self.batch() {
+            self.pending = 0;
+            write.changes = self.saved.changes_to(self.engine.state());
+            touched.extend(write.changes.touched.iter().cloned());
+        }
+        let engine = &self.engine;
+        write.weights = touched
+            .iter()
+            .map(|u| (u.clone(), engine.planner_weight(u)))
+            .collect();
+        write.drop_documents = touched
+            .into_iter()
+            .filter(|u| !engine.is_canonical(u))
+            .collect();
+        write
+    }
+}
+
+/// Observations that may wait before a save when the engine knows `known` URLs.
+fn batch_size(known: usize) -> usize {
+    (known / SAVE_UNIT).max(1)
+}
+
+/// Logs the redirect cycles a write saves for the first time in `errors`.
+async fn record_cycles(
+    ctx: &Context,
+    site: Option<&str>,
+    write: &DedupWrite,
+) -> anyhow::Result<()> {
+    for error in &write.changes.new_errors {
+        let crate::dedup::RedirectError::Cycle { urls } = error;
+        warn!(%error, "permanent redirect cycle");
+        record(
+            ctx,
+            site,
+            urls.first().map(String::as_str),
+            error.to_string(),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Records a dedup problem in `errors` and counts it.
-async fn record(ctx: &Context, site: &SiteState, url: &str, message: String) -> anyhow::Result<()> {
+async fn record(
+    ctx: &Context,
+    site: Option<&str>,
+    url: Option<&str>,
+    message: String,
+) -> anyhow::Result<()> {
     ctx.count_error();
     let error = ErrorRecord {
         scope: "dedup",
-        site: Some(site.site.name.clone()),
-        url: Some(url.to_string()),
+        site: site.map(str::to_string),
+        url: url.map(str::to_string),
         message,
         ..Default::default()
     };
     ctx.store.record_error(ctx.clock.now_ms(), &error).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_batch_only_for_large_engines_and_force_flushes() {
+        assert_eq!(batch_size(0), 1);
+        assert_eq!(batch_size(SAVE_UNIT - 1), 1);
+        assert_eq!(batch_size(2 * SAVE_UNIT), 2);
+        assert_eq!(batch_size(25 * SAVE_UNIT + 7), 25);
+
+        let mut rt = Runtime {
+            engine: DedupEngine::new(DedupConfig::default()),
+            saved: SavedDedup::default(),
+            pending: 0,
+        };
+        let page = FetchedPage::html("http://a.test/", "<p>one page of text</p>");
+        rt.engine.observe(page).unwrap();
+        // Not due (nothing pending): only the given URLs get weights, no rows.
+        let idle = rt.write(BTreeSet::from(["http://a.test/".to_string()]), false);
+        assert!(idle.changes.is_empty());
+        assert_eq!(idle.weights, vec![("http://a.test/".to_string(), 1.0)]);
+        rt.pending = 1;
+        let due = rt.write(BTreeSet::new(), false);
+        assert_eq!(due.changes.urls.len(), 1);
+        assert_eq!(rt.pending, 0);
+        assert!(rt.write(BTreeSet::new(), true).changes.is_empty());
+    }
 }

@@ -141,6 +141,10 @@ pub async fn run(
         .start_run(clock.now_ms(), options.policy.name())
         .await?;
     let result = main_loop(&ctx, options.once, shutdown).await;
+    // The dedup engine saves in batches when it is large: write what is still pending.
+    if let Err(error) = dedup_hook::flush(&ctx).await {
+        warn!(error = %error, "the dedup engine's last changes could not be saved");
+    }
     let summary = ctx.counters.summary();
     store
         .update_run(run_id, Some(clock.now_ms()), summary_counts(&summary))

@@ -79,6 +79,11 @@ impl SavedDedup {
         saved
     }
 
+    /// How many URL records were last saved.
+    pub fn url_count(&self) -> usize {
+        self.urls.len()
+    }
+
     /// The rows of `now` that differ from the last save; `now` becomes the last save.
     pub fn changes_to(&mut self, now: DedupState) -> DedupChanges {
         let mut out = DedupChanges::default();
