@@ -22,6 +22,7 @@
 //! - [`report`]: table / JSON / CSV output of reports.
 //! - [`simulate`]: a deterministic discrete-event world for comparing policies.
 //! - [`demo`]: a living synthetic web on loopback for `freshet demo`.
+//! - [`warc`]: a WARC 1.1 writer for `freshet export warc`.
 //! - [`cli`]: the command-line interface (one file per command).
 
 pub mod cli;
@@ -39,3 +40,4 @@ pub mod robots;
 pub mod schedule;
 pub mod simulate;
 pub mod store;
+pub mod warc;

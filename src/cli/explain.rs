@@ -1,10 +1,197 @@
-//! `freshet explain`.
+//! `freshet explain URL [--db PATH]`: everything freshet knows about one URL: its site and host,
+//! its recent checks, its change-rate estimate and how stale the copy probably is now, its plan,
+//! and what the dedup engine decided about it (class, canonical, and why).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use crate::clock::{Clock, MS_PER_DAY, SystemClock, ms_to_rfc3339};
+use crate::dedup::urlnorm::{UrlRules, normalize_str};
+use crate::dedup::{DedupConfig, DedupEngine};
+use crate::plan::{expected_age_days, p_stale};
+use crate::store::Store;
+use crate::store::observations::ObservationRow;
+use crate::store::reports::UrlStatusRow;
+use crate::store::urls::UrlRow;
+
+/// How many recent checks are listed.
+const RECENT_CHECKS: i64 = 10;
 
 /// Arguments of `freshet explain`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The URL.
+    pub url: String,
+    /// The database file.
+    #[arg(long, default_value = "freshet.db")]
+    pub db: PathBuf,
+}
 
-/// Runs `freshet explain`; returns the exit code.
-pub async fn run(_args: Args) -> anyhow::Result<u8> {
-    anyhow::bail!("freshet explain is not built yet")
+/// Runs `freshet explain`; returns 0, or 1 when freshet does not know the URL.
+pub async fn run(args: Args) -> anyhow::Result<u8> {
+    let store = Store::open_existing(&args.db).await?;
+    let result = explain(&store, &args.url, SystemClock.now_ms()).await;
+    store.close().await;
+    match result? {
+        Some(text) => {
+            print!("{text}");
+            Ok(0)
+        }
+        None => {
+            eprintln!(
+                "error: freshet does not know {} (not in {}): it was never discovered or fetched",
+                args.url,
+                args.db.display()
+            );
+            Ok(1)
+        }
+    }
+}
+
+/// The explanation of `url` as of `now_ms`, or `None` when neither the URL table nor the dedup
+/// engine knows it.
+pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Option<String>> {
+    let normalized = normalize_str(url, &UrlRules::default()).unwrap_or_else(|_| url.to_string());
+    let mut row: Option<UrlRow> = None;
+    for candidate in [url, normalized.as_str()] {
+        if row.is_none() {
+            row = store.url_row(candidate).await?;
+        }
+    }
+    let engine = DedupEngine::from_state(DedupConfig::default(), store.load_dedup_state().await?);
+    let engine_knows = engine.url_record(&normalized).is_some()
+        || engine.permanent_redirects().is_source(&normalized);
+    if row.is_none() && !engine_knows {
+        return Ok(None);
+    }
+    let mut out = String::new();
+    match &row {
+        Some(row) => {
+            let status = store.url_status_of(&row.url).await?;
+            let checks = store.observations_for(row.id, RECENT_CHECKS).await?;
+            let from = store.discovered_from(&row.url).await?;
+            describe_row(&mut out, row, status.as_ref(), from.as_deref(), now_ms);
+            describe_checks(&mut out, &checks);
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "{normalized}\n  not a page of any site: known only to the dedup engine"
+            );
+        }
+    }
+    let _ = writeln!(out, "\nduplicates and canonical:");
+    for line in engine.explain(&normalized).lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+    if let Some(class) = engine.content_class(&normalized) {
+        let members: Vec<&str> = class.members.iter().map(|m| m.url.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "  content class {}: canonical {}, members {}",
+            class.id,
+            class.canonical.as_deref().unwrap_or("-"),
+            members.join(" ")
+        );
+    }
+    let _ = writeln!(
+        out,
+        "  planner weight {}",
+        engine.planner_weight(&normalized)
+    );
+    Ok(Some(out))
+}
+
+fn time(ms: Option<i64>) -> String {
+    ms.map_or("-".to_string(), ms_to_rfc3339)
+}
+
+fn describe_row(
+    out: &mut String,
+    row: &UrlRow,
+    status: Option<&UrlStatusRow>,
+    from: Option<&str>,
+    now_ms: i64,
+) {
+    let _ = writeln!(out, "{}", row.url);
+    if let Some(s) = status {
+        let _ = writeln!(out, "  site {}, host {}, kind {}", s.site, s.host, s.kind);
+    }
+    let _ = writeln!(
+        out,
+        "  discovered {} from {}",
+        time(Some(row.discovered_ms)),
+        from.unwrap_or("-")
+    );
+    if row.disallowed != 0 {
+        let _ = writeln!(out, "  disallowed by robots.txt: never fetched");
+    }
+    let _ = writeln!(
+        out,
+        "  {} check(s), {} change(s) seen; last check {}, last status {}",
+        row.checks,
+        row.changes,
+        time(row.last_checked_ms),
+        row.last_status.map_or("-".to_string(), |s| s.to_string())
+    );
+    if let Some(error) = &row.last_error {
+        let _ = writeln!(out, "  last error: {error}");
+    }
+    match row.rate_per_day {
+        Some(rate) => {
+            let _ = writeln!(
+                out,
+                "  change rate {rate:.4}/day (interval {:.4} .. {:.4})",
+                row.rate_low.unwrap_or(f64::NAN),
+                row.rate_high.unwrap_or(f64::NAN)
+            );
+            if let Some(last) = row.last_checked_ms {
+                let since = (now_ms - last).max(0) as f64 / MS_PER_DAY;
+                let _ = writeln!(
+                    out,
+                    "  now, {since:.2} days after the last check: expected age {:.4} days, p_stale {:.4}",
+                    expected_age_days(rate, since),
+                    p_stale(rate, since)
+                );
+            }
+        }
+        None => {
+            let _ = writeln!(out, "  change rate: not estimated yet");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  planned {} visit(s)/day, weight {}, next due {}",
+        row.planned_per_day
+            .map_or("-".to_string(), |f| format!("{f:.4}")),
+        row.weight,
+        time(row.next_due_ms)
+    );
+}
+
+fn describe_checks(out: &mut String, checks: &[ObservationRow]) {
+    let _ = writeln!(out, "\nrecent checks (oldest first):");
+    if checks.is_empty() {
+        let _ = writeln!(out, "  none");
+    }
+    for c in checks {
+        let changed = match c.changed {
+            Some(1) => "changed",
+            Some(0) => "unchanged",
+            _ => "unknown",
+        };
+        let _ = writeln!(
+            out,
+            "  {}  {}  {}  {}  evidence {}  {} bytes{}",
+            ms_to_rfc3339(c.checked_ms),
+            c.method,
+            c.status.map_or("-".to_string(), |s| s.to_string()),
+            changed,
+            c.change_evidence.as_deref().unwrap_or("-"),
+            c.bytes,
+            c.error
+                .as_ref()
+                .map_or(String::new(), |e| format!("  error: {e}"))
+        );
+    }
 }

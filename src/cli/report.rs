@@ -1,4 +1,5 @@
-//! `freshet report age|hosts`: how stale the copies are, per URL and per host, from SQLite.
+//! `freshet report age|hosts|duplicates`: how stale the copies are, per URL and per host, and
+//! which URLs the dedup engine grouped, from SQLite.
 
 use std::path::PathBuf;
 
@@ -31,11 +32,32 @@ pub enum Command {
     Age(ReportArgs),
     /// Per host: URLs, checks, changes, errors, politeness state.
     Hosts(ReportArgs),
+    /// Duplicate classes (content, redirect, near) with canonical and members, and permanent
+    /// redirect cycles as rows of kind `redirect-cycle`.
+    Duplicates(DuplicatesArgs),
+}
+
+/// Options of `freshet report duplicates`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DuplicatesArgs {
+    /// The database file.
+    #[arg(long, default_value = "freshet.db")]
+    pub db: PathBuf,
+    /// Output format: JSON is `[{"kind", "canonical", "members": [..]}]`.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
 }
 
 /// Runs `freshet report`; returns the exit code.
 pub async fn run(command: Command) -> anyhow::Result<u8> {
     let (args, text) = match command {
+        Command::Duplicates(args) => {
+            let store = Store::open_existing(&args.db).await?;
+            let rows = duplicate_rows(&store).await;
+            store.close().await;
+            print!("{}", render_duplicates(&rows?, args.format));
+            return Ok(0);
+        }
         Command::Age(args) => {
             let store = Store::open_existing(&args.db).await?;
             let rows = store.url_status(args.site.as_deref()).await?;
@@ -145,4 +167,96 @@ pub async fn hosts_report(store: &Store, site: Option<&str>) -> anyhow::Result<R
         ]);
     }
     Ok(report)
+}
+
+/// One row of the duplicates report: a class, or a redirect cycle (kind `redirect-cycle`, no
+/// canonical, the chain as members).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateRow {
+    /// `content`, `redirect`, `near` or `redirect-cycle`.
+    pub kind: &'static str,
+    /// The canonical URL (none for a cycle).
+    pub canonical: Option<String>,
+    /// Members best first, or the cycle's URLs in order (the last equals the first).
+    pub members: Vec<String>,
+}
+
+/// The classes worth reporting, then the redirect cycles.
+pub async fn duplicate_rows(store: &Store) -> anyhow::Result<Vec<DuplicateRow>> {
+    let mut rows: Vec<DuplicateRow> = store
+        .duplicate_classes(false)
+        .await?
+        .into_iter()
+        .map(|c| DuplicateRow {
+            kind: c.kind,
+            canonical: c.canonical,
+            members: c.members,
+        })
+        .collect();
+    rows.extend(
+        store
+            .redirect_cycles()
+            .await?
+            .into_iter()
+            .map(|chain| DuplicateRow {
+                kind: "redirect-cycle",
+                canonical: None,
+                members: chain,
+            }),
+    );
+    Ok(rows)
+}
+
+/// The duplicates report: JSON keeps `members` an array; table and CSV join them with spaces.
+pub fn render_duplicates(rows: &[DuplicateRow], format: Format) -> String {
+    if format == Format::Json {
+        let values: Vec<Value> = rows
+            .iter()
+            .map(|r| json!({"kind": r.kind, "canonical": r.canonical, "members": r.members}))
+            .collect();
+        let mut text = serde_json::to_string_pretty(&values).unwrap_or_default();
+        text.push('\n');
+        return text;
+    }
+    let mut report = Report::new(&["kind", "canonical", "size", "members"]);
+    for r in rows {
+        report.push(vec![
+            json!(r.kind),
+            r.canonical.clone().map(Value::from).unwrap_or(Value::Null),
+            json!(r.members.len()),
+            json!(r.members.join(" ")),
+        ]);
+    }
+    report.render(format)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duplicates_render_in_every_format() {
+        let rows = vec![
+            DuplicateRow {
+                kind: "content",
+                canonical: Some("http://a/".into()),
+                members: vec!["http://a/".into(), "http://b/".into()],
+            },
+            DuplicateRow {
+                kind: "redirect-cycle",
+                canonical: None,
+                members: vec!["http://x/".into(), "http://y/".into(), "http://x/".into()],
+            },
+        ];
+        let json: Vec<Value> =
+            serde_json::from_str(&render_duplicates(&rows, Format::Json)).unwrap();
+        assert_eq!(json[0]["members"][1], "http://b/");
+        assert!(json[1]["canonical"].is_null());
+        let csv = render_duplicates(&rows, Format::Csv);
+        assert_eq!(
+            csv.lines().nth(1),
+            Some("content,http://a/,2,http://a/ http://b/")
+        );
+        assert!(render_duplicates(&rows, Format::Table).contains("redirect-cycle"));
+    }
 }

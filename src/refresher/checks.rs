@@ -89,7 +89,8 @@ async fn check_page(ctx: &Context, row: &UrlRow) -> anyhow::Result<()> {
         next_due_ms: None,
         max_body: None,
     };
-    fetch_and_record(ctx, site, row, &url, how).await?;
+    let outcome = fetch_and_record(ctx, site, row, &url, how).await?;
+    super::dedup_hook::after_fetch(ctx, site, row, &outcome).await?;
     Ok(())
 }
 

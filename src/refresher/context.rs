@@ -16,6 +16,7 @@ use crate::store::Store;
 use crate::store::sites::SiteRecord;
 use crate::store::urls::UrlRow;
 
+use super::dedup_hook::Dedup;
 use super::robots_cache::RobotsCache;
 use super::{PolicyChoice, RunOptions, RunSummary};
 
@@ -105,6 +106,8 @@ pub struct Context {
     pub trust: Mutex<HashMap<i64, ValidatorTrust>>,
     /// When each site is next re-discovered (clock ms).
     pub next_discovery: Mutex<HashMap<i64, i64>>,
+    /// The duplicate and canonical-page engine, loaded from the store at start.
+    pub dedup: Dedup,
 }
 
 impl Context {
@@ -145,7 +148,9 @@ impl Context {
                 agent_token,
             });
         }
+        let dedup = Dedup::load(&store, crate::dedup::DedupConfig::default()).await?;
         Ok(Context {
+            dedup,
             pool: HostPool::new(clock.clone()),
             robots: RobotsCache::default(),
             store,

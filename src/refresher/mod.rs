@@ -16,6 +16,7 @@
 
 mod checks;
 mod context;
+mod dedup_hook;
 mod discovery;
 mod evidence;
 mod planning;
@@ -140,6 +141,10 @@ pub async fn run(
         .start_run(clock.now_ms(), options.policy.name())
         .await?;
     let result = main_loop(&ctx, options.once, shutdown).await;
+    // The dedup engine saves in batches when it is large: write what is still pending.
+    if let Err(error) = dedup_hook::flush(&ctx).await {
+        warn!(error = %error, "the dedup engine's last changes could not be saved");
+    }
     let summary = ctx.counters.summary();
     store
         .update_run(run_id, Some(clock.now_ms()), summary_counts(&summary))
@@ -173,7 +178,7 @@ async fn main_loop(
     loop {
         let now = ctx.clock.now_ms();
         let discovered = discovery::discover_due_sites(ctx, now, &ctx.stopping).await?;
-        if discovered || now - last_full_plan_ms >= REPLAN_EVERY.as_millis() as i64 {
+        if discovered || now.saturating_sub(last_full_plan_ms) >= REPLAN_EVERY.as_millis() as i64 {
             planning::replan_all(ctx).await?;
             last_full_plan_ms = ctx.clock.now_ms();
         }

@@ -13,6 +13,9 @@ use anyhow::Context;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
+pub mod dedup;
+pub mod dedup_changes;
+pub mod documents;
 pub mod errors;
 pub mod hosts;
 pub mod observations;

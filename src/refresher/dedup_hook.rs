@@ -1,0 +1,395 @@
+//! The dedup engine in the running refresher: every page fetched (GET, 2xx, HTML or text) goes
+//! through [`DedupEngine::observe`] after its check is recorded; a fetch that only redirected
+//! (a 301 cycle, a redirect to an error) goes through [`DedupEngine::observe_redirects`].
+//!
+//! What follows from each observation, written in one transaction ([`Store::save_dedup`]):
+//! - the engine's rows that changed since the last save (classes, members, redirects, near
+//!   groups, URL records). Finding them compares the whole state (O(known URLs)), so up to
+//!   [`SAVE_UNIT`] known URLs this happens after every observation and beyond that once every
+//!   `known / SAVE_UNIT` observations, plus a final [`flush`] when the run ends; a crash loses
+//!   at most that batch, which the next fetches of those pages re-learn;
+//! - the planner weight `urls.weight = engine.planner_weight(url)` of the fetched URL and of every
+//!   URL whose standing may have moved (non-canonical pages and permanent-redirect sources get a
+//!   small weight, which planning multiplies into the site's weight), and the fetched page
+//!   re-planned at once with its new weight (the others at the next full re-plan);
+//! - the body of a canonical page in the document store, and the documents of pages that stopped
+//!   being canonical removed.
+//!
+//! Then links: for sites with `seeds`, the page's links (normalised and rewritten through the
+//! permanent-redirect table by the engine) on the site's own origins that match its patterns and
+//! robots.txt become pages, at most [`MAX_NEW_LINKS_PER_PAGE`] per page. New redirect cycles are
+//! logged in `errors` (scope `dedup`).
+
+use std::collections::BTreeSet;
+
+use tokio::sync::Mutex;
+use tracing::{debug, warn};
+use url::Url;
+
+use crate::clock::MS_PER_DAY;
+use crate::dedup::{DedupConfig, DedupEngine, DedupOutcome, FetchedPage, Hop};
+use crate::fetch::{FetchError, FetchOutcome};
+use crate::politeness::origin_of;
+use crate::store::Store;
+use crate::store::dedup::{DedupWrite, SavedDedup};
+use crate::store::documents::DocumentWrite;
+use crate::store::errors::ErrorRecord;
+use crate::store::urls::{Discovered, UrlRow};
+
+use super::context::{Context, SiteState};
+
+/// The most new URLs one page's links add to the site.
+pub const MAX_NEW_LINKS_PER_PAGE: usize = 50;
+
+/// The engine and what of its state is saved. A tokio Mutex, held across the database write, so
+/// that saves reach SQLite in the order the engine made them.
+pub struct Dedup {
+    /// Engine and last-saved state.
+    inner: Mutex<Runtime>,
+}
+
+/// The engine with its last-saved state.
+struct Runtime {
+    /// The engine.
+    engine: DedupEngine,
+    /// The state as last written, to write only what changed.
+    saved: SavedDedup,
+    /// Observations since the state was last compared and saved.
+    pending: usize,
+}
+
+/// Known URLs per observation allowed to wait before a save (see [`Runtime::batch`]): up to
+/// this many URLs the state is saved after every observation.
+const SAVE_UNIT: usize = 2_000;
+
+impl Dedup {
+    /// Loads the engine's saved state from the store (an empty engine on a new database).
+    pub async fn load(store: &Store, config: DedupConfig) -> anyhow::Result<Dedup> {
+        let state = store.load_dedup_state().await?;
+        let saved = SavedDedup::from_state(&state);
+        let engine = DedupEngine::from_state(config, state);
+        Ok(Dedup {
+            inner: Mutex::new(Runtime {
+                engine,
+                saved,
+                pending: 0,
+            }),
+        })
+    }
+}
+
+/// What a fetch gives the engine.
+enum Input {
+    /// A page with a body.
+    Page(FetchedPage),
+    /// Redirects only: the requested URL, the redirect hops, where the last one pointed.
+    Redirects {
+        url: String,
+        chain: Vec<Hop>,
+        last: String,
+    },
+}
+
+/// Runs the engine on a page check's outcome and applies what follows (see the module docs).
+pub async fn after_fetch(
+    ctx: &Context,
+    site: &SiteState,
+    row: &UrlRow,
+    outcome: &FetchOutcome,
+) -> anyhow::Result<()> {
+    let Some(input) = input_of(row, outcome) else {
+        return Ok(());
+    };
+    let now = ctx.clock.now_ms();
+    let mut rt = ctx.dedup.inner.lock().await;
+    let observed: Result<Option<DedupOutcome>, _> = match &input {
+        Input::Page(page) => rt.engine.observe(page.clone()).map(Some),
+        Input::Redirects { url, chain, last } => {
+            rt.engine.observe_redirects(url, chain, last).map(|_| None)
+        }
+    };
+    let observed = match observed {
+        Ok(observed) => observed,
+        Err(err) => {
+            drop(rt);
+            let message = format!("not filed by the dedup engine: {err}");
+            return record(ctx, Some(&site.site.name), Some(&row.url), message).await;
+        }
+    };
+    rt.pending += 1;
+    let mut touched: BTreeSet<String> = BTreeSet::new();
+    if let Input::Page(page) = &input {
+        touched.extend(page.redirect_chain.iter().map(|h| h.url.clone()));
+    }
+    let mut write = rt.write(touched, false);
+    let row_weight = rt.engine.planner_weight(&row.url);
+    write.weights.push((row.url.clone(), row_weight));
+    if let (Some(out), Input::Page(page)) = (&observed, &input)
+        && out.is_canonical
+    {
+        write.drop_documents.retain(|u| *u != out.url);
+        let doc = DocumentWrite::new(
+            out.url.clone(),
+            outcome.started_ms,
+            page.content_type.clone(),
+            out.content_fp,
+            &page.body,
+        )?;
+        write.document = Some(doc);
+    }
+    ctx.store.save_dedup(&write, now).await?;
+    drop(rt);
+
+    record_cycles(ctx, Some(&site.site.name), &write).await?;
+    if (row_weight - row.weight).abs() > 1e-12 {
+        replan_row(ctx, site, row, row_weight).await?;
+    }
+    if let Some(out) = observed {
+        discover_links(ctx, site, &out).await?;
+    }
+    Ok(())
+}
+
+/// The engine's input for a page check, if any: a 2xx GET with an HTML or text body, or a
+/// fetch that followed redirects and ended elsewhere than at a page.
+fn input_of(row: &UrlRow, outcome: &FetchOutcome) -> Option<Input> {
+    let hops: Vec<Hop> = outcome
+        .hops
+        .iter()
+        .map(|h| Hop {
+            url: h.url.to_string(),
+            status: h.status,
+        })
+        .collect();
+    let textual = outcome.content_type.as_deref().is_none_or(|t| {
+        let t = t.to_ascii_lowercase();
+        t.contains("html") || t.starts_with("text/")
+    });
+    let ok = outcome.error.is_none() && outcome.status.is_some_and(|s| (200..300).contains(&s));
+    if ok
+        && textual
+        && let Some(body) = &outcome.body
+    {
+        return Some(Input::Page(FetchedPage {
+            url: outcome.requested_url.to_string(),
+            final_url: outcome.final_url.to_string(),
+            redirect_chain: hops[..hops.len().saturating_sub(1)].to_vec(),
+            content_type: outcome.content_type.clone(),
+            body: body.to_vec(),
+            sitemap_priority: row.priority,
+        }));
+    }
+    let (last, chain) = match &outcome.error {
+        Some(FetchError::RedirectLoop { target, .. }) => (target.clone(), hops),
+        _ => {
+            let (last, chain) = hops.split_last()?;
+            (last.url.clone(), chain.to_vec())
+        }
+    };
+    let redirected = chain
+        .iter()
+        .any(|h| matches!(h.status, 301 | 302 | 303 | 307 | 308));
+    redirected.then(|| Input::Redirects {
+        url: outcome.requested_url.to_string(),
+        chain,
+        last,
+    })
+}
+
+/// Plans the fetched page again with its new weight (the others wait for the next re-plan).
+async fn replan_row(
+    ctx: &Context,
+    site: &SiteState,
+    row: &UrlRow,
+    weight: f64,
+) -> anyhow::Result<()> {
+    let Some(mut fresh) = ctx.store.url_row(&row.url).await? else {
+        return Ok(());
+    };
+    let (Some(rate), Some(last), None) = (
+        fresh.rate_per_day,
+        fresh.last_checked_ms,
+        fresh.last_error.as_ref(),
+    ) else {
+        return Ok(());
+    };
+    fresh.weight = weight;
+    let planned = ctx.planned_rate(site, &fresh, rate, fresh.min_interval_ms);
+    let interval_ms = (MS_PER_DAY / planned.max(1e-6)).min(365.0 * MS_PER_DAY) as i64;
+    let due = last + interval_ms.max(fresh.min_interval_ms.unwrap_or(0));
+    ctx.store.set_planned(fresh.id, planned, due).await?;
+    Ok(())
+}
+
+/// Adds the page's links on the site's own origins (patterns and robots permitting) as pages.
+async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> anyhow::Result<()> {
+    if site.site.seeds.is_empty() || out.links.is_empty() {
+        return Ok(());
+    }
+    let origins = site.site.origins();
+    let mut candidates: Vec<Url> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for link in &out.links {
+        let Ok(url) = Url::parse(link) else { continue };
+        let url = site.site.strip_params(&url);
+        if !origins.contains(&origin_of(&url))
+            || !site.site.matches(url.as_str())
+            || !seen.insert(url.to_string())
+        {
+            continue;
+        }
+        candidates.push(url);
+    }
+    let texts: Vec<String> = candidates.iter().map(Url::to_string).collect();
+    let known = ctx.store.known_urls(&texts).await?;
+    let mut batch = Vec::new();
+    for url in candidates {
+        if batch.len() >= MAX_NEW_LINKS_PER_PAGE {
+            break;
+        }
+        if known.contains(url.as_str()) {
+            continue;
+        }
+        let origin = origin_of(&url);
+        if !ctx
+            .robots
+            .rules(ctx, site, &origin)
+            .await
+            .is_allowed(url.as_str())
+        {
+            continue;
+        }
+        batch.push(Discovered {
+            url: url.to_string(),
+            site_id: site.id,
+            host_id: ctx.store.host_id(&origin).await?,
+            kind: "page",
+            discovered_from: Some(out.url.clone()),
+            lastmod_ms: None,
+            changefreq: None,
+            priority: None,
+        });
+    }
+    if !batch.is_empty() {
+        debug!(page = %out.url, new = batch.len(), "links discovered");
+        ctx.store
+            .upsert_discovered(&batch, ctx.clock.now_ms())
+            .await?;
+    }
+    Ok(())
+}
+
+/// Writes what the engine holds and has not saved yet (call when the run ends).
+pub async fn flush(ctx: &Context) -> anyhow::Result<()> {
+    let mut rt = ctx.dedup.inner.lock().await;
+    if rt.pending == 0 {
+        return Ok(());
+    }
+    let write = rt.write(BTreeSet::new(), true);
+    ctx.store.save_dedup(&write, ctx.clock.now_ms()).await?;
+    drop(rt);
+    record_cycles(ctx, None, &write).await
+}
+
+impl Runtime {
+    /// How many observations may wait before the state is compared and saved: the comparison
+    /// costs O(known URLs), so a large engine saves every `known / SAVE_UNIT` observations.
+    fn batch(&self) -> usize {
+        batch_size(self.saved.url_count())
+    }
+
+    /// The write for this point: when `force` or the batch is full, the changed rows since the
+    /// last save and the weights and documents of every URL they touch (with `touched`).
+    fn write(&mut self, mut touched: BTreeSet<String>, force: bool) -> DedupWrite {
+        let mut write = DedupWrite::default();
+        if force || self.pending >= self.batch() {
+            self.pending = 0;
+            write.changes = self.saved.changes_to(self.engine.state());
+            touched.extend(write.changes.touched.iter().cloned());
+        }
+        let engine = &self.engine;
+        write.weights = touched
+            .iter()
+            .map(|u| (u.clone(), engine.planner_weight(u)))
+            .collect();
+        write.drop_documents = touched
+            .into_iter()
+            .filter(|u| !engine.is_canonical(u))
+            .collect();
+        write
+    }
+}
+
+/// Observations that may wait before a save when the engine knows `known` URLs.
+fn batch_size(known: usize) -> usize {
+    (known / SAVE_UNIT).max(1)
+}
+
+/// Logs the redirect cycles a write saves for the first time in `errors`.
+async fn record_cycles(
+    ctx: &Context,
+    site: Option<&str>,
+    write: &DedupWrite,
+) -> anyhow::Result<()> {
+    for error in &write.changes.new_errors {
+        let crate::dedup::RedirectError::Cycle { urls } = error;
+        warn!(%error, "permanent redirect cycle");
+        record(
+            ctx,
+            site,
+            urls.first().map(String::as_str),
+            error.to_string(),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Records a dedup problem in `errors` and counts it.
+async fn record(
+    ctx: &Context,
+    site: Option<&str>,
+    url: Option<&str>,
+    message: String,
+) -> anyhow::Result<()> {
+    ctx.count_error();
+    let error = ErrorRecord {
+        scope: "dedup",
+        site: site.map(str::to_string),
+        url: url.map(str::to_string),
+        message,
+        ..Default::default()
+    };
+    ctx.store.record_error(ctx.clock.now_ms(), &error).await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_batch_only_for_large_engines_and_force_flushes() {
+        assert_eq!(batch_size(0), 1);
+        assert_eq!(batch_size(SAVE_UNIT - 1), 1);
+        assert_eq!(batch_size(2 * SAVE_UNIT), 2);
+        assert_eq!(batch_size(25 * SAVE_UNIT + 7), 25);
+
+        let mut rt = Runtime {
+            engine: DedupEngine::new(DedupConfig::default()),
+            saved: SavedDedup::default(),
+            pending: 0,
+        };
+        let page = FetchedPage::html("http://a.test/", "<p>one page of text</p>");
+        rt.engine.observe(page).unwrap();
+        // Not due (nothing pending): only the given URLs get weights, no rows.
+        let idle = rt.write(BTreeSet::from(["http://a.test/".to_string()]), false);
+        assert!(idle.changes.is_empty());
+        assert_eq!(idle.weights, vec![("http://a.test/".to_string(), 1.0)]);
+        rt.pending = 1;
+        let due = rt.write(BTreeSet::new(), false);
+        assert_eq!(due.changes.urls.len(), 1);
+        assert_eq!(rt.pending, 0);
+        assert!(rt.write(BTreeSet::new(), true).changes.is_empty());
+    }
+}

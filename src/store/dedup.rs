@@ -1,0 +1,424 @@
+//! The dedup engine's state in SQLite (tables `dedup_*` of `migrations/0002_dedup.sql`).
+//!
+//! The refresher loads the whole state once at start ([`Store::load_dedup_state`], then
+//! `DedupEngine::from_state`). After each fetch it compares the engine's state with what was last
+//! saved ([`SavedDedup::changes_to`]) and writes only the rows that differ, in one transaction
+//! ([`Store::save_dedup`]), together with the planner weights and documents that follow from them.
+//! The reports read the same tables ([`Store::duplicate_classes`], [`Store::redirect_cycles`]).
+
+use std::collections::{BTreeSet, HashMap};
+
+use sqlx::{Sqlite, Transaction};
+
+pub use super::dedup_changes::{DedupChanges, SavedDedup};
+use super::documents::DocumentWrite;
+use super::{Store, hash_from_db, hash_to_db};
+use crate::dedup::{Class, ClassId, ClassKind, DedupState, Member, RedirectError, UrlRecord};
+
+/// The name of a class kind in the tables and reports.
+pub fn kind_name(kind: ClassKind) -> &'static str {
+    match kind {
+        ClassKind::Content => "content",
+        ClassKind::Redirect => "redirect",
+        ClassKind::Near => "near",
+    }
+}
+
+fn kind_from_name(name: &str) -> Option<ClassKind> {
+    match name {
+        "content" => Some(ClassKind::Content),
+        "redirect" => Some(ClassKind::Redirect),
+        "near" => Some(ClassKind::Near),
+        _ => None,
+    }
+}
+
+/// Everything one fetch writes back in one transaction.
+#[derive(Debug, Default)]
+pub struct DedupWrite {
+    /// The engine's changed rows.
+    pub changes: DedupChanges,
+    /// New planner weights: (URL, weight). URLs not in `urls` are skipped.
+    pub weights: Vec<(String, f64)>,
+    /// A canonical page's latest body to keep.
+    pub document: Option<DocumentWrite>,
+    /// URLs no longer canonical whose documents go.
+    pub drop_documents: Vec<String>,
+}
+
+/// One class as the duplicates report shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassRow {
+    /// `content`, `redirect` or `near`.
+    pub kind: &'static str,
+    /// Its key (content fingerprint, target fingerprint or group number).
+    pub key: u64,
+    /// The canonical URL.
+    pub canonical: Option<String>,
+    /// Members, best first.
+    pub members: Vec<String>,
+    /// Why the canonical is what it is.
+    pub reason: String,
+}
+
+type UrlDbRow = (
+    String,
+    Option<i64>,
+    Option<i64>,
+    Option<f64>,
+    Option<String>,
+    Option<String>,
+    String,
+    String,
+);
+
+/// kind, key, canonical, reason, members as a JSON array.
+type ClassDbRow = (String, i64, Option<String>, String, Option<String>);
+
+impl Store {
+    /// The engine's whole saved state (empty on a new database).
+    pub async fn load_dedup_state(&self) -> anyhow::Result<DedupState> {
+        let mut state = DedupState::default();
+        let rows: Vec<UrlDbRow> = sqlx::query_as(
+            "SELECT url, content_fp, simhash, sitemap_priority, temp_target, declared_canonical,
+                    out_links, memberships FROM dedup_urls ORDER BY url",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        for (url, fp, sim, priority, temp, declared, links, memberships) in rows {
+            state.urls.push(UrlRecord {
+                out_links: serde_json::from_str(&links)?,
+                memberships: serde_json::from_str(&memberships)?,
+                url,
+                content_fp: fp.map(hash_from_db),
+                simhash: sim.map(hash_from_db),
+                sitemap_priority: priority,
+                temp_target: temp,
+                declared_canonical: declared,
+            });
+        }
+        let mut members: HashMap<(String, i64), Vec<Member>> = HashMap::new();
+        let rows: Vec<(String, i64, String, f64)> = sqlx::query_as(
+            "SELECT kind, key, url, score FROM dedup_members ORDER BY kind, key, rank",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        for (kind, key, url, score) in rows {
+            members
+                .entry((kind, key))
+                .or_default()
+                .push(Member { url, score });
+        }
+        let rows: Vec<(String, i64, Option<String>, String)> =
+            sqlx::query_as("SELECT kind, key, canonical, reason FROM dedup_classes ORDER BY 1, 2")
+                .fetch_all(self.pool())
+                .await?;
+        for (kind_text, key, canonical, reason) in rows {
+            let Some(kind) = kind_from_name(&kind_text) else {
+                continue;
+            };
+            state.classes.push(Class {
+                id: ClassId {
+                    kind,
+                    key: hash_from_db(key),
+                },
+                canonical,
+                members: members.remove(&(kind_text, key)).unwrap_or_default(),
+                reason,
+            });
+        }
+        state.permanent =
+            sqlx::query_as("SELECT source, target FROM dedup_redirects ORDER BY source")
+                .fetch_all(self.pool())
+                .await?;
+        state.errors = self
+            .redirect_cycles()
+            .await?
+            .into_iter()
+            .map(|urls| RedirectError::Cycle { urls })
+            .collect();
+        let near: Vec<(i64, i64)> =
+            sqlx::query_as("SELECT content_fp, group_id FROM dedup_near_groups ORDER BY 1")
+                .fetch_all(self.pool())
+                .await?;
+        state.near_groups = near
+            .into_iter()
+            .map(|(c, g)| (hash_from_db(c), hash_from_db(g)))
+            .collect();
+        let next: Option<i64> =
+            sqlx::query_scalar("SELECT value FROM dedup_meta WHERE name = 'next_group'")
+                .fetch_optional(self.pool())
+                .await?;
+        state.next_group = next.map_or(1, hash_from_db);
+        Ok(state)
+    }
+
+    /// Writes one fetch's dedup results in one transaction.
+    pub async fn save_dedup(&self, write: &DedupWrite, now_ms: i64) -> sqlx::Result<()> {
+        let mut tx = self.pool().begin().await?;
+        save_changes(&mut tx, &write.changes, now_ms).await?;
+        for (url, weight) in &write.weights {
+            sqlx::query("UPDATE urls SET weight = ? WHERE url = ? AND weight <> ?")
+                .bind(weight)
+                .bind(url)
+                .bind(weight)
+                .execute(&mut *tx)
+                .await?;
+        }
+        if let Some(document) = &write.document {
+            super::documents::put(&mut tx, document).await?;
+        }
+        super::documents::delete(&mut tx, &write.drop_documents).await?;
+        tx.commit().await
+    }
+
+    /// Classes ordered by kind and key: all of them, or (`all` false) those worth reporting:
+    /// every temporary-redirect class, and content and near classes of two members or more.
+    pub async fn duplicate_classes(&self, all: bool) -> sqlx::Result<Vec<ClassRow>> {
+        let rows: Vec<ClassDbRow> = sqlx::query_as(
+            "SELECT c.kind, c.key, c.canonical, c.reason,
+                    (SELECT json_group_array(url) FROM
+                        (SELECT url FROM dedup_members m
+                         WHERE m.kind = c.kind AND m.key = c.key ORDER BY rank))
+             FROM dedup_classes c ORDER BY c.kind, c.key",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(kind, key, canonical, reason, members)| {
+                let kind = kind_name(kind_from_name(&kind)?);
+                let members: Vec<String> = members
+                    .and_then(|m| serde_json::from_str(&m).ok())
+                    .unwrap_or_default();
+                Some(ClassRow {
+                    kind,
+                    key: hash_from_db(key),
+                    canonical,
+                    members,
+                    reason,
+                })
+            })
+            .filter(|c| all || c.kind == "redirect" || c.members.len() > 1)
+            .collect())
+    }
+
+    /// Permanent-redirect cycles recorded, oldest first: each chain of URLs (last = first).
+    pub async fn redirect_cycles(&self) -> sqlx::Result<Vec<Vec<String>>> {
+        let chains: Vec<String> =
+            sqlx::query_scalar("SELECT chain FROM dedup_redirect_errors ORDER BY id")
+                .fetch_all(self.pool())
+                .await?;
+        Ok(chains
+            .iter()
+            .filter_map(|c| serde_json::from_str(c).ok())
+            .collect())
+    }
+
+    /// Which of `urls` are in the `urls` table already.
+    pub async fn known_urls(&self, urls: &[String]) -> sqlx::Result<BTreeSet<String>> {
+        let mut known = BTreeSet::new();
+        for url in urls {
+            let hit: Option<i64> = sqlx::query_scalar("SELECT id FROM urls WHERE url = ?")
+                .bind(url)
+                .fetch_optional(self.pool())
+                .await?;
+            if hit.is_some() {
+                known.insert(url.clone());
+            }
+        }
+        Ok(known)
+    }
+
+    /// What named a URL (a sitemap, feed, seed or the page whose link it was), if it is known.
+    pub async fn discovered_from(&self, url: &str) -> sqlx::Result<Option<String>> {
+        let found: Option<Option<String>> =
+            sqlx::query_scalar("SELECT discovered_from FROM urls WHERE url = ?")
+                .bind(url)
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(found.flatten())
+    }
+
+    /// Re-plans one URL after its weight moved: a new planned rate and due time.
+    pub async fn set_planned(
+        &self,
+        url_id: i64,
+        planned_per_day: f64,
+        next_due_ms: i64,
+    ) -> sqlx::Result<()> {
+        sqlx::query("UPDATE urls SET planned_per_day = ?, next_due_ms = ? WHERE id = ?")
+            .bind(planned_per_day)
+            .bind(next_due_ms)
+            .bind(url_id)
+            .execute(self.pool())
+            .await?;
+        Ok(())
+    }
+}
+
+/// Writes the changed rows of the engine's state.
+async fn save_changes(
+    tx: &mut Transaction<'_, Sqlite>,
+    changes: &DedupChanges,
+    now_ms: i64,
+) -> sqlx::Result<()> {
+    for r in &changes.urls {
+        sqlx::query(
+            "INSERT OR REPLACE INTO dedup_urls (url, content_fp, simhash, sitemap_priority,
+                 temp_target, declared_canonical, out_links, memberships)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&r.url)
+        .bind(r.content_fp.map(hash_to_db))
+        .bind(r.simhash.map(hash_to_db))
+        .bind(r.sitemap_priority)
+        .bind(&r.temp_target)
+        .bind(&r.declared_canonical)
+        .bind(serde_json::to_string(&r.out_links).unwrap_or_else(|_| "[]".into()))
+        .bind(serde_json::to_string(&r.memberships).unwrap_or_else(|_| "[]".into()))
+        .execute(&mut **tx)
+        .await?;
+    }
+    for url in &changes.removed_urls {
+        sqlx::query("DELETE FROM dedup_urls WHERE url = ?")
+            .bind(url)
+            .execute(&mut **tx)
+            .await?;
+    }
+    let ids = changes.classes.iter().map(|c| c.id);
+    for id in changes.removed_classes.iter().copied().chain(ids) {
+        sqlx::query("DELETE FROM dedup_classes WHERE kind = ? AND key = ?")
+            .bind(kind_name(id.kind))
+            .bind(hash_to_db(id.key))
+            .execute(&mut **tx)
+            .await?;
+    }
+    for class in &changes.classes {
+        let (kind, key) = (kind_name(class.id.kind), hash_to_db(class.id.key));
+        sqlx::query("INSERT INTO dedup_classes (kind, key, canonical, reason) VALUES (?, ?, ?, ?)")
+            .bind(kind)
+            .bind(key)
+            .bind(&class.canonical)
+            .bind(&class.reason)
+            .execute(&mut **tx)
+            .await?;
+        for (rank, member) in class.members.iter().enumerate() {
+            sqlx::query(
+                "INSERT INTO dedup_members (kind, key, rank, url, score) VALUES (?, ?, ?, ?, ?)",
+            )
+            .bind(kind)
+            .bind(key)
+            .bind(rank as i64)
+            .bind(&member.url)
+            .bind(member.score)
+            .execute(&mut **tx)
+            .await?;
+        }
+    }
+    for (source, target) in &changes.redirects {
+        sqlx::query("INSERT OR REPLACE INTO dedup_redirects (source, target) VALUES (?, ?)")
+            .bind(source)
+            .bind(target)
+            .execute(&mut **tx)
+            .await?;
+    }
+    for source in &changes.removed_redirects {
+        sqlx::query("DELETE FROM dedup_redirects WHERE source = ?")
+            .bind(source)
+            .execute(&mut **tx)
+            .await?;
+    }
+    for RedirectError::Cycle { urls } in &changes.new_errors {
+        sqlx::query(
+            "INSERT OR IGNORE INTO dedup_redirect_errors (chain, first_seen_ms) VALUES (?, ?)",
+        )
+        .bind(serde_json::to_string(urls).unwrap_or_default())
+        .bind(now_ms)
+        .execute(&mut **tx)
+        .await?;
+    }
+    for (content, group) in &changes.near {
+        sqlx::query(
+            "INSERT OR REPLACE INTO dedup_near_groups (content_fp, group_id) VALUES (?, ?)",
+        )
+        .bind(hash_to_db(*content))
+        .bind(hash_to_db(*group))
+        .execute(&mut **tx)
+        .await?;
+    }
+    for content in &changes.removed_near {
+        sqlx::query("DELETE FROM dedup_near_groups WHERE content_fp = ?")
+            .bind(hash_to_db(*content))
+            .execute(&mut **tx)
+            .await?;
+    }
+    if let Some(next) = changes.next_group {
+        sqlx::query("INSERT OR REPLACE INTO dedup_meta (name, value) VALUES ('next_group', ?)")
+            .bind(hash_to_db(next))
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::temp_store;
+    use super::*;
+    use crate::dedup::{DedupConfig, DedupEngine, FetchedPage, Hop};
+
+    fn page(url: &str, text: &str) -> FetchedPage {
+        FetchedPage::html(
+            url,
+            format!("<html><body><main><p>{text}</p><a href=\"/x\">x</a></main></body></html>"),
+        )
+    }
+
+    const STORY: &str = "The ferry across the lower crossing carried its first passengers on \
+        Saturday after two winters tied up at the boatyard, paid for by a raffle and a swim.";
+
+    async fn save(store: &Store, saved: &mut SavedDedup, engine: &DedupEngine) -> DedupChanges {
+        let changes = saved.changes_to(engine.state());
+        let write = DedupWrite {
+            changes: changes.clone(),
+            ..Default::default()
+        };
+        store.save_dedup(&write, 1).await.unwrap();
+        changes
+    }
+
+    #[tokio::test]
+    async fn saved_changes_load_back_as_the_same_state() {
+        let (store, _dir) = temp_store().await;
+        let mut engine = DedupEngine::new(DedupConfig::default());
+        let mut saved = SavedDedup::from_state(&store.load_dedup_state().await.unwrap());
+        engine.observe(page("http://a.test/1", STORY)).unwrap();
+        engine.observe(page("http://b.test/1", STORY)).unwrap();
+        let cycle = [("http://a.test/x", 301), ("http://a.test/y", 301)].map(|(u, s)| Hop {
+            url: u.into(),
+            status: s,
+        });
+        engine
+            .observe_redirects("http://a.test/x", &cycle, "http://a.test/x")
+            .unwrap();
+        let first = save(&store, &mut saved, &engine).await;
+        assert!(!first.classes.is_empty() && first.new_errors.len() == 1);
+        assert_eq!(store.load_dedup_state().await.unwrap(), engine.state());
+
+        // Only what changed is written the second time; a moved page leaves its class.
+        assert!(save(&store, &mut saved, &engine).await.is_empty());
+        engine
+            .observe(page("http://b.test/1", "Something else entirely now."))
+            .unwrap();
+        let second = save(&store, &mut saved, &engine).await;
+        assert!(second.touched.contains("http://a.test/1"), "{second:?}");
+        assert!(second.urls.len() < engine.state().urls.len());
+        let loaded = store.load_dedup_state().await.unwrap();
+        assert_eq!(loaded, engine.state());
+        let reloaded = DedupEngine::from_state(DedupConfig::default(), loaded);
+        assert_eq!(reloaded.redirect_errors().len(), 1);
+        assert!(store.duplicate_classes(false).await.unwrap().is_empty());
+        assert_eq!(store.redirect_cycles().await.unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,139 @@
+//! The document store: the latest body of each canonical page, zstd-compressed, by URL (table
+//! `documents`). The refresher writes it with the dedup results ([`super::Store::save_dedup`]);
+//! `freshet export warc` reads it back ([`Store::documents`]).
+
+use sqlx::{Sqlite, Transaction};
+
+use super::{Store, hash_from_db, hash_to_db};
+
+/// The zstd level bodies are compressed at (fast, still about 4x on HTML).
+const ZSTD_LEVEL: i32 = 3;
+
+/// A body to keep, already compressed.
+#[derive(Debug, Clone)]
+pub struct DocumentWrite {
+    /// The canonical URL (normalised).
+    pub url: String,
+    /// When it was fetched (clock ms).
+    pub fetched_ms: i64,
+    /// Its `Content-Type`.
+    pub content_type: Option<String>,
+    /// Exact fingerprint of its main text.
+    pub content_fp: u64,
+    /// The body, zstd-compressed.
+    pub body_zstd: Vec<u8>,
+}
+
+impl DocumentWrite {
+    /// Compresses `body` for storage.
+    pub fn new(
+        url: String,
+        fetched_ms: i64,
+        content_type: Option<String>,
+        content_fp: u64,
+        body: &[u8],
+    ) -> std::io::Result<Self> {
+        Ok(DocumentWrite {
+            url,
+            fetched_ms,
+            content_type,
+            content_fp,
+            body_zstd: zstd::encode_all(body, ZSTD_LEVEL)?,
+        })
+    }
+}
+
+/// A stored document, decompressed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The canonical URL.
+    pub url: String,
+    /// When it was fetched (Unix ms).
+    pub fetched_ms: i64,
+    /// Its `Content-Type`.
+    pub content_type: Option<String>,
+    /// Exact fingerprint of its main text.
+    pub content_fp: u64,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// Why a stored document could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    /// The database failed.
+    #[error("reading documents")]
+    Db(#[from] sqlx::Error),
+    /// A body did not decompress.
+    #[error("the stored body of {url} is not valid zstd")]
+    Corrupt {
+        /// Whose body.
+        url: String,
+        /// What zstd said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Inserts or replaces one document.
+pub(super) async fn put(tx: &mut Transaction<'_, Sqlite>, doc: &DocumentWrite) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT OR REPLACE INTO documents (url, fetched_ms, content_type, content_fp, body)
+         VALUES (?, ?, ?, ?, ?)",
+    )
+    .bind(&doc.url)
+    .bind(doc.fetched_ms)
+    .bind(&doc.content_type)
+    .bind(hash_to_db(doc.content_fp))
+    .bind(&doc.body_zstd)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Deletes the documents of `urls`.
+pub(super) async fn delete(tx: &mut Transaction<'_, Sqlite>, urls: &[String]) -> sqlx::Result<()> {
+    for url in urls {
+        sqlx::query("DELETE FROM documents WHERE url = ?")
+            .bind(url)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+type DocRow = (String, i64, Option<String>, i64, Vec<u8>);
+
+impl Store {
+    /// Every stored document, decompressed, by URL.
+    pub async fn documents(&self) -> Result<Vec<Document>, DocumentError> {
+        let rows: Vec<DocRow> = sqlx::query_as(
+            "SELECT url, fetched_ms, content_type, content_fp, body FROM documents ORDER BY url",
+        )
+        .fetch_all(self.pool())
+        .await?;
+        rows.into_iter()
+            .map(|(url, fetched_ms, content_type, fp, body)| {
+                let body =
+                    zstd::decode_all(&body[..]).map_err(|source| DocumentError::Corrupt {
+                        url: url.clone(),
+                        source,
+                    })?;
+                Ok(Document {
+                    url,
+                    fetched_ms,
+                    content_type,
+                    content_fp: hash_from_db(fp),
+                    body,
+                })
+            })
+            .collect()
+    }
+
+    /// How many documents are stored.
+    pub async fn document_count(&self) -> sqlx::Result<i64> {
+        sqlx::query_scalar("SELECT COUNT(*) FROM documents")
+            .fetch_one(self.pool())
+            .await
+    }
+}
