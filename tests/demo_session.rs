@@ -64,15 +64,21 @@ async fn a_session_serves_judges_and_stops() {
 
     let schedule = std::fs::read_to_string(&result.schedule_path).unwrap();
     assert!(result.schedule_path.starts_with(dir.path()));
-    assert_eq!(
-        schedule.matches("[[site]]").count(),
-        result.world.hosts.len()
-    );
+    // One site over every host: the planner shares one budget across them.
+    assert_eq!(schedule.matches("[[site]]").count(), 1);
+    for host in &result.world.hosts {
+        assert!(
+            schedule.contains(&format!("{}:", host.name)),
+            "{} missing",
+            host.name
+        );
+    }
 
     let outcome = &result.outcome;
-    assert!(outcome.days >= 1.49, "{} days", outcome.days);
-    assert_eq!(outcome.freshet.requests, result.summary.requests);
-    assert_eq!(outcome.uniform.requests, result.summary.requests);
+    // Judged after the warm-up: 80% of the 1.5 virtual days, with the requests made in it.
+    assert!(outcome.days >= 1.19, "{} days", outcome.days);
+    assert!(outcome.freshet.requests > 0 && outcome.freshet.requests < result.summary.requests);
+    assert_eq!(outcome.uniform.requests, outcome.freshet.requests);
     assert!(result.summary.checks > 100, "{:?}", result.summary);
     assert_eq!(outcome.sites.len(), 4);
     let syncs: u64 = outcome.sites.iter().map(|s| s.page_syncs).sum();

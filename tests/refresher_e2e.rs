@@ -225,7 +225,7 @@ async fn one_pass_discovers_fetches_politely_and_records_errors() {
     );
     // Feed entries are exact change events.
     let a = store
-        .url_row(&server.url(HOST, "/a").to_string())
+        .url_row(server.url(HOST, "/a").as_str())
         .await
         .unwrap()
         .unwrap();
@@ -285,7 +285,7 @@ async fn continuous_run_revisits_conditionally_and_sees_changes() {
 
     let store = Store::open(&db).await.unwrap();
     let a = store
-        .url_row(&server.url(HOST, "/a").to_string())
+        .url_row(server.url(HOST, "/a").as_str())
         .await
         .unwrap()
         .unwrap();
@@ -296,17 +296,14 @@ async fn continuous_run_revisits_conditionally_and_sees_changes() {
             .all(|o| o.status == Some(304) && o.changed == Some(0))
     );
     let b = store
-        .url_row(&server.url(HOST, "/b").to_string())
+        .url_row(server.url(HOST, "/b").as_str())
         .await
         .unwrap()
         .unwrap();
     assert!(b.changes >= 1, "changes of /b not seen: {b:?}");
     assert!(b.rate_per_day.is_some() && b.next_due_ms.is_some());
     // Everything committed survives the shutdown.
-    assert_eq!(
-        store.observation_count().await.unwrap() as u64 >= summary.checks,
-        true
-    );
+    assert!(store.observation_count().await.unwrap() as u64 >= summary.checks);
     assert!(clock.now_ms() > ORIGIN_MS);
     store.close().await;
 }

@@ -72,7 +72,13 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     }
     let result = run_session(&options, crate::refresher::run).await?;
     let mut outcome = result.outcome;
-    let (estimated, learned) = freshet_view(&result.world, &result.db_path, outcome.from_ms, outcome.to_ms).await?;
+    let (estimated, learned) = freshet_view(
+        &result.world,
+        &result.db_path,
+        outcome.from_ms,
+        outcome.to_ms,
+    )
+    .await?;
     outcome.freshet.estimated_mean_age_days = estimated;
     outcome.compare_learned(&result.world, &learned);
     if args.json {

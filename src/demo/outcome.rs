@@ -121,7 +121,9 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
             continue;
         };
         let site = world.site_of(h);
-        site_requests[site] += 1;
+        if record.at_ms >= from {
+            site_requests[site] += 1;
+        }
         arrivals.entry(h).or_default().push(record.at_ms);
         if let Some(private) = &host.private_path {
             let dir = private.rsplit_once('/').map_or("/", |(d, _)| d);
@@ -136,7 +138,8 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         }
     }
 
-    // The uniform schedule spreads every request freshet made evenly over every page.
+    // The uniform schedule spreads every request freshet made in the window evenly over every
+    // page.
     let requests: u64 = site_requests.iter().sum();
     let uniform_plan = truth::uniform_plan(requests, world.pages.len(), from, to, judge.seed);
     let mut sites = Vec::new();

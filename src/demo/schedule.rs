@@ -76,10 +76,26 @@ pub fn schedule_toml(world: &World, port: u16, config: &ScheduleConfig) -> Strin
          requests_per_day = {budget:.1}\n\
          host_rate = \"{rate}\"\n\
          rediscover = \"{rediscover}\"\n",
-        sitemaps = list(world.hosts.iter().map(|h| format!("{}/sitemap.xml", base(&h.name))).collect()),
-        feeds = list(world.hosts.iter().map(|h| format!("{}/feed.xml", base(&h.name))).collect()),
+        sitemaps = list(
+            world
+                .hosts
+                .iter()
+                .map(|h| format!("{}/sitemap.xml", base(&h.name)))
+                .collect()
+        ),
+        feeds = list(
+            world
+                .hosts
+                .iter()
+                .map(|h| format!("{}/feed.xml", base(&h.name)))
+                .collect()
+        ),
         seeds = list(seeds),
-        include = include.iter().map(|i| format!("'{i}'")).collect::<Vec<_>>().join(", "),
+        include = include
+            .iter()
+            .map(|i| format!("'{i}'"))
+            .collect::<Vec<_>>()
+            .join(", "),
         rate = host_rate(config.host_min_interval),
         rediscover = config.rediscover,
     );

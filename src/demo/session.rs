@@ -24,6 +24,9 @@ use crate::refresher::{PolicyChoice, RunOptions, RunSummary};
 /// The shutdown future handed to the refresher.
 pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
 
+/// The share of the run before judging starts.
+pub const WARM_UP_SHARE: f64 = 0.2;
+
 /// What a session is asked to do.
 #[derive(Debug, Clone)]
 pub struct SessionOptions {
@@ -158,8 +161,12 @@ where
         }
     };
 
+    // Both policies are judged after a warm-up (the first fifth of the run), in which freshet
+    // discovers the web and learns; the uniform schedule gets as many requests as freshet made
+    // inside the judged window, and a copy current at its start.
+    let warm_up_ms = ((end_ms - config.origin_ms) as f64 * WARM_UP_SHARE) as i64;
     let judge = Judge {
-        from_ms: config.origin_ms,
+        from_ms: config.origin_ms + warm_up_ms,
         to_ms: end_ms,
         seed: options.seed,
         host_interval_ms: schedule_config.host_min_interval.as_millis() as i64,

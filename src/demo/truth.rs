@@ -72,7 +72,11 @@ pub fn expected_mean_age_days(rate_per_day: f64, syncs: &[i64], from: i64, to: i
     }
     let integral_from = |synced: i64, at: i64| -> f64 {
         let u = (at - synced).max(0) as f64 / MS_PER_DAY;
-        if u == 0.0 { 0.0 } else { u * crate::plan::time_averaged_age(rate_per_day, u) }
+        if u == 0.0 {
+            0.0
+        } else {
+            u * crate::plan::time_averaged_age(rate_per_day, u)
+        }
     };
     let mut syncs: Vec<i64> = syncs.to_vec();
     syncs.sort_unstable();

@@ -227,21 +227,16 @@ pub fn changefreq_per_day(value: &str) -> Option<f64> {
 /// How much a hint weighs, in pseudo-changes: a hint is a weak prior, not evidence.
 pub const HINT_SHAPE: f64 = 0.5;
 
-/// The most pseudo-exposure (days) a hint may carry. A Gamma prior's strength is in its
-/// exposure as much as in its shape: `yearly` at half a pseudo-change would otherwise weigh as
-/// 182 days of watching, and a page whose hint lies (a `yearly` page that changes daily) would
-/// need months of checks to escape it.
-pub const MAX_HINT_EXPOSURE_DAYS: f64 = 1.0;
-
-/// The prior after hints: centred on `changefreq` (at most [`HINT_SHAPE`] pseudo-changes and
-/// [`MAX_HINT_EXPOSURE_DAYS`] of pseudo-exposure), its mean capped at one change per feed ttl.
+/// The prior after hints: centred on `changefreq` (at most [`HINT_SHAPE`] strong), its mean capped
+/// at one change per feed ttl. Hints can lie: the refresher stops passing a host's hints once its
+/// pages' own evidence contradicts them.
 pub fn prior_with_hints(evidence: &Evidence, prior: &Prior) -> Prior {
     let mut p = *prior;
     if let Some(hint) = evidence
         .changefreq_per_day
         .filter(|h| *h > 0.0 && h.is_finite())
     {
-        let shape = p.shape.min(HINT_SHAPE).min(MAX_HINT_EXPOSURE_DAYS * hint);
+        let shape = p.shape.min(HINT_SHAPE);
         p = Prior {
             shape,
             rate: shape / hint,

@@ -208,8 +208,7 @@ pub async fn fetch_and_record(
     match next_due_ms {
         Some(due) => update.next_due_ms = due,
         None => {
-            let estimate =
-                estimate_after(ctx, row, &observation, trust.trust_last_modified()).await?;
+            let estimate = estimate_row(ctx, row, Some(&observation)).await?;
             let planned = ctx.planned_rate(site, row, estimate.rate_per_day, min_interval_ms);
             let interval_ms = (MS_PER_DAY / planned.max(1e-6)).min(365.0 * MS_PER_DAY) as i64;
             let mut due = now + interval_ms.max(min_interval_ms.unwrap_or(0));
@@ -241,29 +240,31 @@ fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
     max_age.into_iter().chain(retry).max()
 }
 
-/// Re-estimates a page's rate with the check just made.
-async fn estimate_after(
+/// Re-estimates a page's rate from its history, with `latest` (the check just made, not yet
+/// committed) if given.
+pub async fn estimate_row(
     ctx: &Context,
     row: &UrlRow,
-    observation: &NewObservation,
-    trust_last_modified: bool,
+    latest: Option<&NewObservation>,
 ) -> anyhow::Result<estimate::RateEstimate> {
     let mut history = ctx.store.observations_for(row.id, HISTORY).await?;
-    history.push(crate::store::observations::ObservationRow {
-        checked_ms: observation.checked_ms,
-        method: observation.method.to_string(),
-        status: observation.status.map(i64::from),
-        etag: None,
-        last_modified_ms: observation.last_modified_ms,
-        fingerprint: None,
-        bytes: 0,
-        duration_ms: 0,
-        error: None,
-        changed: observation.changed.map(i64::from),
-        change_evidence: None,
-        final_url: None,
-        redirects: None,
-    });
+    if let Some(observation) = latest {
+        history.push(crate::store::observations::ObservationRow {
+            checked_ms: observation.checked_ms,
+            method: observation.method.to_string(),
+            status: observation.status.map(i64::from),
+            etag: None,
+            last_modified_ms: observation.last_modified_ms,
+            fingerprint: None,
+            bytes: 0,
+            duration_ms: 0,
+            error: None,
+            changed: observation.changed.map(i64::from),
+            change_evidence: None,
+            final_url: None,
+            redirects: None,
+        });
+    }
     // Errors say nothing about change and would break the interval chain.
     history.retain(|o| {
         o.status
@@ -275,7 +276,7 @@ async fn estimate_after(
         &history,
         &events,
         row.changefreq.as_deref().filter(|_| believe_hints),
-        trust_last_modified,
+        ctx.trust_of(row.host_id).trust_last_modified(),
         ctx.clock.now_ms(),
     );
     Ok(estimate::estimate(&evidence, &prior))

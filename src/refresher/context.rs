@@ -225,6 +225,15 @@ impl Context {
         if f.is_finite() && f > 0.0 { f } else { 1e-3 }
     }
 
+    /// When a site is next re-discovered, if known in this run.
+    pub fn next_discovery_of(&self, site_id: i64) -> Option<i64> {
+        let next = self
+            .next_discovery
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        next.get(&site_id).copied()
+    }
+
     /// Sets when a site is next re-discovered.
     pub fn set_next_discovery(&self, site_id: i64, at_ms: i64) {
         let mut next = self

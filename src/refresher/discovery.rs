@@ -46,13 +46,9 @@ pub async fn discover_due_sites(
         if stopping.load(Ordering::Relaxed) {
             break;
         }
-        let due = match ctx
-            .next_discovery
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&site.id)
-        {
-            Some(&due) => due,
+        let known = ctx.next_discovery_of(site.id);
+        let due = match known {
+            Some(due) => due,
             None => first_discovery_due(ctx, site, now).await?,
         };
         if due > now {

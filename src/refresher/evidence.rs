@@ -41,7 +41,15 @@ pub fn detect_change(
         return (None, None, None);
     };
     if status == 304 {
-        return (Some(false), Some("304"), None);
+        // The content did not change: a Last-Modified that moved anyway is a lie worth learning
+        // (some servers stamp every response with "now").
+        let lesson =
+            both(&previous.last_modified, &response.last_modified).map(|moved| ValidatorCheck {
+                content_changed: false,
+                last_modified_changed: Some(moved),
+                etag_changed: None,
+            });
+        return (Some(false), Some("304"), lesson);
     }
     if !(200..300).contains(&status) {
         return (None, None, None);

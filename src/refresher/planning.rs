@@ -14,7 +14,7 @@ use crate::politeness::origin_of;
 use crate::store::urls::{PlanUpdate, UrlRow};
 
 use super::PolicyChoice;
-use super::checks::plan_page;
+use super::checks::{estimate_row, plan_page};
 use super::context::{Context, SitePlan, SiteState};
 
 /// The uniform baseline never visits a page more than this many times its changefreq hint.
@@ -70,11 +70,16 @@ const HINT_TOLERANCE: f64 = 5.0;
 pub fn distrusted_hint_hosts(rows: &[UrlRow]) -> HashSet<i64> {
     let mut log_ratios: HashMap<i64, Vec<f64>> = HashMap::new();
     for row in rows.iter().filter(|r| r.checks >= HINT_JUDGE_CHECKS) {
-        let (Some(learned), Some(hint)) = (row.rate_per_day, row.changefreq.as_deref().and_then(changefreq_per_day))
-        else {
+        let (Some(learned), Some(hint)) = (
+            row.rate_per_day,
+            row.changefreq.as_deref().and_then(changefreq_per_day),
+        ) else {
             continue;
         };
-        log_ratios.entry(row.host_id).or_default().push((learned.max(1e-6) / hint).ln().abs());
+        log_ratios
+            .entry(row.host_id)
+            .or_default()
+            .push((learned.max(1e-6) / hint).ln().abs());
     }
     log_ratios
         .into_iter()
@@ -113,6 +118,15 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
         .collect();
     let prior = estimate::pool(&checked, Prior::default());
     let distrusted = distrusted_hint_hosts(&rows);
+    if let Some(plan) = ctx
+        .plans
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_mut(&site.id)
+    {
+        // Re-estimates below must already ignore the hints just found to lie.
+        plan.distrusted_hint_hosts = distrusted.clone();
+    }
 
     let mut host_index: HashMap<i64, usize> = HashMap::new();
     let mut limits = Limits {
@@ -135,6 +149,14 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
             limits.host_limits_per_day.len() - 1
         });
         let rate = match row.rate_per_day {
+            // Estimated while the host's hints were still believed: estimate again without.
+            Some(_)
+                if row.checks > 0
+                    && row.checks < HINT_JUDGE_CHECKS * 2
+                    && distrusted.contains(&row.host_id) =>
+            {
+                estimate_row(ctx, row, None).await?.rate_per_day
+            }
             Some(rate) if row.checks > 0 => rate,
             _ => {
                 let hints = Evidence {
@@ -168,7 +190,6 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
                 url_id: row.id,
                 planned_per_day: f,
                 next_due_ms,
-                weight: row.weight,
             }
         })
         .collect();

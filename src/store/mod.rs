@@ -131,7 +131,7 @@ mod tests {
             priority: Some(0.5),
         };
         let new = store
-            .upsert_discovered(&[found.clone()], 1_000)
+            .upsert_discovered(std::slice::from_ref(&found), 1_000)
             .await
             .unwrap();
         assert_eq!(new.len(), 1);

@@ -37,7 +37,9 @@ impl Store {
 
     /// The names of every site in the database.
     pub async fn site_names(&self) -> sqlx::Result<Vec<String>> {
-        sqlx::query_scalar("SELECT name FROM sites ORDER BY name").fetch_all(self.pool()).await
+        sqlx::query_scalar("SELECT name FROM sites ORDER BY name")
+            .fetch_all(self.pool())
+            .await
     }
 
     /// When the site's last discovery pass completed.

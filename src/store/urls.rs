@@ -381,19 +381,17 @@ impl Store {
             .await
     }
 
-    /// Writes re-planned rates and due times (and planner weights) in one transaction.
+    /// Writes re-planned rates and due times in one transaction (weights belong to the dedup
+    /// engine, which may change them while a plan is being solved).
     pub async fn save_plan(&self, rows: &[PlanUpdate]) -> sqlx::Result<()> {
         let mut tx = self.pool().begin().await?;
         for row in rows {
-            sqlx::query(
-                "UPDATE urls SET planned_per_day = ?, next_due_ms = ?, weight = ? WHERE id = ?",
-            )
-            .bind(row.planned_per_day)
-            .bind(row.next_due_ms)
-            .bind(row.weight)
-            .bind(row.url_id)
-            .execute(&mut *tx)
-            .await?;
+            sqlx::query("UPDATE urls SET planned_per_day = ?, next_due_ms = ? WHERE id = ?")
+                .bind(row.planned_per_day)
+                .bind(row.next_due_ms)
+                .bind(row.url_id)
+                .execute(&mut *tx)
+                .await?;
         }
         tx.commit().await
     }
@@ -408,6 +406,4 @@ pub struct PlanUpdate {
     pub planned_per_day: f64,
     /// Next due time.
     pub next_due_ms: i64,
-    /// Planner weight.
-    pub weight: f64,
 }
