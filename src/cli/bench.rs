@@ -31,6 +31,8 @@ pub enum Which {
     All,
     /// The planner and the estimator.
     Planner,
+    /// Fingerprints, simhash and the near-duplicate index.
+    Dedup,
 }
 
 /// Runs `freshet bench`; returns the exit code.
@@ -39,6 +41,13 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         let pages = args.pages;
         let hosts = args.hosts.max(1);
         tokio::task::spawn_blocking(move || bench_planner(pages, hosts)).await??;
+    }
+    if matches!(args.only, Which::All | Which::Dedup) {
+        tokio::task::spawn_blocking(|| {
+            let options = super::bench_dedup::DedupBenchOptions::default();
+            super::bench_dedup::run_dedup_bench(&options, &mut std::io::stdout())
+        })
+        .await??;
     }
     Ok(0)
 }

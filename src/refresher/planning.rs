@@ -58,6 +58,25 @@ pub fn page_for(
     page
 }
 
+/// The share of a site's budget always left to its pages, however many sitemaps and feeds it has.
+const MIN_PAGE_SHARE: f64 = 0.1;
+
+/// What is left of a site's `requests_per_day` for its pages once its sitemaps and feeds have
+/// been re-read at every `rediscover` time of the coming day (they count against the budget too).
+pub fn page_budget(site: &SiteState, documents: usize, now: chrono::DateTime<chrono::Utc>) -> f64 {
+    let day_end = now + chrono::TimeDelta::days(1);
+    let passes = site
+        .site
+        .rediscover
+        .after(&now)
+        .take_while(|t| *t <= day_end)
+        .take(10_000)
+        .count();
+    let overhead = (documents * passes) as f64;
+    let total = site.site.requests_per_day;
+    (total - overhead).max(total * MIN_PAGE_SHARE)
+}
+
 /// Pages with at least this many checks judge their host's changefreq hints.
 const HINT_JUDGE_CHECKS: i64 = 3;
 /// A host's hints are dropped when the median learned/hinted rate ratio is off by more than
@@ -101,10 +120,9 @@ fn stored_posterior(row: &UrlRow) -> Option<Prior> {
 
 /// Re-plans one site from its pages' summary rows.
 pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
-    let rows: Vec<UrlRow> = ctx
-        .store
-        .urls_of_site(site.id)
-        .await?
+    let all_rows = ctx.store.urls_of_site(site.id).await?;
+    let documents = all_rows.iter().filter(|r| r.kind != "page").count();
+    let rows: Vec<UrlRow> = all_rows
         .into_iter()
         .filter(|r| r.kind == "page" && r.disallowed == 0)
         .collect();
@@ -130,7 +148,7 @@ pub async fn replan_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> 
 
     let mut host_index: HashMap<i64, usize> = HashMap::new();
     let mut limits = Limits {
-        budget_per_day: site.site.requests_per_day,
+        budget_per_day: page_budget(site, documents, ctx.clock.now()),
         host_limits_per_day: Vec::new(),
     };
     let mut pages = Vec::with_capacity(rows.len());
