@@ -186,14 +186,12 @@ async fn fetch_document(
 ) -> anyhow::Result<Option<Vec<u8>>> {
     let robots = ctx.robots.rules(ctx, site, &origin_of(url)).await;
     if !robots.is_allowed(url.as_str()) {
-        record(
-            ctx,
-            site,
-            kind,
-            url.as_str(),
-            "disallowed by robots.txt: not fetched".into(),
-        )
-        .await?;
+        let why = if robots.retry_soon() {
+            "robots.txt could not be read (5xx or unreachable): the host is off limits until it can"
+        } else {
+            "disallowed by robots.txt: not fetched"
+        };
+        record(ctx, site, kind, url.as_str(), why.into()).await?;
         return Ok(None);
     }
     let Some(row) = document_row(ctx, site, url, kind).await? else {
