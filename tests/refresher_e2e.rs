@@ -302,6 +302,15 @@ async fn continuous_run_revisits_conditionally_and_sees_changes() {
         .unwrap();
     assert!(b.changes >= 1, "changes of /b not seen: {b:?}");
     assert!(b.rate_per_day.is_some() && b.next_due_ms.is_some());
+    // What the host's validators taught (ETags that matched the content) is kept for the next run.
+    let host = store
+        .host(&format!("http://{HOST}:{}", server.addr.port()))
+        .await
+        .unwrap()
+        .unwrap();
+    let trust: serde_json::Value =
+        serde_json::from_str(host.trust_json.as_deref().expect("trust saved")).unwrap();
+    assert!(trust["etag_agree"].as_u64().unwrap() >= 1, "{trust}");
     // Everything committed survives the shutdown.
     assert!(store.observation_count().await.unwrap() as u64 >= summary.checks);
     assert!(clock.now_ms() > ORIGIN_MS);

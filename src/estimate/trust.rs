@@ -25,7 +25,7 @@ pub struct ValidatorCheck {
 }
 
 /// Per-host validator trust counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ValidatorTrust {
     /// Checks where Last-Modified moved exactly when the content did.
     pub lm_agree: u32,

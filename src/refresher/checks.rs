@@ -156,7 +156,8 @@ pub async fn fetch_and_record(
     };
     let (changed, evidence_kind, lesson) = detect_change(&previous, &response, trust.trust_etag());
     if let Some(lesson) = lesson {
-        ctx.learn_trust(row.host_id, lesson);
+        let learnt = ctx.learn_trust(row.host_id, lesson);
+        ctx.store.save_trust(row.host_id, &learnt).await?;
     }
     let got_copy = outcome
         .status

@@ -149,6 +149,13 @@ impl Context {
             });
         }
         let dedup = Dedup::load(&store, crate::dedup::DedupConfig::default()).await?;
+        // What earlier runs learnt about each host's validators.
+        let trust: HashMap<i64, ValidatorTrust> = store
+            .host_trust()
+            .await?
+            .into_iter()
+            .filter_map(|(id, json)| Some((id, serde_json::from_str(&json).ok()?)))
+            .collect();
         Ok(Context {
             dedup,
             pool: HostPool::new(clock.clone()),
@@ -160,7 +167,7 @@ impl Context {
             stopping: AtomicBool::new(false),
             counters: Counters::default(),
             plans: Mutex::new(HashMap::new()),
-            trust: Mutex::new(HashMap::new()),
+            trust: Mutex::new(trust),
             next_discovery: Mutex::new(HashMap::new()),
         })
     }
@@ -185,10 +192,13 @@ impl Context {
         trust.get(&host_id).copied().unwrap_or_default()
     }
 
-    /// Learns from one full check what a host's validators are worth.
-    pub fn learn_trust(&self, host_id: i64, lesson: ValidatorCheck) {
+    /// Learns from one check what a host's validators are worth; returns the new state as
+    /// JSON, for the store.
+    pub fn learn_trust(&self, host_id: i64, lesson: ValidatorCheck) -> String {
         let mut trust = self.trust.lock().unwrap_or_else(|e| e.into_inner());
-        trust.entry(host_id).or_default().observe(lesson);
+        let state = trust.entry(host_id).or_default();
+        state.observe(lesson);
+        serde_json::to_string(state).unwrap_or_default()
     }
 
     /// The pooled prior of a site's last plan, and whether the host's changefreq hints are

@@ -87,6 +87,13 @@ impl Store {
         Ok(())
     }
 
+    /// Every host's stored validator trust (host id, JSON).
+    pub async fn host_trust(&self) -> sqlx::Result<Vec<(i64, String)>> {
+        sqlx::query_as("SELECT id, trust_json FROM hosts WHERE trust_json IS NOT NULL")
+            .fetch_all(self.pool())
+            .await
+    }
+
     /// Records that the host asked us to stay away until `until_ms`.
     pub async fn set_backoff(&self, host_id: i64, until_ms: Option<i64>) -> sqlx::Result<()> {
         sqlx::query("UPDATE hosts SET backoff_until_ms = ? WHERE id = ?")
