@@ -30,7 +30,8 @@ pub struct Args {
 /// Runs `freshet explain`; returns 0, or 1 when freshet does not know the URL.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let store = Store::open_existing(&args.db).await?;
-    let result = explain(&store, &args.url, SystemClock.now_ms()).await;
+    let now = store.report_now(SystemClock.now_ms()).await?;
+    let result = explain(&store, &args.url, now).await;
     store.close().await;
     match result? {
         Some(text) => {

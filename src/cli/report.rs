@@ -61,8 +61,9 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Age(args) => {
             let store = Store::open_existing(&args.db).await?;
             let rows = store.url_status(args.site.as_deref()).await?;
+            let now = store.report_now(SystemClock.now_ms()).await?;
             store.close().await;
-            let report = age_report(&rows, SystemClock.now_ms());
+            let report = age_report(&rows, now);
             (args.clone(), report.render(args.format))
         }
         Command::Hosts(args) => {

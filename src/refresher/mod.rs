@@ -138,7 +138,7 @@ pub async fn run(
             .context("starting the refresher")?,
     );
     let run_id = store
-        .start_run(clock.now_ms(), options.policy.name())
+        .start_run(clock.now_ms(), options.policy.name(), clock.speed())
         .await?;
     let result = main_loop(&ctx, options.once, shutdown).await;
     // The dedup engine saves in batches when it is large: write what is still pending.

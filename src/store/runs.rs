@@ -4,12 +4,33 @@ use super::Store;
 
 impl Store {
     /// Starts a run row; returns its id.
-    pub async fn start_run(&self, started_ms: i64, policy: &str) -> sqlx::Result<i64> {
-        sqlx::query_scalar("INSERT INTO runs (started_ms, policy) VALUES (?, ?) RETURNING id")
-            .bind(started_ms)
-            .bind(policy)
-            .fetch_one(self.pool())
-            .await
+    pub async fn start_run(
+        &self,
+        started_ms: i64,
+        policy: &str,
+        clock_speed: f64,
+    ) -> sqlx::Result<i64> {
+        sqlx::query_scalar(
+            "INSERT INTO runs (started_ms, policy, clock_speed) VALUES (?, ?, ?) RETURNING id",
+        )
+        .bind(started_ms)
+        .bind(policy)
+        .bind(clock_speed)
+        .fetch_one(self.pool())
+        .await
+    }
+
+    /// "Now" for reports: `wall_now_ms`, unless the latest run was on a virtual clock (a demo),
+    /// whose time is then where its run ended.
+    pub async fn report_now(&self, wall_now_ms: i64) -> sqlx::Result<i64> {
+        let last: Option<(f64, Option<i64>)> =
+            sqlx::query_as("SELECT clock_speed, ended_ms FROM runs ORDER BY id DESC LIMIT 1")
+                .fetch_optional(self.pool())
+                .await?;
+        Ok(match last {
+            Some((speed, Some(ended))) if speed != 1.0 => ended,
+            _ => wall_now_ms,
+        })
     }
 
     /// Updates a run's counters (called periodically and at the end).
@@ -32,5 +53,22 @@ impl Store {
         .execute(self.pool())
         .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::test_support::temp_store;
+
+    #[tokio::test]
+    async fn reports_read_now_from_the_end_of_a_virtual_run() {
+        let (store, _dir) = temp_store().await;
+        assert_eq!(store.report_now(5_000).await.unwrap(), 5_000);
+        let demo = store.start_run(100, "learned", 3600.0).await.unwrap();
+        store.update_run(demo, Some(900), [0; 4]).await.unwrap();
+        assert_eq!(store.report_now(5_000).await.unwrap(), 900);
+        let real = store.start_run(4_000, "learned", 1.0).await.unwrap();
+        store.update_run(real, Some(4_500), [0; 4]).await.unwrap();
+        assert_eq!(store.report_now(5_000).await.unwrap(), 5_000);
     }
 }
