@@ -142,10 +142,9 @@ pub fn private_html(host: &Host) -> String {
 /// robots.txt of `host`: a `Sitemap:` line always, `Disallow` and `Crawl-delay` where set.
 pub fn robots_txt(host: &Host, base: &str) -> String {
     let mut text = String::from("User-agent: *\n");
-    match &host.private_path {
-        Some(path) => {
-            let dir = path.rsplit_once('/').map_or("/", |(d, _)| d);
-            let _ = writeln!(text, "Disallow: {dir}/");
+    match host.disallowed_prefix() {
+        Some(prefix) => {
+            let _ = writeln!(text, "Disallow: {prefix}");
         }
         None => text.push_str("Disallow:\n"),
     }
