@@ -1,7 +1,8 @@
 //! A whole demo session with a stand-in refresher: a round-robin walker that discovers pages
 //! from each host's gzip sitemap and fetches them one after another on the virtual clock. This
 //! checks the session's plumbing (world, server, schedule, clock, shutdown, judgement) without the
-//! real refresher.
+//! real refresher. A second stand-in that trusts sitemap lastmod checks that the world's signals
+//! carry information a refresher can use.
 
 use std::io::Read;
 use std::time::Duration;
@@ -10,31 +11,72 @@ use freshet::clock;
 use freshet::demo::session::{SessionOptions, Shutdown, run_session};
 use freshet::refresher::{RunOptions, RunSummary};
 
-/// Fetches every sitemap page round robin, 130 clock seconds apart, until `shutdown`.
-async fn walker(options: RunOptions, shutdown: Shutdown) -> anyhow::Result<RunSummary> {
+/// A client that reaches the virtual hosts on loopback and follows no redirects.
+fn client(options: &RunOptions) -> reqwest::Client {
     let mut builder = reqwest::Client::builder()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none());
     for (host, addr) in &options.resolve {
         builder = builder.resolve(host, *addr);
     }
-    let client = builder.build()?;
-    let mut summary = RunSummary::default();
-    let mut urls = Vec::new();
-    for (host, addr) in &options.resolve {
-        let url = format!("http://{host}:{}/sitemap-pages.xml.gz", addr.port());
-        let gz = client.get(url).send().await?.bytes().await?;
-        summary.requests += 1;
-        let mut xml = String::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut xml)?;
-        for part in xml.split("<loc>").skip(1) {
-            let loc = part.split("</loc>").next().unwrap_or_default();
-            if !loc.contains("/private/") {
-                urls.push(loc.to_string());
-            }
+    builder.build().expect("a client")
+}
+
+/// `http://host:port` of every virtual host, or of every one but the mirror.
+fn bases(options: &RunOptions, with_mirror: bool) -> Vec<String> {
+    options
+        .resolve
+        .iter()
+        .filter(|(host, _)| with_mirror || !host.starts_with("mirror."))
+        .map(|(host, addr)| format!("http://{host}:{}", addr.port()))
+        .collect()
+}
+
+/// Discovers each host's pages from its gzip sitemap: (URL, lastmod) pairs, private page left out.
+async fn sitemap(client: &reqwest::Client, base: &str) -> anyhow::Result<Vec<(String, i64)>> {
+    let gz = client
+        .get(format!("{base}/sitemap-pages.xml.gz"))
+        .send()
+        .await?;
+    let gz = gz.bytes().await?;
+    let mut xml = String::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut xml)?;
+    let mut pages = Vec::new();
+    for part in xml.split("<loc>").skip(1) {
+        let loc = part.split("</loc>").next().unwrap_or_default();
+        let lastmod = part
+            .split("<lastmod>")
+            .nth(1)
+            .and_then(|l| l.split("</lastmod>").next());
+        let lastmod = lastmod.and_then(|l| chrono::DateTime::parse_from_rfc3339(l).ok());
+        if !loc.contains("/private/") {
+            pages.push((loc.to_string(), lastmod.map_or(0, |d| d.timestamp_millis())));
         }
     }
+    Ok(pages)
+}
+
+/// Runs `walk` until it fails or `shutdown` fires.
+async fn until(
+    shutdown: Shutdown,
+    walk: impl std::future::Future<Output = anyhow::Result<()>>,
+) -> anyhow::Result<()> {
+    tokio::select! {
+        result = walk => result,
+        _ = shutdown => Ok(()),
+    }
+}
+
+/// Fetches every sitemap page round robin, 130 clock seconds apart, until `shutdown`.
+async fn walker(options: RunOptions, shutdown: Shutdown) -> anyhow::Result<RunSummary> {
+    let client = client(&options);
+    let mut summary = RunSummary::default();
     let walk = async {
+        let mut urls = Vec::new();
+        for base in bases(&options, true) {
+            urls.extend(sitemap(&client, &base).await?.into_iter().map(|(u, _)| u));
+            summary.requests += 1;
+        }
         for url in urls.iter().cycle() {
             clock::sleep(options.clock.as_ref(), Duration::from_secs(130)).await;
             let status = client.get(url).send().await?.status();
@@ -42,12 +84,9 @@ async fn walker(options: RunOptions, shutdown: Shutdown) -> anyhow::Result<RunSu
             summary.checks += 1;
             anyhow::ensure!(status.is_success(), "{url}: {status}");
         }
-        Ok::<(), anyhow::Error>(())
+        Ok(())
     };
-    tokio::select! {
-        result = walk => result?,
-        _ = shutdown => {}
-    }
+    until(shutdown, walk).await?;
     Ok(summary)
 }
 
@@ -106,49 +145,14 @@ async fn a_failing_refresher_fails_the_session() {
     assert!(format!("{err:#}").contains("no refresher"));
 }
 
-/// Discovers each host's pages from its gzip sitemap: (URL, lastmod) pairs, private page left out.
-async fn sitemap(client: &reqwest::Client, base: &str) -> anyhow::Result<Vec<(String, i64)>> {
-    let gz = client
-        .get(format!("{base}/sitemap-pages.xml.gz"))
-        .send()
-        .await?;
-    let gz = gz.bytes().await?;
-    let mut xml = String::new();
-    flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut xml)?;
-    let mut pages = Vec::new();
-    for part in xml.split("<loc>").skip(1) {
-        let loc = part.split("</loc>").next().unwrap_or_default();
-        let lastmod = part
-            .split("<lastmod>")
-            .nth(1)
-            .and_then(|l| l.split("</lastmod>").next());
-        let lastmod = lastmod.and_then(|l| chrono::DateTime::parse_from_rfc3339(l).ok());
-        if !loc.contains("/private/") {
-            pages.push((loc.to_string(), lastmod.map_or(0, |d| d.timestamp_millis())));
-        }
-    }
-    Ok(pages)
-}
-
 /// A client that trusts sitemap lastmod: every three virtual hours it re-reads each sitemap and
 /// fetches the pages whose lastmod is newer than its copy; in between it walks the pages round
 /// robin at the same pace as [`walker`]. It skips the mirror (its content is docs').
 async fn lastmod_follower(options: RunOptions, shutdown: Shutdown) -> anyhow::Result<RunSummary> {
     use std::collections::HashMap;
-    let mut builder = reqwest::Client::builder()
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none());
-    for (host, addr) in &options.resolve {
-        builder = builder.resolve(host, *addr);
-    }
-    let client = builder.build()?;
+    let client = client(&options);
     let clock = options.clock.clone();
-    let bases: Vec<String> = options
-        .resolve
-        .iter()
-        .filter(|(host, _)| !host.starts_with("mirror."))
-        .map(|(host, addr)| format!("http://{host}:{}", addr.port()))
-        .collect();
+    let bases = bases(&options, false);
     let mut summary = RunSummary::default();
     let walk = async {
         let mut copies: HashMap<String, i64> = HashMap::new();
@@ -184,13 +188,8 @@ async fn lastmod_follower(options: RunOptions, shutdown: Shutdown) -> anyhow::Re
                 copies.insert(url, at);
             }
         }
-        #[allow(unreachable_code)]
-        Ok::<(), anyhow::Error>(())
     };
-    tokio::select! {
-        result = walk => result?,
-        _ = shutdown => {}
-    }
+    until(shutdown, walk).await?;
     Ok(summary)
 }
 

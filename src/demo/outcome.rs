@@ -10,7 +10,6 @@
 //! sitemaps, feeds, redirects): the uniform schedule gets the same total, spread evenly over every
 //! page of the world (the textbook uniform policy), all spent on pages.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::server::RequestRecord;
@@ -115,7 +114,8 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
     let mut site_requests = vec![0u64; world.hosts.len()];
     let mut site_syncs = vec![0u64; world.hosts.len()];
     let mut disallowed = 0;
-    let mut arrivals: BTreeMap<usize, Vec<i64>> = BTreeMap::new();
+    let mut arrivals: Vec<Vec<i64>> = vec![Vec::new(); world.hosts.len()];
+    let prefixes: Vec<Option<String>> = world.hosts.iter().map(|h| h.disallowed_prefix()).collect();
     for record in log {
         let Some((h, host)) = world.host(&record.host) else {
             continue;
@@ -124,12 +124,12 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         if record.at_ms >= from {
             site_requests[site] += 1;
         }
-        arrivals.entry(h).or_default().push(record.at_ms);
-        if let Some(private) = &host.private_path {
-            let dir = private.rsplit_once('/').map_or("/", |(d, _)| d);
-            if record.path.starts_with(&format!("{dir}/")) {
-                disallowed += 1;
-            }
+        arrivals[h].push(record.at_ms);
+        if prefixes[h]
+            .as_deref()
+            .is_some_and(|p| record.path.starts_with(p))
+        {
+            disallowed += 1;
         }
         let synced = record.method == "GET" && matches!(record.status, 200 | 304);
         if let (true, Some(page)) = (synced, host.page_at(&record.path)) {
@@ -171,11 +171,8 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
     let hosts = world
         .hosts
         .iter()
-        .enumerate()
-        .map(|(h, host)| {
-            let times = arrivals.remove(&h).unwrap_or_default();
-            spacing(host, times, judge)
-        })
+        .zip(arrivals)
+        .map(|(host, times)| spacing(host, times, judge))
         .collect();
 
     DemoOutcome {

@@ -94,14 +94,7 @@ pub fn page_html(world: &World, host: &Host, base: &str, page: &Page, version: u
         html.push_str(".</p>\n");
     }
     html.push_str("</article>\n<aside><h2>Related</h2><ul>\n");
-    for &link in &page.links {
-        let other = &world.pages[link];
-        let _ = writeln!(
-            html,
-            "<li><a href=\"{base}{}\">{}</a></li>",
-            other.path, other.title
-        );
-    }
+    link_items(&mut html, world, base, &page.links);
     let _ = write!(
         html,
         "</ul></aside></main>\n<footer><p>&copy; 2026 {} &middot; a freshet demo host</p>\
@@ -118,7 +111,14 @@ pub fn home_html(world: &World, host: &Host, base: &str) -> String {
          \n<body><h1>{0}</h1><ul>\n",
         host.name
     );
-    for &id in &host.pages {
+    link_items(&mut html, world, base, &host.pages);
+    html.push_str("</ul></body></html>\n");
+    html
+}
+
+/// Appends one `<li>` link per page to `html`.
+fn link_items(html: &mut String, world: &World, base: &str, pages: &[usize]) {
+    for &id in pages {
         let page = &world.pages[id];
         let _ = writeln!(
             html,
@@ -126,8 +126,6 @@ pub fn home_html(world: &World, host: &Host, base: &str) -> String {
             page.path, page.title
         );
     }
-    html.push_str("</ul></body></html>\n");
-    html
 }
 
 /// The page behind a robots.txt `Disallow`: it exists, but a polite client never sees it.
@@ -142,10 +140,9 @@ pub fn private_html(host: &Host) -> String {
 /// robots.txt of `host`: a `Sitemap:` line always, `Disallow` and `Crawl-delay` where set.
 pub fn robots_txt(host: &Host, base: &str) -> String {
     let mut text = String::from("User-agent: *\n");
-    match &host.private_path {
-        Some(path) => {
-            let dir = path.rsplit_once('/').map_or("/", |(d, _)| d);
-            let _ = writeln!(text, "Disallow: {dir}/");
+    match host.disallowed_prefix() {
+        Some(prefix) => {
+            let _ = writeln!(text, "Disallow: {prefix}");
         }
         None => text.push_str("Disallow:\n"),
     }

@@ -176,6 +176,13 @@ impl Host {
         self.by_path.get(path).copied()
     }
 
+    /// The path prefix its robots.txt disallows (`/private/`), if any: the private page's folder.
+    pub fn disallowed_prefix(&self) -> Option<String> {
+        let private = self.private_path.as_deref()?;
+        let folder = private.rsplit_once('/').map_or("", |(folder, _)| folder);
+        Some(format!("{folder}/"))
+    }
+
     /// The redirect served at `path`, if any.
     pub fn redirect_at(&self, path: &str) -> Option<&Redirect> {
         self.redirects.iter().find(|r| r.from == path)
@@ -502,6 +509,11 @@ mod tests {
     #[test]
     fn mirror_serves_the_docs_pages_and_urls_resolve() {
         let world = World::generate(&WorldConfig::default());
+        assert_eq!(
+            world.hosts[0].disallowed_prefix().as_deref(),
+            Some("/private/")
+        );
+        assert_eq!(world.hosts[1].disallowed_prefix(), None);
         let (m, mirror) = world.host(MIRROR_HOST).unwrap();
         let (d, docs) = world.host("docs.freshet.test").unwrap();
         assert_eq!(mirror.pages, docs.pages);
