@@ -315,18 +315,6 @@ impl Store {
         Ok(())
     }
 
-    /// URLs due at or before `now_ms` (not disallowed), earliest first, at most `limit`.
-    pub async fn due_urls(&self, now_ms: i64, limit: i64) -> sqlx::Result<Vec<UrlRow>> {
-        sqlx::query_as(
-            "SELECT * FROM urls WHERE next_due_ms <= ? AND disallowed = 0
-             ORDER BY next_due_ms LIMIT ?",
-        )
-        .bind(now_ms)
-        .bind(limit)
-        .fetch_all(self.pool())
-        .await
-    }
-
     /// Due pages (next due at or before `now_ms`, not disallowed) grouped by host: at most
     /// `per_host` of each host, earliest due first; hosts ordered by their earliest due page.
     pub async fn due_urls_by_host(
