@@ -18,7 +18,9 @@
 //! - [`fetch`]: one HTTP check: conditional GET / HEAD, manual redirects, caps, charset.
 //! - [`politeness`]: per-host rate limits, concurrency, back-off.
 //! - [`store`]: the SQLite database: schema, observations, summaries, reports.
-//! - [`refresher`]: the daemon: discovery, frontier, fetching, observing.
+//! - [`scheduler`]: every revisit decision (estimates, plan, feeds, budget, frontier), pure and
+//!   shared by `run`, `simulate` and `demo`.
+//! - [`refresher`]: the daemon: the scheduler with the real fetcher, discovery and the store.
 //! - [`report`]: table / JSON / CSV output of reports.
 //! - [`simulate`]: a deterministic discrete-event world for comparing policies.
 //! - [`demo`]: a living synthetic web on loopback for `freshet demo`.
@@ -38,6 +40,7 @@ pub mod refresher;
 pub mod report;
 pub mod robots;
 pub mod schedule;
+pub mod scheduler;
 pub mod simulate;
 pub mod store;
 pub mod warc;

@@ -1,0 +1,423 @@
+//! The Mercator frontier in memory (pure): one queue of URLs per host ordered by due time, a heap
+//! of hosts keyed by the earliest instant each may be asked for its next URL, and one token
+//! bucket per site that spreads the site's requests evenly at its budget.
+//!
+//! Nothing here sleeps or polls: [`Frontier::pop`] answers "which URL now, if any", and
+//! [`Frontier::next_wake`] answers "not before when". The heap is lazy: a host is pushed again
+//! whenever its key may have moved, and an entry whose key is no longer the host's is skipped.
+//! Keys are lower bounds (a site's bucket can only fill later than promised, never sooner), so a
+//! host popped early is simply pushed back with its real time.
+//!
+//! *Fetch-ahead*: when a site's bucket is full, credit would be thrown away, so the site's
+//! earliest-due URL may go early (by at most [`MAX_EARLY_SHARE`] of its interval). This is what
+//! makes a plan that spends the budget actually spend it, rather than losing every instant at
+//! which nothing happened to be due.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+use crate::clock::MS_PER_DAY;
+
+/// A URL's index in the scheduler.
+pub type UrlKey = usize;
+/// A host's index in the scheduler.
+pub type HostKey = usize;
+/// A site's index in the scheduler.
+pub type SiteKey = usize;
+
+/// The furthest ahead of its due time a URL may go when its site's bucket is full, as a share of
+/// its planned interval.
+pub const MAX_EARLY_SHARE: f64 = 0.5;
+/// A site's bucket holds this long a stretch of its budget (requests come evenly, not in bursts).
+pub const BUCKET_SPAN_MS: f64 = 15.0 * 60_000.0;
+
+/// A site's token bucket: `per_day` requests a day, at most `capacity` saved up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bucket {
+    /// Requests per day.
+    pub per_day: f64,
+    /// Most credit held.
+    pub capacity: f64,
+    /// Credit at `at_ms` (negative after requests charged beyond it).
+    credit: f64,
+    /// When `credit` was last brought up to date.
+    at_ms: i64,
+}
+
+impl Bucket {
+    /// A full bucket for `per_day` requests a day holding `span_ms` of them (at least one).
+    pub fn new(per_day: f64, span_ms: f64, now_ms: i64) -> Self {
+        let capacity = (per_day.max(0.0) * span_ms / MS_PER_DAY).max(1.0);
+        Self {
+            per_day: per_day.max(0.0),
+            capacity,
+            credit: capacity,
+            at_ms: now_ms,
+        }
+    }
+
+    fn refill(&mut self, now_ms: i64) {
+        if now_ms > self.at_ms {
+            let gained = self.per_day * (now_ms - self.at_ms) as f64 / MS_PER_DAY;
+            self.credit = (self.credit + gained).min(self.capacity);
+            self.at_ms = now_ms;
+        }
+    }
+
+    /// Credit now.
+    pub fn credit(&mut self, now_ms: i64) -> f64 {
+        self.refill(now_ms);
+        self.credit
+    }
+
+    /// Spends `n` requests (the credit may go negative: the next ones wait).
+    pub fn charge(&mut self, now_ms: i64, n: f64) {
+        self.refill(now_ms);
+        self.credit -= n;
+    }
+
+    /// When the credit reaches `level` (now if it has).
+    pub fn time_of(&mut self, now_ms: i64, level: f64) -> i64 {
+        self.refill(now_ms);
+        let level = level.min(self.capacity);
+        if self.credit >= level {
+            return now_ms;
+        }
+        if self.per_day <= 0.0 {
+            return i64::MAX;
+        }
+        let wait = (level - self.credit) / self.per_day * MS_PER_DAY;
+        now_ms.saturating_add(wait.ceil().min(1e15) as i64)
+    }
+
+    /// When one request may go.
+    pub fn ready_at(&mut self, now_ms: i64) -> i64 {
+        self.time_of(now_ms, 1.0)
+    }
+
+    /// When the bucket is full (from then on, credit is being thrown away).
+    pub fn full_at(&mut self, now_ms: i64) -> i64 {
+        self.time_of(now_ms, self.capacity)
+    }
+}
+
+/// A queued URL: when it is due, and how early it may go when its site has credit to spare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Queued {
+    due_ms: i64,
+    url: UrlKey,
+}
+
+/// One host's part of the frontier.
+#[derive(Debug, Clone, Default)]
+struct HostQueue {
+    /// Due URLs, earliest first.
+    queue: BTreeSet<Queued>,
+    /// The earliest instant the host may be contacted again (politeness, back-off, Retry-After).
+    open_at_ms: i64,
+    /// A request to this host is in flight: nothing more is handed out until it is reported.
+    busy: bool,
+    /// The key of the host's live heap entry, if any.
+    heap_key: Option<i64>,
+}
+
+/// Per URL, what the frontier needs.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    host: HostKey,
+    site: SiteKey,
+    /// The queued due time (`None`: not queued).
+    due_ms: Option<i64>,
+    /// How early it may go, ms.
+    lead_ms: i64,
+}
+
+/// What [`Frontier::pop`] hands out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Popped {
+    /// The URL.
+    pub url: UrlKey,
+    /// Its host (now busy until [`Frontier::release`]).
+    pub host: HostKey,
+    /// Its site (charged one request).
+    pub site: SiteKey,
+}
+
+/// Per-host queues, a heap of hosts and a bucket per site.
+#[derive(Debug, Default)]
+pub struct Frontier {
+    hosts: Vec<HostQueue>,
+    buckets: Vec<Bucket>,
+    slots: Vec<Slot>,
+    heap: BinaryHeap<Reverse<(i64, i64, HostKey)>>,
+    /// Whether URLs may go early when their site's bucket is full.
+    pub fetch_ahead: bool,
+}
+
+impl Frontier {
+    /// An empty frontier.
+    pub fn new(fetch_ahead: bool) -> Self {
+        Self {
+            fetch_ahead,
+            ..Default::default()
+        }
+    }
+
+    /// Adds a site with its bucket.
+    pub fn add_site(&mut self, bucket: Bucket) -> SiteKey {
+        self.buckets.push(bucket);
+        self.buckets.len() - 1
+    }
+
+    /// The bucket of a site.
+    pub fn bucket_mut(&mut self, site: SiteKey) -> &mut Bucket {
+        &mut self.buckets[site]
+    }
+
+    /// Adds a host, open from `open_at_ms`.
+    pub fn add_host(&mut self, open_at_ms: i64) -> HostKey {
+        self.hosts.push(HostQueue {
+            open_at_ms,
+            ..Default::default()
+        });
+        self.hosts.len() - 1
+    }
+
+    /// Adds a URL (not queued yet).
+    pub fn add_url(&mut self, site: SiteKey, host: HostKey) -> UrlKey {
+        self.slots.push(Slot {
+            host,
+            site,
+            due_ms: None,
+            lead_ms: 0,
+        });
+        self.slots.len() - 1
+    }
+
+    /// Queues `url` at `due_ms` (replacing where it was), allowed `lead_ms` early when its site's
+    /// bucket is full; `due_ms = None` takes it out.
+    pub fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
+        let slot = self.slots[url];
+        let host = &mut self.hosts[slot.host];
+        if let Some(old) = slot.due_ms {
+            host.queue.remove(&Queued { due_ms: old, url });
+        }
+        if let Some(due) = due_ms {
+            host.queue.insert(Queued { due_ms: due, url });
+        }
+        self.slots[url].due_ms = due_ms;
+        self.slots[url].lead_ms = lead_ms.max(0);
+        self.touch(slot.host);
+    }
+
+    /// Where `url` is queued.
+    pub fn due_of(&self, url: UrlKey) -> Option<i64> {
+        self.slots[url].due_ms
+    }
+
+    /// Sets the earliest instant `host` may be contacted (it never moves earlier).
+    pub fn close_until(&mut self, host: HostKey, open_at_ms: i64) {
+        let h = &mut self.hosts[host];
+        h.open_at_ms = h.open_at_ms.max(open_at_ms);
+        self.touch(host);
+    }
+
+    /// When `host` may be contacted.
+    pub fn open_at(&self, host: HostKey) -> i64 {
+        self.hosts[host].open_at_ms
+    }
+
+    /// Frees a host after its request was reported.
+    pub fn release(&mut self, host: HostKey) {
+        self.hosts[host].busy = false;
+        self.touch(host);
+    }
+
+    /// Whether a request to `host` is in flight.
+    pub fn is_busy(&self, host: HostKey) -> bool {
+        self.hosts[host].busy
+    }
+
+    /// The host's earliest possible instant, and the due time of its head (for ties).
+    fn key_of(&self, host: HostKey) -> Option<(i64, i64)> {
+        let h = &self.hosts[host];
+        if h.busy {
+            return None;
+        }
+        let head = *h.queue.first()?;
+        let mut ready = head.due_ms;
+        if self.fetch_ahead {
+            // A lower bound: the head may go this early if its site's bucket is full by then
+            // ([`Frontier::pop`] checks).
+            ready = ready.saturating_sub(self.slots[head.url].lead_ms);
+        }
+        Some((ready.max(h.open_at_ms), head.due_ms))
+    }
+
+    fn touch(&mut self, host: HostKey) {
+        match self.key_of(host) {
+            Some((key, due)) => {
+                if self.hosts[host].heap_key != Some(key) {
+                    self.hosts[host].heap_key = Some(key);
+                    self.heap.push(Reverse((key, due, host)));
+                }
+            }
+            None => self.hosts[host].heap_key = None,
+        }
+    }
+
+    /// The URL to request now, if any: the head of the host that has waited longest among those
+    /// that are open, not busy, have a due head and whose site has credit. The host is then busy
+    /// and the site charged one request.
+    pub fn pop(&mut self, now_ms: i64) -> Option<Popped> {
+        while let Some(&Reverse((key, _, host))) = self.heap.peek() {
+            if key > now_ms {
+                return None;
+            }
+            self.heap.pop();
+            if self.hosts[host].heap_key != Some(key) {
+                continue; // stale entry
+            }
+            self.hosts[host].heap_key = None;
+            let Some(&head) = self.hosts[host].queue.first() else {
+                continue;
+            };
+            let slot = self.slots[head.url];
+            let bucket = &mut self.buckets[slot.site];
+            // Really ready: due (or early on a full bucket), host open, credit for one.
+            let mut ready = head.due_ms;
+            if self.fetch_ahead {
+                let early = head.due_ms.saturating_sub(slot.lead_ms);
+                ready = ready.min(bucket.full_at(now_ms).max(early));
+            }
+            let ready = ready
+                .max(self.hosts[host].open_at_ms)
+                .max(bucket.ready_at(now_ms));
+            if ready > now_ms || self.hosts[host].busy {
+                self.hosts[host].heap_key = Some(ready);
+                self.heap.push(Reverse((ready, head.due_ms, host)));
+                continue;
+            }
+            bucket.charge(now_ms, 1.0);
+            self.hosts[host].queue.remove(&head);
+            self.slots[head.url].due_ms = None;
+            self.hosts[host].busy = true;
+            return Some(Popped {
+                url: head.url,
+                host,
+                site: slot.site,
+            });
+        }
+        None
+    }
+
+    /// When [`Frontier::pop`] may next have something (`None`: nothing is queued anywhere).
+    pub fn next_wake(&mut self) -> Option<i64> {
+        while let Some(&Reverse((key, _, host))) = self.heap.peek() {
+            if self.hosts[host].heap_key == Some(key) {
+                return Some(key);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Charges `n` requests made outside the frontier (robots.txt, sitemaps, redirect hops,
+    /// retries) to a site.
+    pub fn charge(&mut self, site: SiteKey, now_ms: i64, n: f64) {
+        if n > 0.0 {
+            self.buckets[site].charge(now_ms, n);
+        }
+    }
+
+    /// Queued URLs due by `at_ms` (for a one-pass run: is anything left to do?).
+    pub fn due_by(&self, at_ms: i64) -> usize {
+        self.hosts
+            .iter()
+            .map(|h| h.queue.iter().take_while(|q| q.due_ms <= at_ms).count())
+            .sum()
+    }
+
+    /// Number of hosts.
+    pub fn host_count(&self) -> usize {
+        self.hosts.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: i64 = 60_000;
+
+    fn frontier(per_day: f64, ahead: bool) -> (Frontier, SiteKey) {
+        let mut f = Frontier::new(ahead);
+        let site = f.add_site(Bucket::new(per_day, BUCKET_SPAN_MS, 0));
+        (f, site)
+    }
+
+    #[test]
+    fn a_host_gets_one_request_at_a_time_and_waits_for_its_gate() {
+        let (mut f, site) = frontier(1e6, false);
+        let h = f.add_host(0);
+        let a = f.add_url(site, h);
+        let b = f.add_url(site, h);
+        f.set_due(a, Some(0), 0);
+        f.set_due(b, Some(0), 0);
+        let first = f.pop(0).expect("a due URL");
+        assert_eq!(f.pop(0), None, "the host is busy");
+        f.close_until(h, 10 * MIN);
+        f.release(h);
+        assert_eq!(f.pop(5 * MIN), None, "the host is closed");
+        assert_eq!(f.next_wake(), Some(10 * MIN));
+        let second = f.pop(10 * MIN).expect("open again");
+        assert_ne!(first.url, second.url);
+    }
+
+    #[test]
+    fn a_site_budget_paces_requests_whatever_is_due() {
+        // 96 a day = one every 15 minutes; the bucket holds one.
+        let (mut f, site) = frontier(96.0, false);
+        let hosts: Vec<_> = (0..10).map(|_| f.add_host(0)).collect();
+        for &h in &hosts {
+            for _ in 0..10 {
+                let u = f.add_url(site, h);
+                f.set_due(u, Some(0), 0);
+            }
+        }
+        let mut sent = 0;
+        let mut now = 0;
+        while now <= 24 * 60 * MIN {
+            while let Some(p) = f.pop(now) {
+                sent += 1;
+                f.release(p.host);
+            }
+            now = f.next_wake().expect("URLs are left").max(now + 1);
+        }
+        // A day's budget plus the bucket's one.
+        assert!((96..=98).contains(&sent), "sent {sent}");
+    }
+
+    #[test]
+    fn a_full_bucket_lets_the_earliest_url_go_ahead() {
+        let (mut f, site) = frontier(96.0, true);
+        let h = f.add_host(0);
+        let u = f.add_url(site, h);
+        f.set_due(u, Some(60 * MIN), 40 * MIN);
+        assert_eq!(f.pop(0), None, "more than its lead early");
+        assert_eq!(f.next_wake(), Some(20 * MIN));
+        assert_eq!(f.pop(20 * MIN).map(|p| p.url), Some(u));
+    }
+
+    #[test]
+    fn the_longest_waiting_host_goes_first() {
+        let (mut f, site) = frontier(1e6, false);
+        let (h1, h2) = (f.add_host(0), f.add_host(0));
+        let late = f.add_url(site, h2);
+        let early = f.add_url(site, h1);
+        f.set_due(late, Some(5 * MIN), 0);
+        f.set_due(early, Some(MIN), 0);
+        assert_eq!(f.pop(10 * MIN).map(|p| p.url), Some(early));
+        assert_eq!(f.pop(10 * MIN).map(|p| p.url), Some(late));
+    }
+}

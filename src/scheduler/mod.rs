@@ -1,0 +1,599 @@
+//! The scheduler: every revisit decision, in one pure type shared by `freshet run`, `freshet
+//! simulate` and `freshet demo` (no clock, database or network inside; `now` is passed in).
+//!
+//! It is driven by events and answers two questions, after the shape of `quinn-proto`:
+//! - events in: [`Scheduler::add_url`] (discovered, with hints), [`Scheduler::handle_fetched`]
+//!   (a check and what it showed), [`Scheduler::handle_feed`] (a feed's entries),
+//!   [`Scheduler::handle_known_change`] (a sitemap `lastmod` newer than the copy),
+//!   [`Scheduler::close_host`] (back-off, Retry-After), [`Scheduler::charge`] (requests made
+//!   outside the frontier: robots.txt, sitemaps, hops, retries);
+//! - answers: [`Scheduler::poll_request`] (the URL to request now, if any) and
+//!   [`Scheduler::poll_timeout`] (not before when).
+//!
+//! Per URL it holds the folded sufficient statistics of the estimator ([`crate::estimate::Stats`]),
+//! so history is never re-read; per host its queue, its politeness gate and its learnt validator
+//! and hint trust; per site its budget (a token bucket every request is charged to), its pooled
+//! prior and its solved plan ([`replan`]). A plan is re-solved every [`SchedulerConfig::replan_every_ms`]
+//! and whenever URLs were added; between re-plans a check moves only its own page, in O(1),
+//! through the solved multipliers ([`crate::plan::rate_for`]).
+//!
+//! A page is due `1/f` after its last check (`f` its planned visits per day, never sooner than a
+//! server's floor). A page a feed announces ("covered") is fetched once the feed lists a change
+//! and `1/f` has passed ([`crate::plan::feed`]), and audited every [`AUDIT_INTERVALS`] intervals in
+//! case the feed misses its changes (a change the feed did not announce ends the coverage).
+
+pub mod frontier;
+pub mod policy;
+mod replan;
+mod url_state;
+
+use crate::clock::MS_PER_DAY;
+use crate::estimate::{self, Prior, RateEstimate, Stats, ValidatorCheck, ValidatorTrust};
+use crate::plan::{self, Multipliers};
+
+pub use frontier::{Bucket, HostKey, SiteKey, UrlKey};
+pub use policy::PolicyKind;
+pub use url_state::UrlKind;
+use url_state::UrlState;
+
+use frontier::Frontier;
+
+/// A covered page with no announced change is still checked every this many planned intervals.
+pub const AUDIT_INTERVALS: f64 = 8.0;
+/// After a failed check, the soonest it is tried again.
+pub const ERROR_RETRY_MS: i64 = 3_600_000;
+/// The longest a planned interval may be.
+const MAX_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
+
+/// How a scheduler behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedulerConfig {
+    /// The revisit policy.
+    pub policy: PolicyKind,
+    /// How often every site's plan is solved again from scratch.
+    pub replan_every_ms: i64,
+    /// How long a stretch of its budget a site may save up (requests then go out evenly).
+    pub bucket_span_ms: f64,
+    /// Whether a URL may go early when its site's credit would otherwise be thrown away.
+    pub fetch_ahead: bool,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        Self {
+            policy: PolicyKind::Learned,
+            replan_every_ms: 6 * 3_600_000,
+            bucket_span_ms: frontier::BUCKET_SPAN_MS,
+            fetch_ahead: true,
+        }
+    }
+}
+
+/// A URL as discovery found it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewUrl {
+    /// Its site.
+    pub site: SiteKey,
+    /// Its host.
+    pub host: HostKey,
+    /// Page or feed.
+    pub kind: UrlKind,
+    /// Importance within the site (1; less for duplicates and redirect sources).
+    pub weight: f64,
+    /// The sitemap `changefreq`, as changes per day.
+    pub changefreq_per_day: Option<f64>,
+    /// The true rate (simulation only; used by the oracle and proportional policies).
+    pub true_rate: Option<f64>,
+}
+
+/// What the store remembers of a URL from an earlier run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Restored {
+    /// Last successful check (the copy's time).
+    pub last_check_ms: Option<i64>,
+    /// The folded evidence.
+    pub stats: Stats,
+    /// When it was due.
+    pub due_ms: Option<i64>,
+    /// The server's floor on its interval.
+    pub min_interval_ms: i64,
+    /// A known change newer than the copy.
+    pub known_change_ms: Option<i64>,
+}
+
+/// What a check showed about the content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// The content differs from the copy.
+    Changed,
+    /// The content is the copy's.
+    Unchanged,
+    /// A copy, but nothing to compare with (the first one, or no validator to judge by).
+    Copy,
+    /// No copy: an error, a refusal, an HTTP error status.
+    Failed,
+}
+
+/// One check, as the shell reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fetched {
+    /// When the check was made.
+    pub at_ms: i64,
+    /// What it showed.
+    pub seen: Seen,
+    /// The Last-Modified the server gave.
+    pub last_modified_ms: Option<i64>,
+    /// What the check taught about the host's validators (full GETs with a previous copy).
+    pub lesson: Option<ValidatorCheck>,
+    /// Requests beyond the one handed out (redirect hops, retries): charged to the site.
+    pub extra_requests: u32,
+    /// The server's floor on the interval (Cache-Control max-age, feed ttl), ms.
+    pub min_interval_ms: Option<i64>,
+    /// The host may not be contacted before this (politeness gate, back-off, Retry-After).
+    pub host_open_at_ms: Option<i64>,
+}
+
+impl Fetched {
+    /// A plain check at `at_ms` that saw `seen`.
+    pub fn at(at_ms: i64, seen: Seen) -> Self {
+        Self {
+            at_ms,
+            seen,
+            last_modified_ms: None,
+            lesson: None,
+            extra_requests: 0,
+            min_interval_ms: None,
+            host_open_at_ms: None,
+        }
+    }
+}
+
+/// A request handed out by [`Scheduler::poll_request`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    /// The URL.
+    pub url: UrlKey,
+    /// Its host (busy until the check is reported).
+    pub host: HostKey,
+    /// Its site (already charged).
+    pub site: SiteKey,
+    /// Page or feed.
+    pub kind: UrlKind,
+}
+
+/// What the scheduler says of a URL, for the store and the reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UrlSummary {
+    /// The change-rate posterior.
+    pub estimate: RateEstimate,
+    /// Planned visits per day.
+    pub planned_per_day: f64,
+    /// When it is due (`None`: not queued, e.g. in flight or retired).
+    pub due_ms: Option<i64>,
+    /// Whether a feed announces its changes.
+    pub covered: bool,
+}
+
+/// A site: its budget and its plan.
+#[derive(Debug, Clone)]
+struct SiteState {
+    weight: f64,
+    requests_per_day: f64,
+    /// The pooled prior of its pages (empirical Bayes).
+    prior: Prior,
+    /// The last solved plan, and the planner's host index of each host key.
+    multipliers: Option<Multipliers>,
+    plan_hosts: std::collections::HashMap<HostKey, usize>,
+    /// When it was last planned.
+    last_plan_ms: Option<i64>,
+    /// Requests charged outside the plan since the last re-plan, and the smoothed rate of them.
+    extra_since_plan: f64,
+    overhead_per_day: f64,
+    /// Requests handed out or charged, in all.
+    requests: u64,
+}
+
+/// A host: politeness and what it has taught.
+#[derive(Debug, Clone, Default)]
+struct HostState {
+    min_interval_ms: i64,
+    trust: ValidatorTrust,
+    /// Whether its sitemap `changefreq` hints are still believed.
+    believe_hints: bool,
+}
+
+/// The scheduler (see the module docs).
+#[derive(Debug)]
+pub struct Scheduler {
+    config: SchedulerConfig,
+    frontier: Frontier,
+    sites: Vec<SiteState>,
+    hosts: Vec<HostState>,
+    urls: Vec<UrlState>,
+    /// When the plans are next solved again.
+    next_replan_ms: i64,
+    /// URLs were added or retired since the last plan.
+    dirty: bool,
+}
+
+impl Scheduler {
+    /// An empty scheduler.
+    pub fn new(config: SchedulerConfig) -> Self {
+        Self {
+            frontier: Frontier::new(config.fetch_ahead),
+            config,
+            sites: Vec::new(),
+            hosts: Vec::new(),
+            urls: Vec::new(),
+            next_replan_ms: i64::MIN,
+            dirty: true,
+        }
+    }
+
+    /// The policy it follows.
+    pub fn policy(&self) -> PolicyKind {
+        self.config.policy
+    }
+
+    /// Adds a site with its weight and budget; its bucket starts full.
+    pub fn add_site(&mut self, weight: f64, requests_per_day: f64, now_ms: i64) -> SiteKey {
+        let bucket = Bucket::new(requests_per_day, self.config.bucket_span_ms, now_ms);
+        let key = self.frontier.add_site(bucket);
+        self.sites.push(SiteState {
+            weight,
+            requests_per_day,
+            prior: Prior::default(),
+            multipliers: None,
+            plan_hosts: Default::default(),
+            last_plan_ms: None,
+            extra_since_plan: 0.0,
+            overhead_per_day: 0.0,
+            requests: 0,
+        });
+        key
+    }
+
+    /// Adds a host whose requests must be `min_interval_ms` apart, open from `open_at_ms`.
+    pub fn add_host(&mut self, min_interval_ms: i64, open_at_ms: i64) -> HostKey {
+        let key = self.frontier.add_host(open_at_ms);
+        self.hosts.push(HostState {
+            min_interval_ms: min_interval_ms.max(0),
+            believe_hints: true,
+            ..Default::default()
+        });
+        key
+    }
+
+    /// Changes a host's interval (a Crawl-delay was read); re-planned at the next plan.
+    pub fn set_host_interval(&mut self, host: HostKey, min_interval_ms: i64) {
+        self.hosts[host].min_interval_ms = min_interval_ms.max(0);
+    }
+
+    /// Restores what an earlier run learnt about a host's validators.
+    pub fn set_host_trust(&mut self, host: HostKey, trust: ValidatorTrust) {
+        self.hosts[host].trust = trust;
+    }
+
+    /// What a host's validators have taught so far.
+    pub fn host_trust(&self, host: HostKey) -> ValidatorTrust {
+        self.hosts[host].trust
+    }
+
+    /// Adds a discovered URL, due now.
+    pub fn add_url(&mut self, now_ms: i64, url: NewUrl) -> UrlKey {
+        let key = self.frontier.add_url(url.site, url.host);
+        let budget_share = {
+            let pages = self.urls.iter().filter(|u| u.site == url.site).count() + 1;
+            self.sites[url.site].requests_per_day / pages as f64
+        };
+        self.urls.push(UrlState::new(url, budget_share));
+        self.frontier.set_due(key, Some(now_ms), 0);
+        self.dirty = true;
+        key
+    }
+
+    /// Puts back what an earlier run knew of a URL just added.
+    pub fn restore(&mut self, url: UrlKey, restored: Restored) {
+        let u = &mut self.urls[url];
+        u.stats = restored.stats;
+        u.last_check_ms = restored.last_check_ms;
+        u.min_interval_ms = restored.min_interval_ms;
+        u.known_change_ms = restored.known_change_ms;
+        let due = restored.due_ms.or(restored.last_check_ms.map(|_| i64::MIN));
+        if let Some(due) = due {
+            self.frontier.set_due(url, Some(due), 0);
+        }
+    }
+
+    /// Updates the hints of a URL discovery found again.
+    pub fn update_hints(&mut self, url: UrlKey, changefreq_per_day: Option<f64>, weight: f64) {
+        let u = &mut self.urls[url];
+        u.changefreq_per_day = changefreq_per_day;
+        u.weight = weight;
+    }
+
+    /// Takes a URL out of the frontier (disallowed, out of the schedule, gone).
+    pub fn retire(&mut self, url: UrlKey) {
+        self.urls[url].retired = true;
+        self.frontier.set_due(url, None, 0);
+        self.dirty = true;
+    }
+
+    /// Brings a retired URL back (robots.txt allows it again), due now.
+    pub fn revive(&mut self, now_ms: i64, url: UrlKey) {
+        if self.urls[url].retired {
+            self.urls[url].retired = false;
+            self.frontier.set_due(url, Some(now_ms), 0);
+            self.dirty = true;
+        }
+    }
+
+    /// Whether a URL is retired.
+    pub fn is_retired(&self, url: UrlKey) -> bool {
+        self.urls[url].retired
+    }
+
+    /// Charges `n` requests made outside the frontier to a site's budget.
+    pub fn charge(&mut self, site: SiteKey, now_ms: i64, n: u32) {
+        self.frontier.charge(site, now_ms, f64::from(n));
+        let s = &mut self.sites[site];
+        s.extra_since_plan += f64::from(n);
+        s.requests += u64::from(n);
+    }
+
+    /// Closes a host until `open_at_ms` (back-off, Retry-After): no task waits on it.
+    pub fn close_host(&mut self, host: HostKey, open_at_ms: i64) {
+        self.frontier.close_until(host, open_at_ms);
+    }
+
+    /// When a host may be contacted.
+    pub fn host_open_at(&self, host: HostKey) -> i64 {
+        self.frontier.open_at(host)
+    }
+
+    /// Requests a site made, in all.
+    pub fn site_requests(&self, site: SiteKey) -> u64 {
+        self.sites[site].requests
+    }
+
+    /// The URL to request now, if any (re-planning first when a plan is due).
+    pub fn poll_request(&mut self, now_ms: i64) -> Option<Request> {
+        if self.dirty || now_ms >= self.next_replan_ms {
+            self.replan(now_ms);
+        }
+        let popped = self.frontier.pop(now_ms)?;
+        self.sites[popped.site].requests += 1;
+        self.urls[popped.url].in_flight = true;
+        Some(Request {
+            url: popped.url,
+            host: popped.host,
+            site: popped.site,
+            kind: self.urls[popped.url].kind,
+        })
+    }
+
+    /// When [`Scheduler::poll_request`] may next have something to do (`None`: never, until an
+    /// event comes).
+    pub fn poll_timeout(&mut self) -> Option<i64> {
+        let wake = self.frontier.next_wake();
+        if self.dirty {
+            return Some(i64::MIN);
+        }
+        match wake {
+            Some(w) => Some(w.min(self.next_replan_ms)),
+            None => None,
+        }
+    }
+
+    /// URLs due by `at_ms` still waiting (a one-pass run ends when none is left).
+    pub fn due_by(&self, at_ms: i64) -> usize {
+        self.frontier.due_by(at_ms)
+    }
+
+    /// A check of `url` was made; the host is free again once this returns.
+    pub fn handle_fetched(&mut self, now_ms: i64, url: UrlKey, fetched: Fetched) {
+        let (host, site) = (self.urls[url].host, self.urls[url].site);
+        let gate = fetched.at_ms.max(now_ms) + self.hosts[host].min_interval_ms;
+        self.frontier
+            .close_until(host, gate.max(fetched.host_open_at_ms.unwrap_or(i64::MIN)));
+        self.frontier.release(host);
+        if fetched.extra_requests > 0 {
+            self.charge(site, now_ms, fetched.extra_requests);
+        }
+        if let Some(lesson) = fetched.lesson {
+            self.hosts[host].trust.observe(lesson);
+        }
+        let trust_lm = self.hosts[host].trust.trust_last_modified();
+        let u = &mut self.urls[url];
+        u.in_flight = false;
+        if let Some(floor) = fetched.min_interval_ms {
+            u.min_interval_ms = floor.max(0);
+        }
+        let unannounced = u.observe(&fetched, trust_lm, self.config.policy);
+        if unannounced {
+            self.uncover(url);
+        }
+        self.replan_one(url);
+        if fetched.seen == Seen::Failed {
+            // A failure is tried again after an hour, or the planned interval if longer.
+            let u = &mut self.urls[url];
+            let interval = (MS_PER_DAY / u.planned_per_day.max(1e-9)).min(MAX_INTERVAL_MS) as i64;
+            u.retry_at_ms = Some(fetched.at_ms + interval.max(ERROR_RETRY_MS));
+        }
+        self.schedule(url, fetched.at_ms.max(now_ms));
+    }
+
+    /// A known change of `url` at `at_ms` (a sitemap `lastmod` newer than the copy): the copy is
+    /// known stale, and the page goes up to half an interval early.
+    pub fn handle_known_change(&mut self, now_ms: i64, url: UrlKey, at_ms: i64) {
+        let u = &mut self.urls[url];
+        if u.last_check_ms.is_some_and(|last| at_ms > last) && u.known_change_ms.is_none() {
+            u.known_change_ms = Some(at_ms);
+            if !u.in_flight && !u.retired {
+                self.schedule(url, now_ms);
+            }
+        }
+    }
+
+    /// A feed was read at `now_ms` and listed `entries` (page, change time). Pages it lists are
+    /// covered by it from then on; an entry newer than a page's copy makes it known stale.
+    pub fn handle_feed(&mut self, now_ms: i64, feed: UrlKey, entries: &[(UrlKey, i64)]) {
+        if !self.config.policy.uses_feeds() {
+            return;
+        }
+        let last_poll = self.urls[feed].feed.last_poll_ms;
+        // A feed lists its last few entries: if every one is newer than the last poll, some may
+        // have been dropped, and every page it covers may have changed unseen.
+        let overflowed = last_poll
+            .is_some_and(|last| !entries.is_empty() && entries.iter().all(|&(_, at)| at > last));
+        let start = match last_poll {
+            Some(_) if overflowed => entries.iter().map(|&(_, at)| at).min().unwrap_or(now_ms),
+            Some(last) => last,
+            None => now_ms,
+        };
+        let exposure_before = self.urls[feed].feed.exposure_days;
+        if overflowed {
+            for page in self.urls[feed].feed.covers.clone() {
+                self.mark_known(now_ms, page, start);
+            }
+        }
+        for &(page, at) in entries {
+            if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
+                continue;
+            }
+            let u = &mut self.urls[page];
+            match u.covered_by {
+                None => {
+                    // Coverage starts at the first sighting, which is not itself counted: it was
+                    // selected by being a change.
+                    u.covered_by = Some(feed);
+                    u.cover_offset_days = exposure_before + (at - start).max(0) as f64 / MS_PER_DAY;
+                    self.urls[feed].feed.covers.push(page);
+                }
+                Some(f) if f == feed && at > start => u.stats.add_exact(1.0, 0.0),
+                Some(_) => {}
+            }
+            if self.urls[page].last_check_ms.is_some_and(|last| at > last) {
+                self.mark_known(now_ms, page, at);
+            }
+        }
+        let f = &mut self.urls[feed].feed;
+        f.exposure_days += (now_ms - start).max(0) as f64 / MS_PER_DAY;
+        f.last_poll_ms = Some(now_ms);
+    }
+
+    fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {
+        let u = &mut self.urls[page];
+        if u.known_change_ms.is_none() {
+            u.known_change_ms = Some(at_ms);
+            if !u.in_flight && !u.retired {
+                self.schedule(page, now_ms);
+            }
+        }
+    }
+
+    /// Ends a page's coverage by its feed (the feed missed one of its changes).
+    fn uncover(&mut self, page: UrlKey) {
+        if let Some(feed) = self.urls[page].covered_by.take() {
+            self.urls[feed].feed.covers.retain(|&p| p != page);
+        }
+    }
+
+    /// The change-rate posterior of a URL (the planner's input for freshet's policy).
+    pub fn posterior(&self, url: UrlKey) -> Prior {
+        let u = &self.urls[url];
+        let prior = self.prior_of(url);
+        estimate::posterior(&u.stats, &prior)
+    }
+
+    /// The prior a URL's evidence is weighed against: its site's pooled prior, centred on its
+    /// `changefreq` while its host's hints are believed, plus the exposure its feed has watched.
+    fn prior_of(&self, url: UrlKey) -> Prior {
+        let u = &self.urls[url];
+        let hints = estimate::Evidence {
+            changefreq_per_day: u
+                .changefreq_per_day
+                .filter(|_| self.hosts[u.host].believe_hints),
+            ..Default::default()
+        };
+        let mut prior = estimate::prior_with_hints(&hints, &self.sites[u.site].prior);
+        if let Some(feed) = u.covered_by {
+            // Feed exposure is conjugate: every change in it was seen.
+            prior.rate += (self.urls[feed].feed.exposure_days - u.cover_offset_days).max(0.0);
+        }
+        prior
+    }
+
+    /// What the scheduler says of a URL now.
+    pub fn summary(&self, url: UrlKey) -> UrlSummary {
+        let u = &self.urls[url];
+        UrlSummary {
+            estimate: estimate::estimate_stats(&u.stats, &self.prior_of(url)),
+            planned_per_day: u.planned_per_day,
+            due_ms: self.frontier.due_of(url),
+            covered: u.covered_by.is_some(),
+        }
+    }
+
+    /// The folded evidence of a URL (what the store keeps).
+    pub fn stats(&self, url: UrlKey) -> &Stats {
+        &self.urls[url].stats
+    }
+
+    /// Number of URLs known.
+    pub fn url_count(&self) -> usize {
+        self.urls.len()
+    }
+
+    /// Queues a URL for its next visit after a check (or an event) at `at_ms`.
+    fn schedule(&mut self, url: UrlKey, at_ms: i64) {
+        let u = &self.urls[url];
+        if u.retired || u.in_flight {
+            return;
+        }
+        let f = u.planned_per_day.max(1e-9);
+        let interval = (MS_PER_DAY / f).min(MAX_INTERVAL_MS) as i64;
+        let floor = u.min_interval_ms;
+        let last = u.last_check_ms.unwrap_or(i64::MIN / 4);
+        let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
+        let due = match (u.kind, u.known_change_ms, self.covering_feed(url)) {
+            _ if u.retry_at_ms.is_some() => u.retry_at_ms.unwrap_or(at_ms),
+            _ if u.last_check_ms.is_none() => at_ms,
+            // A covered page goes once its feed announced a change and 1/f has passed.
+            (UrlKind::Page, Some(known), Some(_)) => known.max(last + interval.max(floor)),
+            (UrlKind::Page, None, Some(_)) => {
+                last + ((AUDIT_INTERVALS * interval as f64) as i64).max(floor)
+            }
+            // A known change sends a page up to half an interval early.
+            (UrlKind::Page, Some(known), None) => known.max(last + (interval / 2).max(floor)),
+            _ => last + interval.max(floor),
+        };
+        self.frontier.set_due(url, Some(due), lead);
+    }
+
+    /// The feed whose announcements a page waits for, if it is worth its polls.
+    fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
+        self.urls[url]
+            .covered_by
+            .filter(|&feed| self.urls[feed].feed.worth)
+    }
+
+    /// Re-plans one page with its site's last multipliers (O(1)).
+    fn replan_one(&mut self, url: UrlKey) {
+        let site = self.urls[url].site;
+        let Some(mult) = &self.sites[site].multipliers else {
+            return;
+        };
+        let Some(&host) = self.sites[site].plan_hosts.get(&self.urls[url].host) else {
+            return;
+        };
+        let page = self.plan_page(url, host);
+        let f = plan::rate_for(&page, mult);
+        if f.is_finite() && f > 0.0 {
+            self.urls[url].planned_per_day = f;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

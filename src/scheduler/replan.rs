@@ -1,0 +1,291 @@
+//! Solving the plan: pool each site's pages into a prior (empirical Bayes), judge each host's
+//! `changefreq` hints against what its pages taught, price each feed against the age it cuts,
+//! and solve the age-optimal rates under the site's budget and its hosts' limits
+//! ([`crate::plan::solve_full`]).
+//!
+//! # Pricing a feed
+//! A feed polled `φ` times a day finds a covered page's change on average half a poll late, so
+//! the page is stale for `D ~ U(0, 1/φ)` after each change: a time-averaged age of
+//! `λ E[D²]/2 = λ / (6 φ²)`. Over the feed's covered pages (weights `w`, rates `λ`) that is
+//! `Λ / (6 φ²)` with `Λ = Σ w λ`, and a poll costs what a page visit is worth at the margin, the
+//! plan's multiplier `μ` (age cut per visit a day). Minimising `Λ / (6 φ²) + μ φ` gives
+//! `φ = (Λ / (3 μ))^{1/3}`. The feed is kept only if its pages then cost less, in age plus
+//! visits at `μ`, than they would on the plan alone; otherwise it is read daily, to go on
+//! learning which pages it lists.
+
+use std::collections::HashMap;
+
+use crate::clock::MS_PER_DAY;
+use crate::estimate::{self, Prior, pool};
+use crate::plan::{self, Limits, Objective, PlanPage};
+
+use super::policy::PolicyKind;
+use super::{AUDIT_INTERVALS, HostKey, Scheduler, SiteKey, UrlKey, UrlKind};
+
+/// Pages with at least this many checks judge their host's changefreq hints.
+const HINT_JUDGE_CHECKS: usize = 3;
+/// A host's hints are dropped when the median learnt/hinted ratio is off by more than this
+/// factor either way (hints that lie are worse than none).
+const HINT_TOLERANCE: f64 = 5.0;
+/// The share of a site's budget always left to its pages, whatever its overheads.
+const MIN_PAGE_SHARE: f64 = 0.1;
+/// The most a feed is read per day, and the largest share of its host's limit it may take.
+const MAX_FEED_POLLS: f64 = 96.0;
+const FEED_HOST_SHARE: f64 = 0.25;
+/// How often a feed is read when it is not worth more (to learn what it lists).
+const MIN_FEED_POLLS: f64 = 1.0;
+
+impl Scheduler {
+    /// Solves every site's plan again and re-queues every URL by it.
+    pub(super) fn replan(&mut self, now_ms: i64) {
+        self.dirty = false;
+        self.next_replan_ms = now_ms.saturating_add(self.config.replan_every_ms);
+        if self.config.policy == PolicyKind::Learned {
+            self.pool_priors();
+            self.judge_hints();
+        }
+        let mut by_site: Vec<Vec<UrlKey>> = vec![Vec::new(); self.sites.len()];
+        for (key, u) in self.urls.iter().enumerate() {
+            if !u.retired {
+                by_site[u.site].push(key);
+            }
+        }
+        for (site, urls) in by_site.iter().enumerate() {
+            self.replan_site(site, urls, now_ms);
+        }
+        for urls in by_site {
+            for url in urls {
+                // Never checked: still due when they were found.
+                if self.urls[url].last_check_ms.is_some() {
+                    self.schedule(url, now_ms);
+                }
+            }
+        }
+    }
+
+    /// Each site's prior: its pages' own evidence pooled (hints left out: they are judged
+    /// against this).
+    fn pool_priors(&mut self) {
+        let mut posteriors: Vec<Vec<Prior>> = vec![Vec::new(); self.sites.len()];
+        for u in self
+            .urls
+            .iter()
+            .filter(|u| u.kind == UrlKind::Page && !u.retired)
+        {
+            let has_evidence = u.stats.exposure_days > 0.0 || !u.stats.changed_intervals.is_empty();
+            if has_evidence {
+                posteriors[u.site].push(estimate::posterior(&u.stats, &Prior::default()));
+            }
+        }
+        for (site, list) in self.sites.iter_mut().zip(&posteriors) {
+            site.prior = pool(list, Prior::default());
+        }
+    }
+
+    /// Stops believing a host's `changefreq` hints once its pages' own evidence disagrees.
+    fn judge_hints(&mut self) {
+        let mut log_ratios: HashMap<HostKey, Vec<f64>> = HashMap::new();
+        for u in self.urls.iter().filter(|u| u.kind == UrlKind::Page) {
+            let Some(hint) = u.changefreq_per_day else {
+                continue;
+            };
+            let checks = u
+                .stats
+                .changed_intervals
+                .iter()
+                .map(|(_, n)| *n)
+                .sum::<f64>()
+                + u.stats.events;
+            let enough = checks >= 1.0 && u.stats.exposure_days > 0.0
+                || (checks as usize) >= HINT_JUDGE_CHECKS;
+            if !enough {
+                continue;
+            }
+            let learnt = estimate::posterior(&u.stats, &self.sites[u.site].prior).mean();
+            log_ratios
+                .entry(u.host)
+                .or_default()
+                .push((learnt.max(1e-6) / hint).ln().abs());
+        }
+        for (host, mut ratios) in log_ratios {
+            if ratios.len() >= 3 {
+                ratios.sort_by(f64::total_cmp);
+                self.hosts[host].believe_hints = ratios[ratios.len() / 2] <= HINT_TOLERANCE.ln();
+            }
+        }
+    }
+
+    /// A page as the planner sees it under the scheduler's policy.
+    pub(super) fn plan_page(&self, url: UrlKey, host_index: usize) -> PlanPage {
+        let u = &self.urls[url];
+        let weight = self.sites[u.site].weight * u.weight;
+        let fallback = Prior::default().mean();
+        let rate = match self.config.policy {
+            PolicyKind::Learned => self.posterior(url).mean(),
+            PolicyKind::Oracle | PolicyKind::Proportional => u.true_rate.unwrap_or(fallback),
+            PolicyKind::Uniform => 1.0,
+            PolicyKind::Changefreq => u.changefreq_per_day.unwrap_or(fallback),
+            PolicyKind::Nutch => 1.0 / u.nutch_interval_days,
+        };
+        // Nutch shares the budget in proportion to its adaptive rates (uniform water-filling
+        // with the rate as the weight).
+        let weight = if self.config.policy == PolicyKind::Nutch {
+            weight / u.nutch_interval_days
+        } else {
+            weight
+        };
+        PlanPage {
+            rate_per_day: rate.max(1e-9),
+            weight,
+            host: host_index,
+            max_visits_per_day: if u.min_interval_ms > 0 {
+                MS_PER_DAY / u.min_interval_ms as f64
+            } else {
+                f64::INFINITY
+            },
+        }
+    }
+
+    fn host_limit_per_day(&self, host: HostKey) -> f64 {
+        match self.hosts[host].min_interval_ms {
+            0 => f64::INFINITY,
+            ms => MS_PER_DAY / ms as f64,
+        }
+    }
+
+    fn replan_site(&mut self, site: SiteKey, urls: &[UrlKey], now_ms: i64) {
+        let s = &mut self.sites[site];
+        // What the site spends outside its plan (sitemaps, robots.txt, hops, retries), smoothed.
+        if let Some(last) = s.last_plan_ms {
+            let days = (now_ms - last) as f64 / MS_PER_DAY;
+            if days > 0.0 {
+                let rate = s.extra_since_plan / days;
+                s.overhead_per_day = 0.5 * s.overhead_per_day + 0.5 * rate;
+                s.extra_since_plan = 0.0;
+            }
+        }
+        s.last_plan_ms = Some(now_ms);
+        let total = s.requests_per_day;
+        let mut limits = Limits {
+            budget_per_day: (total - s.overhead_per_day).max(total * MIN_PAGE_SHARE),
+            host_limits_per_day: Vec::new(),
+        };
+        let mut plan_hosts: HashMap<HostKey, usize> = HashMap::new();
+        let mut pages: Vec<PlanPage> = Vec::new();
+        let mut page_keys: Vec<UrlKey> = Vec::new();
+        let mut feeds: Vec<UrlKey> = Vec::new();
+        for &url in urls {
+            let host = self.urls[url].host;
+            let index = *plan_hosts.entry(host).or_insert_with(|| {
+                limits
+                    .host_limits_per_day
+                    .push(self.host_limit_per_day(host));
+                limits.host_limits_per_day.len() - 1
+            });
+            match self.urls[url].kind {
+                UrlKind::Page => {
+                    pages.push(self.plan_page(url, index));
+                    page_keys.push(url);
+                }
+                UrlKind::Feed => feeds.push(url),
+            }
+        }
+        let objective = Objective::Age;
+        let planner = self.config.policy.planner();
+        let mut solved = plan::solve_full(planner, &pages, &limits, objective);
+        // Feeds: priced at the margin of the plan without them, then paid for out of the budget
+        // and their host's limit; what covered pages save goes back to the budget.
+        if !feeds.is_empty() {
+            let mut with_feeds = limits.clone();
+            for &feed in &feeds {
+                let host = plan_hosts[&self.urls[feed].host];
+                let (phi, worth) =
+                    self.feed_polls(feed, &page_keys, &pages, &solved.0, &solved.1, host);
+                self.urls[feed].planned_per_day = phi;
+                self.urls[feed].feed.worth = worth;
+                with_feeds.budget_per_day -= phi;
+                with_feeds.host_limits_per_day[host] -= phi;
+            }
+            let covered: Vec<bool> = page_keys
+                .iter()
+                .map(|&p| self.covering_feed(p).is_some())
+                .collect();
+            with_feeds.budget_per_day = with_feeds.budget_per_day.max(total * MIN_PAGE_SHARE);
+            for hl in &mut with_feeds.host_limits_per_day {
+                *hl = hl.max(0.0);
+            }
+            solved = plan::solve_full(planner, &pages, &with_feeds, objective);
+            if covered.iter().any(|&c| c) {
+                for _ in 0..2 {
+                    let mut with_savings = with_feeds.clone();
+                    for (i, page) in pages.iter().enumerate().filter(|(i, _)| covered[*i]) {
+                        let f = solved.0[i];
+                        let cost = plan::covered_visits_per_day(f, page.rate_per_day)
+                            + f / AUDIT_INTERVALS;
+                        let saved = (f - cost).max(0.0);
+                        with_savings.budget_per_day += saved;
+                        with_savings.host_limits_per_day[page.host] += saved;
+                    }
+                    solved = plan::solve_full(planner, &pages, &with_savings, objective);
+                }
+            }
+        }
+        let (rates, multipliers) = solved;
+        for (&url, &f) in page_keys.iter().zip(&rates) {
+            self.urls[url].planned_per_day = if f.is_finite() && f > 0.0 { f } else { 1e-6 };
+        }
+        let s = &mut self.sites[site];
+        s.multipliers = Some(multipliers);
+        s.plan_hosts = plan_hosts;
+    }
+
+    /// A feed's polls per day (see the module docs).
+    fn feed_polls(
+        &self,
+        feed: UrlKey,
+        page_keys: &[UrlKey],
+        pages: &[PlanPage],
+        rates: &[f64],
+        multipliers: &plan::Multipliers,
+        host: usize,
+    ) -> (f64, bool) {
+        let host_key = self.urls[feed].host;
+        let cap = MAX_FEED_POLLS
+            .min(FEED_HOST_SHARE * self.host_limit_per_day(host_key))
+            .max(MIN_FEED_POLLS.min(self.host_limit_per_day(host_key)));
+        let covers = &self.urls[feed].feed.covers;
+        if covers.is_empty() {
+            return (MIN_FEED_POLLS.min(cap), false);
+        }
+        let index: HashMap<UrlKey, usize> =
+            page_keys.iter().enumerate().map(|(i, &u)| (u, i)).collect();
+        let (mut lambda_w, mut plan_cost) = (0.0, 0.0);
+        let mu = multipliers.effective(host);
+        for page in covers {
+            let Some(&i) = index.get(page) else { continue };
+            let (p, f) = (&pages[i], rates[i]);
+            lambda_w += p.weight * p.rate_per_day;
+            // On the plan alone: its age, and its visits at the margin's price.
+            let interval = if f > 0.0 { 1.0 / f } else { f64::INFINITY };
+            plan_cost += p.weight * plan::time_averaged_age(p.rate_per_day, interval) + mu * f;
+        }
+        if mu <= 0.0 || !mu.is_finite() {
+            return (cap, true); // the budget does not bind: read it as often as allowed
+        }
+        let phi = (lambda_w / (3.0 * mu))
+            .cbrt()
+            .clamp(MIN_FEED_POLLS.min(cap), cap);
+        let mut feed_cost = lambda_w / (6.0 * phi * phi) + mu * phi;
+        for page in covers {
+            let Some(&i) = index.get(page) else { continue };
+            let (p, f) = (&pages[i], rates[i]);
+            feed_cost +=
+                mu * (plan::covered_visits_per_day(f, p.rate_per_day) + f / AUDIT_INTERVALS);
+        }
+        if feed_cost < plan_cost {
+            (phi, true)
+        } else {
+            (MIN_FEED_POLLS.min(cap), false)
+        }
+    }
+}

@@ -1,0 +1,196 @@
+use super::*;
+
+const HOUR: i64 = 3_600_000;
+const DAY: i64 = 24 * HOUR;
+
+fn page(site: SiteKey, host: HostKey, true_rate: f64) -> NewUrl {
+    NewUrl {
+        site,
+        host,
+        kind: UrlKind::Page,
+        weight: 1.0,
+        changefreq_per_day: None,
+        true_rate: Some(true_rate),
+    }
+}
+
+/// Runs a scheduler against pages that change every `change_every_ms` exactly, for `days`;
+/// returns the requests made per URL.
+fn drive(sched: &mut Scheduler, urls: &[UrlKey], change_every_ms: &[i64], days: i64) -> Vec<u64> {
+    let mut requests = vec![0u64; sched.url_count()];
+    let mut last_copy = vec![0i64; sched.url_count()];
+    let mut now = 0;
+    while now < days * DAY {
+        while let Some(req) = sched.poll_request(now) {
+            requests[req.url] += 1;
+            let i = urls.iter().position(|&u| u == req.url).expect("known URL");
+            let every = change_every_ms[i];
+            let changed = now / every > last_copy[req.url] / every;
+            let seen = if last_copy[req.url] == 0 && requests[req.url] == 1 {
+                Seen::Copy
+            } else if changed {
+                Seen::Changed
+            } else {
+                Seen::Unchanged
+            };
+            last_copy[req.url] = now;
+            sched.handle_fetched(now, req.url, Fetched::at(now, seen));
+        }
+        let wake = sched.poll_timeout().expect("URLs stay queued");
+        now = wake.max(now + 1);
+    }
+    requests
+}
+
+#[test]
+fn the_budget_holds_and_is_spent() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let hosts: Vec<_> = (0..4).map(|_| sched.add_host(60_000, 0)).collect();
+    let urls: Vec<_> = (0..40)
+        .map(|i| sched.add_url(0, page(site, hosts[i % 4], 1.0)))
+        .collect();
+    let every: Vec<i64> = (0..40).map(|i| HOUR * (1 + i as i64)).collect();
+    let requests = drive(&mut sched, &urls, &every, 10);
+    let total: u64 = requests.iter().sum();
+    // 100 a day for 10 days, plus the bucket's quarter hour.
+    assert!((990..=1003).contains(&total), "{total} requests");
+    // Fast pages get more visits than slow ones.
+    assert!(requests[urls[0]] > requests[urls[39]]);
+}
+
+#[test]
+fn a_closed_host_holds_nothing_back_and_gets_nothing() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let (open, closed) = (sched.add_host(60_000, 0), sched.add_host(60_000, 0));
+    let a = sched.add_url(0, page(site, open, 1.0));
+    let b = sched.add_url(0, page(site, closed, 1.0));
+    sched.close_host(closed, 10 * HOUR);
+    let mut seen = Vec::new();
+    let mut now = 0;
+    while now < 12 * HOUR {
+        while let Some(req) = sched.poll_request(now) {
+            seen.push((now, req.url));
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+        }
+        now = sched.poll_timeout().expect("queued").max(now + 1);
+    }
+    assert!(
+        seen.iter().any(|&(t, u)| u == a && t < HOUR),
+        "the open host went at once"
+    );
+    assert!(
+        seen.iter().any(|&(_, u)| u == b),
+        "the closed host went once open"
+    );
+    assert!(seen.iter().all(|&(t, u)| u != b || t >= 10 * HOUR));
+}
+
+#[test]
+fn requests_to_a_host_are_never_closer_than_its_interval() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1e6, 0);
+    let host = sched.add_host(30_000, 0);
+    let urls: Vec<_> = (0..20)
+        .map(|_| sched.add_url(0, page(site, host, 10.0)))
+        .collect();
+    let mut times = Vec::new();
+    let mut now = 0;
+    while now < HOUR {
+        while let Some(req) = sched.poll_request(now) {
+            times.push(now);
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+        }
+        now = sched.poll_timeout().expect("queued").max(now + 1);
+    }
+    assert!(times.len() > 100 && times.len() <= 121, "{}", times.len());
+    assert!(times.windows(2).all(|w| w[1] - w[0] >= 30_000));
+    assert_eq!(urls.len(), 20);
+}
+
+#[test]
+fn a_feed_makes_its_pages_known_stale_and_sends_them_soon() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 50.0, 0);
+    let host = sched.add_host(0, 0);
+    let feed = sched.add_url(
+        0,
+        NewUrl {
+            kind: UrlKind::Feed,
+            ..page(site, host, 1.0)
+        },
+    );
+    let pages: Vec<_> = (0..20)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    // Everything gets its first copy.
+    let mut now = 0;
+    let mut fetched = 0;
+    while fetched < 21 {
+        if let Some(req) = sched.poll_request(now) {
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+            if req.url == feed {
+                sched.handle_feed(now, feed, &[(pages[0], now - 1)]);
+            }
+            fetched += 1;
+        } else {
+            now = sched.poll_timeout().expect("queued").max(now + 1);
+        }
+    }
+    assert!(sched.summary(pages[0]).covered);
+    // The feed announces a change of page 0 a while later.
+    let later = now + 6 * HOUR;
+    sched.handle_feed(later, feed, &[(pages[0], later - HOUR)]);
+    let due = sched.summary(pages[0]).due_ms.expect("queued");
+    let interval = (MS_PER_DAY / sched.summary(pages[0]).planned_per_day) as i64;
+    assert!(
+        due <= later.max(now + interval),
+        "due {due}, interval {interval}"
+    );
+}
+
+#[test]
+fn estimates_follow_the_evidence_and_plans_follow_estimates() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..10)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    // Half the pages change hourly, half never.
+    let every: Vec<i64> = (0..10)
+        .map(|i| if i < 5 { HOUR } else { 10_000 * DAY })
+        .collect();
+    drive(&mut sched, &urls, &every, 20);
+    let fast = sched.summary(urls[0]);
+    let slow = sched.summary(urls[9]);
+    assert!(fast.estimate.rate_per_day > 5.0, "{:?}", fast.estimate);
+    assert!(slow.estimate.rate_per_day < 0.5, "{:?}", slow.estimate);
+    assert!(fast.planned_per_day > slow.planned_per_day);
+}
+
+#[test]
+fn every_policy_spends_the_same_budget() {
+    for policy in [
+        PolicyKind::Learned,
+        PolicyKind::Oracle,
+        PolicyKind::Uniform,
+        PolicyKind::Proportional,
+        PolicyKind::Changefreq,
+        PolicyKind::Nutch,
+    ] {
+        let mut sched = Scheduler::new(SchedulerConfig {
+            policy,
+            ..Default::default()
+        });
+        let site = sched.add_site(1.0, 60.0, 0);
+        let host = sched.add_host(0, 0);
+        let urls: Vec<_> = (0..30)
+            .map(|i| sched.add_url(0, page(site, host, 0.1 * (1 + i) as f64)))
+            .collect();
+        let every: Vec<i64> = (0..30).map(|i| DAY / (1 + i as i64)).collect();
+        let total: u64 = drive(&mut sched, &urls, &every, 5).iter().sum();
+        assert!((297..=302).contains(&total), "{policy:?}: {total}");
+    }
+}

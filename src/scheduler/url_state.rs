@@ -1,0 +1,131 @@
+//! What the scheduler keeps per URL: its place in the site and host, its hints, the folded
+//! evidence of its checks, its plan, and for a feed which pages it covers.
+
+use crate::clock::MS_PER_DAY;
+use crate::estimate::Stats;
+
+use super::policy::{self, PolicyKind};
+use super::{Fetched, HostKey, NewUrl, Seen, SiteKey, UrlKey};
+
+/// A page (kept fresh) or a feed (read for the changes it announces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlKind {
+    /// A page.
+    Page,
+    /// A feed (RSS, Atom, JSON Feed).
+    Feed,
+}
+
+/// A feed's part: the pages it covers and the time it has watched them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FeedState {
+    /// Pages it has listed (and still covers).
+    pub covers: Vec<UrlKey>,
+    /// Days it has been watched, in all (a covered page's exposure is this minus its offset).
+    pub exposure_days: f64,
+    /// When it was last read.
+    pub last_poll_ms: Option<i64>,
+    /// Whether it is worth its polls (see [`super::replan`]): only then do the pages it covers
+    /// wait for its announcements instead of following the plan.
+    pub worth: bool,
+}
+
+/// One URL.
+#[derive(Debug, Clone)]
+pub struct UrlState {
+    pub site: SiteKey,
+    pub host: HostKey,
+    pub kind: UrlKind,
+    /// Importance within the site.
+    pub weight: f64,
+    pub changefreq_per_day: Option<f64>,
+    pub true_rate: Option<f64>,
+    /// The folded evidence of its checks (and feed events).
+    pub stats: Stats,
+    /// When the copy was taken (the last successful check).
+    pub last_check_ms: Option<i64>,
+    /// A change newer than the copy that is known (feed entry, sitemap lastmod).
+    pub known_change_ms: Option<i64>,
+    /// After a failed check: when to try again.
+    pub retry_at_ms: Option<i64>,
+    /// The server's floor on the interval.
+    pub min_interval_ms: i64,
+    /// The feed that announces its changes, and that feed's exposure when it began to.
+    pub covered_by: Option<UrlKey>,
+    pub cover_offset_days: f64,
+    /// For a feed: what it covers.
+    pub feed: FeedState,
+    /// Planned visits per day.
+    pub planned_per_day: f64,
+    /// Nutch's adaptive interval (the nutch policy only).
+    pub nutch_interval_days: f64,
+    /// A request is in flight.
+    pub in_flight: bool,
+    /// Out of the frontier (disallowed, gone, out of the schedule).
+    pub retired: bool,
+}
+
+impl UrlState {
+    /// A new URL; until the first plan it is planned at its share of the site's budget.
+    pub fn new(url: NewUrl, budget_share_per_day: f64) -> Self {
+        let start = (1.0 / budget_share_per_day.max(1e-9)).clamp(
+            policy::NUTCH_MIN_INTERVAL_DAYS,
+            policy::NUTCH_MAX_INTERVAL_DAYS,
+        );
+        Self {
+            site: url.site,
+            host: url.host,
+            kind: url.kind,
+            weight: url.weight,
+            changefreq_per_day: url.changefreq_per_day,
+            true_rate: url.true_rate,
+            stats: Stats::default(),
+            last_check_ms: None,
+            known_change_ms: None,
+            retry_at_ms: None,
+            min_interval_ms: 0,
+            covered_by: None,
+            cover_offset_days: 0.0,
+            feed: FeedState::default(),
+            planned_per_day: budget_share_per_day.max(1e-6),
+            nutch_interval_days: start,
+            in_flight: false,
+            retired: false,
+        }
+    }
+
+    /// Folds one check in; returns whether it showed a change the page's feed did not announce
+    /// (the feed then no longer covers it).
+    pub fn observe(
+        &mut self,
+        fetched: &Fetched,
+        trust_last_modified: bool,
+        kind: PolicyKind,
+    ) -> bool {
+        let at = fetched.at_ms;
+        let changed = match fetched.seen {
+            Seen::Failed => return false,
+            Seen::Copy => None,
+            Seen::Changed => Some(true),
+            Seen::Unchanged => Some(false),
+        };
+        self.retry_at_ms = None;
+        let unannounced =
+            self.covered_by.is_some() && changed == Some(true) && self.known_change_ms.is_none();
+        let counts = self.kind == UrlKind::Page && (self.covered_by.is_none() || unannounced);
+        if let (true, Some(last), Some(_)) = (counts, self.last_check_ms, changed) {
+            let interval = (at - last) as f64 / MS_PER_DAY;
+            let lm_age = fetched
+                .last_modified_ms
+                .filter(|_| trust_last_modified)
+                .map(|lm| (at - lm) as f64 / MS_PER_DAY);
+            self.stats.add_check(interval, changed, lm_age);
+        }
+        if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
+            self.nutch_interval_days = policy::nutch_interval(self.nutch_interval_days, c);
+        }
+        self.last_check_ms = Some(at);
+        self.known_change_ms = None;
+        unannounced
+    }
+}
