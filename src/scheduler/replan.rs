@@ -27,6 +27,9 @@ const HINT_JUDGE_CHECKS: usize = 3;
 /// A host's hints are dropped when the median learnt/hinted ratio is off by more than this
 /// factor either way (hints that lie are worse than none).
 const HINT_TOLERANCE: f64 = 5.0;
+/// Pages sampled for a site's pooled prior, and per host to judge its hints.
+const POOL_SAMPLE: usize = 4_000;
+const HINT_JUDGES: usize = 50;
 /// The share of a site's budget always left to its pages, whatever its overheads.
 const MIN_PAGE_SHARE: f64 = 0.1;
 /// The most a feed is read per day, and the largest share of its host's limit it may take.
@@ -67,13 +70,11 @@ impl Scheduler {
     /// against this).
     fn pool_priors(&mut self) {
         let mut posteriors: Vec<Vec<Prior>> = vec![Vec::new(); self.sites.len()];
-        for u in self
-            .urls
-            .iter()
-            .filter(|u| u.kind == UrlKind::Page && !u.retired)
-        {
+        // A few thousand pages fix a prior as well as all of them would.
+        let stride = (self.urls.len() / POOL_SAMPLE).max(1);
+        for u in self.urls.iter().step_by(stride) {
             let has_evidence = u.stats.exposure_days > 0.0 || !u.stats.changed_intervals.is_empty();
-            if has_evidence {
+            if u.kind == UrlKind::Page && !u.retired && has_evidence {
                 posteriors[u.site].push(estimate::posterior(&u.stats, &Prior::default()));
             }
         }
@@ -101,11 +102,12 @@ impl Scheduler {
             if !enough {
                 continue;
             }
+            let ratios = log_ratios.entry(u.host).or_default();
+            if ratios.len() >= HINT_JUDGES {
+                continue;
+            }
             let learnt = estimate::posterior(&u.stats, &self.sites[u.site].prior).mean();
-            log_ratios
-                .entry(u.host)
-                .or_default()
-                .push((learnt.max(1e-6) / hint).ln().abs());
+            ratios.push((learnt.max(1e-6) / hint).ln().abs());
         }
         for (host, mut ratios) in log_ratios {
             if ratios.len() >= 3 {

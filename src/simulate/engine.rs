@@ -1,69 +1,19 @@
-//! The discrete-event loop that runs one policy against a world and measures it.
+//! The simulated network: runs one policy's [`Scheduler`] against a world and measures it.
 //!
-//! Time advances in ticks of an hour. Each tick adds budget credit (globally `budget × pages` per
-//! day, per host its limit), lets the policy act (poll feeds, re-plan), then fetches every page due
-//! before the tick ends, earliest first, while credit lasts; a page whose host is out of credit
-//! waits for the next tick. Age and freshness are integrated exactly between fetches from the
-//! page's change times, over the measured window after the warm-up.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//! This is the only thing the simulator supplies: the scheduler is the one `freshet run` drives,
+//! and a request here is answered from the world instead of over HTTP. A page's answer says
+//! whether it changed since this policy's copy and what Last-Modified its host sends; a feed's
+//! answer lists its last entries. Requests are instantaneous; the host's gate, the site's budget
+//! and every decision are the scheduler's. Age and freshness are integrated exactly between
+//! fetches from the page's change times, over the measured window after the warm-up; requests
+//! (feeds included) are counted in the same window.
 
 use super::world::World;
-
-/// Ticks per simulated day.
-pub const TICKS_PER_DAY: f64 = 24.0;
-/// Unspent credit is kept for at most this many days (a crawler does not save up a week).
-const CREDIT_HORIZON_DAYS: f64 = 0.25;
-
-/// What one fetch showed the policy.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Observation {
-    /// Whether the content differs from the previous fetch (by this policy).
-    pub changed: bool,
-    /// The Last-Modified header, in days, if the host sends one.
-    pub last_modified: Option<f64>,
-}
-
-/// A revisit policy under simulation.
-pub trait Strategy {
-    /// The name shown in results.
-    fn name(&self) -> &str;
-    /// Each page's first due time (`f64::INFINITY`: never). Every page starts with a copy taken at 0.
-    fn start(&mut self, world: &World) -> Vec<f64>;
-    /// A fetch of `page` at `t` showed `obs`; returns the page's next due time.
-    fn on_fetch(&mut self, world: &World, page: usize, t: f64, obs: Observation) -> f64;
-    /// Called at the start of every tick: may spend credit (feed polls) and reschedule pages.
-    fn on_tick(&mut self, _world: &World, _t: f64, _ctx: &mut TickCtx) {}
-}
-
-/// What a policy may do at a tick.
-#[derive(Debug)]
-pub struct TickCtx<'a> {
-    global: &'a mut f64,
-    hosts: &'a mut [f64],
-    spent: u64,
-    reschedule: Vec<(usize, f64)>,
-}
-
-impl TickCtx<'_> {
-    /// Spends one fetch of `host`'s and the global credit, if both have one.
-    pub fn try_spend(&mut self, host: usize) -> bool {
-        if *self.global >= 1.0 && self.hosts[host] >= 1.0 {
-            *self.global -= 1.0;
-            self.hosts[host] -= 1.0;
-            self.spent += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Makes `page` due at `due` instead of whenever it was.
-    pub fn reschedule(&mut self, page: usize, due: f64) {
-        self.reschedule.push((page, due));
-    }
-}
+use crate::clock::MS_PER_DAY;
+use crate::estimate::ValidatorCheck;
+use crate::scheduler::{
+    Fetched, NewUrl, PolicyKind, Restored, Scheduler, SchedulerConfig, Seen, UrlKey, UrlKind,
+};
 
 /// A policy's measured result.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -72,31 +22,10 @@ pub struct PolicyResult {
     pub mean_age_days: f64,
     /// Fraction of page-time the copy was current.
     pub freshness: f64,
-    /// Fetches (including feed polls) in the measured window.
+    /// Page fetches in the measured window.
     pub fetches: u64,
-}
-
-#[derive(Debug, PartialEq)]
-struct Due {
-    at: f64,
-    page: usize,
-    version: u32,
-}
-
-impl Eq for Due {}
-impl Ord for Due {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Earliest first (BinaryHeap is a max-heap); ties by page for determinism.
-        other
-            .at
-            .total_cmp(&self.at)
-            .then(other.page.cmp(&self.page))
-    }
-}
-impl PartialOrd for Due {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
+    /// Every request in the measured window: page fetches and feed polls.
+    pub requests: u64,
 }
 
 /// Exact age and freshness integrals of one page's copy taken at `copy` and held until `t`,
@@ -117,126 +46,170 @@ fn integrate(next_change: f64, copy: f64, t: f64, warmup: f64) -> (f64, f64) {
     (age, fresh)
 }
 
-/// Runs one policy over the world and measures it after `warmup` days.
-pub fn run(world: &World, strategy: &mut dyn Strategy, warmup: f64) -> PolicyResult {
+fn days(ms: i64) -> f64 {
+    ms as f64 / MS_PER_DAY
+}
+
+fn ms(days: f64) -> i64 {
+    (days * MS_PER_DAY).round() as i64
+}
+
+/// What the simulated web knows of one policy's copies.
+struct Copies {
+    /// When each page's copy was taken, days.
+    taken: Vec<f64>,
+    /// The Last-Modified each page's last answer gave.
+    last_modified: Vec<Option<f64>>,
+    /// Scheduler key of each page, and the page (or feed's host) of each key.
+    key_of_page: Vec<UrlKey>,
+    target: Vec<Target>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Target {
+    Page(usize),
+    Feed(usize),
+}
+
+/// A scheduler for `policy` that knows the world's site, hosts, pages (with their sitemap hints)
+/// and feeds, holding a copy of every page taken at day 0.
+fn scheduler_for(world: &World, policy: PolicyKind) -> (Scheduler, Copies) {
+    let mut sched = Scheduler::new(SchedulerConfig {
+        policy,
+        ..SchedulerConfig::default()
+    });
     let n = world.pages.len();
-    let days = world.config.days;
-    let tick = 1.0 / TICKS_PER_DAY;
-    let global_per_tick = world.config.budget * n as f64 * tick;
-    let global_cap = (global_per_tick * CREDIT_HORIZON_DAYS * TICKS_PER_DAY).max(1.0);
-    let mut global = 0.0;
-    let mut host_credit = vec![0.0; world.hosts.len()];
-    let mut version = vec![0u32; n];
-    let mut copy_time = vec![0.0f64; n];
-    let (mut age_sum, mut fresh_sum, mut fetches) = (0.0, 0.0, 0u64);
-    let mut heap: BinaryHeap<Due> = strategy
-        .start(world)
-        .into_iter()
-        .enumerate()
-        .filter(|(_, at)| at.is_finite())
-        .map(|(page, at)| Due {
-            at,
-            page,
-            version: 0,
-        })
+    let site = sched.add_site(1.0, world.config.budget * n as f64, 0);
+    let hosts: Vec<_> = world
+        .hosts
+        .iter()
+        .map(|h| sched.add_host((MS_PER_DAY / h.limit_per_day).ceil() as i64, 0))
         .collect();
-    let ticks = (days * TICKS_PER_DAY).ceil() as usize;
-    let mut deferred = Vec::new();
-    for k in 0..ticks {
-        let (t0, t1) = (k as f64 * tick, ((k + 1) as f64 * tick).min(days));
-        global = (global + global_per_tick).min(global_cap);
-        for (credit, host) in host_credit.iter_mut().zip(&world.hosts) {
-            let per_tick = host.limit_per_day * tick;
-            *credit =
-                (*credit + per_tick).min((per_tick * CREDIT_HORIZON_DAYS * TICKS_PER_DAY).max(1.0));
-        }
-        let mut ctx = TickCtx {
-            global: &mut global,
-            hosts: &mut host_credit,
-            spent: 0,
-            reschedule: Vec::new(),
-        };
-        strategy.on_tick(world, t0, &mut ctx);
-        if t0 >= warmup {
-            fetches += ctx.spent;
-        }
-        for (page, at) in std::mem::take(&mut ctx.reschedule) {
-            version[page] = version[page].wrapping_add(1);
-            if at.is_finite() {
-                heap.push(Due {
-                    at,
-                    page,
-                    version: version[page],
-                });
-            }
-        }
-        while global >= 1.0 {
-            let Some(top) = heap.peek() else { break };
-            if top.at >= t1 {
-                break;
-            }
-            let Due {
-                at,
-                page,
-                version: v,
-            } = heap.pop().expect("peeked");
-            if v != version[page] {
-                continue;
-            }
-            let host = world.pages[page].host;
-            if host_credit[host] < 1.0 {
-                deferred.push(page);
-                continue;
-            }
-            global -= 1.0;
-            host_credit[host] -= 1.0;
-            let t = at.max(t0);
-            let p = &world.pages[page];
-            let next_change = p.next_change_after(copy_time[page]);
-            let (a, f) = integrate(next_change, copy_time[page], t, warmup);
-            age_sum += a;
-            fresh_sum += f;
-            if t >= warmup {
-                fetches += 1;
-            }
-            let obs = Observation {
-                changed: next_change <= t,
-                last_modified: world.last_modified(page, t),
-            };
-            copy_time[page] = t;
-            let next = strategy.on_fetch(world, page, t, obs);
-            version[page] = version[page].wrapping_add(1);
-            if next.is_finite() {
-                heap.push(Due {
-                    at: next.max(t),
-                    page,
-                    version: version[page],
-                });
-            }
-        }
-        for page in deferred.drain(..) {
-            heap.push(Due {
-                at: t1,
-                page,
-                version: version[page],
-            });
+    let mut copies = Copies {
+        taken: vec![0.0; n],
+        last_modified: (0..n).map(|p| world.last_modified(p, 0.0)).collect(),
+        key_of_page: Vec::with_capacity(n),
+        target: Vec::with_capacity(n),
+    };
+    for (i, p) in world.pages.iter().enumerate() {
+        let key = sched.add_url(
+            0,
+            NewUrl {
+                site,
+                host: hosts[p.host],
+                kind: UrlKind::Page,
+                weight: 1.0,
+                changefreq_per_day: p.changefreq,
+                true_rate: Some(p.rate),
+            },
+        );
+        sched.restore(
+            key,
+            Restored {
+                last_check_ms: Some(0),
+                ..Restored::default()
+            },
+        );
+        copies.key_of_page.push(key);
+        copies.target.push(Target::Page(i));
+    }
+    if policy.uses_feeds() {
+        for (h, &host) in hosts.iter().enumerate().filter(|(h, _)| world.has_feed(*h)) {
+            sched.add_url(
+                0,
+                NewUrl {
+                    site,
+                    host,
+                    kind: UrlKind::Feed,
+                    weight: 1.0,
+                    changefreq_per_day: None,
+                    true_rate: None,
+                },
+            );
+            copies.target.push(Target::Feed(h));
         }
     }
+    (sched, copies)
+}
+
+/// Runs one policy over the world and measures it after `warmup` days.
+pub fn run(world: &World, policy: PolicyKind, warmup: f64) -> PolicyResult {
+    let (mut sched, mut copies) = scheduler_for(world, policy);
+    let end = ms(world.config.days);
+    let (mut age_sum, mut fresh_sum) = (0.0, 0.0);
+    let (mut fetches, mut requests) = (0u64, 0u64);
+    let mut now = 0i64;
+    while now < end {
+        while let Some(request) = sched.poll_request(now) {
+            let t = days(now);
+            if t >= warmup {
+                requests += 1;
+            }
+            match copies.target[request.url] {
+                Target::Page(page) => {
+                    let p = &world.pages[page];
+                    let next_change = p.next_change_after(copies.taken[page]);
+                    let (a, f) = integrate(next_change, copies.taken[page], t, warmup);
+                    age_sum += a;
+                    fresh_sum += f;
+                    if t >= warmup {
+                        fetches += 1;
+                    }
+                    let changed = next_change <= t;
+                    let last_modified = world.last_modified(page, t);
+                    let lm_moved = match (last_modified, copies.last_modified[page]) {
+                        (Some(now), Some(before)) => Some(now != before),
+                        _ => None,
+                    };
+                    copies.taken[page] = t;
+                    copies.last_modified[page] = last_modified;
+                    let fetched = Fetched {
+                        last_modified_ms: last_modified.map(ms),
+                        lesson: Some(ValidatorCheck {
+                            content_changed: changed,
+                            last_modified_changed: lm_moved,
+                            etag_changed: None,
+                        }),
+                        ..Fetched::at(
+                            now,
+                            if changed {
+                                Seen::Changed
+                            } else {
+                                Seen::Unchanged
+                            },
+                        )
+                    };
+                    sched.handle_fetched(now, request.url, fetched);
+                }
+                Target::Feed(host) => {
+                    sched.handle_fetched(now, request.url, Fetched::at(now, Seen::Copy));
+                    let entries: Vec<(UrlKey, i64)> = world.hosts[host]
+                        .feed_at(t, world.config.feed_capacity)
+                        .iter()
+                        .map(|&(at, page)| (copies.key_of_page[page], ms(at)))
+                        .collect();
+                    sched.handle_feed(now, request.url, &entries);
+                }
+            }
+        }
+        match sched.poll_timeout() {
+            Some(wake) => now = wake.max(now + 1),
+            None => break,
+        }
+    }
+    let horizon = world.config.days;
     for (page, p) in world.pages.iter().enumerate() {
-        let (a, f) = integrate(
-            p.next_change_after(copy_time[page]),
-            copy_time[page],
-            days,
-            warmup,
-        );
+        let taken = copies.taken[page];
+        let (a, f) = integrate(p.next_change_after(taken), taken, horizon, warmup);
         age_sum += a;
         fresh_sum += f;
     }
-    let page_days = n as f64 * (days - warmup).max(f64::MIN_POSITIVE);
+    let page_days = world.pages.len() as f64 * (horizon - warmup).max(f64::MIN_POSITIVE);
     PolicyResult {
         mean_age_days: age_sum / page_days,
         freshness: fresh_sum / page_days,
         fetches,
+        requests,
     }
 }
 

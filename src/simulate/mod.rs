@@ -1,20 +1,18 @@
 //! A deterministic discrete-event world that compares revisit policies against the oracle.
 //!
 //! [`world`] makes a seeded web (pages with Poisson changes and log-normal rates, hosts with limits
-//! and validators, noisy sitemap hints, feeds), [`engine`] runs one policy over it under the same
-//! budget and host limits as every other and integrates age and freshness exactly, and the
-//! policies are [`freshet`] (the real `estimate` and `plan` code, learning from its own fetches) and
-//! the [`baselines`]:
+//! and validators, noisy sitemap hints, feeds); [`engine`] answers one policy's requests from it
+//! and measures age and freshness exactly. Every policy is the same [`crate::scheduler::Scheduler`]
+//! that `freshet run` drives, with the same budget bucket, frontier and politeness; only the
+//! network is simulated. The policies ([`crate::scheduler::PolicyKind`]):
 //! - `oracle`: the age-optimal plan with the true rates and no signals;
+//! - `freshet`: learnt rates, pooled priors, validator and hint trust, feeds priced at the margin;
 //! - `uniform`: the same rate for every page, water-filled under host limits;
 //! - `proportional`: rates proportional to the true change rates;
-//! - `changefreq`: the age-optimal plan believing the sitemap hints (the default prior's mean
-//!   where there is none);
-//! - `nutch`: adaptive intervals (× 0.8 on change, × 1.4 when unchanged).
+//! - `changefreq`: the age-optimal plan believing the sitemap hints;
+//! - `nutch`: adaptive intervals (× 0.8 on change, × 1.4 when unchanged) scaled to the budget.
 
-pub mod baselines;
 pub mod engine;
-pub mod freshet;
 pub mod world;
 
 use std::collections::BTreeMap;
@@ -22,8 +20,7 @@ use std::collections::BTreeMap;
 pub use engine::PolicyResult;
 pub use world::{Page, World, WorldConfig};
 
-use crate::estimate::Prior;
-use crate::plan::Policy;
+use crate::scheduler::PolicyKind;
 
 /// A simulation: the world and where measuring starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,59 +41,21 @@ impl SimConfig {
 /// Every policy's result, by name.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
+    /// The budget over the measured window: every policy's requests should come to this.
+    pub budget_requests: f64,
     /// Results by policy name.
     pub policies: BTreeMap<String, PolicyResult>,
 }
 
-/// The policies in the order they are shown.
-pub const POLICIES: [&str; 6] = [
-    "oracle",
-    "freshet",
-    "uniform",
-    "proportional",
-    "changefreq",
-    "nutch",
+/// The policies in the order they are shown, with the scheduler policy each names.
+pub const POLICIES: [(&str, PolicyKind); 6] = [
+    ("oracle", PolicyKind::Oracle),
+    ("freshet", PolicyKind::Learned),
+    ("uniform", PolicyKind::Uniform),
+    ("proportional", PolicyKind::Proportional),
+    ("changefreq", PolicyKind::Changefreq),
+    ("nutch", PolicyKind::Nutch),
 ];
-
-fn run_policy(world: &World, name: &str, warmup: f64) -> PolicyResult {
-    let true_rates = || world.pages.iter().map(|p| p.rate).collect::<Vec<_>>();
-    let mut strategy: Box<dyn engine::Strategy> = match name {
-        "oracle" => Box::new(baselines::FixedRates::planned(
-            name,
-            world,
-            Policy::AgeOptimal,
-            true_rates(),
-        )),
-        "uniform" => Box::new(baselines::FixedRates::planned(
-            name,
-            world,
-            Policy::Uniform,
-            true_rates(),
-        )),
-        "proportional" => Box::new(baselines::FixedRates::planned(
-            name,
-            world,
-            Policy::Proportional,
-            true_rates(),
-        )),
-        "changefreq" => {
-            let hints = world
-                .pages
-                .iter()
-                .map(|p| p.changefreq.unwrap_or(Prior::default().mean()))
-                .collect();
-            Box::new(baselines::FixedRates::planned(
-                name,
-                world,
-                Policy::AgeOptimal,
-                hints,
-            ))
-        }
-        "nutch" => Box::new(baselines::Nutch::new(world)),
-        _ => Box::new(freshet::Freshet::new(world)),
-    };
-    engine::run(world, strategy.as_mut(), warmup)
-}
 
 /// Generates the world and runs every policy on it (in parallel threads; results do not depend
 /// on scheduling).
@@ -106,9 +65,9 @@ pub fn run(config: &SimConfig) -> Report {
     let results: Vec<(String, PolicyResult)> = std::thread::scope(|scope| {
         let handles: Vec<_> = POLICIES
             .iter()
-            .map(|&name| {
+            .map(|&(name, policy)| {
                 let world = &world;
-                scope.spawn(move || (name.to_string(), run_policy(world, name, warmup)))
+                scope.spawn(move || (name.to_string(), engine::run(world, policy, warmup)))
             })
             .collect();
         handles
@@ -116,7 +75,10 @@ pub fn run(config: &SimConfig) -> Report {
             .map(|h| h.join().expect("a policy thread panicked"))
             .collect()
     });
+    let budget_requests =
+        config.world.budget * config.world.pages as f64 * (config.world.days - warmup);
     Report {
+        budget_requests,
         policies: results.into_iter().collect(),
     }
 }
