@@ -95,3 +95,230 @@ pub(super) fn is_transient(error: &sqlx::Error) -> bool {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use sqlx::Connection;
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+
+    use crate::store::Store;
+    use crate::store::errors::ErrorRecord;
+    use crate::store::observations::NewObservation;
+    use crate::store::sites::SiteRecord;
+    use crate::store::test_support::temp_store;
+    use crate::store::urls::{Discovered, SummaryUpdate};
+
+    const TASKS: i64 = 8;
+    const WRITES: i64 = 200;
+
+    /// A site and a host for the URLs of a test.
+    async fn site_and_host(store: &Store) -> (i64, i64) {
+        let site = SiteRecord {
+            name: "s",
+            weight: 1.0,
+            requests_per_day: 100.0,
+            source_file: None,
+        };
+        let site_id = store.upsert_site(&site, 0).await.unwrap();
+        let host_id = store.host_id("http://a.test:80").await.unwrap();
+        (site_id, host_id)
+    }
+
+    fn discovered(url: String, site_id: i64, host_id: i64) -> Discovered {
+        Discovered {
+            url,
+            site_id,
+            host_id,
+            kind: "page",
+            discovered_from: Some("seed".into()),
+            lastmod_ms: None,
+            changefreq: None,
+            priority: None,
+        }
+    }
+
+    fn check(url_id: i64, checked_ms: i64) -> NewObservation {
+        NewObservation {
+            url_id,
+            checked_ms,
+            method: "GET",
+            status: Some(200),
+            ..Default::default()
+        }
+    }
+
+    fn due_at(next_due_ms: i64) -> SummaryUpdate {
+        SummaryUpdate {
+            next_due_ms,
+            ..Default::default()
+        }
+    }
+
+    /// Another process's connection (a user's `sqlite3` shell, say) that takes the write lock
+    /// and holds it until the returned sender fires.
+    async fn hold_write_lock(path: &std::path::Path) -> tokio::sync::oneshot::Sender<()> {
+        let options = SqliteConnectOptions::new().filename(path);
+        let mut conn = SqliteConnection::connect_with(&options).await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO errors (at_ms, scope, message) VALUES (1, 'shell', 'held')")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = released.await;
+            sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
+            conn.close().await.unwrap();
+        });
+        release
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writers_and_readers_lose_nothing() {
+        let (store, _dir) = temp_store().await;
+        let (site_id, host_id) = site_and_host(&store).await;
+        let writing = Arc::new(AtomicBool::new(true));
+        let mut readers = Vec::new();
+        for _ in 0..2 {
+            let (store, writing) = (store.clone(), writing.clone());
+            readers.push(tokio::spawn(async move {
+                let mut reads = 0;
+                while writing.load(Ordering::Relaxed) {
+                    store.url_status(None).await.unwrap();
+                    store.host_status(None).await.unwrap();
+                    store.recent_errors(50).await.unwrap();
+                    store.observation_count().await.unwrap();
+                    reads += 1;
+                }
+                reads
+            }));
+        }
+        let mut writers = Vec::new();
+        for task in 0..TASKS {
+            let store = store.clone();
+            writers.push(tokio::spawn(async move {
+                for n in 0..WRITES {
+                    let url = format!("http://a.test/{task}/{n}");
+                    let found = discovered(url, site_id, host_id);
+                    let ids = store.upsert_discovered(&[found], n).await.unwrap();
+                    store
+                        .record_check(&check(ids[0], n), &due_at(n + 1))
+                        .await
+                        .unwrap();
+                    let error = ErrorRecord {
+                        scope: "fetch",
+                        message: format!("{task}/{n}"),
+                        ..Default::default()
+                    };
+                    store.record_error(n, &error).await.unwrap();
+                }
+            }));
+        }
+        for writer in writers {
+            writer.await.unwrap();
+        }
+        writing.store(false, Ordering::Relaxed);
+        for reader in readers {
+            assert!(reader.await.unwrap() > 0, "a reader never completed a read");
+        }
+
+        let total = TASKS * WRITES;
+        assert_eq!(store.observation_count().await.unwrap(), total);
+        assert_eq!(
+            store.urls_of_site(site_id).await.unwrap().len() as i64,
+            total
+        );
+        assert_eq!(
+            store.recent_errors(total + 10).await.unwrap().len() as i64,
+            total
+        );
+        for task in 0..TASKS {
+            for n in [0, WRITES / 2, WRITES - 1] {
+                let row = store
+                    .url_row(&format!("http://a.test/{task}/{n}"))
+                    .await
+                    .unwrap();
+                let row = row.expect("every discovered URL is stored");
+                assert_eq!((row.checks, row.next_due_ms), (1, Some(n + 1)));
+            }
+        }
+        // One writer connection: the process never finds the database locked by itself.
+        assert_eq!(store.lock_retries(), 0);
+        store.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_waits_out_another_process_holding_the_lock() {
+        let (store, dir) = temp_store().await;
+        let (site_id, host_id) = site_and_host(&store).await;
+        let found = discovered("http://a.test/x".into(), site_id, host_id);
+        let id = store.upsert_discovered(&[found], 0).await.unwrap()[0];
+
+        let release = hold_write_lock(&dir.path().join("test.db")).await;
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+            let _ = release.send(());
+        });
+        store
+            .record_check(&check(id, 5), &due_at(10))
+            .await
+            .unwrap();
+
+        assert_eq!(store.observation_count().await.unwrap(), 1);
+        let errors = store.recent_errors(10).await.unwrap();
+        assert_eq!(errors.len(), 1, "the other process's write is kept too");
+        store.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lock_held_past_the_busy_timeout_is_retried_not_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("test.db");
+        let store = Store::open_with(&path, Duration::from_millis(50))
+            .await
+            .unwrap();
+        let (site_id, host_id) = site_and_host(&store).await;
+        let found = discovered("http://a.test/x".into(), site_id, host_id);
+        let id = store.upsert_discovered(&[found], 0).await.unwrap()[0];
+
+        // The lock is released only once the store has found it busy and retried, so the
+        // first attempt must fail whatever the machine's speed; the cap only ends a failing
+        // test.
+        let release = hold_write_lock(&path).await;
+        let watcher = store.clone();
+        tokio::spawn(async move {
+            for _ in 0..2_000 {
+                if watcher.lock_retries() > 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let _ = release.send(());
+        });
+        store
+            .record_check(&check(id, 5), &due_at(10))
+            .await
+            .unwrap();
+
+        assert!(store.lock_retries() >= 1);
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        assert_eq!((row.checks, row.next_due_ms), (1, Some(10)));
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_write_that_fails_for_another_reason_is_not_retried() {
+        let (store, _dir) = temp_store().await;
+        // No URL 42: the foreign key rejects the observation.
+        let error = store.record_check(&check(42, 5), &due_at(10)).await;
+        assert!(error.is_err());
+        assert_eq!(store.lock_retries(), 0);
+        assert_eq!(store.observation_count().await.unwrap(), 0);
+    }
+}
