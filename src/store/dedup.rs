@@ -83,7 +83,7 @@ impl Store {
             "SELECT url, content_fp, simhash, sitemap_priority, temp_target, declared_canonical,
                     out_links, memberships FROM dedup_urls ORDER BY url",
         )
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await?;
         for (url, fp, sim, priority, temp, declared, links, memberships) in rows {
             state.urls.push(UrlRecord {
@@ -101,7 +101,7 @@ impl Store {
         let rows: Vec<(String, i64, String, f64)> = sqlx::query_as(
             "SELECT kind, key, url, score FROM dedup_members ORDER BY kind, key, rank",
         )
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await?;
         for (kind, key, url, score) in rows {
             members
@@ -111,7 +111,7 @@ impl Store {
         }
         let rows: Vec<(String, i64, Option<String>, String)> =
             sqlx::query_as("SELECT kind, key, canonical, reason FROM dedup_classes ORDER BY 1, 2")
-                .fetch_all(self.pool())
+                .fetch_all(self.reader())
                 .await?;
         for (kind_text, key, canonical, reason) in rows {
             let Some(kind) = kind_from_name(&kind_text) else {
@@ -129,7 +129,7 @@ impl Store {
         }
         state.permanent =
             sqlx::query_as("SELECT source, target FROM dedup_redirects ORDER BY source")
-                .fetch_all(self.pool())
+                .fetch_all(self.reader())
                 .await?;
         state.errors = self
             .redirect_cycles()
@@ -139,7 +139,7 @@ impl Store {
             .collect();
         let near: Vec<(i64, i64)> =
             sqlx::query_as("SELECT content_fp, group_id FROM dedup_near_groups ORDER BY 1")
-                .fetch_all(self.pool())
+                .fetch_all(self.reader())
                 .await?;
         state.near_groups = near
             .into_iter()
@@ -147,7 +147,7 @@ impl Store {
             .collect();
         let next: Option<i64> =
             sqlx::query_scalar("SELECT value FROM dedup_meta WHERE name = 'next_group'")
-                .fetch_optional(self.pool())
+                .fetch_optional(self.reader())
                 .await?;
         state.next_group = next.map_or(1, hash_from_db);
         Ok(state)
@@ -155,21 +155,23 @@ impl Store {
 
     /// Writes one fetch's dedup results in one transaction.
     pub async fn save_dedup(&self, write: &DedupWrite, now_ms: i64) -> sqlx::Result<()> {
-        let mut tx = self.pool().begin().await?;
-        save_changes(&mut tx, &write.changes, now_ms).await?;
-        for (url, weight) in &write.weights {
-            sqlx::query("UPDATE urls SET weight = ? WHERE url = ? AND weight <> ?")
-                .bind(weight)
-                .bind(url)
-                .bind(weight)
-                .execute(&mut *tx)
-                .await?;
-        }
-        if let Some(document) = &write.document {
-            super::documents::put(&mut tx, document).await?;
-        }
-        super::documents::delete(&mut tx, &write.drop_documents).await?;
-        tx.commit().await
+        self.write("save_dedup", |mut tx| async move {
+            save_changes(&mut tx, &write.changes, now_ms).await?;
+            for (url, weight) in &write.weights {
+                sqlx::query("UPDATE urls SET weight = ? WHERE url = ? AND weight <> ?")
+                    .bind(weight)
+                    .bind(url)
+                    .bind(weight)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            if let Some(document) = &write.document {
+                super::documents::put(&mut tx, document).await?;
+            }
+            super::documents::delete(&mut tx, &write.drop_documents).await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// Classes ordered by kind and key: all of them, or (`all` false) those worth reporting:
@@ -182,7 +184,7 @@ impl Store {
                          WHERE m.kind = c.kind AND m.key = c.key ORDER BY rank))
              FROM dedup_classes c ORDER BY c.kind, c.key",
         )
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await?;
         Ok(rows
             .into_iter()
@@ -207,7 +209,7 @@ impl Store {
     pub async fn redirect_cycles(&self) -> sqlx::Result<Vec<Vec<String>>> {
         let chains: Vec<String> =
             sqlx::query_scalar("SELECT chain FROM dedup_redirect_errors ORDER BY id")
-                .fetch_all(self.pool())
+                .fetch_all(self.reader())
                 .await?;
         Ok(chains
             .iter()
@@ -221,7 +223,7 @@ impl Store {
         for url in urls {
             let hit: Option<i64> = sqlx::query_scalar("SELECT id FROM urls WHERE url = ?")
                 .bind(url)
-                .fetch_optional(self.pool())
+                .fetch_optional(self.reader())
                 .await?;
             if hit.is_some() {
                 known.insert(url.clone());
@@ -235,7 +237,7 @@ impl Store {
         let found: Option<Option<String>> =
             sqlx::query_scalar("SELECT discovered_from FROM urls WHERE url = ?")
                 .bind(url)
-                .fetch_optional(self.pool())
+                .fetch_optional(self.reader())
                 .await?;
         Ok(found.flatten())
     }
@@ -247,13 +249,16 @@ impl Store {
         planned_per_day: f64,
         next_due_ms: i64,
     ) -> sqlx::Result<()> {
-        sqlx::query("UPDATE urls SET planned_per_day = ?, next_due_ms = ? WHERE id = ?")
-            .bind(planned_per_day)
-            .bind(next_due_ms)
-            .bind(url_id)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+        self.write("set_planned", |mut tx| async move {
+            sqlx::query("UPDATE urls SET planned_per_day = ?, next_due_ms = ? WHERE id = ?")
+                .bind(planned_per_day)
+                .bind(next_due_ms)
+                .bind(url_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 }
 

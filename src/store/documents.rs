@@ -110,7 +110,7 @@ impl Store {
         let rows: Vec<DocRow> = sqlx::query_as(
             "SELECT url, fetched_ms, content_type, content_fp, body FROM documents ORDER BY url",
         )
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await?;
         rows.into_iter()
             .map(|(url, fetched_ms, content_type, fp, body)| {
@@ -133,7 +133,7 @@ impl Store {
     /// How many documents are stored.
     pub async fn document_count(&self) -> sqlx::Result<i64> {
         sqlx::query_scalar("SELECT COUNT(*) FROM documents")
-            .fetch_one(self.pool())
+            .fetch_one(self.reader())
             .await
     }
 }

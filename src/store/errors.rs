@@ -22,20 +22,23 @@ pub struct ErrorRecord {
 impl Store {
     /// Appends an error row.
     pub async fn record_error(&self, at_ms: i64, error: &ErrorRecord) -> sqlx::Result<()> {
-        sqlx::query(
-            "INSERT INTO errors (at_ms, scope, site, url, file, line, message)
-             VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(at_ms)
-        .bind(error.scope)
-        .bind(&error.site)
-        .bind(&error.url)
-        .bind(&error.file)
-        .bind(error.line)
-        .bind(&error.message)
-        .execute(self.pool())
-        .await?;
-        Ok(())
+        self.write("record_error", |mut tx| async move {
+            sqlx::query(
+                "INSERT INTO errors (at_ms, scope, site, url, file, line, message)
+                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(at_ms)
+            .bind(error.scope)
+            .bind(&error.site)
+            .bind(&error.url)
+            .bind(&error.file)
+            .bind(error.line)
+            .bind(&error.message)
+            .execute(&mut *tx)
+            .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// The most recent errors, newest first.
@@ -45,7 +48,7 @@ impl Store {
     ) -> sqlx::Result<Vec<(i64, String, Option<String>, String)>> {
         sqlx::query_as("SELECT at_ms, scope, url, message FROM errors ORDER BY id DESC LIMIT ?")
             .bind(limit)
-            .fetch_all(self.pool())
+            .fetch_all(self.reader())
             .await
     }
 }

@@ -43,12 +43,16 @@ pub struct RobotsRecord<'a> {
 impl Store {
     /// The id of `origin`, inserting it if new.
     pub async fn host_id(&self, origin: &str) -> sqlx::Result<i64> {
-        sqlx::query_scalar(
-            "INSERT INTO hosts (origin) VALUES (?)
-             ON CONFLICT(origin) DO UPDATE SET origin = excluded.origin RETURNING id",
-        )
-        .bind(origin)
-        .fetch_one(self.pool())
+        self.write("host_id", |mut tx| async move {
+            let value = sqlx::query_scalar(
+                "INSERT INTO hosts (origin) VALUES (?)
+                 ON CONFLICT(origin) DO UPDATE SET origin = excluded.origin RETURNING id",
+            )
+            .bind(origin)
+            .fetch_one(&mut *tx)
+            .await?;
+            Ok((tx, value))
+        })
         .await
     }
 
@@ -56,51 +60,60 @@ impl Store {
     pub async fn host(&self, origin: &str) -> sqlx::Result<Option<HostRow>> {
         sqlx::query_as("SELECT * FROM hosts WHERE origin = ?")
             .bind(origin)
-            .fetch_optional(self.pool())
+            .fetch_optional(self.reader())
             .await
     }
 
     /// Caches a robots.txt fetch.
     pub async fn save_robots(&self, host_id: i64, robots: &RobotsRecord<'_>) -> sqlx::Result<()> {
-        sqlx::query(
-            "UPDATE hosts SET robots_checked_ms = ?, robots_status = ?, robots_txt = ?,
-                 robots_error = ?, crawl_delay_ms = ? WHERE id = ?",
-        )
-        .bind(robots.checked_ms)
-        .bind(robots.status.map(i64::from))
-        .bind(robots.body)
-        .bind(robots.error)
-        .bind(robots.crawl_delay_ms)
-        .bind(host_id)
-        .execute(self.pool())
-        .await?;
-        Ok(())
+        self.write("save_robots", |mut tx| async move {
+            sqlx::query(
+                "UPDATE hosts SET robots_checked_ms = ?, robots_status = ?, robots_txt = ?,
+                     robots_error = ?, crawl_delay_ms = ? WHERE id = ?",
+            )
+            .bind(robots.checked_ms)
+            .bind(robots.status.map(i64::from))
+            .bind(robots.body)
+            .bind(robots.error)
+            .bind(robots.crawl_delay_ms)
+            .bind(host_id)
+            .execute(&mut *tx)
+            .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// Stores the host's learnt validator trust.
     pub async fn save_trust(&self, host_id: i64, trust_json: &str) -> sqlx::Result<()> {
-        sqlx::query("UPDATE hosts SET trust_json = ? WHERE id = ?")
-            .bind(trust_json)
-            .bind(host_id)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+        self.write("save_trust", |mut tx| async move {
+            sqlx::query("UPDATE hosts SET trust_json = ? WHERE id = ?")
+                .bind(trust_json)
+                .bind(host_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// Every host's stored validator trust (host id, JSON).
     pub async fn host_trust(&self) -> sqlx::Result<Vec<(i64, String)>> {
         sqlx::query_as("SELECT id, trust_json FROM hosts WHERE trust_json IS NOT NULL")
-            .fetch_all(self.pool())
+            .fetch_all(self.reader())
             .await
     }
 
     /// Records that the host asked us to stay away until `until_ms`.
     pub async fn set_backoff(&self, host_id: i64, until_ms: Option<i64>) -> sqlx::Result<()> {
-        sqlx::query("UPDATE hosts SET backoff_until_ms = ? WHERE id = ?")
-            .bind(until_ms)
-            .bind(host_id)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+        self.write("set_backoff", |mut tx| async move {
+            sqlx::query("UPDATE hosts SET backoff_until_ms = ? WHERE id = ?")
+                .bind(until_ms)
+                .bind(host_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 }

@@ -1,5 +1,10 @@
-//! The SQLite store. This module is the one place that opens the pool (WAL, `synchronous=NORMAL`,
-//! busy timeout, foreign keys, migrations); its submodules group the queries by concept.
+//! The SQLite store. This module is the one place that opens the database (WAL,
+//! `synchronous=NORMAL`, busy timeout, foreign keys, migrations); its submodules group the queries
+//! by concept.
+//!
+//! Two pools share the file: a writer pool of exactly one connection, through which every write
+//! goes in a `BEGIN IMMEDIATE` transaction with retries ([`writer`]), and a read-only reader pool
+//! for reports and loads, which WAL mode never makes wait for the writer.
 //!
 //! Timestamps are INTEGER Unix milliseconds; 64-bit hashes are stored as the same bits in an i64
 //! ([`hash_to_db`], [`hash_from_db`]). Observations are append-only; each URL has a summary row
@@ -7,6 +12,8 @@
 //! `migrations/`.
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -23,38 +30,76 @@ pub mod reports;
 pub mod runs;
 pub mod sites;
 pub mod urls;
+mod writer;
 
-/// A handle on the database: cheap to clone (it is a pool).
+/// How long a statement waits for another process's lock before SQLite answers busy (and
+/// [`Store::write`] retries).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Connections in the reader pool: reports and loads are few, and WAL lets them all read at once.
+const READERS: u32 = 4;
+
+/// A handle on the database: cheap to clone (two pools and a counter, all shared).
 #[derive(Debug, Clone)]
 pub struct Store {
-    /// The pool; SQLite allows one writer at a time, and the busy timeout queues the rest.
-    pool: SqlitePool,
+    /// One connection, so that this process never competes with itself for SQLite's single
+    /// write lock; writers queue for it in the pool instead of failing with `SQLITE_BUSY`.
+    writer: SqlitePool,
+    /// Read-only connections for pure reads, so that a report never waits behind a write
+    /// (and a write slipped onto it by mistake fails loudly).
+    reader: SqlitePool,
+    /// Writes retried because another process held the lock, shared by every clone.
+    lock_retries: Arc<AtomicU64>,
 }
 
 impl Store {
     /// Opens (creating and migrating if needed) the database file at `path`.
     pub async fn open(path: &Path) -> anyhow::Result<Store> {
+        Store::open_with(path, BUSY_TIMEOUT).await
+    }
+
+    /// [`Store::open`] with another busy timeout (tests shorten it to reach the retries).
+    async fn open_with(path: &Path, busy_timeout: Duration) -> anyhow::Result<Store> {
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating the folder of {}", path.display()))?;
         }
         let options = SqliteConnectOptions::new()
             .filename(path)
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(Duration::from_secs(30))
+            .busy_timeout(busy_timeout)
             .foreign_keys(true);
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .connect_with(options)
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            // Kept open for the store's life: the WAL and its index stay in place for the
+            // read-only readers, which could not recreate them.
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            // Waiting for the writer is normal; past this, the write is retried as busy.
+            .acquire_timeout(busy_timeout)
+            .connect_with(
+                options
+                    .clone()
+                    .create_if_missing(true)
+                    .journal_mode(SqliteJournalMode::Wal)
+                    .synchronous(SqliteSynchronous::Normal),
+            )
             .await
             .with_context(|| format!("opening database {}", path.display()))?;
         sqlx::migrate!("./migrations")
-            .run(&pool)
+            .run(&writer)
             .await
             .with_context(|| format!("migrating database {}", path.display()))?;
-        Ok(Store { pool })
+        let reader = SqlitePoolOptions::new()
+            .max_connections(READERS)
+            .connect_with(options.read_only(true))
+            .await
+            .with_context(|| format!("opening database {} for reading", path.display()))?;
+        Ok(Store {
+            writer,
+            reader,
+            lock_retries: Arc::default(),
+        })
     }
 
     /// Opens an existing database for reading reports; a missing file is an error, not a new
@@ -69,14 +114,21 @@ impl Store {
         Store::open(path).await
     }
 
-    /// The pool, for the query modules.
-    pub fn pool(&self) -> &SqlitePool {
-        &self.pool
+    /// The reader pool, for the query modules' pure reads.
+    fn reader(&self) -> &SqlitePool {
+        &self.reader
     }
 
-    /// Closes the pool so the WAL is checkpointed.
+    /// The writer pool; query modules write through [`Store::write`], not through this.
+    fn writer(&self) -> &SqlitePool {
+        &self.writer
+    }
+
+    /// Closes both pools, the writer last: closing the last connection checkpoints the WAL
+    /// into the database file.
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.reader.close().await;
+        self.writer.close().await;
     }
 }
 

@@ -80,7 +80,7 @@ impl Store {
         )
         .bind(url_id)
         .bind(limit)
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await?;
         rows.reverse();
         Ok(rows)
@@ -94,21 +94,22 @@ impl Store {
         changed_ms: &[i64],
         source: &str,
     ) -> sqlx::Result<u64> {
-        let mut tx = self.pool().begin().await?;
-        let mut added = 0;
-        for &at in changed_ms {
-            added += sqlx::query(
-                "INSERT OR IGNORE INTO change_events (url_id, changed_ms, source) VALUES (?, ?, ?)",
-            )
-            .bind(url_id)
-            .bind(at)
-            .bind(source)
-            .execute(&mut *tx)
-            .await?
-            .rows_affected();
-        }
-        tx.commit().await?;
-        Ok(added)
+        self.write("add_change_events", |mut tx| async move {
+            let mut added = 0;
+            for &at in changed_ms {
+                added += sqlx::query(
+                    "INSERT OR IGNORE INTO change_events (url_id, changed_ms, source) VALUES (?, ?, ?)",
+                )
+                .bind(url_id)
+                .bind(at)
+                .bind(source)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            }
+            Ok((tx, added))
+        })
+        .await
     }
 
     /// A URL's exact change times, oldest first.
@@ -117,14 +118,14 @@ impl Store {
             "SELECT changed_ms FROM change_events WHERE url_id = ? ORDER BY changed_ms",
         )
         .bind(url_id)
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await
     }
 
     /// Total observations recorded.
     pub async fn observation_count(&self) -> sqlx::Result<i64> {
         sqlx::query_scalar("SELECT COUNT(*) FROM observations")
-            .fetch_one(self.pool())
+            .fetch_one(self.reader())
             .await
     }
 }

@@ -80,7 +80,7 @@ impl Store {
              ORDER BY kind != 'page', site, url",
         )
         .bind(site)
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await
     }
 
@@ -92,7 +92,7 @@ impl Store {
              ORDER BY host",
         )
         .bind(site)
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await
     }
 
@@ -104,7 +104,7 @@ impl Store {
              WHERE u.kind = 'page' AND o.method = 'GET' AND o.status IN (200, 304)
              ORDER BY o.checked_ms",
         )
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await
     }
 
@@ -112,7 +112,7 @@ impl Store {
     pub async fn url_status_of(&self, url: &str) -> sqlx::Result<Option<UrlStatusRow>> {
         sqlx::query_as("SELECT * FROM url_status WHERE url = ?")
             .bind(url)
-            .fetch_optional(self.pool())
+            .fetch_optional(self.reader())
             .await
     }
 }

@@ -10,13 +10,17 @@ impl Store {
         policy: &str,
         clock_speed: f64,
     ) -> sqlx::Result<i64> {
-        sqlx::query_scalar(
-            "INSERT INTO runs (started_ms, policy, clock_speed) VALUES (?, ?, ?) RETURNING id",
-        )
-        .bind(started_ms)
-        .bind(policy)
-        .bind(clock_speed)
-        .fetch_one(self.pool())
+        self.write("start_run", |mut tx| async move {
+            let value = sqlx::query_scalar(
+                "INSERT INTO runs (started_ms, policy, clock_speed) VALUES (?, ?, ?) RETURNING id",
+            )
+            .bind(started_ms)
+            .bind(policy)
+            .bind(clock_speed)
+            .fetch_one(&mut *tx)
+            .await?;
+            Ok((tx, value))
+        })
         .await
     }
 
@@ -25,7 +29,7 @@ impl Store {
     pub async fn report_now(&self, wall_now_ms: i64) -> sqlx::Result<i64> {
         let last: Option<(f64, Option<i64>)> =
             sqlx::query_as("SELECT clock_speed, ended_ms FROM runs ORDER BY id DESC LIMIT 1")
-                .fetch_optional(self.pool())
+                .fetch_optional(self.reader())
                 .await?;
         Ok(match last {
             Some((speed, Some(ended))) if speed != 1.0 => ended,
@@ -40,19 +44,22 @@ impl Store {
         ended_ms: Option<i64>,
         counts: [i64; 4],
     ) -> sqlx::Result<()> {
-        sqlx::query(
-            "UPDATE runs SET ended_ms = ?, requests = ?, checks = ?, changes = ?, errors = ?
-             WHERE id = ?",
-        )
-        .bind(ended_ms)
-        .bind(counts[0])
-        .bind(counts[1])
-        .bind(counts[2])
-        .bind(counts[3])
-        .bind(run_id)
-        .execute(self.pool())
-        .await?;
-        Ok(())
+        self.write("update_run", |mut tx| async move {
+            sqlx::query(
+                "UPDATE runs SET ended_ms = ?, requests = ?, checks = ?, changes = ?, errors = ?
+                 WHERE id = ?",
+            )
+            .bind(ended_ms)
+            .bind(counts[0])
+            .bind(counts[1])
+            .bind(counts[2])
+            .bind(counts[3])
+            .bind(run_id)
+            .execute(&mut *tx)
+            .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 }
 

@@ -18,27 +18,31 @@ pub struct SiteRecord<'a> {
 impl Store {
     /// Inserts or updates a site by name; returns its id.
     pub async fn upsert_site(&self, site: &SiteRecord<'_>, now_ms: i64) -> sqlx::Result<i64> {
-        sqlx::query_scalar(
-            "INSERT INTO sites (name, weight, requests_per_day, source_file, updated_ms)
-             VALUES (?, ?, ?, ?, ?)
-             ON CONFLICT(name) DO UPDATE SET weight = excluded.weight,
-                 requests_per_day = excluded.requests_per_day,
-                 source_file = excluded.source_file, updated_ms = excluded.updated_ms
-             RETURNING id",
-        )
-        .bind(site.name)
-        .bind(site.weight)
-        .bind(site.requests_per_day)
-        .bind(site.source_file)
-        .bind(now_ms)
-        .fetch_one(self.pool())
+        self.write("upsert_site", |mut tx| async move {
+            let value = sqlx::query_scalar(
+                "INSERT INTO sites (name, weight, requests_per_day, source_file, updated_ms)
+                 VALUES (?, ?, ?, ?, ?)
+                 ON CONFLICT(name) DO UPDATE SET weight = excluded.weight,
+                     requests_per_day = excluded.requests_per_day,
+                     source_file = excluded.source_file, updated_ms = excluded.updated_ms
+                 RETURNING id",
+            )
+            .bind(site.name)
+            .bind(site.weight)
+            .bind(site.requests_per_day)
+            .bind(site.source_file)
+            .bind(now_ms)
+            .fetch_one(&mut *tx)
+            .await?;
+            Ok((tx, value))
+        })
         .await
     }
 
     /// The names of every site in the database.
     pub async fn site_names(&self) -> sqlx::Result<Vec<String>> {
         sqlx::query_scalar("SELECT name FROM sites ORDER BY name")
-            .fetch_all(self.pool())
+            .fetch_all(self.reader())
             .await
     }
 
@@ -46,17 +50,20 @@ impl Store {
     pub async fn site_discovered_ms(&self, site_id: i64) -> sqlx::Result<Option<i64>> {
         sqlx::query_scalar("SELECT discovered_ms FROM sites WHERE id = ?")
             .bind(site_id)
-            .fetch_one(self.pool())
+            .fetch_one(self.reader())
             .await
     }
 
     /// Records that a discovery pass of the site completed.
     pub async fn set_site_discovered(&self, site_id: i64, at_ms: i64) -> sqlx::Result<()> {
-        sqlx::query("UPDATE sites SET discovered_ms = ? WHERE id = ?")
-            .bind(at_ms)
-            .bind(site_id)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+        self.write("set_site_discovered", |mut tx| async move {
+            sqlx::query("UPDATE sites SET discovered_ms = ? WHERE id = ?")
+                .bind(at_ms)
+                .bind(site_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 }

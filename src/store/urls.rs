@@ -119,64 +119,65 @@ impl Store {
         found: &[Discovered],
         now_ms: i64,
     ) -> sqlx::Result<Vec<i64>> {
-        let mut tx = self.pool().begin().await?;
-        let mut new_ids = Vec::new();
-        for d in found {
-            let existing: Option<(i64, Option<i64>)> =
-                sqlx::query_as("SELECT id, last_checked_ms FROM urls WHERE url = ?")
-                    .bind(&d.url)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            match existing {
-                None => {
-                    let id: i64 = sqlx::query_scalar(
-                        "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms,
-                             discovered_from, lastmod_ms, changefreq, priority, next_due_ms)
-                         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                    )
-                    .bind(&d.url)
-                    .bind(d.site_id)
-                    .bind(d.host_id)
-                    .bind(d.kind)
-                    .bind(now_ms)
-                    .bind(&d.discovered_from)
-                    .bind(d.lastmod_ms)
-                    .bind(&d.changefreq)
-                    .bind(d.priority)
-                    .bind(now_ms)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                    new_ids.push(id);
-                }
-                Some((id, last_checked)) => {
-                    let known_change = d
-                        .lastmod_ms
-                        .filter(|&m| last_checked.is_some_and(|checked| m > checked));
-                    sqlx::query(
-                        "UPDATE urls SET
-                             lastmod_ms = MAX(COALESCE(lastmod_ms, 0), COALESCE(?, 0)),
-                             changefreq = COALESCE(?, changefreq),
-                             priority = COALESCE(?, priority),
-                             known_change_ms = COALESCE(?, known_change_ms),
-                             next_due_ms = CASE WHEN ? IS NOT NULL
-                                 THEN MIN(COALESCE(next_due_ms, ?), ?) ELSE next_due_ms END
-                         WHERE id = ?",
-                    )
-                    .bind(d.lastmod_ms)
-                    .bind(&d.changefreq)
-                    .bind(d.priority)
-                    .bind(known_change)
-                    .bind(known_change)
-                    .bind(now_ms)
-                    .bind(now_ms)
-                    .bind(id)
-                    .execute(&mut *tx)
-                    .await?;
+        self.write("upsert_discovered", |mut tx| async move {
+            let mut new_ids = Vec::new();
+            for d in found {
+                let existing: Option<(i64, Option<i64>)> =
+                    sqlx::query_as("SELECT id, last_checked_ms FROM urls WHERE url = ?")
+                        .bind(&d.url)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                match existing {
+                    None => {
+                        let id: i64 = sqlx::query_scalar(
+                            "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms,
+                                 discovered_from, lastmod_ms, changefreq, priority, next_due_ms)
+                             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                        )
+                        .bind(&d.url)
+                        .bind(d.site_id)
+                        .bind(d.host_id)
+                        .bind(d.kind)
+                        .bind(now_ms)
+                        .bind(&d.discovered_from)
+                        .bind(d.lastmod_ms)
+                        .bind(&d.changefreq)
+                        .bind(d.priority)
+                        .bind(now_ms)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                        new_ids.push(id);
+                    }
+                    Some((id, last_checked)) => {
+                        let known_change = d
+                            .lastmod_ms
+                            .filter(|&m| last_checked.is_some_and(|checked| m > checked));
+                        sqlx::query(
+                            "UPDATE urls SET
+                                 lastmod_ms = MAX(COALESCE(lastmod_ms, 0), COALESCE(?, 0)),
+                                 changefreq = COALESCE(?, changefreq),
+                                 priority = COALESCE(?, priority),
+                                 known_change_ms = COALESCE(?, known_change_ms),
+                                 next_due_ms = CASE WHEN ? IS NOT NULL
+                                     THEN MIN(COALESCE(next_due_ms, ?), ?) ELSE next_due_ms END
+                             WHERE id = ?",
+                        )
+                        .bind(d.lastmod_ms)
+                        .bind(&d.changefreq)
+                        .bind(d.priority)
+                        .bind(known_change)
+                        .bind(known_change)
+                        .bind(now_ms)
+                        .bind(now_ms)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
                 }
             }
-        }
-        tx.commit().await?;
-        Ok(new_ids)
+            Ok((tx, new_ids))
+        })
+        .await
     }
 
     /// Records a known change (feed entry newer than our copy): the URL becomes due now.
@@ -186,39 +187,48 @@ impl Store {
         changed_ms: i64,
         now_ms: i64,
     ) -> sqlx::Result<()> {
-        sqlx::query(
-            "UPDATE urls SET known_change_ms = MAX(COALESCE(known_change_ms, 0), ?),
-                 next_due_ms = MIN(COALESCE(next_due_ms, ?), ?)
-             WHERE id = ? AND (last_checked_ms IS NULL OR last_checked_ms < ?)",
-        )
-        .bind(changed_ms)
-        .bind(now_ms)
-        .bind(now_ms)
-        .bind(url_id)
-        .bind(changed_ms)
-        .execute(self.pool())
-        .await?;
-        Ok(())
+        self.write("mark_known_change", |mut tx| async move {
+            sqlx::query(
+                "UPDATE urls SET known_change_ms = MAX(COALESCE(known_change_ms, 0), ?),
+                     next_due_ms = MIN(COALESCE(next_due_ms, ?), ?)
+                 WHERE id = ? AND (last_checked_ms IS NULL OR last_checked_ms < ?)",
+            )
+            .bind(changed_ms)
+            .bind(now_ms)
+            .bind(now_ms)
+            .bind(url_id)
+            .bind(changed_ms)
+            .execute(&mut *tx)
+            .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// Moves a URL's next due time (outside a fetch window, say).
     pub async fn postpone(&self, url_id: i64, next_due_ms: i64) -> sqlx::Result<()> {
-        sqlx::query("UPDATE urls SET next_due_ms = ? WHERE id = ?")
-            .bind(next_due_ms)
-            .bind(url_id)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+        self.write("postpone", |mut tx| async move {
+            sqlx::query("UPDATE urls SET next_due_ms = ? WHERE id = ?")
+                .bind(next_due_ms)
+                .bind(url_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// Sets a URL's server floor on its revisit interval (a feed's ttl, say).
     pub async fn set_min_interval(&self, url_id: i64, min_interval_ms: i64) -> sqlx::Result<()> {
-        sqlx::query("UPDATE urls SET min_interval_ms = ? WHERE id = ?")
-            .bind(min_interval_ms)
-            .bind(url_id)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+        self.write("set_min_interval", |mut tx| async move {
+            sqlx::query("UPDATE urls SET min_interval_ms = ? WHERE id = ?")
+                .bind(min_interval_ms)
+                .bind(url_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// The child sitemaps an index named when it was last read.
@@ -227,18 +237,21 @@ impl Store {
             "SELECT url FROM urls WHERE kind = 'sitemap' AND discovered_from = ? ORDER BY id",
         )
         .bind(sitemap_url)
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await
     }
 
     /// Marks a URL as disallowed by robots.txt (it is then never fetched) or allowed again.
     pub async fn set_disallowed(&self, url_id: i64, disallowed: bool) -> sqlx::Result<()> {
-        sqlx::query("UPDATE urls SET disallowed = ? WHERE id = ?")
-            .bind(disallowed)
-            .bind(url_id)
-            .execute(self.pool())
-            .await?;
-        Ok(())
+        self.write("set_disallowed", |mut tx| async move {
+            sqlx::query("UPDATE urls SET disallowed = ? WHERE id = ?")
+                .bind(disallowed)
+                .bind(url_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// Appends an observation and updates the URL's summary, in one transaction.
@@ -247,72 +260,73 @@ impl Store {
         obs: &NewObservation,
         update: &SummaryUpdate,
     ) -> sqlx::Result<()> {
-        let mut tx = self.pool().begin().await?;
-        sqlx::query(
-            "INSERT INTO observations (url_id, checked_ms, method, status, etag, last_modified_ms,
-                 fingerprint, bytes, duration_ms, error, changed, change_evidence, final_url,
-                 redirects)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(obs.url_id)
-        .bind(obs.checked_ms)
-        .bind(obs.method)
-        .bind(obs.status.map(i64::from))
-        .bind(&obs.etag)
-        .bind(obs.last_modified_ms)
-        .bind(obs.fingerprint.map(hash_to_db))
-        .bind(obs.bytes as i64)
-        .bind(obs.duration_ms)
-        .bind(&obs.error)
-        .bind(obs.changed)
-        .bind(obs.change_evidence)
-        .bind(&obs.final_url)
-        .bind(&obs.redirects_json)
-        .execute(&mut *tx)
-        .await?;
-        let changed = i64::from(obs.changed == Some(true));
-        let estimate = update.rate.as_ref();
-        sqlx::query(
-            "UPDATE urls SET checks = checks + 1, changes = changes + ?,
-                 last_checked_ms = ?, last_status = ?, last_error = ?,
-                 last_changed_ms = CASE WHEN ? = 1 THEN ? ELSE last_changed_ms END,
-                 etag = CASE WHEN ? THEN COALESCE(?, etag) ELSE etag END,
-                 last_modified = CASE WHEN ? THEN COALESCE(?, last_modified) ELSE last_modified END,
-                 fingerprint = CASE WHEN ? THEN COALESCE(?, fingerprint) ELSE fingerprint END,
-                 known_change_ms = CASE WHEN ? THEN NULL ELSE known_change_ms END,
-                 min_interval_ms = ?,
-                 rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
-                 rate_high = COALESCE(?, rate_high), rate_shape = COALESCE(?, rate_shape),
-                 rate_scale = COALESCE(?, rate_scale),
-                 planned_per_day = COALESCE(?, planned_per_day), next_due_ms = ?
-             WHERE id = ?",
-        )
-        .bind(changed)
-        .bind(obs.checked_ms)
-        .bind(obs.status.map(i64::from))
-        .bind(&obs.error)
-        .bind(changed)
-        .bind(obs.checked_ms)
-        .bind(update.got_copy)
-        .bind(&update.etag)
-        .bind(update.got_copy)
-        .bind(&update.last_modified)
-        .bind(update.got_copy)
-        .bind(update.fingerprint.map(hash_to_db))
-        .bind(update.got_copy)
-        .bind(update.min_interval_ms)
-        .bind(estimate.map(|e| e.rate_per_day))
-        .bind(estimate.map(|e| e.low))
-        .bind(estimate.map(|e| e.high.min(1e12)))
-        .bind(estimate.map(|e| e.shape))
-        .bind(estimate.map(|e| e.rate))
-        .bind(update.planned_per_day)
-        .bind(update.next_due_ms)
-        .bind(obs.url_id)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
+        self.write("record_check", |mut tx| async move {
+            sqlx::query(
+                "INSERT INTO observations (url_id, checked_ms, method, status, etag, last_modified_ms,
+                     fingerprint, bytes, duration_ms, error, changed, change_evidence, final_url,
+                     redirects)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(obs.url_id)
+            .bind(obs.checked_ms)
+            .bind(obs.method)
+            .bind(obs.status.map(i64::from))
+            .bind(&obs.etag)
+            .bind(obs.last_modified_ms)
+            .bind(obs.fingerprint.map(hash_to_db))
+            .bind(obs.bytes as i64)
+            .bind(obs.duration_ms)
+            .bind(&obs.error)
+            .bind(obs.changed)
+            .bind(obs.change_evidence)
+            .bind(&obs.final_url)
+            .bind(&obs.redirects_json)
+            .execute(&mut *tx)
+            .await?;
+            let changed = i64::from(obs.changed == Some(true));
+            let estimate = update.rate.as_ref();
+            sqlx::query(
+                "UPDATE urls SET checks = checks + 1, changes = changes + ?,
+                     last_checked_ms = ?, last_status = ?, last_error = ?,
+                     last_changed_ms = CASE WHEN ? = 1 THEN ? ELSE last_changed_ms END,
+                     etag = CASE WHEN ? THEN COALESCE(?, etag) ELSE etag END,
+                     last_modified = CASE WHEN ? THEN COALESCE(?, last_modified) ELSE last_modified END,
+                     fingerprint = CASE WHEN ? THEN COALESCE(?, fingerprint) ELSE fingerprint END,
+                     known_change_ms = CASE WHEN ? THEN NULL ELSE known_change_ms END,
+                     min_interval_ms = ?,
+                     rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
+                     rate_high = COALESCE(?, rate_high), rate_shape = COALESCE(?, rate_shape),
+                     rate_scale = COALESCE(?, rate_scale),
+                     planned_per_day = COALESCE(?, planned_per_day), next_due_ms = ?
+                 WHERE id = ?",
+            )
+            .bind(changed)
+            .bind(obs.checked_ms)
+            .bind(obs.status.map(i64::from))
+            .bind(&obs.error)
+            .bind(changed)
+            .bind(obs.checked_ms)
+            .bind(update.got_copy)
+            .bind(&update.etag)
+            .bind(update.got_copy)
+            .bind(&update.last_modified)
+            .bind(update.got_copy)
+            .bind(update.fingerprint.map(hash_to_db))
+            .bind(update.got_copy)
+            .bind(update.min_interval_ms)
+            .bind(estimate.map(|e| e.rate_per_day))
+            .bind(estimate.map(|e| e.low))
+            .bind(estimate.map(|e| e.high.min(1e12)))
+            .bind(estimate.map(|e| e.shape))
+            .bind(estimate.map(|e| e.rate))
+            .bind(update.planned_per_day)
+            .bind(update.next_due_ms)
+            .bind(obs.url_id)
+            .execute(&mut *tx)
+            .await?;
+            Ok((tx, ()))
+        })
+        .await
     }
 
     /// Due pages (next due at or before `now_ms`, not disallowed) grouped by host: at most
@@ -330,7 +344,7 @@ impl Store {
         )
         .bind(now_ms)
         .bind(per_host)
-        .fetch_all(self.pool())
+        .fetch_all(self.reader())
         .await?;
         let mut groups: Vec<(i64, Vec<UrlRow>)> = Vec::new();
         let mut index: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
@@ -349,7 +363,7 @@ impl Store {
         sqlx::query_scalar(
             "SELECT MIN(next_due_ms) FROM urls WHERE disallowed = 0 AND kind = 'page'",
         )
-        .fetch_one(self.pool())
+        .fetch_one(self.reader())
         .await
     }
 
@@ -357,7 +371,7 @@ impl Store {
     pub async fn urls_of_site(&self, site_id: i64) -> sqlx::Result<Vec<UrlRow>> {
         sqlx::query_as("SELECT * FROM urls WHERE site_id = ? ORDER BY id")
             .bind(site_id)
-            .fetch_all(self.pool())
+            .fetch_all(self.reader())
             .await
     }
 
@@ -365,23 +379,25 @@ impl Store {
     pub async fn url_row(&self, url: &str) -> sqlx::Result<Option<UrlRow>> {
         sqlx::query_as("SELECT * FROM urls WHERE url = ?")
             .bind(url)
-            .fetch_optional(self.pool())
+            .fetch_optional(self.reader())
             .await
     }
 
     /// Writes re-planned rates and due times in one transaction (weights belong to the dedup
     /// engine, which may change them while a plan is being solved).
     pub async fn save_plan(&self, rows: &[PlanUpdate]) -> sqlx::Result<()> {
-        let mut tx = self.pool().begin().await?;
-        for row in rows {
-            sqlx::query("UPDATE urls SET planned_per_day = ?, next_due_ms = ? WHERE id = ?")
-                .bind(row.planned_per_day)
-                .bind(row.next_due_ms)
-                .bind(row.url_id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await
+        self.write("save_plan", |mut tx| async move {
+            for row in rows {
+                sqlx::query("UPDATE urls SET planned_per_day = ?, next_due_ms = ? WHERE id = ?")
+                    .bind(row.planned_per_day)
+                    .bind(row.next_due_ms)
+                    .bind(row.url_id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            Ok((tx, ()))
+        })
+        .await
     }
 }
 

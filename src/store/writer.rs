@@ -1,0 +1,324 @@
+//! The single writer: every write to the database goes through [`Store::write`], which runs it
+//! in a `BEGIN IMMEDIATE` transaction on the writer pool's one connection and retries it when
+//! SQLite reports the database busy.
+//!
+//! Why: with several pooled connections and deferred transactions, a transaction that reads and
+//! then writes (`upsert_discovered`) must upgrade its read lock while another connection writes,
+//! and SQLite answers `SQLITE_BUSY` at once instead of waiting (waiting could deadlock). With one
+//! writer connection the process never competes with itself; `BEGIN IMMEDIATE` takes the write
+//! lock up front, where the busy timeout applies. What is left is another process holding the
+//! lock longer than the busy timeout (a `sqlite3` shell in the middle of a transaction, say):
+//! that write is retried after a growing pause, counted ([`Store::lock_retries`]) and logged,
+//! and its error is only returned once the retries are spent.
+//!
+//! Readers use the reader pool and, the database being in WAL mode, never wait for the writer.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use sqlx::{Sqlite, Transaction};
+use tracing::warn;
+
+use super::Store;
+
+/// A write transaction as the write closures see it (already begun with `BEGIN IMMEDIATE`).
+pub(super) type WriteTx = Transaction<'static, Sqlite>;
+
+/// How many times a busy write is retried before its error is returned.
+const RETRIES: u32 = 6;
+
+/// The pause before the first retry; it doubles with each retry (so 6.3 s of pauses in all,
+/// on top of the busy timeout each attempt waits).
+const FIRST_PAUSE: Duration = Duration::from_millis(100);
+
+/// SQLite's primary result code for "database is locked" (extended codes keep it in the low
+/// byte: `SQLITE_BUSY_RECOVERY`, `SQLITE_BUSY_SNAPSHOT`, `SQLITE_BUSY_TIMEOUT`).
+const SQLITE_BUSY: i32 = 5;
+
+impl Store {
+    /// Runs `op` in a `BEGIN IMMEDIATE` transaction on the writer and commits the transaction
+    /// `op` hands back with its result. A transient failure (database busy, writer connection
+    /// not obtained in time) rolls the transaction back and calls `op` again with a new one, so
+    /// `op` must not have effects outside the transaction. `what` names the write in the log.
+    ///
+    /// `op` takes the transaction by value and returns it, rather than borrowing it, so that
+    /// its future has one plain type: a future borrowing a local transaction would need a
+    /// higher-ranked `Send` that the compiler cannot prove, and the refresher spawns its writes.
+    pub(super) async fn write<T, F, Fut>(&self, what: &'static str, mut op: F) -> sqlx::Result<T>
+    where
+        F: FnMut(WriteTx) -> Fut,
+        Fut: Future<Output = sqlx::Result<(WriteTx, T)>>,
+    {
+        let mut retries = 0;
+        loop {
+            let attempt = async {
+                let tx = self.writer().begin_with("BEGIN IMMEDIATE").await?;
+                let (tx, value) = op(tx).await?;
+                tx.commit().await?;
+                Ok(value)
+            };
+            match attempt.await {
+                Err(error) if retries < RETRIES && is_transient(&error) => {
+                    let pause = FIRST_PAUSE * 2u32.pow(retries);
+                    retries += 1;
+                    self.lock_retries.fetch_add(1, Ordering::Relaxed);
+                    warn!(
+                        write = what,
+                        retry = retries,
+                        ?pause,
+                        %error,
+                        "database busy, retrying the write"
+                    );
+                    tokio::time::sleep(pause).await;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    /// How many writes were retried because the database was busy, since the store was opened.
+    pub fn lock_retries(&self) -> u64 {
+        self.lock_retries.load(Ordering::Relaxed)
+    }
+}
+
+/// Whether `error` is worth retrying: the database was locked by someone else beyond the busy
+/// timeout, or the writer connection stayed taken beyond the pool's acquire timeout.
+pub(super) fn is_transient(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .and_then(|code| code.parse::<i32>().ok())
+            .is_some_and(|code| code & 0xff == SQLITE_BUSY),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use sqlx::Connection;
+    use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+
+    use crate::store::Store;
+    use crate::store::errors::ErrorRecord;
+    use crate::store::observations::NewObservation;
+    use crate::store::sites::SiteRecord;
+    use crate::store::test_support::temp_store;
+    use crate::store::urls::{Discovered, SummaryUpdate};
+
+    const TASKS: i64 = 8;
+    const WRITES: i64 = 200;
+
+    /// A site and a host for the URLs of a test.
+    async fn site_and_host(store: &Store) -> (i64, i64) {
+        let site = SiteRecord {
+            name: "s",
+            weight: 1.0,
+            requests_per_day: 100.0,
+            source_file: None,
+        };
+        let site_id = store.upsert_site(&site, 0).await.unwrap();
+        let host_id = store.host_id("http://a.test:80").await.unwrap();
+        (site_id, host_id)
+    }
+
+    fn discovered(url: String, site_id: i64, host_id: i64) -> Discovered {
+        Discovered {
+            url,
+            site_id,
+            host_id,
+            kind: "page",
+            discovered_from: Some("seed".into()),
+            lastmod_ms: None,
+            changefreq: None,
+            priority: None,
+        }
+    }
+
+    fn check(url_id: i64, checked_ms: i64) -> NewObservation {
+        NewObservation {
+            url_id,
+            checked_ms,
+            method: "GET",
+            status: Some(200),
+            ..Default::default()
+        }
+    }
+
+    fn due_at(next_due_ms: i64) -> SummaryUpdate {
+        SummaryUpdate {
+            next_due_ms,
+            ..Default::default()
+        }
+    }
+
+    /// Another process's connection (a user's `sqlite3` shell, say) that takes the write lock
+    /// and holds it until the returned sender fires.
+    async fn hold_write_lock(path: &std::path::Path) -> tokio::sync::oneshot::Sender<()> {
+        let options = SqliteConnectOptions::new().filename(path);
+        let mut conn = SqliteConnection::connect_with(&options).await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO errors (at_ms, scope, message) VALUES (1, 'shell', 'held')")
+            .execute(&mut conn)
+            .await
+            .unwrap();
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = released.await;
+            sqlx::query("COMMIT").execute(&mut conn).await.unwrap();
+            conn.close().await.unwrap();
+        });
+        release
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_writers_and_readers_lose_nothing() {
+        let (store, _dir) = temp_store().await;
+        let (site_id, host_id) = site_and_host(&store).await;
+        let writing = Arc::new(AtomicBool::new(true));
+        let mut readers = Vec::new();
+        for _ in 0..2 {
+            let (store, writing) = (store.clone(), writing.clone());
+            readers.push(tokio::spawn(async move {
+                let mut reads = 0;
+                while writing.load(Ordering::Relaxed) {
+                    store.url_status(None).await.unwrap();
+                    store.host_status(None).await.unwrap();
+                    store.recent_errors(50).await.unwrap();
+                    store.observation_count().await.unwrap();
+                    reads += 1;
+                }
+                reads
+            }));
+        }
+        let mut writers = Vec::new();
+        for task in 0..TASKS {
+            let store = store.clone();
+            writers.push(tokio::spawn(async move {
+                for n in 0..WRITES {
+                    let url = format!("http://a.test/{task}/{n}");
+                    let found = discovered(url, site_id, host_id);
+                    let ids = store.upsert_discovered(&[found], n).await.unwrap();
+                    store
+                        .record_check(&check(ids[0], n), &due_at(n + 1))
+                        .await
+                        .unwrap();
+                    let error = ErrorRecord {
+                        scope: "fetch",
+                        message: format!("{task}/{n}"),
+                        ..Default::default()
+                    };
+                    store.record_error(n, &error).await.unwrap();
+                }
+            }));
+        }
+        for writer in writers {
+            writer.await.unwrap();
+        }
+        writing.store(false, Ordering::Relaxed);
+        for reader in readers {
+            assert!(reader.await.unwrap() > 0, "a reader never completed a read");
+        }
+
+        let total = TASKS * WRITES;
+        assert_eq!(store.observation_count().await.unwrap(), total);
+        assert_eq!(
+            store.urls_of_site(site_id).await.unwrap().len() as i64,
+            total
+        );
+        assert_eq!(
+            store.recent_errors(total + 10).await.unwrap().len() as i64,
+            total
+        );
+        for task in 0..TASKS {
+            for n in [0, WRITES / 2, WRITES - 1] {
+                let row = store
+                    .url_row(&format!("http://a.test/{task}/{n}"))
+                    .await
+                    .unwrap();
+                let row = row.expect("every discovered URL is stored");
+                assert_eq!((row.checks, row.next_due_ms), (1, Some(n + 1)));
+            }
+        }
+        // One writer connection: the process never finds the database locked by itself.
+        assert_eq!(store.lock_retries(), 0);
+        store.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_check_waits_out_another_process_holding_the_lock() {
+        let (store, dir) = temp_store().await;
+        let (site_id, host_id) = site_and_host(&store).await;
+        let found = discovered("http://a.test/x".into(), site_id, host_id);
+        let id = store.upsert_discovered(&[found], 0).await.unwrap()[0];
+
+        let release = hold_write_lock(&dir.path().join("test.db")).await;
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1_500)).await;
+            let _ = release.send(());
+        });
+        store
+            .record_check(&check(id, 5), &due_at(10))
+            .await
+            .unwrap();
+
+        assert_eq!(store.observation_count().await.unwrap(), 1);
+        let errors = store.recent_errors(10).await.unwrap();
+        assert_eq!(errors.len(), 1, "the other process's write is kept too");
+        store.close().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lock_held_past_the_busy_timeout_is_retried_not_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("test.db");
+        let store = Store::open_with(&path, Duration::from_millis(50))
+            .await
+            .unwrap();
+        let (site_id, host_id) = site_and_host(&store).await;
+        let found = discovered("http://a.test/x".into(), site_id, host_id);
+        let id = store.upsert_discovered(&[found], 0).await.unwrap()[0];
+
+        // The lock is released only once the store has found it busy and retried, so the
+        // first attempt must fail whatever the machine's speed; the cap only ends a failing
+        // test.
+        let release = hold_write_lock(&path).await;
+        let watcher = store.clone();
+        tokio::spawn(async move {
+            for _ in 0..2_000 {
+                if watcher.lock_retries() > 0 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let _ = release.send(());
+        });
+        store
+            .record_check(&check(id, 5), &due_at(10))
+            .await
+            .unwrap();
+
+        assert!(store.lock_retries() >= 1);
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        assert_eq!((row.checks, row.next_due_ms), (1, Some(10)));
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_write_that_fails_for_another_reason_is_not_retried() {
+        let (store, _dir) = temp_store().await;
+        // No URL 42: the foreign key rejects the observation.
+        let error = store.record_check(&check(42, 5), &due_at(10)).await;
+        assert!(error.is_err());
+        assert_eq!(store.lock_retries(), 0);
+        assert_eq!(store.observation_count().await.unwrap(), 0);
+    }
+}
