@@ -71,7 +71,7 @@ pub struct Evidence {
 }
 
 /// Sufficient statistics of the evidence: what old observations are folded into.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Changes whose time is known exactly (or the last change of an interval, by Last-Modified).
     pub events: f64,

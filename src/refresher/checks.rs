@@ -1,61 +1,67 @@
-//! Checking URLs: one task per host takes its due pages, most age-reducing first, fetches each
-//! politely, decides whether it changed, re-estimates its rate, plans its next visit and commits
-//! the observation with the summary in one transaction.
+//! Checking one URL the scheduler handed out: a page (fetched politely, compared with the copy,
+//! reported to the scheduler, committed with its observation in one transaction, then given to
+//! the dedup engine) or a feed (read for the pages it lists and the changes it announces).
 
-use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use tracing::{debug, warn};
 use url::Url;
 
-use crate::clock::MS_PER_DAY;
-use crate::estimate;
 use crate::fetch::{FetchOutcome, FetchRequest, Method, Validators};
-use crate::plan::{self, PlanPage};
 use crate::politeness::origin_of;
 use crate::schedule;
+use crate::scheduler::{Fetched, Seen, UrlKind};
 use crate::store::errors::ErrorRecord;
 use crate::store::observations::NewObservation;
 use crate::store::urls::{SummaryUpdate, UrlRow};
 
 use super::context::{Context, Counters, SiteState};
-use super::evidence::{PreviousCopy, Response, detect_change, evidence_for};
+use super::evidence::{PreviousCopy, Response, detect_change};
+use super::ledger::Due;
 
-/// How many past checks feed an estimate.
-const HISTORY: i64 = 500;
-/// When a check failed, the soonest it is tried again.
-const ERROR_RETRY_MS: i64 = 3_600_000;
+/// How often a commit that failed is tried again before the check is given up (and recorded).
+const COMMIT_TRIES: u32 = 5;
 
-/// Checks a batch of due pages of one host, in order of expected-age reduction; stops early
-/// when shutdown was asked (what was checked is committed).
-pub async fn check_host_urls(ctx: &Context, mut rows: Vec<UrlRow>) {
-    let now = ctx.clock.now_ms();
-    let benefit = |row: &UrlRow| -> f64 {
-        let Some(last) = row.last_checked_ms else {
-            return f64::INFINITY;
-        };
-        if row.known_change_ms.is_some() {
-            return f64::MAX;
-        }
-        let since = (now - last).max(0) as f64 / MS_PER_DAY;
-        row.weight * plan::expected_age_days(row.rate_per_day.unwrap_or(0.1), since)
+/// Checks one URL the scheduler handed out. Never fails: problems are recorded, and the URL is
+/// always reported back so the scheduler frees its host.
+pub async fn check(ctx: &Context, due: Due) {
+    let result = match due.kind {
+        UrlKind::Page => check_page(ctx, &due).await,
+        UrlKind::Feed => super::feeds::read_feed(ctx, &due).await,
     };
-    rows.sort_by(|a, b| benefit(b).total_cmp(&benefit(a)));
-    for row in rows {
-        if ctx.stopping.load(Ordering::Relaxed) {
-            break;
-        }
-        if let Err(err) = check_page(ctx, &row).await {
-            warn!(url = %row.url, error = %err, "check could not be recorded");
-            ctx.count_error();
-        }
+    if let Err(err) = result {
+        warn!(url = %due.url, error = %err, "check could not be recorded");
+        ctx.count_error();
+        // Free the host; the URL is tried again after the error delay.
+        let at = ctx.clock.now_ms();
+        ctx.ledger
+            .fetched(at, due.url_id, Fetched::at(at, Seen::Failed));
     }
 }
 
 /// Checks one page.
-async fn check_page(ctx: &Context, row: &UrlRow) -> anyhow::Result<()> {
-    let Some(site) = ctx.site(row.site_id) else {
+async fn check_page(ctx: &Context, due: &Due) -> anyhow::Result<()> {
+    let (Some(site), Some(row)) = (ctx.site(due.site_id), ctx.store.url_row(&due.url).await?)
+    else {
+        ctx.ledger.refuse(due.url_id);
         return Ok(());
     };
+    let Some(url) = admit(ctx, site, &row).await? else {
+        return Ok(());
+    };
+    let method = match site.site.method {
+        schedule::Method::Head => Method::Head,
+        schedule::Method::Get => Method::Get,
+    };
+    let outcome = fetch_and_record(ctx, site, &row, &url, method, None, None).await?;
+    super::dedup_hook::after_fetch(ctx, site, &row, &outcome).await?;
+    Ok(())
+}
+
+/// Whether a URL handed out may be requested now: inside the site's fetch window (else it is
+/// deferred to the window's opening) and allowed by robots.txt (else it is refused, for good).
+/// Gives the parsed URL when it may.
+pub async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<Option<Url>> {
     let now = ctx.clock.now_ms();
     if !site.site.fetch_allowed(ctx.clock.now()) {
         let open = site
@@ -63,62 +69,49 @@ async fn check_page(ctx: &Context, row: &UrlRow) -> anyhow::Result<()> {
             .window
             .as_ref()
             .and_then(|w| w.next_open(ctx.clock.now()));
-        let at = open.map_or(now + ERROR_RETRY_MS, |t| t.timestamp_millis());
-        ctx.store.postpone(row.id, at).await?;
-        return Ok(());
+        ctx.ledger.defer(
+            row.id,
+            open.map_or(now + 3_600_000, |t| t.timestamp_millis()),
+        );
+        return Ok(None);
     }
     let url = match Url::parse(&row.url) {
         Ok(url) => url,
         Err(err) => {
+            ctx.ledger.refuse(row.id);
             ctx.store.set_disallowed(row.id, true).await?;
-            return record_error(ctx, site, &row.url, format!("unparsable URL: {err}")).await;
+            record_error(ctx, site, &row.url, format!("unparsable URL: {err}")).await?;
+            return Ok(None);
         }
     };
-    let robots = ctx.robots.rules(ctx, site, &origin_of(&url)).await;
+    let origin = origin_of(&url);
+    let robots = ctx.robots.rules(ctx, site, &origin).await;
+    if let Some(interval) = ctx.robots.interval(&origin) {
+        ctx.ledger
+            .set_host_interval(row.host_id, interval.as_millis() as i64);
+    }
     if !robots.is_allowed(url.as_str()) {
         debug!(url = %url, "disallowed by robots.txt: never fetched");
+        ctx.ledger.refuse(row.id);
         ctx.store.set_disallowed(row.id, true).await?;
-        return Ok(());
+        return Ok(None);
     }
-    let method = match site.site.method {
-        schedule::Method::Head => Method::Head,
-        schedule::Method::Get => Method::Get,
-    };
-    let how = FetchPlan {
-        method,
-        next_due_ms: None,
-        max_body: None,
-    };
-    let outcome = fetch_and_record(ctx, site, row, &url, how).await?;
-    super::dedup_hook::after_fetch(ctx, site, row, &outcome).await?;
-    Ok(())
+    Ok(Some(url))
 }
 
-/// How a row is fetched and re-planned.
-#[derive(Debug, Clone, Copy)]
-pub struct FetchPlan {
-    /// GET or HEAD.
-    pub method: Method,
-    /// For sitemaps and feeds: when discovery reads them again (pages are re-planned instead).
-    pub next_due_ms: Option<i64>,
-    /// A body cap other than the site's (a sitemap may be 50 MB).
-    pub max_body: Option<u64>,
-}
-
-/// Fetches `url` (a page, sitemap or feed row) conditionally, records the observation and the
-/// summary, and returns the outcome. Pages are re-estimated and re-planned.
+/// Fetches a page, feed or sitemap conditionally, records the observation with the URL's new
+/// summary in one transaction, and returns the outcome. Pages and feeds are reported to the
+/// scheduler, which plans their next visit; a sitemap is due again at `sitemap_due_ms` (its
+/// site's next discovery).
 pub async fn fetch_and_record(
     ctx: &Context,
     site: &SiteState,
     row: &UrlRow,
     url: &Url,
-    how: FetchPlan,
+    method: Method,
+    max_body: Option<u64>,
+    sitemap_due_ms: Option<i64>,
 ) -> anyhow::Result<FetchOutcome> {
-    let FetchPlan {
-        method,
-        next_due_ms,
-        max_body,
-    } = how;
     let previous = PreviousCopy {
         exists: row
             .last_status
@@ -127,7 +120,7 @@ pub async fn fetch_and_record(
         last_modified: row.last_modified.clone(),
         fingerprint: row.fingerprint.map(crate::store::hash_from_db),
     };
-    let trust = ctx.trust_of(row.host_id);
+    let trust = ctx.ledger.trust(row.host_id);
     let validators = if previous.exists {
         Validators {
             etag: row.etag.clone().filter(|_| trust.trust_etag()),
@@ -146,7 +139,8 @@ pub async fn fetch_and_record(
         .fetcher
         .fetch_capped(&request, cap, &ctx.pool, ctx.clock.as_ref())
         .await;
-    Counters::add(&ctx.counters.requests, outcome.hops.len().max(1) as u64);
+    let requests = outcome.hops.len().max(1) as u32;
+    Counters::add(&ctx.counters.requests, u64::from(requests));
 
     let response = Response {
         status: outcome.status,
@@ -155,10 +149,6 @@ pub async fn fetch_and_record(
         fingerprint: outcome.fingerprint,
     };
     let (changed, evidence_kind, lesson) = detect_change(&previous, &response, trust.trust_etag());
-    if let Some(lesson) = lesson {
-        let learnt = ctx.learn_trust(row.host_id, lesson);
-        ctx.store.save_trust(row.host_id, &learnt).await?;
-    }
     let got_copy = outcome
         .status
         .is_some_and(|s| (200..300).contains(&s) || s == 304);
@@ -206,22 +196,41 @@ pub async fn fetch_and_record(
         ..Default::default()
     };
     let now = ctx.clock.now_ms();
-    match next_due_ms {
-        Some(due) => update.next_due_ms = due,
-        None => {
-            let estimate = estimate_row(ctx, row, Some(&observation)).await?;
-            let planned = ctx.planned_rate(site, row, estimate.rate_per_day, min_interval_ms);
-            let interval_ms = (MS_PER_DAY / planned.max(1e-6)).min(365.0 * MS_PER_DAY) as i64;
-            let mut due = now + interval_ms.max(min_interval_ms.unwrap_or(0));
-            if error.is_some() {
-                due = due.max(now + ERROR_RETRY_MS);
-            }
+    let seen = match (got_copy, changed) {
+        (false, _) => Seen::Failed,
+        (true, Some(true)) => Seen::Changed,
+        (true, Some(false)) => Seen::Unchanged,
+        (true, None) => Seen::Copy,
+    };
+    let fetched = Fetched {
+        at_ms: outcome.started_ms,
+        seen,
+        last_modified_ms: outcome.last_modified_ms,
+        lesson,
+        extra_requests: requests - 1,
+        min_interval_ms,
+        host_open_at_ms: Some(ctx.pool.next_allowed_ms(&origin_of(url))),
+    };
+    match sitemap_due_ms {
+        Some(due) => {
+            // Sitemaps are read outside the frontier: every request is charged.
             update.next_due_ms = due;
-            update.rate = Some(estimate);
-            update.planned_per_day = Some(planned);
+            ctx.ledger.charge(site.id, now, requests);
+        }
+        None => {
+            if let Some((summary, stats)) = ctx.ledger.fetched(now, row.id, fetched) {
+                update.next_due_ms = summary.due_ms.unwrap_or(now);
+                update.rate = Some(summary.estimate);
+                update.planned_per_day = Some(summary.planned_per_day);
+                update.stats = Some(stats);
+            }
         }
     }
-    ctx.store.record_check(&observation, &update).await?;
+    if lesson.is_some() {
+        let trust = serde_json::to_string(&ctx.ledger.trust(row.host_id)).unwrap_or_default();
+        ctx.store.save_trust(row.host_id, &trust).await?;
+    }
+    commit(ctx, &observation, &update).await?;
     if row.kind == "page" {
         Counters::add(&ctx.counters.checks, 1);
         if changed == Some(true) {
@@ -234,6 +243,28 @@ pub async fn fetch_and_record(
     Ok(outcome)
 }
 
+/// Commits a check, trying again a few times on a transient store error (the store already
+/// retries a locked database); the check is acknowledged only once committed.
+async fn commit(
+    ctx: &Context,
+    observation: &NewObservation,
+    update: &SummaryUpdate,
+) -> anyhow::Result<()> {
+    let mut pause = Duration::from_millis(200);
+    for attempt in 1..=COMMIT_TRIES {
+        match ctx.store.record_check(observation, update).await {
+            Ok(()) => return Ok(()),
+            Err(err) if attempt < COMMIT_TRIES => {
+                warn!(url_id = observation.url_id, attempt, error = %err, "commit failed; trying again");
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
+}
+
 /// The server's floor on the revisit interval: Cache-Control max-age and Retry-After.
 fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
     let max_age = outcome.cache_control_max_age.map(|d| d.as_millis() as i64);
@@ -241,49 +272,8 @@ fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
     max_age.into_iter().chain(retry).max()
 }
 
-/// Re-estimates a page's rate from its history, with `latest` (the check just made, not yet
-/// committed) if given.
-pub async fn estimate_row(
-    ctx: &Context,
-    row: &UrlRow,
-    latest: Option<&NewObservation>,
-) -> anyhow::Result<estimate::RateEstimate> {
-    let mut history = ctx.store.observations_for(row.id, HISTORY).await?;
-    if let Some(observation) = latest {
-        history.push(crate::store::observations::ObservationRow {
-            checked_ms: observation.checked_ms,
-            method: observation.method.to_string(),
-            status: observation.status.map(i64::from),
-            etag: None,
-            last_modified_ms: observation.last_modified_ms,
-            fingerprint: None,
-            bytes: 0,
-            duration_ms: 0,
-            error: None,
-            changed: observation.changed.map(i64::from),
-            change_evidence: None,
-            final_url: None,
-            redirects: None,
-        });
-    }
-    // Errors say nothing about change and would break the interval chain.
-    history.retain(|o| {
-        o.status
-            .is_some_and(|s| (200..300).contains(&s) || s == 304)
-    });
-    let events = ctx.store.change_events_for(row.id).await?;
-    let (prior, believe_hints) = ctx.prior_of(row.site_id, row.host_id);
-    let evidence = evidence_for(
-        &history,
-        &events,
-        row.changefreq.as_deref().filter(|_| believe_hints),
-        ctx.trust_of(row.host_id).trust_last_modified(),
-        ctx.clock.now_ms(),
-    );
-    Ok(estimate::estimate(&evidence, &prior))
-}
-
-async fn record_error(
+/// Records a problem with a URL and counts it.
+pub async fn record_error(
     ctx: &Context,
     site: &SiteState,
     url: &str,
@@ -299,21 +289,4 @@ async fn record_error(
     };
     ctx.store.record_error(ctx.clock.now_ms(), &record).await?;
     Ok(())
-}
-
-/// A page as the planner sees it (used by the incremental update and the full re-plan).
-pub fn plan_page(
-    rate_per_day: f64,
-    weight: f64,
-    host: usize,
-    min_interval_ms: Option<i64>,
-) -> PlanPage {
-    PlanPage {
-        rate_per_day: rate_per_day.max(1e-9),
-        weight,
-        host,
-        max_visits_per_day: min_interval_ms
-            .filter(|&ms| ms > 0)
-            .map_or(f64::INFINITY, |ms| MS_PER_DAY / ms as f64),
-    }
 }

@@ -26,7 +26,6 @@ use tokio::sync::Mutex;
 use tracing::{debug, warn};
 use url::Url;
 
-use crate::clock::MS_PER_DAY;
 use crate::dedup::{DedupConfig, DedupEngine, DedupOutcome, FetchedPage, Hop};
 use crate::fetch::{FetchError, FetchOutcome};
 use crate::politeness::origin_of;
@@ -142,7 +141,7 @@ pub async fn after_fetch(
 
     record_cycles(ctx, Some(&site.site.name), &write).await?;
     if (row_weight - row.weight).abs() > 1e-12 {
-        replan_row(ctx, site, row, row_weight).await?;
+        ctx.ledger.set_weight(row.id, row_weight, now);
     }
     if let Some(out) = observed {
         discover_links(ctx, site, &out).await?;
@@ -196,31 +195,6 @@ fn input_of(row: &UrlRow, outcome: &FetchOutcome) -> Option<Input> {
     })
 }
 
-/// Plans the fetched page again with its new weight (the others wait for the next re-plan).
-async fn replan_row(
-    ctx: &Context,
-    site: &SiteState,
-    row: &UrlRow,
-    weight: f64,
-) -> anyhow::Result<()> {
-    let Some(mut fresh) = ctx.store.url_row(&row.url).await? else {
-        return Ok(());
-    };
-    let (Some(rate), Some(last), None) = (
-        fresh.rate_per_day,
-        fresh.last_checked_ms,
-        fresh.last_error.as_ref(),
-    ) else {
-        return Ok(());
-    };
-    fresh.weight = weight;
-    let planned = ctx.planned_rate(site, &fresh, rate, fresh.min_interval_ms);
-    let interval_ms = (MS_PER_DAY / planned.max(1e-6)).min(365.0 * MS_PER_DAY) as i64;
-    let due = last + interval_ms.max(fresh.min_interval_ms.unwrap_or(0));
-    ctx.store.set_planned(fresh.id, planned, due).await?;
-    Ok(())
-}
-
 /// Adds the page's links on the site's own origins (patterns and robots permitting) as pages.
 async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> anyhow::Result<()> {
     if site.site.seeds.is_empty() || out.links.is_empty() {
@@ -272,9 +246,7 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
     }
     if !batch.is_empty() {
         debug!(page = %out.url, new = batch.len(), "links discovered");
-        ctx.store
-            .upsert_discovered(&batch, ctx.clock.now_ms())
-            .await?;
+        super::discovery::add_found(ctx, &batch).await?;
     }
     Ok(())
 }

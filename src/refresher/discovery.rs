@@ -1,28 +1,28 @@
 //! Discovery: when a site's `rediscover` time comes, read robots.txt of its origins (for
-//! `Sitemap:` lines), its sitemaps (following indexes with a depth limit and a loop guard) and
-//! its feeds, and put what they name into the `urls` table with their hints. Feed entries'
-//! times become exact change events and make a page due now when they are newer than our copy;
-//! so does a sitemap `lastmod` (in the store's upsert).
+//! `Sitemap:` lines) and its sitemaps (following indexes with a depth limit and a loop guard),
+//! and put what they name into the `urls` table with their hints, then hand the site's URLs to
+//! the scheduler. Discovery runs as its own task beside fetching, never in front of it: a slow
+//! sitemap host holds up nothing else. Its requests go through the same politeness and are
+//! charged to the site's budget. A sitemap `lastmod` newer than the copy makes the page known
+//! stale (in the store's upsert, then in the scheduler).
 //!
-//! Sitemaps and feeds are URLs too (kinds `sitemap` and `feed`), fetched conditionally and
-//! recorded as observations; a feed's `<ttl>` and Cache-Control are floors on how often it is
-//! re-read. Every problem (unreachable, malformed, over a limit, refused URL) is recorded in
-//! `errors` with the URL and the reason, and discovery goes on with the rest.
+//! Sitemaps are URLs too (kind `sitemap`), fetched conditionally and recorded as observations.
+//! Feeds are registered here (kind `feed`) and then read when the scheduler says so
+//! ([`super::feeds`]). Every problem (unreachable, malformed, over a limit, refused URL) is
+//! recorded in `errors` with the URL and the reason, and discovery goes on with the rest.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use tracing::{info, warn};
 use url::Url;
 
-use crate::discover::feed;
 use crate::discover::sitemap::{self, SitemapContext, SitemapWalk};
 use crate::fetch::Method;
 use crate::politeness::origin_of;
 use crate::store::errors::ErrorRecord;
 use crate::store::urls::{Discovered, UrlRow};
 
-use super::checks::{FetchPlan, fetch_and_record};
+use super::checks::fetch_and_record;
 use super::context::{Context, SiteState};
 
 /// How deep sitemap indexes are followed (the protocol allows one level; real sites nest).
@@ -31,59 +31,41 @@ const MAX_SITEMAP_DEPTH: usize = 3;
 const MAX_SITEMAPS_PER_SITE: usize = 1_000;
 /// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
 /// caps the decompressed size again).
-const MAX_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
+pub const MAX_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
 /// How many discovered URLs are written per transaction.
 const UPSERT_BATCH: usize = 1_000;
 
-/// Discovers every site whose time has come; returns whether any did.
-pub async fn discover_due_sites(
-    ctx: &Context,
-    now: i64,
-    stopping: &AtomicBool,
-) -> anyhow::Result<bool> {
-    let mut any = false;
-    for site in &ctx.sites {
-        if stopping.load(Ordering::Relaxed) {
-            break;
-        }
-        let known = ctx.next_discovery_of(site.id);
-        let due = match known {
-            Some(due) => due,
-            None => first_discovery_due(ctx, site, now).await?,
-        };
-        if due > now {
-            ctx.set_next_discovery(site.id, due);
-            continue;
-        }
-        if !site.site.fetch_allowed(ctx.clock.now()) {
-            let open = site
-                .site
-                .window
-                .as_ref()
-                .and_then(|w| w.next_open(ctx.clock.now()));
-            ctx.set_next_discovery(
-                site.id,
-                open.map_or(now + 3_600_000, |t| t.timestamp_millis()),
-            );
-            continue;
-        }
-        info!(site = %site.site.name, "discovering");
-        discover_site(ctx, site).await?;
-        let done = ctx.clock.now_ms();
-        ctx.store.set_site_discovered(site.id, done).await?;
-        let next = site
+/// Runs one discovery pass over a site and records when it happened; returns when the site is
+/// next due (clock ms; `i64::MAX`: never again).
+pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
+    let now = ctx.clock.now_ms();
+    if !site.site.fetch_allowed(ctx.clock.now()) {
+        let open = site
             .site
-            .next_rediscover(ctx.clock.now())
-            .map_or(i64::MAX, |t| t.timestamp_millis());
-        ctx.set_next_discovery(site.id, next);
-        any = true;
+            .window
+            .as_ref()
+            .and_then(|w| w.next_open(ctx.clock.now()));
+        return Ok(open.map_or(now + 3_600_000, |t| t.timestamp_millis()));
     }
-    Ok(any)
+    info!(site = %site.site.name, "discovering");
+    discover_site(ctx, site).await?;
+    let rows = ctx.store.urls_of_site(site.id).await?;
+    ctx.sync_rows(&rows);
+    let done = ctx.clock.now_ms();
+    ctx.store.set_site_discovered(site.id, done).await?;
+    Ok(next_discovery(site, done))
+}
+
+/// When a site is next due for discovery after one at `at_ms`.
+fn next_discovery(site: &SiteState, at_ms: i64) -> i64 {
+    site.site
+        .next_rediscover(crate::clock::ms_to_datetime(at_ms))
+        .map_or(i64::MAX, |t| t.timestamp_millis())
 }
 
 /// When a site is first due in this run: now if it was never discovered, else at the first
 /// `rediscover` time after its last discovery.
-async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<i64> {
+pub async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<i64> {
     let Some(last) = ctx.store.site_discovered_ms(site.id).await? else {
         return Ok(now);
     };
@@ -129,7 +111,7 @@ async fn discover_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
         let mut walk = SitemapWalk::new(root.as_str(), MAX_SITEMAP_DEPTH, MAX_SITEMAPS_PER_SITE);
         let mut queue = VecDeque::from([(root, 0usize)]);
         while let Some((url, depth)) = queue.pop_front() {
-            if ctx.stopping.load(Ordering::Relaxed) {
+            if ctx.is_stopping() {
                 return Ok(());
             }
             let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
@@ -144,10 +126,8 @@ async fn discover_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
         }
     }
     for feed_url in &site.site.feeds {
-        if ctx.stopping.load(Ordering::Relaxed) {
-            break;
-        }
-        read_feed(ctx, site, feed_url).await?;
+        // Read when the scheduler says so (super::feeds).
+        document_row(ctx, site, feed_url, "feed").await?;
     }
     Ok(())
 }
@@ -203,13 +183,17 @@ async fn fetch_document(
     {
         return Ok(None); // the server's ttl / max-age has not run out
     }
-    let next = ctx.next_discovery_ms().unwrap_or(now);
-    let how = FetchPlan {
-        method: Method::Get,
-        next_due_ms: Some(next),
-        max_body: Some(MAX_DOCUMENT_BYTES),
-    };
-    let outcome = fetch_and_record(ctx, site, &row, url, how).await?;
+    let next = next_discovery(site, now);
+    let outcome = fetch_and_record(
+        ctx,
+        site,
+        &row,
+        url,
+        Method::Get,
+        Some(MAX_DOCUMENT_BYTES),
+        Some(next),
+    )
+    .await?;
     if outcome.status == Some(304) {
         return Ok(None);
     }
@@ -275,50 +259,6 @@ async fn read_sitemap(
     }
     info!(sitemap = %url, pages = doc.urls.len(), children = children.len(), errors = doc.errors.len(), "sitemap read");
     Ok(children)
-}
-
-/// Reads one feed: its entries become pages, their times exact change events.
-async fn read_feed(ctx: &Context, site: &SiteState, url: &Url) -> anyhow::Result<()> {
-    let Some(body) = fetch_document(ctx, site, url, "feed").await? else {
-        return Ok(());
-    };
-    let doc = match feed::parse(&body, url) {
-        Ok(doc) => doc,
-        Err(err) => {
-            return record(ctx, site, "feed", url.as_str(), err.to_string()).await;
-        }
-    };
-    if let Some(ttl) = doc.ttl_minutes
-        && let Some(row) = ctx.store.url_row(url.as_str()).await?
-    {
-        ctx.store
-            .set_min_interval(row.id, i64::from(ttl) * 60_000)
-            .await?;
-    }
-    let now = ctx.clock.now_ms();
-    let mut events: Vec<(Url, i64)> = Vec::new();
-    let pages = doc.entries.iter().filter_map(|entry| {
-        let link = Url::parse(entry.link.as_deref()?).ok()?;
-        let at = entry
-            .updated
-            .or(entry.published)
-            .map(|t| t.timestamp_millis());
-        if let Some(at) = at.filter(|&t| t <= now) {
-            events.push((link.clone(), at));
-        }
-        Some((link, None, None, None))
-    });
-    let pages: Vec<_> = pages.collect();
-    add_pages(ctx, site, pages.into_iter(), url.as_str()).await?;
-    for (link, at) in events {
-        let link = site.site.strip_params(&link);
-        if let Some(row) = ctx.store.url_row(link.as_str()).await? {
-            ctx.store.add_change_events(row.id, &[at], "feed").await?;
-            ctx.store.mark_known_change(row.id, at, now).await?;
-        }
-    }
-    info!(feed = %url, entries = doc.entries.len(), "feed read");
-    Ok(())
 }
 
 /// A page found by discovery: URL, lastmod (ms), changefreq, priority.
@@ -401,5 +341,24 @@ async fn record(
         ..Default::default()
     };
     ctx.store.record_error(ctx.clock.now_ms(), &error).await?;
+    Ok(())
+}
+
+/// Adds URLs found outside a discovery pass (links of a page, entries of a feed) and hands their
+/// rows to the scheduler at once.
+pub async fn add_found(ctx: &Context, found: &[Discovered]) -> anyhow::Result<()> {
+    if found.is_empty() {
+        return Ok(());
+    }
+    ctx.store
+        .upsert_discovered(found, ctx.clock.now_ms())
+        .await?;
+    let mut rows = Vec::with_capacity(found.len());
+    for d in found {
+        if let Some(row) = ctx.store.url_row(&d.url).await? {
+            rows.push(row);
+        }
+    }
+    ctx.sync_rows(&rows);
     Ok(())
 }

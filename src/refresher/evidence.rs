@@ -124,6 +124,23 @@ pub fn evidence_for(
     }
 }
 
+/// The folded evidence of a URL from its whole history (for a database written before the
+/// store kept folded evidence; read once, at start).
+pub async fn fold_history(
+    store: &crate::store::Store,
+    url_id: i64,
+    now_ms: i64,
+) -> anyhow::Result<Stats> {
+    let mut history = store.observations_for(url_id, i64::MAX).await?;
+    // Errors say nothing about change and would break the interval chain.
+    history.retain(|o| {
+        o.status
+            .is_some_and(|s| (200..300).contains(&s) || s == 304)
+    });
+    let events = store.change_events_for(url_id).await?;
+    Ok(evidence_for(&history, &events, None, false, now_ms).stats())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,25 +1,28 @@
 //! The refresher: the daemon behind `freshet run` and `freshet demo`.
 //!
-//! One loop, one direction: load the schedules; for each site whose `rediscover` time has come,
-//! read robots.txt, sitemaps and feeds into the `urls` table ([`discovery`]); re-plan the site's
-//! revisit rates ([`planning`]); then hand the URLs that are due to one task per host
-//! ([`checks`]), which fetches them politely, most age-reducing first, and records each check.
-//!
-//! The frontier is the `urls` table itself: `next_due_ms` is indexed, and each pass reads the
-//! earliest due URLs of every host that has no task running (a Mercator-style per-host queue,
-//! rebuilt from the summary rows rather than kept in memory, so a kill loses nothing that was
-//! committed and a restart resumes where it stopped). Hosts are independent: a slow or
-//! backed-off host never holds the others up.
+//! It is the [`crate::scheduler::Scheduler`] (every revisit decision, the same one `freshet
+//! simulate` drives) with the real network and the store around it:
+//! - at start the scheduler is rebuilt from the summary rows (folded evidence, due times, learnt
+//!   trust), so a restart resumes where the last run stopped;
+//! - the loop asks the scheduler for the next request and hands each to a task ([`checks`]),
+//!   which fetches politely, reports the outcome back and commits the observation with the URL's
+//!   new summary in one transaction (the store has one writer); no task ever waits for a host:
+//!   a closed host simply is not handed out;
+//! - discovery ([`discovery`]) runs as its own task per site at its `rediscover` times, beside
+//!   fetching; feeds are read when the scheduler says ([`feeds`]);
+//! - the loop sleeps until the scheduler's next instant, a discovery time or a finished task.
 //!
 //! Shutdown: when the shutdown future resolves, no new check starts; checks in flight finish and
-//! are committed; then the pool is closed (checkpointing the WAL).
+//! are committed; then the pool is closed (checkpointing the WAL). A failed task or a store error
+//! is recorded and the daemon goes on.
 
 mod checks;
 mod context;
 mod dedup_hook;
 mod discovery;
 mod evidence;
-mod planning;
+mod feeds;
+mod ledger;
 mod robots_cache;
 
 use std::collections::{HashMap, HashSet};
@@ -34,12 +37,14 @@ use anyhow::Context as _;
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
-use crate::clock::{self, SharedClock};
+use crate::clock::{self, MS_PER_DAY, SharedClock};
 use crate::schedule;
+use crate::scheduler::{Fetched, PolicyKind, SchedulerConfig, Seen};
 use crate::store::Store;
 use crate::store::errors::ErrorRecord;
 use context::Context;
 pub use context::Counters;
+use ledger::Ledger;
 
 /// Which revisit policy the refresher uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -52,12 +57,17 @@ pub enum PolicyChoice {
 }
 
 impl PolicyChoice {
+    /// The scheduler's policy.
+    pub fn kind(self) -> PolicyKind {
+        match self {
+            PolicyChoice::Learned => PolicyKind::Learned,
+            PolicyChoice::Uniform => PolicyKind::Uniform,
+        }
+    }
+
     /// The name stored with each run.
     pub fn name(self) -> &'static str {
-        match self {
-            PolicyChoice::Learned => "learned",
-            PolicyChoice::Uniform => "uniform",
-        }
+        self.kind().name()
     }
 }
 
@@ -90,15 +100,12 @@ pub struct RunSummary {
     pub errors: u64,
 }
 
-/// How many due URLs of one host a task takes at a time.
-const URLS_PER_HOST_TASK: i64 = 32;
-/// How many hosts are worked on at once.
-const MAX_HOST_TASKS: usize = 64;
+/// Checks in flight at once (each on its own host: the scheduler hands a host one at a time).
+const MAX_IN_FLIGHT: usize = 64;
 /// The longest the loop sleeps before looking again (clock time).
 const MAX_IDLE: Duration = Duration::from_secs(300);
-/// How often (clock time) every site is re-planned from scratch; in between, each check
-/// updates its own URL's rate incrementally.
-const REPLAN_EVERY: Duration = Duration::from_secs(3600);
+/// How often (clock time) every URL's planned rate and due time are written for the reports.
+const SAVE_PLANS_EVERY_MS: i64 = 15 * 60_000;
 
 /// Runs the refresher until `shutdown` resolves (or one pass when `once`), committing as it goes.
 pub async fn run(
@@ -132,11 +139,44 @@ pub async fn run(
             loaded.errors.len()
         );
     }
+    let config = SchedulerConfig {
+        policy: options.policy.kind(),
+        // One pass may spend up to a day's budget at once, and takes only what is due.
+        fetch_ahead: !options.once,
+        bucket_span_ms: if options.once {
+            MS_PER_DAY
+        } else {
+            SchedulerConfig::default().bucket_span_ms
+        },
+        ..SchedulerConfig::default()
+    };
     let ctx = Arc::new(
-        Context::new(store.clone(), clock.clone(), loaded.sites, &options)
-            .await
-            .context("starting the refresher")?,
+        Context::new(
+            store.clone(),
+            clock.clone(),
+            loaded.sites,
+            &options,
+            Ledger::new(config),
+        )
+        .await
+        .context("starting the refresher")?,
     );
+    // The scheduler as the last run left it (a database from before folded evidence was kept
+    // has it folded from its observations, once).
+    let mut rows = store.schedulable_urls().await?;
+    for row in rows
+        .iter_mut()
+        .filter(|r| r.stats.is_none() && r.checks > 0)
+    {
+        let stats = evidence::fold_history(&store, row.id, clock.now_ms()).await?;
+        row.stats = serde_json::to_string(&stats).ok();
+    }
+    ctx.sync_rows(&rows);
+    for (host_id, json) in store.host_trust().await? {
+        if let Ok(trust) = serde_json::from_str(&json) {
+            ctx.ledger.set_trust(host_id, trust);
+        }
+    }
     let run_id = store
         .start_run(clock.now_ms(), options.policy.name(), clock.speed())
         .await?;
@@ -144,6 +184,9 @@ pub async fn run(
     // The dedup engine saves in batches when it is large: write what is still pending.
     if let Err(error) = dedup_hook::flush(&ctx).await {
         warn!(error = %error, "the dedup engine's last changes could not be saved");
+    }
+    if let Err(error) = store.save_plan(&ctx.ledger.plans()).await {
+        warn!(error = %error, "the last plan could not be saved");
     }
     let summary = ctx.counters.summary();
     store
@@ -163,90 +206,167 @@ fn summary_counts(summary: &RunSummary) -> [i64; 4] {
     .map(|n| n as i64)
 }
 
+/// Discovery of every site: when each is next due, and which are running.
+struct Discoveries {
+    tasks: JoinSet<(i64, anyhow::Result<i64>)>,
+    next: HashMap<i64, i64>,
+    running: HashSet<i64>,
+    /// Sites whose first pass of this run has finished.
+    done_once: HashSet<i64>,
+}
+
+impl Discoveries {
+    async fn new(ctx: &Context) -> anyhow::Result<Self> {
+        let now = ctx.clock.now_ms();
+        let mut next = HashMap::new();
+        for site in &ctx.sites {
+            next.insert(
+                site.id,
+                discovery::first_discovery_due(ctx, site, now).await?,
+            );
+        }
+        Ok(Self {
+            tasks: JoinSet::new(),
+            next,
+            running: HashSet::new(),
+            done_once: HashSet::new(),
+        })
+    }
+
+    /// Starts a task for every site whose time has come.
+    fn start_due(&mut self, ctx: &Arc<Context>, now: i64) {
+        for site in &ctx.sites {
+            let due = self.next.get(&site.id).copied().unwrap_or(i64::MAX);
+            if due <= now && self.running.insert(site.id) {
+                let ctx = Arc::clone(ctx);
+                let id = site.id;
+                self.tasks.spawn(async move {
+                    let Some(site) = ctx.site(id) else {
+                        return (id, Ok(i64::MAX));
+                    };
+                    (id, discovery::discover(&ctx, site).await)
+                });
+            }
+        }
+    }
+
+    /// Records a finished pass; a failed one is recorded and tried again in an hour.
+    async fn finished(&mut self, ctx: &Context, site_id: i64, result: anyhow::Result<i64>) {
+        self.running.remove(&site_id);
+        self.done_once.insert(site_id);
+        let next = match result {
+            Ok(next) => next,
+            Err(error) => {
+                warn!(site_id, error = %error, "discovery failed; trying again in an hour");
+                ctx.count_error();
+                let record = ErrorRecord {
+                    scope: "discovery",
+                    site: ctx.site(site_id).map(|s| s.site.name.clone()),
+                    message: format!("{error:#}"),
+                    ..Default::default()
+                };
+                let _ = ctx.store.record_error(ctx.clock.now_ms(), &record).await;
+                ctx.clock.now_ms() + 3_600_000
+            }
+        };
+        self.next.insert(site_id, next);
+    }
+
+    /// The earliest time a site not running is due.
+    fn next_due(&self) -> Option<i64> {
+        self.next
+            .iter()
+            .filter(|(id, _)| !self.running.contains(id))
+            .map(|(_, &t)| t)
+            .min()
+    }
+}
+
 async fn main_loop(
     ctx: &Arc<Context>,
     once: bool,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<()> {
     tokio::pin!(shutdown);
-    let mut tasks: JoinSet<()> = JoinSet::new();
-    // Which host each running task works on, so a finished (or panicked) task frees its host.
-    let mut task_hosts: HashMap<tokio::task::Id, i64> = HashMap::new();
-    let mut last_full_plan_ms = i64::MIN;
-    // With --once, only what is due by the end of the first discovery is fetched.
+    let mut checks: JoinSet<()> = JoinSet::new();
+    // The URL each running check works on, so a panicked task still frees its host.
+    let mut check_urls: HashMap<tokio::task::Id, i64> = HashMap::new();
+    let mut discoveries = Discoveries::new(ctx).await?;
+    // With --once, only what is due by the end of the first discovery passes is fetched.
     let mut once_cutoff: Option<i64> = None;
+    let mut plans_saved_ms = ctx.clock.now_ms();
     loop {
         let now = ctx.clock.now_ms();
-        let discovered = discovery::discover_due_sites(ctx, now, &ctx.stopping).await?;
-        if discovered || now.saturating_sub(last_full_plan_ms) >= REPLAN_EVERY.as_millis() as i64 {
-            planning::replan_all(ctx).await?;
-            last_full_plan_ms = ctx.clock.now_ms();
-        }
-        let cutoff = if once {
-            *once_cutoff.get_or_insert(ctx.clock.now_ms())
-        } else {
-            ctx.clock.now_ms()
-        };
-        if !ctx.stopping.load(Ordering::Relaxed) {
-            let due = ctx
-                .store
-                .due_urls_by_host(cutoff, URLS_PER_HOST_TASK)
-                .await?;
-            let busy: HashSet<i64> = task_hosts.values().copied().collect();
-            for (host_id, rows) in due {
-                if busy.contains(&host_id) {
-                    continue;
-                }
-                if task_hosts.len() >= MAX_HOST_TASKS {
+        let stopping = ctx.is_stopping();
+        if !stopping {
+            if !once || discoveries.done_once.len() < ctx.sites.len() {
+                discoveries.start_due(ctx, now);
+            }
+            while checks.len() < MAX_IN_FLIGHT {
+                let Some(due) = ctx.ledger.poll(now) else {
                     break;
-                }
-                let ctx = Arc::clone(ctx);
-                let handle = tasks.spawn(async move { checks::check_host_urls(&ctx, rows).await });
-                task_hosts.insert(handle.id(), host_id);
+                };
+                let url_id = due.url_id;
+                let task_ctx = Arc::clone(ctx);
+                let handle = checks.spawn(async move { checks::check(&task_ctx, due).await });
+                check_urls.insert(handle.id(), url_id);
             }
         }
-        if once && tasks.is_empty() {
+        if once && once_cutoff.is_none() && discoveries.running.is_empty() {
+            once_cutoff = Some(now);
+        }
+        if let Some(cutoff) = once_cutoff
+            && checks.is_empty()
+            && ctx.ledger.due_by(cutoff) == 0
+        {
             info!("one pass done");
             return Ok(());
         }
-        if ctx.stopping.load(Ordering::Relaxed) && tasks.is_empty() {
+        if stopping && checks.is_empty() && discoveries.tasks.is_empty() {
             return Ok(());
         }
-        let wake_at = next_wake(ctx, once).await?;
+        if now - plans_saved_ms >= SAVE_PLANS_EVERY_MS {
+            plans_saved_ms = now;
+            if let Err(error) = ctx.store.save_plan(&ctx.ledger.plans()).await {
+                warn!(error = %error, "the plan could not be saved for the reports");
+            }
+        }
+        let mut wake = now + MAX_IDLE.as_millis() as i64;
+        if checks.len() < MAX_IN_FLIGHT
+            && let Some(at) = ctx.ledger.timeout()
+        {
+            wake = wake.min(at);
+        }
+        if let Some(at) = discoveries.next_due().filter(|_| !once) {
+            wake = wake.min(at);
+        }
         tokio::select! {
-            () = &mut shutdown, if !ctx.stopping.load(Ordering::Relaxed) => {
-                info!(in_flight = tasks.len(), "shutting down: finishing checks in flight");
+            () = &mut shutdown, if !stopping => {
+                info!(in_flight = checks.len(), "shutting down: finishing checks in flight");
                 ctx.stopping.store(true, Ordering::Relaxed);
             }
-            Some(done) = tasks.join_next_with_id(), if !tasks.is_empty() => {
+            Some(done) = checks.join_next_with_id(), if !checks.is_empty() => {
                 let id = match done {
                     Ok((id, ())) => id,
                     Err(err) => {
-                        // A failed host task must not take the daemon down: its host is freed
-                        // and its URLs stay due.
-                        warn!(error = %err, "a host task failed");
+                        // A failed check must not take the daemon down, nor keep its host.
+                        warn!(error = %err, "a check task failed");
+                        if let Some(&url_id) = check_urls.get(&err.id()) {
+                            let at = ctx.clock.now_ms();
+                            ctx.ledger.fetched(at, url_id, Fetched::at(at, Seen::Failed));
+                        }
                         err.id()
                     }
                 };
-                task_hosts.remove(&id);
+                check_urls.remove(&id);
             }
-            () = clock::sleep_until(ctx.clock.as_ref(), wake_at) => {}
+            Some(done) = discoveries.tasks.join_next(), if !discoveries.tasks.is_empty() => {
+                match done {
+                    Ok((site_id, result)) => discoveries.finished(ctx, site_id, result).await,
+                    Err(err) => warn!(error = %err, "a discovery task failed"),
+                }
+            }
+            () = clock::sleep_until(ctx.clock.as_ref(), wake.max(now + 1)) => {}
         }
     }
-}
-
-/// When the loop should look again: the earliest due URL or discovery, capped at [`MAX_IDLE`].
-async fn next_wake(ctx: &Context, once: bool) -> anyhow::Result<i64> {
-    let now = ctx.clock.now_ms();
-    if once {
-        return Ok(now + MAX_IDLE.as_millis() as i64);
-    }
-    let mut wake = now + MAX_IDLE.as_millis() as i64;
-    if let Some(due) = ctx.store.earliest_due().await? {
-        wake = wake.min(due);
-    }
-    if let Some(discovery) = ctx.next_discovery_ms() {
-        wake = wake.min(discovery);
-    }
-    Ok(wake.max(now + 1))
 }

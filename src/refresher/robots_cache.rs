@@ -146,7 +146,9 @@ impl RobotsCache {
                 ctx.clock.as_ref(),
             )
             .await;
-        Counters::add(&ctx.counters.requests, outcome.hops.len().max(1) as u64);
+        let requests = outcome.hops.len().max(1);
+        Counters::add(&ctx.counters.requests, requests as u64);
+        ctx.ledger.charge(site.id, checked_ms, requests as u32);
         let body = outcome.body.as_deref().unwrap_or_default();
         let robots = match outcome.status {
             Some(status) => robots::rules_for_status(status, body, &site.agent_token),

@@ -312,6 +312,16 @@ impl Scheduler {
         u.weight = weight;
     }
 
+    /// Changes a URL's weight (the dedup engine found it a duplicate, or canonical again) and
+    /// plans it again at once.
+    pub fn set_weight(&mut self, now_ms: i64, url: UrlKey, weight: f64) {
+        if (self.urls[url].weight - weight).abs() > 1e-12 {
+            self.urls[url].weight = weight;
+            self.replan_one(url);
+            self.schedule(url, now_ms);
+        }
+    }
+
     /// Takes a URL out of the frontier (disallowed, out of the schedule, gone).
     pub fn retire(&mut self, url: UrlKey) {
         self.urls[url].retired = true;
@@ -326,6 +336,22 @@ impl Scheduler {
             self.frontier.set_due(url, Some(now_ms), 0);
             self.dirty = true;
         }
+    }
+
+    /// A request handed out was not made (outside the site's fetch window, say): the host is
+    /// free at once and the URL waits until `until_ms`.
+    pub fn defer(&mut self, url: UrlKey, until_ms: i64) {
+        self.frontier.release(self.urls[url].host);
+        self.urls[url].in_flight = false;
+        self.frontier.set_due(url, Some(until_ms), 0);
+    }
+
+    /// A request handed out was refused before it was made (robots.txt disallows it): the host
+    /// is free at once and the URL retired.
+    pub fn refuse(&mut self, url: UrlKey) {
+        self.frontier.release(self.urls[url].host);
+        self.urls[url].in_flight = false;
+        self.retire(url);
     }
 
     /// Whether a URL is retired.
@@ -533,6 +559,11 @@ impl Scheduler {
             due_ms: self.frontier.due_of(url),
             covered: u.covered_by.is_some(),
         }
+    }
+
+    /// A URL's planned visits per day and when it is due (cheap: no quantiles).
+    pub fn planned(&self, url: UrlKey) -> (f64, Option<i64>) {
+        (self.urls[url].planned_per_day, self.frontier.due_of(url))
     }
 
     /// The folded evidence of a URL (what the store keeps).

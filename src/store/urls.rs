@@ -65,6 +65,8 @@ pub struct UrlRow {
     pub planned_per_day: Option<f64>,
     /// When it is next due.
     pub next_due_ms: Option<i64>,
+    /// The scheduler's folded evidence ([`crate::estimate::Stats`] as JSON).
+    pub stats: Option<String>,
 }
 
 /// A URL found by discovery.
@@ -108,6 +110,8 @@ pub struct SummaryUpdate {
     pub planned_per_day: Option<f64>,
     /// Next due time.
     pub next_due_ms: i64,
+    /// The folded evidence after this check (JSON).
+    pub stats: Option<String>,
 }
 
 impl Store {
@@ -297,7 +301,8 @@ impl Store {
                      rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
                      rate_high = COALESCE(?, rate_high), rate_shape = COALESCE(?, rate_shape),
                      rate_scale = COALESCE(?, rate_scale),
-                     planned_per_day = COALESCE(?, planned_per_day), next_due_ms = ?
+                     planned_per_day = COALESCE(?, planned_per_day), next_due_ms = ?,
+                     stats = COALESCE(?, stats)
                  WHERE id = ?",
             )
             .bind(changed)
@@ -321,6 +326,7 @@ impl Store {
             .bind(estimate.map(|e| e.rate))
             .bind(update.planned_per_day)
             .bind(update.next_due_ms)
+            .bind(&update.stats)
             .bind(obs.url_id)
             .execute(&mut *tx)
             .await?;
@@ -371,6 +377,13 @@ impl Store {
     pub async fn urls_of_site(&self, site_id: i64) -> sqlx::Result<Vec<UrlRow>> {
         sqlx::query_as("SELECT * FROM urls WHERE site_id = ? ORDER BY id")
             .bind(site_id)
+            .fetch_all(self.reader())
+            .await
+    }
+
+    /// Every page and feed of every site (the scheduler is rebuilt from these at start).
+    pub async fn schedulable_urls(&self) -> sqlx::Result<Vec<UrlRow>> {
+        sqlx::query_as("SELECT * FROM urls WHERE kind IN ('page', 'feed') ORDER BY id")
             .fetch_all(self.reader())
             .await
     }

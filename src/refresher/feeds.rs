@@ -1,0 +1,102 @@
+//! Reading a feed the scheduler handed out: its entries become pages of the site, their times
+//! exact change events (stored as evidence), and the scheduler learns which pages the feed
+//! covers and which are now known stale. How often a feed is read is the scheduler's decision:
+//! it is priced against the age it cuts on the pages it covers.
+
+use tracing::info;
+
+use crate::discover::feed;
+use crate::fetch::Method;
+use crate::store::urls::Discovered;
+
+use super::checks::{admit, fetch_and_record, record_error};
+use super::context::Context;
+use super::discovery::{MAX_DOCUMENT_BYTES, add_found};
+use super::ledger::Due;
+
+/// Reads one feed.
+pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
+    let (Some(site), Some(row)) = (ctx.site(due.site_id), ctx.store.url_row(&due.url).await?)
+    else {
+        ctx.ledger.refuse(due.url_id);
+        return Ok(());
+    };
+    let Some(url) = admit(ctx, site, &row).await? else {
+        return Ok(());
+    };
+    let outcome = fetch_and_record(
+        ctx,
+        site,
+        &row,
+        &url,
+        Method::Get,
+        Some(MAX_DOCUMENT_BYTES),
+        None,
+    )
+    .await?;
+    let now = ctx.clock.now_ms();
+    if outcome.status == Some(304) {
+        // Nothing new: the feed has watched its pages for one more interval.
+        ctx.ledger.feed_read(now, row.id, &[]);
+        return Ok(());
+    }
+    let Some(body) = outcome
+        .body
+        .as_ref()
+        .filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s)))
+    else {
+        return Ok(());
+    };
+    let doc = match feed::parse(body, &url) {
+        Ok(doc) => doc,
+        Err(err) => return record_error(ctx, site, url.as_str(), err.to_string()).await,
+    };
+    if let Some(ttl) = doc.ttl_minutes {
+        ctx.store
+            .set_min_interval(row.id, i64::from(ttl) * 60_000)
+            .await?;
+    }
+    let mut found = Vec::new();
+    let mut timed = Vec::new();
+    for entry in &doc.entries {
+        let Some(link) = entry.link.as_deref().and_then(|l| url::Url::parse(l).ok()) else {
+            continue;
+        };
+        let link = site.site.strip_params(&link);
+        if !matches!(link.scheme(), "http" | "https") || !site.site.matches(link.as_str()) {
+            continue;
+        }
+        let at = entry
+            .updated
+            .or(entry.published)
+            .map(|t| t.timestamp_millis())
+            .filter(|&t| t <= now);
+        found.push(Discovered {
+            url: link.to_string(),
+            site_id: site.id,
+            host_id: ctx
+                .store
+                .host_id(&crate::politeness::origin_of(&link))
+                .await?,
+            kind: "page",
+            discovered_from: Some(url.to_string()),
+            lastmod_ms: None,
+            changefreq: None,
+            priority: None,
+        });
+        if let Some(at) = at {
+            timed.push((link.to_string(), at));
+        }
+    }
+    add_found(ctx, &found).await?;
+    let mut events = Vec::new();
+    for (link, at) in timed {
+        if let Some(page) = ctx.store.url_row(&link).await? {
+            ctx.store.add_change_events(page.id, &[at], "feed").await?;
+            events.push((page.id, at));
+        }
+    }
+    ctx.ledger.feed_read(now, row.id, &events);
+    info!(feed = %url, entries = doc.entries.len(), "feed read");
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! The scheduler inside the daemon: one [`Scheduler`] behind a std Mutex (nothing async happens
+//! while it is held), with the store's row ids mapped to the scheduler's keys. Every revisit
+//! decision of `freshet run` is the scheduler's; this only translates ids and rows.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::estimate::{Stats, ValidatorTrust, changefreq_per_day};
+use crate::scheduler::{
+    Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey, UrlKey,
+    UrlKind, UrlSummary,
+};
+use crate::store::urls::{PlanUpdate, UrlRow};
+
+/// A request the scheduler handed out, in the store's terms.
+#[derive(Debug, Clone)]
+pub struct Due {
+    /// The URL's row id.
+    pub url_id: i64,
+    /// The URL.
+    pub url: String,
+    /// Page or feed.
+    pub kind: UrlKind,
+    /// Its site's row id.
+    pub site_id: i64,
+}
+
+/// The scheduler with the store's ids.
+pub struct Ledger {
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    sched: Scheduler,
+    url_keys: HashMap<i64, UrlKey>,
+    /// Row id and URL text of each key.
+    urls: Vec<(i64, String)>,
+    host_keys: HashMap<i64, HostKey>,
+    site_keys: HashMap<i64, SiteKey>,
+    site_ids: Vec<i64>,
+}
+
+impl Ledger {
+    /// An empty ledger.
+    pub fn new(config: SchedulerConfig) -> Self {
+        Self {
+            inner: Mutex::new(Inner {
+                sched: Scheduler::new(config),
+                url_keys: HashMap::new(),
+                urls: Vec::new(),
+                host_keys: HashMap::new(),
+                site_keys: HashMap::new(),
+                site_ids: Vec::new(),
+            }),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a site with its weight and budget.
+    pub fn add_site(&self, site_id: i64, weight: f64, requests_per_day: f64, now_ms: i64) {
+        let mut inner = self.lock();
+        let key = inner.sched.add_site(weight, requests_per_day, now_ms);
+        inner.site_keys.insert(site_id, key);
+        inner.site_ids.push(site_id);
+    }
+
+    /// Adds the rows' URLs it does not know (restoring what an earlier run learnt) and refreshes
+    /// the hints and known changes of the ones it does. `host_interval_ms` gives a new host's
+    /// politeness interval and when it opens (persisted politeness).
+    pub fn sync(
+        &self,
+        rows: &[UrlRow],
+        now_ms: i64,
+        host_interval_ms: impl Fn(&UrlRow) -> (i64, i64),
+    ) {
+        let mut inner = self.lock();
+        for row in rows {
+            let kind = match row.kind.as_str() {
+                "page" => UrlKind::Page,
+                "feed" => UrlKind::Feed,
+                _ => continue,
+            };
+            let Some(&site) = inner.site_keys.get(&row.site_id) else {
+                continue; // a site no longer in the schedules
+            };
+            let changefreq = row.changefreq.as_deref().and_then(changefreq_per_day);
+            if let Some(&key) = inner.url_keys.get(&row.id) {
+                inner.sched.update_hints(key, changefreq, row.weight);
+                if let Some(at) = row.known_change_ms {
+                    inner.sched.handle_known_change(now_ms, key, at);
+                }
+                continue;
+            }
+            if row.disallowed != 0 {
+                continue;
+            }
+            let host = match inner.host_keys.get(&row.host_id) {
+                Some(&host) => host,
+                None => {
+                    let (interval, open_at) = host_interval_ms(row);
+                    let host = inner.sched.add_host(interval, open_at);
+                    inner.host_keys.insert(row.host_id, host);
+                    host
+                }
+            };
+            let key = inner.sched.add_url(
+                now_ms,
+                NewUrl {
+                    site,
+                    host,
+                    kind,
+                    weight: row.weight,
+                    changefreq_per_day: changefreq,
+                    true_rate: None,
+                },
+            );
+            let copy = row
+                .last_status
+                .is_some_and(|s| (200..300).contains(&s) || s == 304);
+            let stats: Stats = row
+                .stats
+                .as_deref()
+                .and_then(|json| serde_json::from_str(json).ok())
+                .unwrap_or_default();
+            inner.sched.restore(
+                key,
+                Restored {
+                    last_check_ms: row.last_checked_ms.filter(|_| copy),
+                    stats,
+                    due_ms: row.next_due_ms,
+                    min_interval_ms: row.min_interval_ms.unwrap_or(0),
+                    known_change_ms: row.known_change_ms,
+                },
+            );
+            inner.url_keys.insert(row.id, key);
+            inner.urls.push((row.id, row.url.clone()));
+        }
+    }
+
+    /// The next request to make now, if any.
+    pub fn poll(&self, now_ms: i64) -> Option<Due> {
+        let mut inner = self.lock();
+        let Request {
+            url, kind, site, ..
+        } = inner.sched.poll_request(now_ms)?;
+        let (url_id, text) = inner.urls[url].clone();
+        Some(Due {
+            url_id,
+            url: text,
+            kind,
+            site_id: inner.site_ids[site],
+        })
+    }
+
+    /// When [`Ledger::poll`] may next have something.
+    pub fn timeout(&self) -> Option<i64> {
+        self.lock().sched.poll_timeout()
+    }
+
+    /// URLs due by `at_ms` still waiting.
+    pub fn due_by(&self, at_ms: i64) -> usize {
+        self.lock().sched.due_by(at_ms)
+    }
+
+    /// Reports a check; returns what the store should keep of the URL, and its folded evidence.
+    pub fn fetched(
+        &self,
+        now_ms: i64,
+        url_id: i64,
+        fetched: Fetched,
+    ) -> Option<(UrlSummary, String)> {
+        let mut inner = self.lock();
+        let key = *inner.url_keys.get(&url_id)?;
+        inner.sched.handle_fetched(now_ms, key, fetched);
+        let stats = serde_json::to_string(inner.sched.stats(key)).unwrap_or_default();
+        Some((inner.sched.summary(key), stats))
+    }
+
+    /// Hands a URL back unfetched, due again at `until_ms`.
+    pub fn defer(&self, url_id: i64, until_ms: i64) {
+        let mut inner = self.lock();
+        if let Some(&key) = inner.url_keys.get(&url_id) {
+            inner.sched.defer(key, until_ms);
+        }
+    }
+
+    /// Changes a URL's planner weight (the dedup engine's verdict).
+    pub fn set_weight(&self, url_id: i64, weight: f64, now_ms: i64) {
+        let mut inner = self.lock();
+        if let Some(&key) = inner.url_keys.get(&url_id) {
+            inner.sched.set_weight(now_ms, key, weight);
+        }
+    }
+
+    /// A URL handed out was refused (robots.txt): never requested again unless rules change.
+    pub fn refuse(&self, url_id: i64) {
+        let mut inner = self.lock();
+        if let Some(&key) = inner.url_keys.get(&url_id) {
+            inner.sched.refuse(key);
+        }
+    }
+
+    /// A feed was read and listed `entries` (URL row id, change time).
+    pub fn feed_read(&self, now_ms: i64, feed_id: i64, entries: &[(i64, i64)]) {
+        let mut inner = self.lock();
+        let Some(&feed) = inner.url_keys.get(&feed_id) else {
+            return;
+        };
+        let keyed: Vec<(UrlKey, i64)> = entries
+            .iter()
+            .filter_map(|(id, at)| Some((*inner.url_keys.get(id)?, *at)))
+            .collect();
+        inner.sched.handle_feed(now_ms, feed, &keyed);
+    }
+
+    /// Charges requests made outside the frontier (robots.txt, sitemaps) to a site.
+    pub fn charge(&self, site_id: i64, now_ms: i64, n: u32) {
+        let mut inner = self.lock();
+        if let Some(&site) = inner.site_keys.get(&site_id) {
+            inner.sched.charge(site, now_ms, n);
+        }
+    }
+
+    /// A host's politeness interval changed (a Crawl-delay was read).
+    pub fn set_host_interval(&self, host_id: i64, interval_ms: i64) {
+        let mut inner = self.lock();
+        if let Some(&host) = inner.host_keys.get(&host_id) {
+            inner.sched.set_host_interval(host, interval_ms);
+        }
+    }
+
+    /// What a host's validators have taught.
+    pub fn trust(&self, host_id: i64) -> ValidatorTrust {
+        let inner = self.lock();
+        inner
+            .host_keys
+            .get(&host_id)
+            .map(|&h| inner.sched.host_trust(h))
+            .unwrap_or_default()
+    }
+
+    /// Restores a host's validator trust.
+    pub fn set_trust(&self, host_id: i64, trust: ValidatorTrust) {
+        let mut inner = self.lock();
+        if let Some(&host) = inner.host_keys.get(&host_id) {
+            inner.sched.set_host_trust(host, trust);
+        }
+    }
+
+    /// Every URL's planned rate and due time, for the store's reports.
+    pub fn plans(&self) -> Vec<PlanUpdate> {
+        let inner = self.lock();
+        inner
+            .urls
+            .iter()
+            .enumerate()
+            .filter_map(|(key, (id, _))| {
+                let (planned_per_day, due) = inner.sched.planned(key);
+                Some(PlanUpdate {
+                    url_id: *id,
+                    planned_per_day,
+                    next_due_ms: due?,
+                })
+            })
+            .collect()
+    }
+}
