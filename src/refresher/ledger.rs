@@ -38,6 +38,8 @@ struct Inner {
     host_keys: HashMap<i64, HostKey>,
     site_keys: HashMap<i64, SiteKey>,
     site_ids: Vec<i64>,
+    /// When a URL was last added (a one-pass run also fetches what its own reading found).
+    last_added_ms: Option<i64>,
 }
 
 impl Ledger {
@@ -51,6 +53,7 @@ impl Ledger {
                 host_keys: HashMap::new(),
                 site_keys: HashMap::new(),
                 site_ids: Vec::new(),
+                last_added_ms: None,
             }),
         }
     }
@@ -136,6 +139,7 @@ impl Ledger {
                 },
             );
             inner.url_keys.insert(row.id, key);
+            inner.last_added_ms = Some(now_ms);
             inner.urls.push((row.id, row.url.clone()));
         }
     }
@@ -158,6 +162,11 @@ impl Ledger {
     /// When [`Ledger::poll`] may next have something.
     pub fn timeout(&self) -> Option<i64> {
         self.lock().sched.poll_timeout()
+    }
+
+    /// When a URL was last added.
+    pub fn last_added_ms(&self) -> Option<i64> {
+        self.lock().last_added_ms
     }
 
     /// URLs due by `at_ms` still waiting.

@@ -312,8 +312,10 @@ async fn main_loop(
                 check_urls.insert(handle.id(), url_id);
             }
         }
-        if once && once_cutoff.is_none() && discoveries.running.is_empty() {
-            once_cutoff = Some(now);
+        if once && discoveries.running.is_empty() {
+            // What the pass's own reading found (a feed's new pages) belongs to the pass too.
+            let found = ctx.ledger.last_added_ms().unwrap_or(now);
+            once_cutoff = Some(once_cutoff.unwrap_or(now).max(found));
         }
         if let Some(cutoff) = once_cutoff
             && checks.is_empty()
