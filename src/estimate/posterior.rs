@@ -1,4 +1,4 @@
-//! The exact posterior of one URL's change rate, tabulated (pure, no allocation beyond its table).
+//! The exact posterior of one URL's change rate, tabulated (pure: no clock, database or network).
 //!
 //! With a Gamma(a, b) prior, `k` exactly timed changes in exposure `T` and `n_i` checks that saw
 //! a change `t_i` days after the previous one, the posterior density of the rate is
