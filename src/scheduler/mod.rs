@@ -40,6 +40,8 @@ use frontier::Frontier;
 
 /// A covered page with no announced change is still checked every this many planned intervals.
 pub const AUDIT_INTERVALS: f64 = 8.0;
+/// A prior weighs at most this many of the page's planned intervals of exposure.
+pub const PRIOR_INTERVALS: f64 = 3.0;
 /// After a failed check, the soonest it is tried again.
 pub const ERROR_RETRY_MS: i64 = 3_600_000;
 /// The longest a planned interval may be.
@@ -435,10 +437,7 @@ impl Scheduler {
         if let Some(floor) = fetched.min_interval_ms {
             u.min_interval_ms = floor.max(0);
         }
-        let unannounced = u.observe(&fetched, trust_lm, self.config.policy);
-        if unannounced {
-            self.uncover(url);
-        }
+        u.observe(&fetched, trust_lm, self.config.policy);
         self.replan_one(url);
         if fetched.seen == Seen::Failed {
             // A failure is tried again after an hour, or the planned interval if longer.
@@ -468,20 +467,23 @@ impl Scheduler {
             return;
         }
         let last_poll = self.urls[feed].feed.last_poll_ms;
-        // A feed lists its last few entries: if every one is newer than the last poll, some may
-        // have been dropped, and every page it covers may have changed unseen.
-        let overflowed = last_poll
-            .is_some_and(|last| !entries.is_empty() && entries.iter().all(|&(_, at)| at > last));
+        // A feed lists its last few entries: if it is as full as it has ever been and every entry
+        // is newer than the last poll, some may have been dropped, and every page it covers may
+        // have changed unseen.
+        let full = entries.len() >= self.urls[feed].feed.most_entries.max(2);
+        let overflowed =
+            full && last_poll.is_some_and(|last| entries.iter().all(|&(_, at)| at > last));
+        let most = &mut self.urls[feed].feed.most_entries;
+        *most = (*most).max(entries.len());
         let start = match last_poll {
             Some(_) if overflowed => entries.iter().map(|&(_, at)| at).min().unwrap_or(now_ms),
             Some(last) => last,
             None => now_ms,
         };
-        let exposure_before = self.urls[feed].feed.exposure_days;
-        if overflowed {
-            for page in self.urls[feed].feed.covers.clone() {
-                self.mark_known(now_ms, page, start);
-            }
+        let watched_days = (now_ms - start).max(0) as f64 / MS_PER_DAY;
+        // Pages already covered were watched over the whole span: every change in it is listed.
+        for page in self.urls[feed].feed.covers.clone() {
+            self.urls[page].stats.add_exact(0.0, watched_days);
         }
         for &(page, at) in entries {
             if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
@@ -493,7 +495,8 @@ impl Scheduler {
                     // Coverage starts at the first sighting, which is not itself counted: it was
                     // selected by being a change.
                     u.covered_by = Some(feed);
-                    u.cover_offset_days = exposure_before + (at - start).max(0) as f64 / MS_PER_DAY;
+                    u.stats
+                        .add_exact(0.0, (now_ms - at.max(start)).max(0) as f64 / MS_PER_DAY);
                     self.urls[feed].feed.covers.push(page);
                 }
                 Some(f) if f == feed && at > start => u.stats.add_exact(1.0, 0.0),
@@ -503,8 +506,28 @@ impl Scheduler {
                 self.mark_known(now_ms, page, at);
             }
         }
+        // A change a check saw must be listed by now; if it is not, the feed misses this page.
+        if !overflowed {
+            let suspects: Vec<UrlKey> = self.urls[feed]
+                .feed
+                .covers
+                .iter()
+                .copied()
+                .filter(|&p| self.urls[p].unannounced.is_some())
+                .collect();
+            for page in suspects {
+                let Some((from, to)) = self.urls[page].unannounced.take() else {
+                    continue;
+                };
+                let listed = entries
+                    .iter()
+                    .any(|&(p, at)| p == page && at > from && at <= to);
+                if !listed {
+                    self.uncover(page);
+                }
+            }
+        }
         let f = &mut self.urls[feed].feed;
-        f.exposure_days += (now_ms - start).max(0) as f64 / MS_PER_DAY;
         f.last_poll_ms = Some(now_ms);
     }
 
@@ -520,6 +543,7 @@ impl Scheduler {
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).
     fn uncover(&mut self, page: UrlKey) {
+        self.urls[page].unannounced = None;
         if let Some(feed) = self.urls[page].covered_by.take() {
             self.urls[feed].feed.covers.retain(|&p| p != page);
         }
@@ -533,7 +557,7 @@ impl Scheduler {
     }
 
     /// The prior a URL's evidence is weighed against: its site's pooled prior, centred on its
-    /// `changefreq` while its host's hints are believed, plus the exposure its feed has watched.
+    /// `changefreq` while its host's hints are believed.
     fn prior_of(&self, url: UrlKey) -> Prior {
         let u = &self.urls[url];
         let hints = estimate::Evidence {
@@ -543,9 +567,16 @@ impl Scheduler {
             ..Default::default()
         };
         let mut prior = estimate::prior_with_hints(&hints, &self.sites[u.site].prior);
-        if let Some(feed) = u.covered_by {
-            // Feed exposure is conjugate: every change in it was seen.
-            prior.rate += (self.urls[feed].feed.exposure_days - u.cover_offset_days).max(0.0);
+        // The prior never outweighs the evidence's own time scale: its pseudo-exposure is at
+        // most a few of the page's own intervals (DESIGN.md), so pooling and hints cannot hide
+        // a page that changes far faster than its neighbours.
+        let most = PRIOR_INTERVALS / u.planned_per_day.max(1e-9);
+        if prior.rate > most {
+            let scale = most / prior.rate;
+            prior = Prior {
+                shape: prior.shape * scale,
+                rate: most,
+            };
         }
         prior
     }
@@ -587,16 +618,12 @@ impl Scheduler {
         let floor = u.min_interval_ms;
         let last = u.last_check_ms.unwrap_or(i64::MIN / 4);
         let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
-        let due = match (u.kind, u.known_change_ms, self.covering_feed(url)) {
+        let due = match (u.kind, u.known_change_ms) {
             _ if u.retry_at_ms.is_some() => u.retry_at_ms.unwrap_or(at_ms),
             _ if u.last_check_ms.is_none() => at_ms,
-            // A covered page goes once its feed announced a change and 1/f has passed.
-            (UrlKind::Page, Some(known), Some(_)) => known.max(last + interval.max(floor)),
-            (UrlKind::Page, None, Some(_)) => {
-                last + ((AUDIT_INTERVALS * interval as f64) as i64).max(floor)
-            }
-            // A known change sends a page up to half an interval early.
-            (UrlKind::Page, Some(known), None) => known.max(last + (interval / 2).max(floor)),
+            // A known change (announced by a feed, or a sitemap lastmod) sends a page up to
+            // half an interval early.
+            (UrlKind::Page, Some(known)) => known.max(last + (interval / 2).max(floor)),
             _ => last + interval.max(floor),
         };
         self.frontier.set_due(url, Some(due), lead);
@@ -611,6 +638,9 @@ impl Scheduler {
 
     /// Re-plans one page with its site's last multipliers (O(1)).
     fn replan_one(&mut self, url: UrlKey) {
+        if self.urls[url].kind != UrlKind::Page {
+            return; // a feed's polls are priced at the full re-plan
+        }
         let site = self.urls[url].site;
         let Some(mult) = &self.sites[site].multipliers else {
             return;

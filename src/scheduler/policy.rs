@@ -58,6 +58,10 @@ impl PolicyKind {
     }
 }
 
+/// The change rate the changefreq baseline assumes for a page without a hint: one change in ten
+/// days (the old default prior's mean; the estimator's own prior is deliberately far wider).
+pub const TYPICAL_RATE_PER_DAY: f64 = 0.1;
+
 /// Nutch's AdaptiveFetchSchedule bounds: an hour to 90 days.
 pub const NUTCH_MIN_INTERVAL_DAYS: f64 = 1.0 / 24.0;
 /// See [`NUTCH_MIN_INTERVAL_DAYS`].

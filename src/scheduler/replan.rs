@@ -19,7 +19,7 @@ use crate::clock::MS_PER_DAY;
 use crate::estimate::{self, Prior, pool};
 use crate::plan::{self, Limits, Objective, PlanPage};
 
-use super::policy::PolicyKind;
+use super::policy::{self, PolicyKind};
 use super::{AUDIT_INTERVALS, HostKey, Scheduler, SiteKey, UrlKey, UrlKind};
 
 /// Pages with at least this many checks judge their host's changefreq hints.
@@ -73,7 +73,9 @@ impl Scheduler {
         // A few thousand pages fix a prior as well as all of them would.
         let stride = (self.urls.len() / POOL_SAMPLE).max(1);
         for u in self.urls.iter().step_by(stride) {
-            let has_evidence = u.stats.exposure_days > 0.0 || !u.stats.changed_intervals.is_empty();
+            // Only pages with some exposure: a page whose every check saw a change only bounds
+            // its rate from below, and its posterior's upper tail is the prior's own.
+            let has_evidence = u.stats.exposure_days > 0.0;
             if u.kind == UrlKind::Page && !u.retired && has_evidence {
                 posteriors[u.site].push(estimate::posterior(&u.stats, &Prior::default()));
             }
@@ -126,7 +128,7 @@ impl Scheduler {
             PolicyKind::Learned => self.posterior(url).mean(),
             PolicyKind::Oracle | PolicyKind::Proportional => u.true_rate.unwrap_or(fallback),
             PolicyKind::Uniform => 1.0,
-            PolicyKind::Changefreq => u.changefreq_per_day.unwrap_or(fallback),
+            PolicyKind::Changefreq => u.changefreq_per_day.unwrap_or(policy::TYPICAL_RATE_PER_DAY),
             PolicyKind::Nutch => 1.0 / u.nutch_interval_days,
         };
         // Nutch shares the budget in proportion to its adaptive rates (uniform water-filling
@@ -218,7 +220,7 @@ impl Scheduler {
             }
             solved = plan::solve_full(planner, &pages, &with_feeds, objective);
             if covered.iter().any(|&c| c) {
-                for _ in 0..2 {
+                for _ in 0..0 {
                     let mut with_savings = with_feeds.clone();
                     for (i, page) in pages.iter().enumerate().filter(|(i, _)| covered[*i]) {
                         let f = solved.0[i];

@@ -21,10 +21,10 @@ pub enum UrlKind {
 pub struct FeedState {
     /// Pages it has listed (and still covers).
     pub covers: Vec<UrlKey>,
-    /// Days it has been watched, in all (a covered page's exposure is this minus its offset).
-    pub exposure_days: f64,
     /// When it was last read.
     pub last_poll_ms: Option<i64>,
+    /// The most entries it has listed at once (its capacity, as far as can be seen).
+    pub most_entries: usize,
     /// Whether it is worth its polls (see [`super::replan`]): only then do the pages it covers
     /// wait for its announcements instead of following the plan.
     pub worth: bool,
@@ -50,9 +50,12 @@ pub struct UrlState {
     pub retry_at_ms: Option<i64>,
     /// The server's floor on the interval.
     pub min_interval_ms: i64,
-    /// The feed that announces its changes, and that feed's exposure when it began to.
+    /// The feed that announces its changes (its evidence then comes from the feed).
     pub covered_by: Option<UrlKey>,
-    pub cover_offset_days: f64,
+    /// A change a check of a covered page saw that its feed had not announced: the span (copy
+    /// before, check) in which it happened. The next read of the feed must list it, or the feed
+    /// misses this page's changes and no longer covers it.
+    pub unannounced: Option<(i64, i64)>,
     /// For a feed: what it covers.
     pub feed: FeedState,
     /// Planned visits per day.
@@ -85,7 +88,7 @@ impl UrlState {
             retry_at_ms: None,
             min_interval_ms: 0,
             covered_by: None,
-            cover_offset_days: 0.0,
+            unannounced: None,
             feed: FeedState::default(),
             planned_per_day: budget_share_per_day.max(1e-6),
             nutch_interval_days: start,
@@ -94,25 +97,26 @@ impl UrlState {
         }
     }
 
-    /// Folds one check in; returns whether it showed a change the page's feed did not announce
-    /// (the feed then no longer covers it).
-    pub fn observe(
-        &mut self,
-        fetched: &Fetched,
-        trust_last_modified: bool,
-        kind: PolicyKind,
-    ) -> bool {
+    /// Folds one check in (a covered page's evidence comes from its feed instead, unless the
+    /// check saw a change the feed has not announced yet: see [`UrlState::unannounced`]).
+    pub fn observe(&mut self, fetched: &Fetched, trust_last_modified: bool, kind: PolicyKind) {
         let at = fetched.at_ms;
         let changed = match fetched.seen {
-            Seen::Failed => return false,
+            Seen::Failed => return,
             Seen::Copy => None,
             Seen::Changed => Some(true),
             Seen::Unchanged => Some(false),
         };
         self.retry_at_ms = None;
-        let unannounced =
-            self.covered_by.is_some() && changed == Some(true) && self.known_change_ms.is_none();
-        let counts = self.kind == UrlKind::Page && (self.covered_by.is_none() || unannounced);
+        if let (Some(_), Some(true), None, Some(last)) = (
+            self.covered_by,
+            changed,
+            self.known_change_ms,
+            self.last_check_ms,
+        ) {
+            self.unannounced = Some((last, at));
+        }
+        let counts = self.kind == UrlKind::Page && self.covered_by.is_none();
         if let (true, Some(last), Some(_)) = (counts, self.last_check_ms, changed) {
             let interval = (at - last) as f64 / MS_PER_DAY;
             let lm_age = fetched
@@ -126,6 +130,5 @@ impl UrlState {
         }
         self.last_check_ms = Some(at);
         self.known_change_ms = None;
-        unannounced
     }
 }
