@@ -618,12 +618,16 @@ impl Scheduler {
         let floor = u.min_interval_ms;
         let last = u.last_check_ms.unwrap_or(i64::MIN / 4);
         let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
-        let due = match (u.kind, u.known_change_ms) {
+        let due = match (u.kind, u.known_change_ms, self.covering_feed(url)) {
             _ if u.retry_at_ms.is_some() => u.retry_at_ms.unwrap_or(at_ms),
             _ if u.last_check_ms.is_none() => at_ms,
-            // A known change (announced by a feed, or a sitemap lastmod) sends a page up to
-            // half an interval early.
-            (UrlKind::Page, Some(known)) => known.max(last + (interval / 2).max(floor)),
+            // A covered page goes once its feed announced a change and 1/f has passed.
+            (UrlKind::Page, Some(known), Some(_)) => known.max(last + interval.max(floor)),
+            (UrlKind::Page, None, Some(_)) => {
+                last + ((AUDIT_INTERVALS * interval as f64) as i64).max(floor)
+            }
+            // A known change sends a page up to half an interval early.
+            (UrlKind::Page, Some(known), None) => known.max(last + (interval / 2).max(floor)),
             _ => last + interval.max(floor),
         };
         self.frontier.set_due(url, Some(due), lead);

@@ -220,7 +220,7 @@ impl Scheduler {
             }
             solved = plan::solve_full(planner, &pages, &with_feeds, objective);
             if covered.iter().any(|&c| c) {
-                for _ in 0..0 {
+                for _ in 0..2 {
                     let mut with_savings = with_feeds.clone();
                     for (i, page) in pages.iter().enumerate().filter(|(i, _)| covered[*i]) {
                         let f = solved.0[i];
