@@ -82,22 +82,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     outcome.freshet.estimated_mean_age_days = estimated;
     outcome.compare_learned(&result.world, &learned);
     if args.json {
-        let report = serde_json::json!({
-            "freshet": outcome.freshet,
-            "uniform": outcome.uniform,
-            "days": outcome.days,
-            "sites": outcome.sites,
-            "rates": outcome.rates,
-            "politeness": outcome.politeness,
-            "run": {
-                "requests": result.summary.requests,
-                "checks": result.summary.checks,
-                "changes": result.summary.changes,
-                "errors": result.summary.errors,
-            },
-            "db": result.db_path,
-            "schedule": result.schedule_path,
+        let mut report = serde_json::to_value(&outcome)?;
+        report["run"] = serde_json::json!({
+            "requests": result.summary.requests,
+            "checks": result.summary.checks,
+            "changes": result.summary.changes,
+            "errors": result.summary.errors,
         });
+        report["db"] = serde_json::json!(result.db_path);
+        report["schedule"] = serde_json::json!(result.schedule_path);
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", outcome.to_table());

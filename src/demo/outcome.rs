@@ -79,6 +79,9 @@ pub struct DemoOutcome {
     pub to_ms: i64,
     /// Length of the window, days.
     pub days: f64,
+    /// The schedule's budget over the window: its `requests_per_day` times `days` (what freshet
+    /// was allowed to spend, next to `freshet.requests`, what it spent).
+    pub budget_requests: f64,
     /// freshet's figures.
     pub freshet: PolicyFigures,
     /// The uniform schedule's figures in the same world.
@@ -100,6 +103,8 @@ pub struct Judge {
     pub to_ms: i64,
     /// Seed of the uniform schedule's phases.
     pub seed: u64,
+    /// The schedule's budget, requests per day ([`super::schedule::requests_per_day`]).
+    pub budget_per_day: f64,
     /// The schedule's per-host minimum interval, clock ms (Crawl-delay may ask for more).
     pub host_interval_ms: i64,
     /// Slack on measured gaps: the server stamps arrival in clock time, and at speed 3600 a
@@ -175,10 +180,12 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         .map(|(host, times)| spacing(host, times, judge))
         .collect();
 
+    let days = (to - from) as f64 / MS_PER_DAY;
     DemoOutcome {
         from_ms: from,
         to_ms: to,
-        days: (to - from) as f64 / MS_PER_DAY,
+        days,
+        budget_requests: judge.budget_per_day * days,
         freshet: PolicyFigures {
             true_mean_age_days: freshet_sum / n,
             estimated_mean_age_days: None,
@@ -267,6 +274,11 @@ impl DemoOutcome {
         );
         let _ = writeln!(
             out,
+            "  budget: {:.0} requests by the schedule over the window, freshet made {}",
+            self.budget_requests, self.freshet.requests
+        );
+        let _ = writeln!(
+            out,
             "  uniform: true mean age {:.4} days with the same {} requests",
             self.uniform.true_mean_age_days, self.uniform.requests
         );
@@ -320,6 +332,7 @@ mod tests {
             from_ms: from,
             to_ms: to,
             seed: 1,
+            budget_per_day: 100.0,
             host_interval_ms: 1000,
             gap_tolerance_ms: 0,
         };
@@ -338,12 +351,15 @@ mod tests {
         assert_eq!(docs_row.page_syncs, 1);
         assert_eq!(outcome.freshet.requests, 3);
         assert_eq!(outcome.uniform.requests, 3);
+        assert!((outcome.budget_requests - 200.0).abs() < 1e-9);
         assert_eq!(outcome.politeness.disallowed_requests, 1);
         let news = &outcome.politeness.hosts[0];
         assert_eq!(news.min_gap_ms, Some(10));
         assert_eq!(news.required_gap_ms, 120_000);
         assert_eq!(news.violations, 1);
-        assert!(outcome.to_table().contains("docs.freshet.test"));
+        let table = outcome.to_table();
+        assert!(table.contains("docs.freshet.test"));
+        assert!(table.contains("budget: 200 requests"), "{table}");
     }
 
     #[test]
@@ -353,6 +369,7 @@ mod tests {
             from_ms: world.config.origin_ms,
             to_ms: world.config.origin_ms + 1000,
             seed: 1,
+            budget_per_day: 100.0,
             host_interval_ms: 0,
             gap_tolerance_ms: 0,
         };

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::outcome::{self, DemoOutcome, Judge};
-use super::schedule::{ScheduleConfig, write_schedule};
+use super::schedule::{ScheduleConfig, requests_per_day, write_schedule};
 use super::server::RequestLog;
 use super::world::{World, WorldConfig};
 use crate::clock::{MS_PER_DAY, SharedClock, VirtualClock};
@@ -169,6 +169,7 @@ where
         from_ms: config.origin_ms + warm_up_ms,
         to_ms: end_ms,
         seed: options.seed,
+        budget_per_day: requests_per_day(&world, &schedule_config),
         host_interval_ms: schedule_config.host_min_interval.as_millis() as i64,
         // Ten real milliseconds of arrival jitter, in clock time.
         gap_tolerance_ms: (options.speed * 10.0) as i64,
