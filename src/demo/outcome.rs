@@ -146,7 +146,14 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
     // The uniform schedule spreads every request freshet made in the window evenly over every
     // page.
     let requests: u64 = site_requests.iter().sum();
-    let uniform_plan = truth::uniform_plan(requests, world.pages.len(), from, to, judge.seed);
+    let days = (to - from) as f64 / MS_PER_DAY;
+    let pages = world.pages.len();
+    let even = if pages > 0 && days > 0.0 {
+        requests as f64 / pages as f64 / days
+    } else {
+        0.0
+    };
+    let uniform_plan = truth::plan_syncs(&vec![even; pages], from, to, judge.seed);
     let mut sites = Vec::new();
     let (mut freshet_sum, mut uniform_sum) = (0.0, 0.0);
     for (h, host) in world.hosts.iter().enumerate() {
@@ -180,7 +187,6 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         .map(|(host, times)| spacing(host, times, judge))
         .collect();
 
-    let days = (to - from) as f64 / MS_PER_DAY;
     DemoOutcome {
         from_ms: from,
         to_ms: to,

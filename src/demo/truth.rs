@@ -13,7 +13,9 @@
 //! **Uniform baseline**: k requests on one page over [from, to] are evenly spaced I = (to - from)/k
 //! apart with a seeded phase φ ∈ [0, I): syncs at from + φ + jI. This is the textbook uniform
 //! policy (Cho & Garcia-Molina 2003), whose expected age for a Poisson page is
-//! Ā(λ, I) = I/2 - 1/λ + (1 - e^{-λI})/(λ²I).
+//! Ā(λ, I) = I/2 - 1/λ + (1 - e^{-λI})/(λ²I). Any plan of visit rates per page becomes sync
+//! times the same way ([`plan_syncs`]): the uniform schedule is the plan with equal rates, the
+//! demo's oracle the age-optimal plan on the true rates.
 //!
 //! **Rates**: the ratio learned / true per page, its median, and Spearman's rank correlation.
 
@@ -105,29 +107,65 @@ pub fn uniform_syncs(requests: u64, phase: f64, from: i64, to: i64) -> Vec<i64> 
         .collect()
 }
 
-/// A uniform schedule: `requests` spread as evenly as possible over `pages` pages (the first
-/// `requests % pages` pages, in a seeded order, get one more), each evenly spaced with a seeded
-/// phase. Returns the sync times per page.
-pub fn uniform_plan(requests: u64, pages: usize, from: i64, to: i64, seed: u64) -> Vec<Vec<i64>> {
-    if pages == 0 {
-        return Vec::new();
+/// A plan's sync times per page over [from, to], for `rates_per_day` (visits per day, one per
+/// page; non-finite or negative counts as 0). Page i is due x_i = rate_i × (to - from) in days
+/// syncs; it gets ⌊x_i⌋, and the round(Σ x_i) - Σ ⌊x_i⌋ left over go one each to pages drawn
+/// without replacement, weighted by their fractional parts, in a seeded order (the largest keys
+/// u^{1/w}, Efraimidis & Spirakis 2006), so the plan spends round(Σ x_i) requests in all. A
+/// page's k syncs are evenly spaced (to - from)/k apart with a seeded phase ([`uniform_syncs`]).
+/// With equal rates this is the uniform schedule: every page gets the same count, and the extra
+/// requests go to the first pages of a seeded order.
+pub fn plan_syncs(rates_per_day: &[f64], from: i64, to: i64, seed: u64) -> Vec<Vec<i64>> {
+    if to <= from {
+        return vec![Vec::new(); rates_per_day.len()];
     }
-    let base = requests / pages as u64;
-    let extra = (requests % pages as u64) as usize;
+    let days = (to - from) as f64 / MS_PER_DAY;
+    let due: Vec<f64> = rates_per_day
+        .iter()
+        .map(|&r| {
+            if r.is_finite() && r > 0.0 {
+                r * days
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut counts: Vec<u64> = due.iter().map(|x| x.floor() as u64).collect();
+    let whole: u64 = counts.iter().sum();
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x005e_ed0f;
-    let mut order: Vec<(u64, usize)> = (0..pages).map(|p| (splitmix(&mut rng), p)).collect();
-    order.sort_unstable();
-    let mut counts = vec![base; pages];
-    for &(_, p) in order.iter().take(extra) {
-        counts[p] += 1;
+    // Key ln(u)/w orders pages as u^{1/w} does; a page with nothing left over never draws.
+    let mut keys: Vec<(f64, usize)> = due
+        .iter()
+        .enumerate()
+        .map(|(p, x)| {
+            let u = unit(&mut rng).max(f64::MIN_POSITIVE);
+            let w = x - x.floor();
+            (
+                if w > 0.0 {
+                    u.ln() / w
+                } else {
+                    f64::NEG_INFINITY
+                },
+                p,
+            )
+        })
+        .collect();
+    keys.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let extra = (due.iter().sum::<f64>().round() as u64).saturating_sub(whole);
+    for &(key, p) in keys.iter().take(extra as usize) {
+        if key > f64::NEG_INFINITY {
+            counts[p] += 1;
+        }
     }
     counts
         .into_iter()
-        .map(|k| {
-            let phase = (splitmix(&mut rng) >> 11) as f64 / (1u64 << 53) as f64;
-            uniform_syncs(k, phase, from, to)
-        })
+        .map(|k| uniform_syncs(k, unit(&mut rng), from, to))
         .collect()
+}
+
+/// A uniform draw in [0, 1).
+fn unit(state: &mut u64) -> f64 {
+    (splitmix(state) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -291,6 +329,12 @@ mod tests {
         assert!((m - expected).abs() < 0.004, "{m} vs {expected}");
     }
 
+    /// The uniform schedule as [`plan_syncs`] gets it: `requests` over `pages` equal rates.
+    fn uniform_plan(requests: u64, pages: usize, from: i64, to: i64, seed: u64) -> Vec<Vec<i64>> {
+        let rate = requests as f64 / pages as f64 / ((to - from) as f64 / MS_PER_DAY);
+        plan_syncs(&vec![rate; pages], from, to, seed)
+    }
+
     #[test]
     fn uniform_plan_spreads_requests_evenly() {
         let plan = uniform_plan(10, 4, 0, 12 * DAY, 1);
@@ -302,6 +346,45 @@ mod tests {
         assert!(three[0] >= 0 && three[0] < 4 * DAY);
         assert_eq!(plan, uniform_plan(10, 4, 0, 12 * DAY, 1));
         assert_ne!(plan, uniform_plan(10, 4, 0, 12 * DAY, 2));
+        // Any even split, whatever the rounding of rate × days.
+        for (requests, pages) in [(7, 7), (1000, 3), (999, 37), (0, 5)] {
+            let plan = uniform_plan(requests, pages, 0, 3 * DAY + 7, 9);
+            let counts: Vec<u64> = plan.iter().map(|s| s.len() as u64).collect();
+            assert_eq!(
+                counts.iter().sum::<u64>(),
+                requests,
+                "{requests} over {pages}"
+            );
+            let low = requests / pages as u64;
+            assert!(
+                counts.iter().all(|&c| c == low || c == low + 1),
+                "{counts:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn planned_syncs_follow_each_page_rate() {
+        // 10 days: rates 2.55, 0.25, 0 and a broken one are due 25.5, 2.5, 0 and 0 syncs.
+        let rates = [2.55, 0.25, 0.0, f64::NAN];
+        let mut fractional = 0;
+        for seed in 0..200 {
+            let plan = plan_syncs(&rates, 0, 10 * DAY, seed);
+            let counts: Vec<usize> = plan.iter().map(Vec::len).collect();
+            assert_eq!(counts[0] + counts[1], 28, "{counts:?}");
+            assert_eq!(&counts[2..], &[0, 0]);
+            assert!(counts[1] == 2 || counts[1] == 3, "{counts:?}");
+            assert!(
+                plan[0]
+                    .windows(2)
+                    .all(|w| (w[1] - w[0] - 10 * DAY / counts[0] as i64).abs() <= 1)
+            );
+            assert!(plan.iter().flatten().all(|&t| (0..10 * DAY).contains(&t)));
+            fractional += usize::from(counts[0] == 26);
+        }
+        // Both fractions are a half: the one leftover request is a fair draw between them.
+        assert!((60..140).contains(&fractional), "{fractional} of 200");
+        assert_eq!(plan_syncs(&rates, 5, 5, 1), vec![Vec::<i64>::new(); 4]);
     }
 
     #[test]
