@@ -18,6 +18,11 @@
 //! demo's oracle the age-optimal plan on the true rates.
 //!
 //! **Rates**: the ratio learned / true per page, its median, and Spearman's rank correlation.
+//!
+//! **Staleness under an uncertain rate**: freshet holds a Gamma(a, b) posterior on each page's
+//! rate λ (shape a, rate b in days). A copy checked t days ago is current when no change
+//! happened since, with probability E[e^{-λt}] = (b / (b + t))^a (the Gamma's Laplace transform:
+//! the posterior predictive), so P(stale) = 1 - (1 + t/b)^{-a} ([`p_stale_gamma`]).
 
 use crate::clock::MS_PER_DAY;
 
@@ -93,6 +98,23 @@ pub fn expected_mean_age_days(rate_per_day: f64, syncs: &[i64], from: i64, to: i
         start = end;
     }
     total_day2 / ((to - from) as f64 / MS_PER_DAY)
+}
+
+/// The probability that a copy checked `since_days` ago is stale, for a page whose rate is
+/// λ ~ Gamma(`shape` a, `rate` b per day): 1 - (b / (b + t))^a. It is 0 at t = 0 and tends to 1
+/// as t grows; as a and b grow with a/b = λ fixed (a certain rate) it tends to the Poisson
+/// 1 - e^{-λt} ([`crate::plan::p_stale`]), and for a finite a it is below that (Jensen: an
+/// uncertain rate leaves more room for a quiet page). t ≤ 0 or a ≤ 0 gives 0, b = 0 (no
+/// exposure yet) gives 1; NaN stays NaN.
+pub fn p_stale_gamma(shape: f64, rate: f64, since_days: f64) -> f64 {
+    if since_days <= 0.0 || shape <= 0.0 {
+        return 0.0;
+    }
+    if rate <= 0.0 {
+        return 1.0;
+    }
+    // 1 - exp(-a ln(1 + t/b)), without cancellation for small t/b.
+    -(-shape * (since_days / rate).ln_1p()).exp_m1()
 }
 
 /// `requests` syncs evenly spaced over [from, to] with phase `phase` ∈ [0, 1) of an interval.
@@ -385,6 +407,35 @@ mod tests {
         // Both fractions are a half: the one leftover request is a fair draw between them.
         assert!((60..140).contains(&fractional), "{fractional} of 200");
         assert_eq!(plan_syncs(&rates, 5, 5, 1), vec![Vec::<i64>::new(); 4]);
+    }
+
+    #[test]
+    fn p_stale_under_a_gamma_posterior() {
+        // a = 1, b = 1 (an exponential prior), one day: 1 - 1/2.
+        assert!((p_stale_gamma(1.0, 1.0, 1.0) - 0.5).abs() < 1e-15);
+        // a = 2, b = 4, two days: 1 - (4/6)² = 5/9.
+        assert!((p_stale_gamma(2.0, 4.0, 2.0) - 5.0 / 9.0).abs() < 1e-15);
+        assert_eq!(p_stale_gamma(2.0, 4.0, 0.0), 0.0);
+        assert_eq!(p_stale_gamma(0.0, 4.0, 2.0), 0.0);
+        assert_eq!(p_stale_gamma(2.0, 0.0, 2.0), 1.0);
+        assert!(p_stale_gamma(f64::NAN, 1.0, 1.0).is_nan());
+        assert!(p_stale_gamma(2.0, 4.0, 1e9) > 1.0 - 1e-12);
+        // Tiny t: about a t / b, not lost to cancellation.
+        let small = p_stale_gamma(3.0, 2.0, 1e-12);
+        assert!((small - 1.5e-12).abs() < 1e-20, "{small}");
+        // A sure rate (a, b large, a/b = λ) is the Poisson 1 - e^{-λt}; an unsure one is below.
+        let (lambda, t) = (0.7, 1.3);
+        let sure = p_stale_gamma(lambda * 1e8, 1e8, t);
+        assert!(
+            (sure - crate::plan::p_stale(lambda, t)).abs() < 1e-7,
+            "{sure}"
+        );
+        assert!(p_stale_gamma(lambda * 2.0, 2.0, t) < crate::plan::p_stale(lambda, t));
+        // Monotone in t.
+        let ps: Vec<f64> = (0..50)
+            .map(|k| p_stale_gamma(1.5, 2.0, k as f64 * 0.3))
+            .collect();
+        assert!(ps.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
