@@ -18,6 +18,7 @@
 
 use std::fmt::Write as _;
 
+use super::calibration::{self, Calibration, UrlBelief};
 use super::server::RequestRecord;
 use super::truth::{self, RateComparison};
 use super::world::{Host, World};
@@ -99,6 +100,8 @@ pub struct DemoOutcome {
     pub sites: Vec<SiteOutcome>,
     /// Learned against true rates, when learned rates were supplied.
     pub rates: Option<RateComparison>,
+    /// freshet's beliefs about its copies at the end against the truth, when supplied.
+    pub calibration: Option<Calibration>,
     /// Politeness as the server saw it.
     pub politeness: Politeness,
 }
@@ -145,8 +148,7 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         {
             disallowed += 1;
         }
-        let synced = record.method == "GET" && matches!(record.status, 200 | 304);
-        if let (true, Some(page)) = (synced, host.page_at(&record.path)) {
+        if let Some(page) = synced_page(host, record) {
             syncs[page].push(record.at_ms);
             site_syncs[site] += 1;
         }
@@ -225,6 +227,7 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         },
         sites,
         rates: None,
+        calibration: None,
         politeness: Politeness {
             disallowed_requests: disallowed,
             hosts,
@@ -232,11 +235,18 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
     }
 }
 
+/// The page whose copy `record` (a request to `host`) synchronised: a GET answered 200 or 304 on
+/// a path serving a page.
+pub fn synced_page(host: &Host, record: &RequestRecord) -> Option<usize> {
+    let synced = record.method == "GET" && matches!(record.status, 200 | 304);
+    synced.then(|| host.page_at(&record.path)).flatten()
+}
+
 /// The age-optimal plan on the world's true rates: visits per day per page, spending `requests`
 /// over `days` (every page weighs the same), each host held to one request per
 /// [`required_gap_ms`].
 fn oracle_rates(world: &World, requests: u64, days: f64, judge: &Judge) -> Vec<f64> {
-    if requests == 0 || !(days > 0.0) {
+    if requests == 0 || days <= 0.0 {
         return vec![0.0; world.pages.len()];
     }
     let pages: Vec<PlanPage> = world
@@ -295,6 +305,12 @@ impl DemoOutcome {
             })
             .collect();
         self.rates = truth::compare_rates(&pairs);
+    }
+
+    /// Judges freshet's beliefs about its copies (page URLs in the order they should count, see
+    /// [`calibration`]) at the end of the window, against the world and the server's `log`.
+    pub fn calibrate(&mut self, world: &World, log: &[RequestRecord], beliefs: &[UrlBelief]) {
+        self.calibration = calibration::calibrate(world, log, self.to_ms, beliefs);
     }
 
     /// The report as a table for people.
@@ -361,6 +377,20 @@ impl DemoOutcome {
                 );
             }
             None => out.push_str("  learned rates: not available\n"),
+        }
+        match &self.calibration {
+            Some(c) => {
+                let _ = writeln!(
+                    out,
+                    "  calibration over {} checked pages: {:.0}% stale at the end, freshet's mean \
+                     P(stale) {:.0}%, {:.0}% of true rates inside its 90% intervals",
+                    c.pages,
+                    c.true_stale_share * 100.0,
+                    c.mean_p_stale * 100.0,
+                    c.interval_coverage_90 * 100.0
+                );
+            }
+            None => out.push_str("  calibration: not available\n"),
         }
         let violations: u64 = self.politeness.hosts.iter().map(|h| h.violations).sum();
         let _ = writeln!(
