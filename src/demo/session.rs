@@ -16,7 +16,7 @@ use anyhow::Context;
 
 use super::outcome::{self, DemoOutcome, Judge};
 use super::schedule::{ScheduleConfig, requests_per_day, write_schedule};
-use super::server::RequestLog;
+use super::server::{RequestLog, RequestRecord};
 use super::world::{World, WorldConfig};
 use crate::clock::{MS_PER_DAY, SharedClock, VirtualClock};
 use crate::refresher::{PolicyChoice, RunOptions, RunSummary};
@@ -69,6 +69,8 @@ pub struct SessionResult {
     pub summary: RunSummary,
     /// The world that was served.
     pub world: Arc<World>,
+    /// Every request the server saw, in arrival order.
+    pub log: Vec<RequestRecord>,
     /// The database file the refresher used.
     pub db_path: PathBuf,
     /// The schedule file it was given.
@@ -179,6 +181,7 @@ where
         outcome,
         summary,
         world,
+        log,
         db_path,
         schedule_path,
     })
