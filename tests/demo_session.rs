@@ -8,6 +8,7 @@ use std::io::Read;
 use std::time::Duration;
 
 use freshet::clock;
+use freshet::demo::calibration::UrlBelief;
 use freshet::demo::session::{SessionOptions, Shutdown, run_session};
 use freshet::refresher::{RunOptions, RunSummary};
 
@@ -129,6 +130,52 @@ async fn a_session_serves_judges_and_stops() {
     assert!(outcome.freshet.true_mean_age_days > 0.0);
     assert_eq!(outcome.politeness.disallowed_requests, 0);
     assert!(outcome.politeness.hosts.iter().all(|h| h.violations == 0));
+
+    // The report as `demo --json` prints it: the schedule's budget and the oracle always; the
+    // calibration once freshet's beliefs are given (the stand-in keeps no database: made up
+    // here, one per page URL it fetched, as of its last fetch).
+    let json = serde_json::to_value(outcome).unwrap();
+    let finite = |v: &serde_json::Value| v.as_f64().is_some_and(f64::is_finite);
+    assert!(
+        finite(&json["budget_requests"]),
+        "{}",
+        json["budget_requests"]
+    );
+    assert!(
+        finite(&json["oracle"]["true_mean_age_days"]),
+        "{}",
+        json["oracle"]
+    );
+    assert!(json["oracle"]["requests"].as_u64().is_some());
+    assert!(json["calibration"].is_null());
+    let mut last_fetch = std::collections::BTreeMap::new();
+    for r in result.log.iter().filter(|r| r.method == "GET") {
+        last_fetch.insert(format!("http://{}:80{}", r.host, r.path), r.at_ms);
+    }
+    let beliefs: Vec<UrlBelief> = last_fetch
+        .into_iter()
+        .map(|(url, at)| UrlBelief {
+            url,
+            last_checked_ms: at,
+            known_change_ms: None,
+            rate_low: 0.1,
+            rate_high: 3.0,
+            rate_shape: 1.0,
+            rate_scale: 1.0,
+        })
+        .collect();
+    let mut outcome = outcome.clone();
+    outcome.calibrate(&result.world, &result.log, &beliefs);
+    let json = serde_json::to_value(&outcome).unwrap();
+    let calibration = &json["calibration"];
+    assert!(
+        calibration["pages"].as_u64().is_some_and(|n| n > 0),
+        "{calibration}"
+    );
+    for key in ["true_stale_share", "mean_p_stale", "interval_coverage_90"] {
+        let share = calibration[key].as_f64().unwrap_or(f64::NAN);
+        assert!((0.0..=1.0).contains(&share), "{key}: {calibration}");
+    }
 }
 
 #[tokio::test]

@@ -338,6 +338,7 @@ async fn the_log_sees_every_request_and_judges_fetches() {
         from_ms: origin,
         to_ms: origin + 2 * day,
         seed: 3,
+        budget_per_day: 50.0,
         host_interval_ms: 1000,
         gap_tolerance_ms: 0,
     };

@@ -1,6 +1,7 @@
 //! `freshet demo`: a living synthetic web on loopback, refreshed by the real refresher on a
 //! virtual clock, then judged against the truth: the true mean age of freshet's copies next to
-//! what a uniform schedule with the same requests would have had in the same world.
+//! what a uniform schedule with the same requests would have had in the same world, what the
+//! age-optimal plan on the true rates would have had, and how well freshet knew its copies.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -8,6 +9,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
+use crate::demo::calibration::UrlBelief;
 use crate::demo::session::{SessionOptions, run_session};
 use crate::demo::truth::expected_mean_age_days;
 use crate::demo::world::World;
@@ -72,32 +74,26 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     }
     let result = run_session(&options, crate::refresher::run).await?;
     let mut outcome = result.outcome;
-    let (estimated, learned) = freshet_view(
+    let view = freshet_view(
         &result.world,
         &result.db_path,
         outcome.from_ms,
         outcome.to_ms,
     )
     .await?;
-    outcome.freshet.estimated_mean_age_days = estimated;
-    outcome.compare_learned(&result.world, &learned);
+    outcome.freshet.estimated_mean_age_days = view.estimated_mean_age_days;
+    outcome.compare_learned(&result.world, &view.learned);
+    outcome.calibrate(&result.world, &result.log, &view.beliefs);
     if args.json {
-        let report = serde_json::json!({
-            "freshet": outcome.freshet,
-            "uniform": outcome.uniform,
-            "days": outcome.days,
-            "sites": outcome.sites,
-            "rates": outcome.rates,
-            "politeness": outcome.politeness,
-            "run": {
-                "requests": result.summary.requests,
-                "checks": result.summary.checks,
-                "changes": result.summary.changes,
-                "errors": result.summary.errors,
-            },
-            "db": result.db_path,
-            "schedule": result.schedule_path,
+        let mut report = serde_json::to_value(&outcome)?;
+        report["run"] = serde_json::json!({
+            "requests": result.summary.requests,
+            "checks": result.summary.checks,
+            "changes": result.summary.changes,
+            "errors": result.summary.errors,
         });
+        report["db"] = serde_json::json!(result.db_path);
+        report["schedule"] = serde_json::json!(result.schedule_path);
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", outcome.to_table());
@@ -134,18 +130,28 @@ async fn clear_demo_database(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// freshet's own view of the run, from its database: the mean age it expects its copies had
-/// (its estimated rates applied to its actual fetch times, over the judged window), and its
-/// learned rate per URL.
+/// freshet's own view of the run, from its database.
+struct FreshetView {
+    /// The mean age it expects its copies had: its estimated rates applied to its actual fetch
+    /// times, over the judged window.
+    estimated_mean_age_days: Option<f64>,
+    /// Its learned rate per page URL.
+    learned: Vec<(String, f64)>,
+    /// What it believes about each page URL it checked and holds a posterior for, by URL.
+    beliefs: Vec<UrlBelief>,
+}
+
+/// Reads [`FreshetView`] from the database at `db`.
 async fn freshet_view(
     world: &World,
     db: &Path,
     from_ms: i64,
     to_ms: i64,
-) -> anyhow::Result<(Option<f64>, Vec<(String, f64)>)> {
+) -> anyhow::Result<FreshetView> {
     let store = Store::open_existing(db).await?;
     let rows = store.url_status(None).await?;
     let syncs = store.page_syncs().await?;
+    let belief_rows = store.page_beliefs().await?;
     store.close().await;
     let mut rate_of_page: HashMap<usize, f64> = HashMap::new();
     let mut learned = Vec::new();
@@ -169,5 +175,23 @@ async fn freshet_view(
         })
         .collect();
     let estimated = (!ages.is_empty()).then(|| ages.iter().sum::<f64>() / ages.len() as f64);
-    Ok((estimated, learned))
+    let beliefs = belief_rows
+        .into_iter()
+        .filter_map(|row| {
+            Some(UrlBelief {
+                last_checked_ms: row.last_checked_ms?,
+                known_change_ms: row.known_change_ms,
+                rate_low: row.rate_low?,
+                rate_high: row.rate_high?,
+                rate_shape: row.rate_shape?,
+                rate_scale: row.rate_scale?,
+                url: row.url,
+            })
+        })
+        .collect();
+    Ok(FreshetView {
+        estimated_mean_age_days: estimated,
+        learned,
+        beliefs,
+    })
 }

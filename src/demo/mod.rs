@@ -9,12 +9,14 @@
 //! - [`truth`]: true time-averaged age of a copy, the uniform baseline, rate comparison (pure).
 //! - [`schedule`]: the schedule file (TOML) that points the refresher at the world.
 //! - [`outcome`]: the demo's report from the world and the server's request log.
+//! - [`calibration`]: freshet's beliefs about its copies at the end against the truth (pure).
 //! - [`session`]: one run: world, server, schedule, a refresher for a while, the judgement.
 //!
 //! The world is usable without the refresher: start [`server::start`] on a
 //! [`crate::clock::VirtualClock`], fetch with any client that resolves [`server::DemoServer::resolve`],
 //! and judge the fetches with [`outcome::evaluate`].
 
+pub mod calibration;
 pub mod outcome;
 pub mod render;
 pub mod schedule;

@@ -9,13 +9,21 @@
 //! owning the host (a mirror counts for the site it mirrors), and every request counts (robots.txt,
 //! sitemaps, feeds, redirects): the uniform schedule gets the same total, spread evenly over every
 //! page of the world (the textbook uniform policy), all spent on pages.
+//!
+//! The **oracle** is the best a scheduler could have done with the same requests: the
+//! age-optimal plan ([`crate::plan::solve`]) on the world's *true* rates, under the schedule's
+//! per-host limits (its interval, or a longer Crawl-delay), turned into syncs the way the uniform
+//! plan is ([`truth::plan_syncs`]) and measured the same way. Like the uniform schedule it plans
+//! every distinct page once, on its own host (a mirror adds no pages).
 
 use std::fmt::Write as _;
 
+use super::calibration::{self, Calibration, UrlBelief};
 use super::server::RequestRecord;
 use super::truth::{self, RateComparison};
-use super::world::World;
+use super::world::{Host, World};
 use crate::clock::MS_PER_DAY;
+use crate::plan::{self, Limits, Objective, PlanPage, Policy};
 
 /// One policy's figures over the whole world.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -79,14 +87,21 @@ pub struct DemoOutcome {
     pub to_ms: i64,
     /// Length of the window, days.
     pub days: f64,
+    /// The schedule's budget over the window: its `requests_per_day` times `days` (what freshet
+    /// was allowed to spend, next to `freshet.requests`, what it spent).
+    pub budget_requests: f64,
     /// freshet's figures.
     pub freshet: PolicyFigures,
     /// The uniform schedule's figures in the same world.
     pub uniform: PolicyFigures,
+    /// The oracle's figures: the age-optimal plan on the true rates with the same requests.
+    pub oracle: PolicyFigures,
     /// Per site.
     pub sites: Vec<SiteOutcome>,
     /// Learned against true rates, when learned rates were supplied.
     pub rates: Option<RateComparison>,
+    /// freshet's beliefs about its copies at the end against the truth, when supplied.
+    pub calibration: Option<Calibration>,
     /// Politeness as the server saw it.
     pub politeness: Politeness,
 }
@@ -100,6 +115,8 @@ pub struct Judge {
     pub to_ms: i64,
     /// Seed of the uniform schedule's phases.
     pub seed: u64,
+    /// The schedule's budget, requests per day ([`super::schedule::requests_per_day`]).
+    pub budget_per_day: f64,
     /// The schedule's per-host minimum interval, clock ms (Crawl-delay may ask for more).
     pub host_interval_ms: i64,
     /// Slack on measured gaps: the server stamps arrival in clock time, and at speed 3600 a
@@ -131,8 +148,7 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         {
             disallowed += 1;
         }
-        let synced = record.method == "GET" && matches!(record.status, 200 | 304);
-        if let (true, Some(page)) = (synced, host.page_at(&record.path)) {
+        if let Some(page) = synced_page(host, record) {
             syncs[page].push(record.at_ms);
             site_syncs[site] += 1;
         }
@@ -141,9 +157,22 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
     // The uniform schedule spreads every request freshet made in the window evenly over every
     // page.
     let requests: u64 = site_requests.iter().sum();
-    let uniform_plan = truth::uniform_plan(requests, world.pages.len(), from, to, judge.seed);
+    let days = (to - from) as f64 / MS_PER_DAY;
+    let pages = world.pages.len();
+    let even = if pages > 0 && days > 0.0 {
+        requests as f64 / pages as f64 / days
+    } else {
+        0.0
+    };
+    let uniform_plan = truth::plan_syncs(&vec![even; pages], from, to, judge.seed);
+    let oracle_plan = truth::plan_syncs(
+        &oracle_rates(world, requests, days, judge),
+        from,
+        to,
+        judge.seed,
+    );
     let mut sites = Vec::new();
-    let (mut freshet_sum, mut uniform_sum) = (0.0, 0.0);
+    let (mut freshet_sum, mut uniform_sum, mut oracle_sum) = (0.0, 0.0, 0.0);
     for (h, host) in world.hosts.iter().enumerate() {
         if host.mirror_of.is_some() {
             continue;
@@ -153,6 +182,7 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
             let changes = &world.pages[id].changes;
             mine += truth::mean_age_days(changes, &syncs[id], from, to);
             uniform += truth::mean_age_days(changes, &uniform_plan[id], from, to);
+            oracle_sum += truth::mean_age_days(changes, &oracle_plan[id], from, to);
         }
         let n = host.pages.len().max(1) as f64;
         sites.push(SiteOutcome {
@@ -178,7 +208,8 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
     DemoOutcome {
         from_ms: from,
         to_ms: to,
-        days: (to - from) as f64 / MS_PER_DAY,
+        days,
+        budget_requests: judge.budget_per_day * days,
         freshet: PolicyFigures {
             true_mean_age_days: freshet_sum / n,
             estimated_mean_age_days: None,
@@ -189,8 +220,14 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
             estimated_mean_age_days: None,
             requests,
         },
+        oracle: PolicyFigures {
+            true_mean_age_days: oracle_sum / n,
+            estimated_mean_age_days: None,
+            requests: oracle_plan.iter().map(|s| s.len() as u64).sum(),
+        },
         sites,
         rates: None,
+        calibration: None,
         politeness: Politeness {
             disallowed_requests: disallowed,
             hosts,
@@ -198,11 +235,51 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
     }
 }
 
-fn spacing(host: &super::world::Host, mut times: Vec<i64>, judge: &Judge) -> HostSpacing {
-    times.sort_unstable();
-    let required = judge
+/// The page whose copy `record` (a request to `host`) synchronised: a GET answered 200 or 304 on
+/// a path serving a page.
+pub fn synced_page(host: &Host, record: &RequestRecord) -> Option<usize> {
+    let synced = record.method == "GET" && matches!(record.status, 200 | 304);
+    synced.then(|| host.page_at(&record.path)).flatten()
+}
+
+/// The age-optimal plan on the world's true rates: visits per day per page, spending `requests`
+/// over `days` (every page weighs the same), each host held to one request per
+/// [`required_gap_ms`].
+fn oracle_rates(world: &World, requests: u64, days: f64, judge: &Judge) -> Vec<f64> {
+    if requests == 0 || days <= 0.0 {
+        return vec![0.0; world.pages.len()];
+    }
+    let pages: Vec<PlanPage> = world
+        .pages
+        .iter()
+        .map(|p| PlanPage {
+            rate_per_day: p.rate_per_day,
+            weight: 1.0,
+            host: p.home,
+            max_visits_per_day: f64::INFINITY,
+        })
+        .collect();
+    let limits = Limits {
+        budget_per_day: requests as f64 / days,
+        host_limits_per_day: world
+            .hosts
+            .iter()
+            .map(|h| MS_PER_DAY / required_gap_ms(h, judge).max(1) as f64)
+            .collect(),
+    };
+    plan::solve(Policy::AgeOptimal, &pages, &limits, Objective::Age)
+}
+
+/// The least gap a client owes `host`: the schedule's interval, or a longer Crawl-delay.
+fn required_gap_ms(host: &Host, judge: &Judge) -> i64 {
+    judge
         .host_interval_ms
-        .max(host.crawl_delay_s.map_or(0, |s| i64::from(s) * 1000));
+        .max(host.crawl_delay_s.map_or(0, |s| i64::from(s) * 1000))
+}
+
+fn spacing(host: &Host, mut times: Vec<i64>, judge: &Judge) -> HostSpacing {
+    times.sort_unstable();
+    let required = required_gap_ms(host, judge);
     let gaps = times.windows(2).map(|w| w[1] - w[0]);
     HostSpacing {
         host: host.name.clone(),
@@ -228,6 +305,12 @@ impl DemoOutcome {
             })
             .collect();
         self.rates = truth::compare_rates(&pairs);
+    }
+
+    /// Judges freshet's beliefs about its copies (page URLs in the order they should count, see
+    /// [`calibration`]) at the end of the window, against the world and the server's `log`.
+    pub fn calibrate(&mut self, world: &World, log: &[RequestRecord], beliefs: &[UrlBelief]) {
+        self.calibration = calibration::calibrate(world, log, self.to_ms, beliefs);
     }
 
     /// The report as a table for people.
@@ -267,8 +350,19 @@ impl DemoOutcome {
         );
         let _ = writeln!(
             out,
+            "  budget: {:.0} requests by the schedule over the window, freshet made {}",
+            self.budget_requests, self.freshet.requests
+        );
+        let _ = writeln!(
+            out,
             "  uniform: true mean age {:.4} days with the same {} requests",
             self.uniform.true_mean_age_days, self.uniform.requests
+        );
+        let _ = writeln!(
+            out,
+            "  oracle:  true mean age {:.4} days, the age-optimal plan on the true rates with {} \
+             requests",
+            self.oracle.true_mean_age_days, self.oracle.requests
         );
         match &self.rates {
             Some(r) => {
@@ -283,6 +377,20 @@ impl DemoOutcome {
                 );
             }
             None => out.push_str("  learned rates: not available\n"),
+        }
+        match &self.calibration {
+            Some(c) => {
+                let _ = writeln!(
+                    out,
+                    "  calibration over {} checked pages: {:.0}% stale at the end, freshet's mean \
+                     P(stale) {:.0}%, {:.0}% of true rates inside its 90% intervals",
+                    c.pages,
+                    c.true_stale_share * 100.0,
+                    c.mean_p_stale * 100.0,
+                    c.interval_coverage_90 * 100.0
+                );
+            }
+            None => out.push_str("  calibration: not available\n"),
         }
         let violations: u64 = self.politeness.hosts.iter().map(|h| h.violations).sum();
         let _ = writeln!(
@@ -320,6 +428,7 @@ mod tests {
             from_ms: from,
             to_ms: to,
             seed: 1,
+            budget_per_day: 100.0,
             host_interval_ms: 1000,
             gap_tolerance_ms: 0,
         };
@@ -338,12 +447,77 @@ mod tests {
         assert_eq!(docs_row.page_syncs, 1);
         assert_eq!(outcome.freshet.requests, 3);
         assert_eq!(outcome.uniform.requests, 3);
+        assert!((outcome.budget_requests - 200.0).abs() < 1e-9);
         assert_eq!(outcome.politeness.disallowed_requests, 1);
         let news = &outcome.politeness.hosts[0];
         assert_eq!(news.min_gap_ms, Some(10));
         assert_eq!(news.required_gap_ms, 120_000);
         assert_eq!(news.violations, 1);
-        assert!(outcome.to_table().contains("docs.freshet.test"));
+        let table = outcome.to_table();
+        assert!(table.contains("docs.freshet.test"));
+        assert!(table.contains("budget: 200 requests"), "{table}");
+    }
+
+    /// A small world judged over `days` after `requests` robots.txt fetches in the window.
+    fn judged(seed: u64, days: i64, requests: i64, host_interval_ms: i64) -> DemoOutcome {
+        let world = World::generate(&WorldConfig {
+            seed,
+            scale: 0.1,
+            horizon_days: days as f64 + 1.0,
+            ..WorldConfig::default()
+        });
+        let from = world.config.origin_ms;
+        let to = from + days * MS_PER_DAY as i64;
+        let log: Vec<RequestRecord> = (0..requests)
+            .map(|k| {
+                record(
+                    from + k * (to - from) / requests,
+                    "blog.freshet.test",
+                    "/robots.txt",
+                    200,
+                )
+            })
+            .collect();
+        let judge = Judge {
+            from_ms: from,
+            to_ms: to,
+            seed,
+            budget_per_day: 0.0,
+            host_interval_ms,
+            gap_tolerance_ms: 0,
+        };
+        evaluate(&world, &log, &judge)
+    }
+
+    #[test]
+    fn the_oracle_spends_the_same_requests_and_beats_uniform() {
+        for seed in 1..=6 {
+            // 12 pages, two visits a page a day for 20 days.
+            let outcome = judged(seed, 20, 480, 1000);
+            assert_eq!(outcome.oracle.requests, 480);
+            assert!(
+                outcome.oracle.true_mean_age_days <= outcome.uniform.true_mean_age_days,
+                "seed {seed}: oracle {:?} uniform {:?}",
+                outcome.oracle,
+                outcome.uniform
+            );
+        }
+    }
+
+    #[test]
+    fn the_oracle_keeps_to_the_host_limits() {
+        // One request a host a day: 4 hosts with pages, 20 days, whatever the budget.
+        let outcome = judged(1, 20, 480, MS_PER_DAY as i64);
+        assert!(
+            (78..=82).contains(&outcome.oracle.requests),
+            "{:?}",
+            outcome.oracle
+        );
+        assert!(outcome.oracle.true_mean_age_days > outcome.uniform.true_mean_age_days);
+        let none = judged(1, 20, 0, 1000);
+        assert_eq!(none.oracle.requests, 0);
+        // No requests: both leave every copy as the window found it.
+        assert!((none.oracle.true_mean_age_days - none.uniform.true_mean_age_days).abs() < 1e-9);
     }
 
     #[test]
@@ -353,6 +527,7 @@ mod tests {
             from_ms: world.config.origin_ms,
             to_ms: world.config.origin_ms + 1000,
             seed: 1,
+            budget_per_day: 100.0,
             host_interval_ms: 0,
             gap_tolerance_ms: 0,
         };

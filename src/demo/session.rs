@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 
 use super::outcome::{self, DemoOutcome, Judge};
-use super::schedule::{ScheduleConfig, write_schedule};
-use super::server::RequestLog;
+use super::schedule::{ScheduleConfig, requests_per_day, write_schedule};
+use super::server::{RequestLog, RequestRecord};
 use super::world::{World, WorldConfig};
 use crate::clock::{MS_PER_DAY, SharedClock, VirtualClock};
 use crate::refresher::{PolicyChoice, RunOptions, RunSummary};
@@ -69,6 +69,8 @@ pub struct SessionResult {
     pub summary: RunSummary,
     /// The world that was served.
     pub world: Arc<World>,
+    /// Every request the server saw, in arrival order.
+    pub log: Vec<RequestRecord>,
     /// The database file the refresher used.
     pub db_path: PathBuf,
     /// The schedule file it was given.
@@ -169,6 +171,7 @@ where
         from_ms: config.origin_ms + warm_up_ms,
         to_ms: end_ms,
         seed: options.seed,
+        budget_per_day: requests_per_day(&world, &schedule_config),
         host_interval_ms: schedule_config.host_min_interval.as_millis() as i64,
         // Ten real milliseconds of arrival jitter, in clock time.
         gap_tolerance_ms: (options.speed * 10.0) as i64,
@@ -178,6 +181,7 @@ where
         outcome,
         summary,
         world,
+        log,
         db_path,
         schedule_path,
     })

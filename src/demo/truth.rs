@@ -13,9 +13,16 @@
 //! **Uniform baseline**: k requests on one page over [from, to] are evenly spaced I = (to - from)/k
 //! apart with a seeded phase φ ∈ [0, I): syncs at from + φ + jI. This is the textbook uniform
 //! policy (Cho & Garcia-Molina 2003), whose expected age for a Poisson page is
-//! Ā(λ, I) = I/2 - 1/λ + (1 - e^{-λI})/(λ²I).
+//! Ā(λ, I) = I/2 - 1/λ + (1 - e^{-λI})/(λ²I). Any plan of visit rates per page becomes sync
+//! times the same way ([`plan_syncs`]): the uniform schedule is the plan with equal rates, the
+//! demo's oracle the age-optimal plan on the true rates.
 //!
 //! **Rates**: the ratio learned / true per page, its median, and Spearman's rank correlation.
+//!
+//! **Staleness under an uncertain rate**: freshet holds a Gamma(a, b) posterior on each page's
+//! rate λ (shape a, rate b in days). A copy checked t days ago is current when no change
+//! happened since, with probability E[e^{-λt}] = (b / (b + t))^a (the Gamma's Laplace transform:
+//! the posterior predictive), so P(stale) = 1 - (1 + t/b)^{-a} ([`p_stale_gamma`]).
 
 use crate::clock::MS_PER_DAY;
 
@@ -93,6 +100,23 @@ pub fn expected_mean_age_days(rate_per_day: f64, syncs: &[i64], from: i64, to: i
     total_day2 / ((to - from) as f64 / MS_PER_DAY)
 }
 
+/// The probability that a copy checked `since_days` ago is stale, for a page whose rate is
+/// λ ~ Gamma(`shape` a, `rate` b per day): 1 - (b / (b + t))^a. It is 0 at t = 0 and tends to 1
+/// as t grows; as a and b grow with a/b = λ fixed (a certain rate) it tends to the Poisson
+/// 1 - e^{-λt} ([`crate::plan::p_stale`]), and for a finite a it is below that (Jensen: an
+/// uncertain rate leaves more room for a quiet page). t ≤ 0 or a ≤ 0 gives 0, b = 0 (no
+/// exposure yet) gives 1; NaN stays NaN.
+pub fn p_stale_gamma(shape: f64, rate: f64, since_days: f64) -> f64 {
+    if since_days <= 0.0 || shape <= 0.0 {
+        return 0.0;
+    }
+    if rate <= 0.0 {
+        return 1.0;
+    }
+    // 1 - exp(-a ln(1 + t/b)), without cancellation for small t/b.
+    -(-shape * (since_days / rate).ln_1p()).exp_m1()
+}
+
 /// `requests` syncs evenly spaced over [from, to] with phase `phase` ∈ [0, 1) of an interval.
 pub fn uniform_syncs(requests: u64, phase: f64, from: i64, to: i64) -> Vec<i64> {
     if requests == 0 || to <= from {
@@ -105,29 +129,65 @@ pub fn uniform_syncs(requests: u64, phase: f64, from: i64, to: i64) -> Vec<i64> 
         .collect()
 }
 
-/// A uniform schedule: `requests` spread as evenly as possible over `pages` pages (the first
-/// `requests % pages` pages, in a seeded order, get one more), each evenly spaced with a seeded
-/// phase. Returns the sync times per page.
-pub fn uniform_plan(requests: u64, pages: usize, from: i64, to: i64, seed: u64) -> Vec<Vec<i64>> {
-    if pages == 0 {
-        return Vec::new();
+/// A plan's sync times per page over [from, to], for `rates_per_day` (visits per day, one per
+/// page; non-finite or negative counts as 0). Page i is due x_i = rate_i × (to - from) in days
+/// syncs; it gets ⌊x_i⌋, and the round(Σ x_i) - Σ ⌊x_i⌋ left over go one each to pages drawn
+/// without replacement, weighted by their fractional parts, in a seeded order (the largest keys
+/// u^{1/w}, Efraimidis & Spirakis 2006), so the plan spends round(Σ x_i) requests in all. A
+/// page's k syncs are evenly spaced (to - from)/k apart with a seeded phase ([`uniform_syncs`]).
+/// With equal rates this is the uniform schedule: every page gets the same count, and the extra
+/// requests go to the first pages of a seeded order.
+pub fn plan_syncs(rates_per_day: &[f64], from: i64, to: i64, seed: u64) -> Vec<Vec<i64>> {
+    if to <= from {
+        return vec![Vec::new(); rates_per_day.len()];
     }
-    let base = requests / pages as u64;
-    let extra = (requests % pages as u64) as usize;
+    let days = (to - from) as f64 / MS_PER_DAY;
+    let due: Vec<f64> = rates_per_day
+        .iter()
+        .map(|&r| {
+            if r.is_finite() && r > 0.0 {
+                r * days
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut counts: Vec<u64> = due.iter().map(|x| x.floor() as u64).collect();
+    let whole: u64 = counts.iter().sum();
     let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x005e_ed0f;
-    let mut order: Vec<(u64, usize)> = (0..pages).map(|p| (splitmix(&mut rng), p)).collect();
-    order.sort_unstable();
-    let mut counts = vec![base; pages];
-    for &(_, p) in order.iter().take(extra) {
-        counts[p] += 1;
+    // Key ln(u)/w orders pages as u^{1/w} does; a page with nothing left over never draws.
+    let mut keys: Vec<(f64, usize)> = due
+        .iter()
+        .enumerate()
+        .map(|(p, x)| {
+            let u = unit(&mut rng).max(f64::MIN_POSITIVE);
+            let w = x - x.floor();
+            (
+                if w > 0.0 {
+                    u.ln() / w
+                } else {
+                    f64::NEG_INFINITY
+                },
+                p,
+            )
+        })
+        .collect();
+    keys.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let extra = (due.iter().sum::<f64>().round() as u64).saturating_sub(whole);
+    for &(key, p) in keys.iter().take(extra as usize) {
+        if key > f64::NEG_INFINITY {
+            counts[p] += 1;
+        }
     }
     counts
         .into_iter()
-        .map(|k| {
-            let phase = (splitmix(&mut rng) >> 11) as f64 / (1u64 << 53) as f64;
-            uniform_syncs(k, phase, from, to)
-        })
+        .map(|k| uniform_syncs(k, unit(&mut rng), from, to))
         .collect()
+}
+
+/// A uniform draw in [0, 1).
+fn unit(state: &mut u64) -> f64 {
+    (splitmix(state) >> 11) as f64 / (1u64 << 53) as f64
 }
 
 fn splitmix(state: &mut u64) -> u64 {
@@ -291,6 +351,12 @@ mod tests {
         assert!((m - expected).abs() < 0.004, "{m} vs {expected}");
     }
 
+    /// The uniform schedule as [`plan_syncs`] gets it: `requests` over `pages` equal rates.
+    fn uniform_plan(requests: u64, pages: usize, from: i64, to: i64, seed: u64) -> Vec<Vec<i64>> {
+        let rate = requests as f64 / pages as f64 / ((to - from) as f64 / MS_PER_DAY);
+        plan_syncs(&vec![rate; pages], from, to, seed)
+    }
+
     #[test]
     fn uniform_plan_spreads_requests_evenly() {
         let plan = uniform_plan(10, 4, 0, 12 * DAY, 1);
@@ -302,6 +368,74 @@ mod tests {
         assert!(three[0] >= 0 && three[0] < 4 * DAY);
         assert_eq!(plan, uniform_plan(10, 4, 0, 12 * DAY, 1));
         assert_ne!(plan, uniform_plan(10, 4, 0, 12 * DAY, 2));
+        // Any even split, whatever the rounding of rate × days.
+        for (requests, pages) in [(7, 7), (1000, 3), (999, 37), (0, 5)] {
+            let plan = uniform_plan(requests, pages, 0, 3 * DAY + 7, 9);
+            let counts: Vec<u64> = plan.iter().map(|s| s.len() as u64).collect();
+            assert_eq!(
+                counts.iter().sum::<u64>(),
+                requests,
+                "{requests} over {pages}"
+            );
+            let low = requests / pages as u64;
+            assert!(
+                counts.iter().all(|&c| c == low || c == low + 1),
+                "{counts:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn planned_syncs_follow_each_page_rate() {
+        // 10 days: rates 2.55, 0.25, 0 and a broken one are due 25.5, 2.5, 0 and 0 syncs.
+        let rates = [2.55, 0.25, 0.0, f64::NAN];
+        let mut fractional = 0;
+        for seed in 0..200 {
+            let plan = plan_syncs(&rates, 0, 10 * DAY, seed);
+            let counts: Vec<usize> = plan.iter().map(Vec::len).collect();
+            assert_eq!(counts[0] + counts[1], 28, "{counts:?}");
+            assert_eq!(&counts[2..], &[0, 0]);
+            assert!(counts[1] == 2 || counts[1] == 3, "{counts:?}");
+            assert!(
+                plan[0]
+                    .windows(2)
+                    .all(|w| (w[1] - w[0] - 10 * DAY / counts[0] as i64).abs() <= 1)
+            );
+            assert!(plan.iter().flatten().all(|&t| (0..10 * DAY).contains(&t)));
+            fractional += usize::from(counts[0] == 26);
+        }
+        // Both fractions are a half: the one leftover request is a fair draw between them.
+        assert!((60..140).contains(&fractional), "{fractional} of 200");
+        assert_eq!(plan_syncs(&rates, 5, 5, 1), vec![Vec::<i64>::new(); 4]);
+    }
+
+    #[test]
+    fn p_stale_under_a_gamma_posterior() {
+        // a = 1, b = 1 (an exponential prior), one day: 1 - 1/2.
+        assert!((p_stale_gamma(1.0, 1.0, 1.0) - 0.5).abs() < 1e-15);
+        // a = 2, b = 4, two days: 1 - (4/6)² = 5/9.
+        assert!((p_stale_gamma(2.0, 4.0, 2.0) - 5.0 / 9.0).abs() < 1e-15);
+        assert_eq!(p_stale_gamma(2.0, 4.0, 0.0), 0.0);
+        assert_eq!(p_stale_gamma(0.0, 4.0, 2.0), 0.0);
+        assert_eq!(p_stale_gamma(2.0, 0.0, 2.0), 1.0);
+        assert!(p_stale_gamma(f64::NAN, 1.0, 1.0).is_nan());
+        assert!(p_stale_gamma(2.0, 4.0, 1e9) > 1.0 - 1e-12);
+        // Tiny t: about a t / b, not lost to cancellation.
+        let small = p_stale_gamma(3.0, 2.0, 1e-12);
+        assert!((small - 1.5e-12).abs() < 1e-20, "{small}");
+        // A sure rate (a, b large, a/b = λ) is the Poisson 1 - e^{-λt}; an unsure one is below.
+        let (lambda, t) = (0.7, 1.3);
+        let sure = p_stale_gamma(lambda * 1e8, 1e8, t);
+        assert!(
+            (sure - crate::plan::p_stale(lambda, t)).abs() < 1e-7,
+            "{sure}"
+        );
+        assert!(p_stale_gamma(lambda * 2.0, 2.0, t) < crate::plan::p_stale(lambda, t));
+        // Monotone in t.
+        let ps: Vec<f64> = (0..50)
+            .map(|k| p_stale_gamma(1.5, 2.0, k as f64 * 0.3))
+            .collect();
+        assert!(ps.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]

@@ -45,6 +45,26 @@ pub struct UrlStatusRow {
     pub disallowed: i64,
 }
 
+/// One page URL's belief about its copy: its last check, an announced change and the posterior
+/// on its rate (from `urls`: `url_status` leaves the posterior's parameters out).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct PageBeliefRow {
+    /// The URL.
+    pub url: String,
+    /// Last check.
+    pub last_checked_ms: Option<i64>,
+    /// A change announced after our copy.
+    pub known_change_ms: Option<i64>,
+    /// Lower end of the rate's 90% credible interval, per day.
+    pub rate_low: Option<f64>,
+    /// Upper end.
+    pub rate_high: Option<f64>,
+    /// Gamma shape of the rate's posterior.
+    pub rate_shape: Option<f64>,
+    /// Gamma rate parameter (days) of the posterior.
+    pub rate_scale: Option<f64>,
+}
+
 /// One host as `freshet report hosts` needs it (from the `host_status` view).
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct HostStatusRow {
@@ -103,6 +123,17 @@ impl Store {
             "SELECT u.url, o.checked_ms FROM observations o JOIN urls u ON u.id = o.url_id
              WHERE u.kind = 'page' AND o.method = 'GET' AND o.status IN (200, 304)
              ORDER BY o.checked_ms",
+        )
+        .fetch_all(self.reader())
+        .await
+    }
+
+    /// Every page URL's belief about its copy, by URL.
+    pub async fn page_beliefs(&self) -> sqlx::Result<Vec<PageBeliefRow>> {
+        sqlx::query_as(
+            "SELECT url, last_checked_ms, known_change_ms, rate_low, rate_high, rate_shape,
+                    rate_scale
+             FROM urls WHERE kind = 'page' ORDER BY url",
         )
         .fetch_all(self.reader())
         .await

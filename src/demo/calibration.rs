@@ -1,0 +1,220 @@
+//! How well freshet knows the state of its copies at the end of a run: what its database
+//! believes about each page URL (its last check, a change it was told of, the Gamma posterior on
+//! the page's rate and that posterior's 90% interval) against the world's truth (pure).
+//!
+//! Over the world's pages freshet checked at least once, a page served under two URLs (a mirror)
+//! counted once, under the first of its URLs given (the CLI gives them in URL order, the order in
+//! which it also picks a page's learned rate):
+//! - `true_stale_share`: the share whose copy is stale at the end, i.e. the page changed after its
+//!   last synchronising fetch (a GET answered 200 or 304 on any URL serving it, as the server
+//!   logged it and [`super::outcome`] counts it). A page never synchronised has no copy: stale.
+//! - `mean_p_stale`: freshet's mean probability of the same event: 1 when it knows of a change
+//!   after its last check (a feed or a sitemap lastmod said so), else the posterior predictive
+//!   1 - (b / (b + t))^a ([`truth::p_stale_gamma`]) with t the days from its last check to the end.
+//! - `interval_coverage_90`: the share whose true rate lies inside freshet's 90% interval.
+//!
+//! A calibrated freshet has `mean_p_stale` near `true_stale_share` (averaged over pages, its
+//! probabilities match the frequency) and a coverage near 0.9.
+
+use super::outcome::synced_page;
+use super::server::RequestRecord;
+use super::truth;
+use super::world::World;
+use crate::clock::MS_PER_DAY;
+
+/// What freshet's database says about one page URL it checked at least once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UrlBelief {
+    /// The URL.
+    pub url: String,
+    /// Its last check, clock ms.
+    pub last_checked_ms: i64,
+    /// When a feed or sitemap said it changed, if that is after our copy, clock ms.
+    pub known_change_ms: Option<i64>,
+    /// Lower end of the rate's 90% credible interval, per day.
+    pub rate_low: f64,
+    /// Upper end of that interval, per day.
+    pub rate_high: f64,
+    /// Shape a of the Gamma posterior on the rate.
+    pub rate_shape: f64,
+    /// Rate b of the Gamma posterior on the rate, in days.
+    pub rate_scale: f64,
+}
+
+impl UrlBelief {
+    /// freshet's probability that its copy is stale at `at_ms`.
+    pub fn p_stale(&self, at_ms: i64) -> f64 {
+        if self
+            .known_change_ms
+            .is_some_and(|known| known > self.last_checked_ms)
+        {
+            return 1.0;
+        }
+        let since_days = (at_ms - self.last_checked_ms).max(0) as f64 / MS_PER_DAY;
+        truth::p_stale_gamma(self.rate_shape, self.rate_scale, since_days)
+    }
+}
+
+/// freshet's beliefs against the truth at the end of the run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Calibration {
+    /// Pages judged: the world's pages freshet checked at least once, each once.
+    pub pages: usize,
+    /// Share of them whose copy was truly stale at the end.
+    pub true_stale_share: f64,
+    /// freshet's mean probability that the copy was stale at the end.
+    pub mean_p_stale: f64,
+    /// Share of them whose true rate lies in freshet's 90% credible interval.
+    pub interval_coverage_90: f64,
+}
+
+/// Judges `beliefs` at `end_ms` against `world` and the server's `log`; URLs that are not pages
+/// of the world are ignored, and a page's later URLs too. None when no page is left.
+pub fn calibrate(
+    world: &World,
+    log: &[RequestRecord],
+    end_ms: i64,
+    beliefs: &[UrlBelief],
+) -> Option<Calibration> {
+    let mut last_sync: Vec<Option<i64>> = vec![None; world.pages.len()];
+    for record in log.iter().filter(|r| r.at_ms <= end_ms) {
+        let page = world
+            .host(&record.host)
+            .and_then(|(_, host)| synced_page(host, record));
+        if let Some(page) = page {
+            last_sync[page] = last_sync[page].max(Some(record.at_ms));
+        }
+    }
+    let mut counted = vec![false; world.pages.len()];
+    let (mut pages, mut stale, mut p_stale, mut covered) = (0usize, 0usize, 0.0, 0usize);
+    for belief in beliefs {
+        let Some(id) = world.page_for_url(&belief.url) else {
+            continue;
+        };
+        if std::mem::replace(&mut counted[id], true) {
+            continue;
+        }
+        let page = &world.pages[id];
+        pages += 1;
+        let changed_since = |synced: i64| page.version_at(end_ms) > page.version_at(synced);
+        stale += usize::from(last_sync[id].is_none_or(changed_since));
+        p_stale += belief.p_stale(end_ms);
+        covered += usize::from((belief.rate_low..=belief.rate_high).contains(&page.rate_per_day));
+    }
+    let n = pages as f64;
+    (pages > 0).then(|| Calibration {
+        pages,
+        true_stale_share: stale as f64 / n,
+        mean_p_stale: p_stale / n,
+        interval_coverage_90: covered as f64 / n,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo::world::{MIRROR_HOST, WorldConfig};
+
+    fn get(at_ms: i64, host: &str, path: &str) -> RequestRecord {
+        RequestRecord {
+            at_ms,
+            host: host.to_string(),
+            path: path.to_string(),
+            method: "GET".to_string(),
+            status: 200,
+        }
+    }
+
+    fn belief(url: String, last_checked_ms: i64, low: f64, high: f64) -> UrlBelief {
+        UrlBelief {
+            url,
+            last_checked_ms,
+            known_change_ms: None,
+            rate_low: low,
+            rate_high: high,
+            rate_shape: 2.0,
+            rate_scale: 4.0,
+        }
+    }
+
+    #[test]
+    fn a_known_change_is_certain_and_otherwise_the_posterior_speaks() {
+        let day = MS_PER_DAY as i64;
+        let mut b = belief("http://a.test/x".into(), 10 * day, 0.1, 1.0);
+        assert_eq!(b.p_stale(10 * day), 0.0);
+        // Two days on with a = 2, b = 4: 1 - (4/6)².
+        assert!((b.p_stale(12 * day) - 5.0 / 9.0).abs() < 1e-12);
+        b.known_change_ms = Some(10 * day - 1);
+        assert!((b.p_stale(12 * day) - 5.0 / 9.0).abs() < 1e-12);
+        b.known_change_ms = Some(10 * day + 1);
+        assert_eq!(b.p_stale(10 * day + 2), 1.0);
+    }
+
+    #[test]
+    fn stale_share_probability_and_coverage_over_pages_once() {
+        let world = World::generate(&WorldConfig::default());
+        let origin = world.config.origin_ms;
+        let day = MS_PER_DAY as i64;
+        let url = |host: &str, id: usize| format!("http://{host}:80{}", world.pages[id].path);
+        let news = &world.hosts[0];
+        // A news page that changes on day 2 to 5: fetched just before, stale at the end.
+        let (stale_id, change) = news
+            .pages
+            .iter()
+            .find_map(|&id| {
+                let c = world.pages[id]
+                    .changes
+                    .iter()
+                    .find(|&&c| c > origin + 2 * day && c < origin + 5 * day)?;
+                Some((id, *c))
+            })
+            .unwrap();
+        let end = change + day / 10;
+        let fresh_id = news
+            .pages
+            .iter()
+            .copied()
+            .find(|&id| id != stale_id)
+            .unwrap();
+        let (_, docs) = world.host("docs.freshet.test").unwrap();
+        let docs_id = docs.pages[0];
+        let log = vec![
+            get(change - 1000, &news.name, &world.pages[stale_id].path),
+            get(end, &news.name, &world.pages[fresh_id].path),
+            // The docs page is refreshed through its mirror.
+            get(end, MIRROR_HOST, &world.pages[docs_id].path),
+            // After the end: not seen.
+            get(end + 1, &news.name, &world.pages[stale_id].path),
+        ];
+        let rate = |id: usize| world.pages[id].rate_per_day;
+        let mut beliefs = vec![
+            belief(url(&news.name, stale_id), change - 1000, 0.0, f64::INFINITY),
+            belief(
+                url(&news.name, fresh_id),
+                end - day,
+                rate(fresh_id) * 2.0,
+                9.0,
+            ),
+            belief(url(&docs.name, docs_id), end, rate(docs_id), rate(docs_id)),
+            // The same page again under the mirror, and a URL of no page: neither counts.
+            belief(url(MIRROR_HOST, docs_id), end - 9 * day, 0.0, 0.0),
+            belief("http://elsewhere.test/".into(), end - 9 * day, 0.0, 0.0),
+        ];
+        beliefs[0].known_change_ms = Some(change);
+        let c = calibrate(&world, &log, end, &beliefs).unwrap();
+        assert_eq!(c.pages, 3);
+        assert!((c.true_stale_share - 1.0 / 3.0).abs() < 1e-12, "{c:?}");
+        let one_day = p_stale_gamma_2_4(1.0);
+        assert!((c.mean_p_stale - (1.0 + one_day + 0.0) / 3.0).abs() < 1e-12);
+        assert!((c.interval_coverage_90 - 2.0 / 3.0).abs() < 1e-12);
+
+        // A page checked (per the database) but never synchronised has no copy: stale.
+        let c = calibrate(&world, &[], end, &beliefs[1..2]).unwrap();
+        assert_eq!((c.pages, c.true_stale_share), (1, 1.0));
+        assert_eq!(calibrate(&world, &log, end, &beliefs[4..]), None);
+    }
+
+    fn p_stale_gamma_2_4(days: f64) -> f64 {
+        1.0 - (4.0_f64 / (4.0 + days)).powi(2)
+    }
+}
