@@ -10,7 +10,7 @@
 //!   logged it and [`super::outcome`] counts it). A page never synchronised has no copy: stale.
 //! - `mean_p_stale`: freshet's mean probability of the same event: 1 when it knows of a change
 //!   after its last check (a feed or a sitemap lastmod said so), else the posterior predictive
-//!   1 - (b / (b + t))^a ([`truth::p_stale_gamma`]) with t the days from its last check to the end.
+//!   1 - (b / (b + t))^a ([`crate::estimate::Prior::p_stale`]) with t the days from its last check to the end.
 //! - `interval_coverage_90`: the share whose true rate lies inside freshet's 90% interval.
 //!
 //! A calibrated freshet has `mean_p_stale` near `true_stale_share` (averaged over pages, its
@@ -51,7 +51,11 @@ impl UrlBelief {
             return 1.0;
         }
         let since_days = (at_ms - self.last_checked_ms).max(0) as f64 / MS_PER_DAY;
-        truth::p_stale_gamma(self.rate_shape, self.rate_scale, since_days)
+        crate::estimate::Prior {
+            shape: self.rate_shape,
+            rate: self.rate_scale,
+        }
+        .p_stale(since_days)
     }
 }
 

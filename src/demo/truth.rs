@@ -22,7 +22,7 @@
 //! **Staleness under an uncertain rate**: freshet holds a Gamma(a, b) posterior on each page's
 //! rate λ (shape a, rate b in days). A copy checked t days ago is current when no change
 //! happened since, with probability E[e^{-λt}] = (b / (b + t))^a (the Gamma's Laplace transform:
-//! the posterior predictive), so P(stale) = 1 - (1 + t/b)^{-a} ([`p_stale_gamma`]).
+//! the posterior predictive), so P(stale) = 1 - (1 + t/b)^{-a} ([`crate::estimate::Prior::p_stale`]).
 
 use crate::clock::MS_PER_DAY;
 
@@ -98,23 +98,6 @@ pub fn expected_mean_age_days(rate_per_day: f64, syncs: &[i64], from: i64, to: i
         start = end;
     }
     total_day2 / ((to - from) as f64 / MS_PER_DAY)
-}
-
-/// The probability that a copy checked `since_days` ago is stale, for a page whose rate is
-/// λ ~ Gamma(`shape` a, `rate` b per day): 1 - (b / (b + t))^a. It is 0 at t = 0 and tends to 1
-/// as t grows; as a and b grow with a/b = λ fixed (a certain rate) it tends to the Poisson
-/// 1 - e^{-λt} ([`crate::plan::p_stale`]), and for a finite a it is below that (Jensen: an
-/// uncertain rate leaves more room for a quiet page). t ≤ 0 or a ≤ 0 gives 0, b = 0 (no
-/// exposure yet) gives 1; NaN stays NaN.
-pub fn p_stale_gamma(shape: f64, rate: f64, since_days: f64) -> f64 {
-    if since_days <= 0.0 || shape <= 0.0 {
-        return 0.0;
-    }
-    if rate <= 0.0 {
-        return 1.0;
-    }
-    // 1 - exp(-a ln(1 + t/b)), without cancellation for small t/b.
-    -(-shape * (since_days / rate).ln_1p()).exp_m1()
 }
 
 /// `requests` syncs evenly spaced over [from, to] with phase `phase` ∈ [0, 1) of an interval.
@@ -407,6 +390,10 @@ mod tests {
         // Both fractions are a half: the one leftover request is a fair draw between them.
         assert!((60..140).contains(&fractional), "{fractional} of 200");
         assert_eq!(plan_syncs(&rates, 5, 5, 1), vec![Vec::<i64>::new(); 4]);
+    }
+
+    fn p_stale_gamma(shape: f64, rate: f64, since_days: f64) -> f64 {
+        crate::estimate::Prior { shape, rate }.p_stale(since_days)
     }
 
     #[test]
