@@ -18,7 +18,6 @@
 
 use super::outcome::synced_page;
 use super::server::RequestRecord;
-use super::truth;
 use super::world::World;
 use crate::clock::MS_PER_DAY;
 

@@ -38,6 +38,8 @@ use url_state::UrlState;
 
 use frontier::Frontier;
 
+/// Checks that must agree with a feed's announcements before a page waits for them.
+pub const FEED_TRUST_CHECKS: u32 = 2;
 /// A covered page with no announced change is still checked every this many planned intervals.
 pub const AUDIT_INTERVALS: f64 = 8.0;
 /// A prior weighs at most this many of the page's planned intervals of exposure.
@@ -544,6 +546,7 @@ impl Scheduler {
     /// Ends a page's coverage by its feed (the feed missed one of its changes).
     fn uncover(&mut self, page: UrlKey) {
         self.urls[page].unannounced = None;
+        self.urls[page].feed_agreements = 0;
         if let Some(feed) = self.urls[page].covered_by.take() {
             self.urls[feed].feed.covers.retain(|&p| p != page);
         }
@@ -635,9 +638,9 @@ impl Scheduler {
 
     /// The feed whose announcements a page waits for, if it is worth its polls.
     fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
-        self.urls[url]
-            .covered_by
-            .filter(|&feed| self.urls[feed].feed.worth)
+        let u = &self.urls[url];
+        u.covered_by
+            .filter(|&feed| self.urls[feed].feed.worth && u.feed_agreements >= FEED_TRUST_CHECKS)
     }
 
     /// Re-plans one page with its site's last multipliers (O(1)).

@@ -56,6 +56,9 @@ pub struct UrlState {
     /// before, check) in which it happened. The next read of the feed must list it, or the feed
     /// misses this page's changes and no longer covers it.
     pub unannounced: Option<(i64, i64)>,
+    /// Checks since it was covered whose change (or quiet) the feed had announced (or kept
+    /// quiet about): a page waits for its feed only once the feed has proven itself for it.
+    pub feed_agreements: u32,
     /// For a feed: what it covers.
     pub feed: FeedState,
     /// Planned visits per day.
@@ -89,6 +92,7 @@ impl UrlState {
             min_interval_ms: 0,
             covered_by: None,
             unannounced: None,
+            feed_agreements: 0,
             feed: FeedState::default(),
             planned_per_day: budget_share_per_day.max(1e-6),
             nutch_interval_days: start,
@@ -108,13 +112,15 @@ impl UrlState {
             Seen::Unchanged => Some(false),
         };
         self.retry_at_ms = None;
-        if let (Some(_), Some(true), None, Some(last)) = (
-            self.covered_by,
-            changed,
-            self.known_change_ms,
-            self.last_check_ms,
-        ) {
-            self.unannounced = Some((last, at));
+        if let (Some(_), Some(changed)) = (self.covered_by, changed) {
+            match (changed, self.known_change_ms, self.last_check_ms) {
+                (true, None, Some(last)) => {
+                    self.unannounced = Some((last, at));
+                    self.feed_agreements = 0;
+                }
+                (true, Some(_), _) | (false, None, _) => self.feed_agreements += 1,
+                _ => self.feed_agreements = 0,
+            }
         }
         let counts = self.kind == UrlKind::Page && self.covered_by.is_none();
         if let (true, Some(last), Some(_)) = (counts, self.last_check_ms, changed) {
