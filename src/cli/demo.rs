@@ -21,8 +21,10 @@ pub struct Args {
     /// Real seconds to run for.
     #[arg(long, default_value_t = 60.0)]
     pub duration: f64,
-    /// Virtual seconds per real second (3600: one virtual hour per second).
-    #[arg(long, default_value_t = 3600.0)]
+    /// Virtual seconds per real second (14400: four virtual hours per second, so the default
+    /// minute is ten virtual days: the first pass over the web alone takes half a day of the
+    /// budget, and learning needs days of checks after it).
+    #[arg(long, default_value_t = 14400.0)]
     pub speed: f64,
     /// The database file, kept afterwards for `freshet report`, `freshet explain` and
     /// `sqlite3`; an earlier demo database there is replaced. The schedule file is written next
@@ -167,11 +169,23 @@ async fn freshet_view(
             syncs_of_page.entry(page).or_default().push(at);
         }
     }
+    // freshet's posterior on each page's rate (a mirrored page counts once, by its first URL).
+    let mut posterior_of_page: HashMap<usize, crate::estimate::Prior> = HashMap::new();
+    for row in &belief_rows {
+        if let (Some(shape), Some(rate), Some(page)) =
+            (row.rate_shape, row.rate_scale, world.page_for_url(&row.url))
+        {
+            posterior_of_page
+                .entry(page)
+                .or_insert(crate::estimate::Prior { shape, rate });
+        }
+    }
     let ages: Vec<f64> = rate_of_page
-        .iter()
-        .map(|(page, &rate)| {
+        .keys()
+        .filter_map(|page| {
+            let posterior = posterior_of_page.get(page)?;
             let syncs = syncs_of_page.get(page).map_or(&[][..], Vec::as_slice);
-            expected_mean_age_days(rate, syncs, from_ms, to_ms)
+            Some(expected_mean_age_days(posterior, syncs, from_ms, to_ms))
         })
         .collect();
     let estimated = (!ages.is_empty()).then(|| ages.iter().sum::<f64>() / ages.len() as f64);
