@@ -295,15 +295,15 @@ mod tests {
         let syncs: Vec<i64> = (0..=10).map(|k| k * day).collect();
         // A posterior sure of λ = 1.
         let sure = crate::estimate::Prior {
-            shape: 1e8,
-            rate: 1e8,
+            shape: 1e4,
+            rate: 1e4,
         };
         let got = expected_mean_age_days(&sure, &syncs, 0, 10 * day);
         let want = 0.5 - 1.0 + (1.0 - (-1.0f64).exp());
-        assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+        assert!((got - want).abs() < 1e-4, "{got} vs {want}");
         // Never synced in the window: the copy ages from `from` on.
         let none = expected_mean_age_days(&sure, &[], 0, day);
-        assert!((none - crate::plan::time_averaged_age(1.0, 1.0)).abs() < 1e-6);
+        assert!((none - crate::plan::time_averaged_age(1.0, 1.0)).abs() < 1e-4);
         // An unsure posterior with the same mean expects a younger copy (a quiet page is more
         // likely under it): never the age at its mean.
         let unsure = crate::estimate::Prior {

@@ -119,7 +119,7 @@ impl Prior {
         }
         let (a, b, t) = (self.shape, self.rate, since_days);
         let z = t / b;
-        if z < 1e-4 {
+        if (a + 2.0) * z < 1e-4 {
             // t (α z / 2) (1 - (α + 1) z / 3 + (α + 1)(α + 2) z² / 12): the closed form cancels.
             return t * (a * z / 2.0) * (1.0 - (a + 1.0) * z / 3.0 * (1.0 - (a + 2.0) * z / 4.0));
         }
