@@ -216,6 +216,19 @@ impl RateEstimate {
         }
     }
 
+    /// The estimate with its stored Gamma replaced by the one that keeps the posterior's mean and
+    /// its probability of a change within `horizon_days` (the page's revisit interval): what the
+    /// reports ask of the stored Gamma is P(stale) and expected age a fraction of an interval or
+    /// a few intervals after a check, and a heavy-tailed posterior (every check saw a change)
+    /// matched by its variance instead would claim far more staleness than it believes.
+    pub fn matching_staleness(mut self, post: &Posterior, horizon_days: f64) -> Self {
+        if let Some(gamma) = gamma_matching(post.mean(), post.p_stale(horizon_days), horizon_days) {
+            self.shape = gamma.shape;
+            self.rate = gamma.rate;
+        }
+        self
+    }
+
     /// Posterior variance of the rate.
     pub fn variance(&self) -> f64 {
         self.shape / (self.rate * self.rate)
@@ -276,6 +289,43 @@ pub fn estimate(evidence: &Evidence, prior: &Prior) -> RateEstimate {
 /// The posterior from sufficient statistics and an already hinted prior.
 pub fn estimate_stats(stats: &Stats, prior: &Prior) -> RateEstimate {
     RateEstimate::from_posterior(&Posterior::new(stats, prior))
+}
+
+/// The Gamma with mean `mean` whose probability of at least one change in `t` days is `p`:
+/// `1 - (b / (b + t))^{mean b} = p`, increasing in `b` from 0 (b → 0) to the certain rate's
+/// `1 - e^{-mean t}` (b → ∞), so a root exists for every `p` a posterior with that mean can
+/// give (Jensen) and is found by bisection in `ln b`. `None` when the inputs give no root.
+pub fn gamma_matching(mean: f64, p: f64, t: f64) -> Option<Prior> {
+    if !(mean > 0.0 && mean.is_finite() && t > 0.0 && t.is_finite() && p > 0.0 && p < 1.0) {
+        return None;
+    }
+    let p_at = |b: f64| {
+        Prior {
+            shape: mean * b,
+            rate: b,
+        }
+        .p_stale(t)
+    };
+    let (mut lo, mut hi) = (1e-12_f64, 1e12_f64);
+    if p_at(hi) < p {
+        return None;
+    }
+    for _ in 0..100 {
+        let mid = (lo * hi).sqrt();
+        if p_at(mid) < p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi <= lo * (1.0 + 1e-9) {
+            break;
+        }
+    }
+    let b = (lo * hi).sqrt();
+    Some(Prior {
+        shape: mean * b,
+        rate: b,
+    })
 }
 
 /// The posterior as the Gamma with its mean and variance, without its credible interval (for

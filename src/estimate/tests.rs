@@ -419,3 +419,20 @@ fn a_page_that_changed_at_every_hourly_check_may_change_every_minute() {
     );
     assert!(post.expected_age_days(1.0 / 24.0) > 0.5 / 24.0);
 }
+
+#[test]
+fn a_matched_gamma_keeps_the_mean_and_the_staleness_at_the_horizon() {
+    use super::{Posterior, Stats, gamma_matching};
+    // Every hourly check saw a change: a heavy-tailed posterior.
+    let mut stats = Stats::default();
+    stats.add_changed(1.0 / 24.0, 30.0);
+    let post = Posterior::new(&stats, &Prior::default());
+    for t in [0.01, 0.1, 1.0] {
+        let g = gamma_matching(post.mean(), post.p_stale(t), t).expect("a root");
+        assert!((g.mean() - post.mean()).abs() < 1e-6 * post.mean());
+        assert!((g.p_stale(t) - post.p_stale(t)).abs() < 1e-6, "{t}");
+    }
+    // A certain rate cannot be matched beyond the Poisson's own staleness.
+    assert!(gamma_matching(1.0, 0.99, 1.0).is_none());
+    assert!(gamma_matching(1.0, 0.5, 1.0).is_some());
+}

@@ -587,8 +587,10 @@ impl Scheduler {
     /// What the scheduler says of a URL now.
     pub fn summary(&self, url: UrlKey) -> UrlSummary {
         let u = &self.urls[url];
+        let post = estimate::Posterior::new(&u.stats, &self.prior_of(url));
+        let horizon_days = 1.0 / u.planned_per_day.max(1e-9);
         UrlSummary {
-            estimate: estimate::estimate_stats(&u.stats, &self.prior_of(url)),
+            estimate: RateEstimate::from_posterior(&post).matching_staleness(&post, horizon_days),
             planned_per_day: u.planned_per_day,
             due_ms: self.frontier.due_of(url),
             covered: u.covered_by.is_some(),
