@@ -104,6 +104,9 @@ pub struct RunSummary {
 const MAX_IN_FLIGHT: usize = 64;
 /// The longest the loop sleeps before looking again (clock time).
 const MAX_IDLE: Duration = Duration::from_secs(300);
+/// A one-pass run ends when what is left due cannot go within this long (clock time): it waits
+/// on the site's budget or on a host closed by back-off.
+const ONCE_PATIENCE_MS: i64 = 60_000;
 /// How often (clock time) every URL's planned rate and due time are written for the reports.
 const SAVE_PLANS_EVERY_MS: i64 = 15 * 60_000;
 
@@ -209,6 +212,8 @@ fn summary_counts(summary: &RunSummary) -> [i64; 4] {
 /// Discovery of every site: when each is next due, and which are running.
 struct Discoveries {
     tasks: JoinSet<(i64, anyhow::Result<i64>)>,
+    /// The site each running task works on, so a panicked one is still finished.
+    task_sites: HashMap<tokio::task::Id, i64>,
     next: HashMap<i64, i64>,
     running: HashSet<i64>,
     /// Sites whose first pass of this run has finished.
@@ -227,6 +232,7 @@ impl Discoveries {
         }
         Ok(Self {
             tasks: JoinSet::new(),
+            task_sites: HashMap::new(),
             next,
             running: HashSet::new(),
             done_once: HashSet::new(),
@@ -240,12 +246,13 @@ impl Discoveries {
             if due <= now && self.running.insert(site.id) {
                 let ctx = Arc::clone(ctx);
                 let id = site.id;
-                self.tasks.spawn(async move {
+                let handle = self.tasks.spawn(async move {
                     let Some(site) = ctx.site(id) else {
                         return (id, Ok(i64::MAX));
                     };
                     (id, discovery::discover(&ctx, site).await)
                 });
+                self.task_sites.insert(handle.id(), id);
             }
         }
     }
@@ -319,10 +326,18 @@ async fn main_loop(
         }
         if let Some(cutoff) = once_cutoff
             && checks.is_empty()
-            && ctx.ledger.due_by(cutoff) == 0
+            && discoveries.tasks.is_empty()
         {
-            info!("one pass done");
-            return Ok(());
+            let left = ctx.ledger.due_by(cutoff);
+            // What is left waits on the budget or a closed host for longer than a pass should.
+            let blocked = ctx
+                .ledger
+                .timeout()
+                .is_none_or(|at| at > now + ONCE_PATIENCE_MS);
+            if left == 0 || blocked {
+                info!(left, "one pass done");
+                return Ok(());
+            }
         }
         if stopping && checks.is_empty() && discoveries.tasks.is_empty() {
             return Ok(());
@@ -334,7 +349,8 @@ async fn main_loop(
             }
         }
         let mut wake = now + MAX_IDLE.as_millis() as i64;
-        if checks.len() < MAX_IN_FLIGHT
+        if !stopping
+            && checks.len() < MAX_IN_FLIGHT
             && let Some(at) = ctx.ledger.timeout()
         {
             wake = wake.min(at);
@@ -362,10 +378,17 @@ async fn main_loop(
                 };
                 check_urls.remove(&id);
             }
-            Some(done) = discoveries.tasks.join_next(), if !discoveries.tasks.is_empty() => {
-                match done {
-                    Ok((site_id, result)) => discoveries.finished(ctx, site_id, result).await,
-                    Err(err) => warn!(error = %err, "a discovery task failed"),
+            Some(done) = discoveries.tasks.join_next_with_id(), if !discoveries.tasks.is_empty() => {
+                let (id, site_id, result) = match done {
+                    Ok((id, (site_id, result))) => (id, Some(site_id), result),
+                    Err(err) => {
+                        let site_id = discoveries.task_sites.get(&err.id()).copied();
+                        (err.id(), site_id, Err(anyhow::anyhow!("the discovery task failed: {err}")))
+                    }
+                };
+                discoveries.task_sites.remove(&id);
+                if let Some(site_id) = site_id {
+                    discoveries.finished(ctx, site_id, result).await;
                 }
             }
             () = clock::sleep_until(ctx.clock.as_ref(), wake.max(now + 1)) => {}

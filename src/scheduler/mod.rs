@@ -44,6 +44,8 @@ pub const FEED_TRUST_CHECKS: u32 = 2;
 pub const AUDIT_INTERVALS: f64 = 8.0;
 /// A prior weighs at most this many of the page's planned intervals of exposure.
 pub const PRIOR_INTERVALS: f64 = 3.0;
+/// URLs found between plans are planned in at most this often (clock time).
+pub const DIRTY_REPLAN_GAP_MS: i64 = 10 * 60_000;
 /// After a failed check, the soonest it is tried again.
 pub const ERROR_RETRY_MS: i64 = 3_600_000;
 /// The longest a planned interval may be.
@@ -195,6 +197,8 @@ struct SiteState {
     overhead_per_day: f64,
     /// Requests handed out or charged, in all.
     requests: u64,
+    /// URLs added.
+    urls: usize,
 }
 
 /// A host: politeness and what it has taught.
@@ -218,6 +222,8 @@ pub struct Scheduler {
     next_replan_ms: i64,
     /// URLs were added or retired since the last plan.
     dirty: bool,
+    /// When the plans were last solved.
+    last_replan_ms: Option<i64>,
 }
 
 impl Scheduler {
@@ -231,6 +237,7 @@ impl Scheduler {
             urls: Vec::new(),
             next_replan_ms: i64::MIN,
             dirty: true,
+            last_replan_ms: None,
         }
     }
 
@@ -253,6 +260,7 @@ impl Scheduler {
             extra_since_plan: 0.0,
             overhead_per_day: 0.0,
             requests: 0,
+            urls: 0,
         });
         key
     }
@@ -286,10 +294,8 @@ impl Scheduler {
     /// Adds a discovered URL, due now.
     pub fn add_url(&mut self, now_ms: i64, url: NewUrl) -> UrlKey {
         let key = self.frontier.add_url(url.site, url.host);
-        let budget_share = {
-            let pages = self.urls.iter().filter(|u| u.site == url.site).count() + 1;
-            self.sites[url.site].requests_per_day / pages as f64
-        };
+        self.sites[url.site].urls += 1;
+        let budget_share = self.sites[url.site].requests_per_day / self.sites[url.site].urls as f64;
         self.urls.push(UrlState::new(url, budget_share));
         self.frontier.set_due(key, Some(now_ms), 0);
         self.dirty = true;
@@ -345,17 +351,32 @@ impl Scheduler {
     /// A request handed out was not made (outside the site's fetch window, say): the host is
     /// free at once and the URL waits until `until_ms`.
     pub fn defer(&mut self, url: UrlKey, until_ms: i64) {
+        if !self.take_back(url) {
+            return;
+        }
+        // Respected by every later re-plan, like a retry.
+        self.urls[url].retry_at_ms = Some(until_ms);
+        self.frontier.set_due(url, Some(until_ms), 0);
+    }
+
+    /// Frees the host of a request handed out but not made (its budget stays spent: heap keys
+    /// are lower bounds, and credit given back would make them late); false when the URL was
+    /// not in flight (reported already).
+    fn take_back(&mut self, url: UrlKey) -> bool {
+        if !self.urls[url].in_flight {
+            return false;
+        }
         self.frontier.release(self.urls[url].host);
         self.urls[url].in_flight = false;
-        self.frontier.set_due(url, Some(until_ms), 0);
+        true
     }
 
     /// A request handed out was refused before it was made (robots.txt disallows it): the host
     /// is free at once and the URL retired.
     pub fn refuse(&mut self, url: UrlKey) {
-        self.frontier.release(self.urls[url].host);
-        self.urls[url].in_flight = false;
-        self.retire(url);
+        if self.take_back(url) {
+            self.retire(url);
+        }
     }
 
     /// Whether a URL is retired.
@@ -388,7 +409,7 @@ impl Scheduler {
 
     /// The URL to request now, if any (re-planning first when a plan is due).
     pub fn poll_request(&mut self, now_ms: i64) -> Option<Request> {
-        if self.dirty || now_ms >= self.next_replan_ms {
+        if now_ms >= self.next_replan_ms || (self.dirty && now_ms >= self.dirty_replan_at()) {
             self.replan(now_ms);
         }
         let popped = self.frontier.pop(now_ms)?;
@@ -406,12 +427,24 @@ impl Scheduler {
     /// event comes).
     pub fn poll_timeout(&mut self) -> Option<i64> {
         let wake = self.frontier.next_wake();
-        if self.dirty {
-            return Some(i64::MIN);
-        }
+        let replan = if self.dirty {
+            self.dirty_replan_at().min(self.next_replan_ms)
+        } else {
+            self.next_replan_ms
+        };
         match wake {
-            Some(w) => Some(w.min(self.next_replan_ms)),
+            Some(w) => Some(w.min(replan)),
+            None if self.dirty => Some(replan),
             None => None,
+        }
+    }
+
+    /// When URLs added since the last plan are planned in: at once before the first plan, else
+    /// at most every [`DIRTY_REPLAN_GAP_MS`] (new URLs are due at once meanwhile anyway).
+    fn dirty_replan_at(&self) -> i64 {
+        match self.last_replan_ms {
+            None => i64::MIN,
+            Some(last) => last.saturating_add(DIRTY_REPLAN_GAP_MS),
         }
     }
 
@@ -422,6 +455,9 @@ impl Scheduler {
 
     /// A check of `url` was made; the host is free again once this returns.
     pub fn handle_fetched(&mut self, now_ms: i64, url: UrlKey, fetched: Fetched) {
+        if !self.urls[url].in_flight {
+            return; // reported already: the host may be busy with another request by now
+        }
         let (host, site) = (self.urls[url].host, self.urls[url].site);
         let gate = fetched.at_ms.max(now_ms) + self.hosts[host].min_interval_ms;
         self.frontier

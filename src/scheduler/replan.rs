@@ -42,6 +42,7 @@ impl Scheduler {
     /// Solves every site's plan again and re-queues every URL by it.
     pub(super) fn replan(&mut self, now_ms: i64) {
         self.dirty = false;
+        self.last_replan_ms = Some(now_ms);
         self.next_replan_ms = now_ms.saturating_add(self.config.replan_every_ms);
         if self.config.policy == PolicyKind::Learned {
             self.pool_priors();
