@@ -518,6 +518,16 @@ impl Scheduler {
             Some(last) => last,
             None => now_ms,
         };
+        // After an overflow nothing is known of the dropped entries: its pages go back to their
+        // plan until the feed proves itself again, and the time it was blind is not exposure.
+        if overflowed {
+            for page in self.urls[feed].feed.covers.clone() {
+                self.urls[page].feed_agreements = 0;
+                if !self.urls[page].in_flight {
+                    self.schedule(page, now_ms);
+                }
+            }
+        }
         let watched_days = (now_ms - start).max(0) as f64 / MS_PER_DAY;
         // Pages already covered were watched over the whole span: every change in it is listed.
         for page in self.urls[feed].feed.covers.clone() {

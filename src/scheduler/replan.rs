@@ -6,7 +6,8 @@
 //! # Pricing a feed
 //! A feed polled `φ` times a day finds a covered page's change on average half a poll late, so
 //! the page is stale for `D ~ U(0, 1/φ)` after each change: a time-averaged age of
-//! `λ E[D²]/2 = λ / (6 φ²)`. Over the feed's covered pages (weights `w`, rates `λ`) that is
+//! `λ E[D²]/2 = λ / (6 φ²)`. Over the feed's covered pages (weights `w`, rates `λ`, of whose changes
+//! about `f / (f + λ)` find a current copy) that is
 //! `Λ / (6 φ²)` with `Λ = Σ w λ`, and a poll costs what a page visit is worth at the margin, the
 //! plan's multiplier `μ` (age cut per visit a day). Minimising `Λ / (6 φ²) + μ φ` gives
 //! `φ = (Λ / (3 μ))^{1/3}`. The feed is kept only if its pages then cost less, in age plus
@@ -36,7 +37,7 @@ const MIN_PAGE_SHARE: f64 = 0.1;
 const MAX_FEED_POLLS: f64 = 96.0;
 const FEED_HOST_SHARE: f64 = 0.25;
 /// How often a feed is read when it is not worth more (to learn what it lists).
-const MIN_FEED_POLLS: f64 = 1.0;
+const MIN_FEED_POLLS: f64 = 0.25;
 
 impl Scheduler {
     /// Solves every site's plan again and re-queues every URL by it.
@@ -264,21 +265,34 @@ impl Scheduler {
         }
         let index: HashMap<UrlKey, usize> =
             page_keys.iter().enumerate().map(|(i, &u)| (u, i)).collect();
-        let (mut lambda_w, mut plan_cost) = (0.0, 0.0);
+        let (mut lambda_w, mut plan_cost, mut changes) = (0.0, 0.0, 0.0);
         let mu = multipliers.effective(host);
         for page in covers {
             let Some(&i) = index.get(page) else { continue };
             let (p, f) = (&pages[i], rates[i]);
-            lambda_w += p.weight * p.rate_per_day;
+            // Only a change that finds a current copy makes it stale sooner than the plan would
+            // notice: about f / (f + λ) of them (a page changing far faster than it is visited
+            // is stale whenever it is visited, feed or not).
+            lambda_w += p.weight * p.rate_per_day * f / (f + p.rate_per_day).max(1e-12);
+            changes += p.rate_per_day;
             // On the plan alone: its age, and its visits at the margin's price.
             let interval = if f > 0.0 { 1.0 / f } else { f64::INFINITY };
             plan_cost += p.weight * plan::time_averaged_age(p.rate_per_day, interval) + mu * f;
+        }
+        // Often enough that a poll finds the feed at most half full of new entries; a feed that
+        // cannot be read that often is read daily (to go on learning what it lists), and no page
+        // waits for it.
+        let capacity = self.urls[feed].feed.most_entries.max(2) as f64;
+        let no_overflow = changes / (0.5 * capacity);
+        if no_overflow > cap {
+            return (MIN_FEED_POLLS.min(cap), false);
         }
         if mu <= 0.0 || !mu.is_finite() {
             return (cap, true); // the budget does not bind: read it as often as allowed
         }
         let phi = (lambda_w / (3.0 * mu))
             .cbrt()
+            .max(no_overflow)
             .clamp(MIN_FEED_POLLS.min(cap), cap);
         let mut feed_cost = lambda_w / (6.0 * phi * phi) + mu * phi;
         for page in covers {
