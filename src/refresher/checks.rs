@@ -41,12 +41,7 @@ pub async fn check(ctx: &Context, due: Due) {
 
 /// Checks one page.
 async fn check_page(ctx: &Context, due: &Due) -> anyhow::Result<()> {
-    let (Some(site), Some(row)) = (ctx.site(due.site_id), ctx.store.url_row(&due.url).await?)
-    else {
-        ctx.ledger.refuse(due.url_id);
-        return Ok(());
-    };
-    let Some(url) = admit(ctx, site, &row).await? else {
+    let Some((site, row, url)) = admitted(ctx, due).await? else {
         return Ok(());
     };
     let method = match site.site.method {
@@ -58,10 +53,24 @@ async fn check_page(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The site, stored row and URL of a request handed out, if it may be made now ([`admit`]); a
+/// URL whose site or row is gone is refused.
+pub async fn admitted<'a>(
+    ctx: &'a Context,
+    due: &Due,
+) -> anyhow::Result<Option<(&'a SiteState, UrlRow, Url)>> {
+    let (Some(site), Some(row)) = (ctx.site(due.site_id), ctx.store.url_row(&due.url).await?)
+    else {
+        ctx.ledger.refuse(due.url_id);
+        return Ok(None);
+    };
+    Ok(admit(ctx, site, &row).await?.map(|url| (site, row, url)))
+}
+
 /// Whether a URL handed out may be requested now: inside the site's fetch window (else it is
 /// deferred to the window's opening) and allowed by robots.txt (else it is refused, for good).
 /// Gives the parsed URL when it may.
-pub async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<Option<Url>> {
+async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<Option<Url>> {
     let now = ctx.clock.now_ms();
     if !site.site.fetch_allowed(ctx.clock.now()) {
         let open = site

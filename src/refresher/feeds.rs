@@ -9,19 +9,14 @@ use crate::discover::feed;
 use crate::fetch::Method;
 use crate::store::urls::Discovered;
 
-use super::checks::{admit, fetch_and_record, record_error};
+use super::checks::{admitted, fetch_and_record, record_error};
 use super::context::Context;
 use super::discovery::{MAX_DOCUMENT_BYTES, add_found};
 use super::ledger::Due;
 
 /// Reads one feed.
 pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
-    let (Some(site), Some(row)) = (ctx.site(due.site_id), ctx.store.url_row(&due.url).await?)
-    else {
-        ctx.ledger.refuse(due.url_id);
-        return Ok(());
-    };
-    let Some(url) = admit(ctx, site, &row).await? else {
+    let Some((site, row, url)) = admitted(ctx, due).await? else {
         return Ok(());
     };
     let outcome = fetch_and_record(

@@ -241,25 +241,6 @@ impl Store {
                 .await?;
         Ok(found.flatten())
     }
-
-    /// Re-plans one URL after its weight moved: a new planned rate and due time.
-    pub async fn set_planned(
-        &self,
-        url_id: i64,
-        planned_per_day: f64,
-        next_due_ms: i64,
-    ) -> sqlx::Result<()> {
-        self.write("set_planned", |mut tx| async move {
-            sqlx::query("UPDATE urls SET planned_per_day = ?, next_due_ms = ? WHERE id = ?")
-                .bind(planned_per_day)
-                .bind(next_due_ms)
-                .bind(url_id)
-                .execute(&mut *tx)
-                .await?;
-            Ok((tx, ()))
-        })
-        .await
-    }
 }
 
 /// Writes the changed rows of the engine's state.

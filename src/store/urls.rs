@@ -184,44 +184,6 @@ impl Store {
         .await
     }
 
-    /// Records a known change (feed entry newer than our copy): the URL becomes due now.
-    pub async fn mark_known_change(
-        &self,
-        url_id: i64,
-        changed_ms: i64,
-        now_ms: i64,
-    ) -> sqlx::Result<()> {
-        self.write("mark_known_change", |mut tx| async move {
-            sqlx::query(
-                "UPDATE urls SET known_change_ms = MAX(COALESCE(known_change_ms, 0), ?),
-                     next_due_ms = MIN(COALESCE(next_due_ms, ?), ?)
-                 WHERE id = ? AND (last_checked_ms IS NULL OR last_checked_ms < ?)",
-            )
-            .bind(changed_ms)
-            .bind(now_ms)
-            .bind(now_ms)
-            .bind(url_id)
-            .bind(changed_ms)
-            .execute(&mut *tx)
-            .await?;
-            Ok((tx, ()))
-        })
-        .await
-    }
-
-    /// Moves a URL's next due time (outside a fetch window, say).
-    pub async fn postpone(&self, url_id: i64, next_due_ms: i64) -> sqlx::Result<()> {
-        self.write("postpone", |mut tx| async move {
-            sqlx::query("UPDATE urls SET next_due_ms = ? WHERE id = ?")
-                .bind(next_due_ms)
-                .bind(url_id)
-                .execute(&mut *tx)
-                .await?;
-            Ok((tx, ()))
-        })
-        .await
-    }
-
     /// Sets a URL's server floor on its revisit interval (a feed's ttl, say).
     pub async fn set_min_interval(&self, url_id: i64, min_interval_ms: i64) -> sqlx::Result<()> {
         self.write("set_min_interval", |mut tx| async move {
@@ -332,44 +294,6 @@ impl Store {
             .await?;
             Ok((tx, ()))
         })
-        .await
-    }
-
-    /// Due pages (next due at or before `now_ms`, not disallowed) grouped by host: at most
-    /// `per_host` of each host, earliest due first; hosts ordered by their earliest due page.
-    pub async fn due_urls_by_host(
-        &self,
-        now_ms: i64,
-        per_host: i64,
-    ) -> sqlx::Result<Vec<(i64, Vec<UrlRow>)>> {
-        let rows: Vec<UrlRow> = sqlx::query_as(
-            "SELECT * FROM (
-                 SELECT *, ROW_NUMBER() OVER (PARTITION BY host_id ORDER BY next_due_ms, id) AS n
-                 FROM urls WHERE next_due_ms <= ? AND disallowed = 0 AND kind = 'page')
-             WHERE n <= ? ORDER BY next_due_ms, id",
-        )
-        .bind(now_ms)
-        .bind(per_host)
-        .fetch_all(self.reader())
-        .await?;
-        let mut groups: Vec<(i64, Vec<UrlRow>)> = Vec::new();
-        let mut index: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
-        for row in rows {
-            let slot = *index.entry(row.host_id).or_insert_with(|| {
-                groups.push((row.host_id, Vec::new()));
-                groups.len() - 1
-            });
-            groups[slot].1.push(row);
-        }
-        Ok(groups)
-    }
-
-    /// The earliest next-due time of any fetchable URL.
-    pub async fn earliest_due(&self) -> sqlx::Result<Option<i64>> {
-        sqlx::query_scalar(
-            "SELECT MIN(next_due_ms) FROM urls WHERE disallowed = 0 AND kind = 'page'",
-        )
-        .fetch_one(self.reader())
         .await
     }
 
