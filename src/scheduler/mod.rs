@@ -22,6 +22,7 @@
 //! and `1/f` has passed ([`crate::plan::feed`]), and audited every [`AUDIT_INTERVALS`] intervals in
 //! case the feed misses its changes (a change the feed did not announce ends the coverage).
 
+mod feeds;
 pub mod frontier;
 pub mod policy;
 mod replan;
@@ -498,106 +499,6 @@ impl Scheduler {
         }
     }
 
-    /// A feed was read at `now_ms` and listed `entries` (page, change time). Pages it lists are
-    /// covered by it from then on; an entry newer than a page's copy makes it known stale.
-    pub fn handle_feed(&mut self, now_ms: i64, feed: UrlKey, entries: &[(UrlKey, i64)]) {
-        if !self.config.policy.uses_feeds() {
-            return;
-        }
-        let last_poll = self.urls[feed].feed.last_poll_ms;
-        // A feed lists its last few entries: if it is as full as it has ever been and every entry
-        // is newer than the last poll, some may have been dropped, and every page it covers may
-        // have changed unseen.
-        let full = entries.len() >= self.urls[feed].feed.most_entries.max(2);
-        let overflowed =
-            full && last_poll.is_some_and(|last| entries.iter().all(|&(_, at)| at > last));
-        let most = &mut self.urls[feed].feed.most_entries;
-        *most = (*most).max(entries.len());
-        let start = match last_poll {
-            Some(_) if overflowed => entries.iter().map(|&(_, at)| at).min().unwrap_or(now_ms),
-            Some(last) => last,
-            None => now_ms,
-        };
-        // After an overflow nothing is known of the dropped entries: its pages go back to their
-        // plan until the feed proves itself again, and the time it was blind is not exposure.
-        if overflowed {
-            for page in self.urls[feed].feed.covers.clone() {
-                self.urls[page].feed_agreements = 0;
-                if !self.urls[page].in_flight {
-                    self.schedule(page, now_ms);
-                }
-            }
-        }
-        let watched_days = (now_ms - start).max(0) as f64 / MS_PER_DAY;
-        // Pages already covered were watched over the whole span: every change in it is listed.
-        for page in self.urls[feed].feed.covers.clone() {
-            self.urls[page].stats.add_exact(0.0, watched_days);
-        }
-        for &(page, at) in entries {
-            if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
-                continue;
-            }
-            let u = &mut self.urls[page];
-            match u.covered_by {
-                None => {
-                    // Coverage starts at the first sighting, which is not itself counted: it was
-                    // selected by being a change.
-                    u.covered_by = Some(feed);
-                    u.stats
-                        .add_exact(0.0, (now_ms - at.max(start)).max(0) as f64 / MS_PER_DAY);
-                    self.urls[feed].feed.covers.push(page);
-                }
-                Some(f) if f == feed && at > start => u.stats.add_exact(1.0, 0.0),
-                Some(_) => {}
-            }
-            if self.urls[page].last_check_ms.is_some_and(|last| at > last) {
-                self.mark_known(now_ms, page, at);
-            }
-        }
-        // A change a check saw must be listed by now; if it is not, the feed misses this page.
-        if !overflowed {
-            let suspects: Vec<UrlKey> = self.urls[feed]
-                .feed
-                .covers
-                .iter()
-                .copied()
-                .filter(|&p| self.urls[p].unannounced.is_some())
-                .collect();
-            for page in suspects {
-                let Some((from, to)) = self.urls[page].unannounced.take() else {
-                    continue;
-                };
-                let listed = entries
-                    .iter()
-                    .any(|&(p, at)| p == page && at > from && at <= to);
-                if !listed {
-                    self.uncover(page);
-                }
-            }
-        }
-        let f = &mut self.urls[feed].feed;
-        f.last_poll_ms = Some(now_ms);
-    }
-
-    fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {
-        let u = &mut self.urls[page];
-        if u.known_change_ms.is_none() {
-            u.known_change_ms = Some(at_ms);
-            if !u.in_flight && !u.retired {
-                self.schedule(page, now_ms);
-            }
-        }
-    }
-
-    /// Ends a page's coverage by its feed (the feed missed one of its changes).
-    fn uncover(&mut self, page: UrlKey) {
-        self.urls[page].unannounced = None;
-        self.urls[page].feed_agreements = 0;
-        if let Some(feed) = self.urls[page].covered_by.take() {
-            self.urls[feed].feed.covers.retain(|&p| p != page);
-        }
-    }
-
     /// The change-rate posterior of a URL (the planner's input for freshet's policy).
     pub fn posterior(&self, url: UrlKey) -> Prior {
         let u = &self.urls[url];
@@ -682,13 +583,6 @@ impl Scheduler {
             _ => last + interval.max(floor),
         };
         self.frontier.set_due(url, Some(due), lead);
-    }
-
-    /// The feed whose announcements a page waits for, if it is worth its polls.
-    fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
-        let u = &self.urls[url];
-        u.covered_by
-            .filter(|&feed| self.urls[feed].feed.worth && u.feed_agreements >= FEED_TRUST_CHECKS)
     }
 
     /// Re-plans one page with its site's last multipliers (O(1)).
