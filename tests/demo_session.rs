@@ -162,6 +162,7 @@ async fn a_session_serves_judges_and_stops() {
             rate_high: 3.0,
             rate_shape: 1.0,
             rate_scale: 1.0,
+            watched: None,
         })
         .collect();
     let mut outcome = outcome.clone();

@@ -3,7 +3,7 @@
 //! what a uniform schedule with the same requests would have had in the same world, what the
 //! age-optimal plan on the true rates would have had, and how well freshet knew its copies.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -11,9 +11,9 @@ use anyhow::Context as _;
 
 use crate::demo::calibration::UrlBelief;
 use crate::demo::session::{SessionOptions, run_session};
-use crate::demo::truth::expected_mean_age_days;
 use crate::demo::world::World;
 use crate::store::Store;
+use crate::store::reports::FreshnessSample;
 
 /// Arguments of `freshet demo`.
 #[derive(Debug, clap::Args)]
@@ -134,13 +134,30 @@ async fn clear_demo_database(path: &Path) -> anyhow::Result<()> {
 
 /// freshet's own view of the run, from its database.
 struct FreshetView {
-    /// The mean age it expects its copies had: its estimated rates applied to its actual fetch
-    /// times, over the judged window.
+    /// The mean age it expected its copies to have over the judged window: the time average of
+    /// the freshness it sampled while running (each sample judged what it knew then).
     estimated_mean_age_days: Option<f64>,
     /// Its learned rate per page URL.
     learned: Vec<(String, f64)>,
     /// What it believes about each page URL it checked and holds a posterior for, by URL.
     beliefs: Vec<UrlBelief>,
+}
+
+/// The time average over `samples` (taken at a steady pace) of the weighted mean expected age of
+/// every site's copies at each sampled instant.
+fn mean_sampled_age_days(samples: &[FreshnessSample]) -> Option<f64> {
+    let mut at_instant: BTreeMap<i64, (f64, f64)> = BTreeMap::new();
+    for s in samples {
+        let (age, weight) = at_instant.entry(s.at_ms).or_default();
+        *age += s.weight * s.mean_expected_age_days;
+        *weight += s.weight;
+    }
+    let means: Vec<f64> = at_instant
+        .values()
+        .filter(|(_, weight)| *weight > 0.0)
+        .map(|(age, weight)| age / weight)
+        .collect();
+    (!means.is_empty()).then(|| means.iter().sum::<f64>() / means.len() as f64)
 }
 
 /// Reads [`FreshetView`] from the database at `db`.
@@ -152,43 +169,16 @@ async fn freshet_view(
 ) -> anyhow::Result<FreshetView> {
     let store = Store::open_existing(db).await?;
     let rows = store.url_status(None).await?;
-    let syncs = store.page_syncs().await?;
+    let samples = store.freshness_samples(from_ms, to_ms).await?;
     let belief_rows = store.page_beliefs().await?;
     store.close().await;
-    let mut rate_of_page: HashMap<usize, f64> = HashMap::new();
     let mut learned = Vec::new();
     for row in rows.iter().filter(|r| r.kind == "page") {
-        if let (Some(rate), Some(page)) = (row.rate_per_day, world.page_for_url(&row.url)) {
-            rate_of_page.entry(page).or_insert(rate);
+        if let (Some(rate), Some(_)) = (row.rate_per_day, world.page_for_url(&row.url)) {
             learned.push((row.url.clone(), rate));
         }
     }
-    let mut syncs_of_page: HashMap<usize, Vec<i64>> = HashMap::new();
-    for (url, at) in syncs {
-        if let Some(page) = world.page_for_url(&url) {
-            syncs_of_page.entry(page).or_default().push(at);
-        }
-    }
-    // freshet's posterior on each page's rate (a mirrored page counts once, by its first URL).
-    let mut posterior_of_page: HashMap<usize, crate::estimate::Prior> = HashMap::new();
-    for row in &belief_rows {
-        if let (Some(shape), Some(rate), Some(page)) =
-            (row.rate_shape, row.rate_scale, world.page_for_url(&row.url))
-        {
-            posterior_of_page
-                .entry(page)
-                .or_insert(crate::estimate::Prior { shape, rate });
-        }
-    }
-    let ages: Vec<f64> = rate_of_page
-        .keys()
-        .filter_map(|page| {
-            let posterior = posterior_of_page.get(page)?;
-            let syncs = syncs_of_page.get(page).map_or(&[][..], Vec::as_slice);
-            Some(expected_mean_age_days(posterior, syncs, from_ms, to_ms))
-        })
-        .collect();
-    let estimated = (!ages.is_empty()).then(|| ages.iter().sum::<f64>() / ages.len() as f64);
+    let estimated = mean_sampled_age_days(&samples);
     let beliefs = belief_rows
         .into_iter()
         .filter_map(|row| {
@@ -199,6 +189,7 @@ async fn freshet_view(
                 rate_high: row.rate_high?,
                 rate_shape: row.rate_shape?,
                 rate_scale: row.rate_scale?,
+                watched: row.watched_from_ms.zip(row.watched_until_ms),
                 url: row.url,
             })
         })

@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use crate::clock::{Clock, MS_PER_DAY, SystemClock, ms_to_rfc3339};
 use crate::dedup::urlnorm::{UrlRules, normalize_str};
 use crate::dedup::{DedupConfig, DedupEngine};
-use crate::plan::{expected_age_days, p_stale};
 use crate::store::Store;
 use crate::store::observations::ObservationRow;
 use crate::store::reports::UrlStatusRow;
@@ -146,14 +145,23 @@ fn describe_row(
                 row.rate_low.unwrap_or(f64::NAN),
                 row.rate_high.unwrap_or(f64::NAN)
             );
-            if let Some(last) = row.last_checked_ms {
+            if let (Some(last), Some(s)) = (row.last_checked_ms, status) {
                 let since = (now_ms - last).max(0) as f64 / MS_PER_DAY;
-                let _ = writeln!(
-                    out,
-                    "  now, {since:.2} days after the last check: expected age {:.4} days, p_stale {:.4}",
-                    expected_age_days(rate, since),
-                    p_stale(rate, since)
-                );
+                if let Some(staleness) = super::report::staleness_of(s, now_ms) {
+                    let why = match (staleness.known_stale, s.watched_until_ms) {
+                        (true, _) => " (a newer version was announced: known stale)".to_string(),
+                        (false, Some(quiet)) if quiet > last => format!(
+                            " (its feed listed no change of it until {})",
+                            ms_to_rfc3339(quiet)
+                        ),
+                        _ => String::new(),
+                    };
+                    let _ = writeln!(
+                        out,
+                        "  now, {since:.2} days after the last check: expected age {:.4} days, p_stale {:.4}{why}",
+                        staleness.expected_age_days, staleness.p_stale
+                    );
+                }
             }
         }
         None => {

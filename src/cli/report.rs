@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::clock::{Clock, MS_PER_DAY, SystemClock, ms_to_rfc3339};
-use crate::plan::{expected_age_days, p_stale};
+use crate::clock::{Clock, SystemClock, ms_to_rfc3339};
+use crate::estimate::{CopyKnowledge, Prior, Staleness};
 use crate::report::{Format, Report, float};
 use crate::store::Store;
 use crate::store::reports::UrlStatusRow;
@@ -83,6 +83,27 @@ fn time(ms: Option<i64>) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// How stale a URL's copy is at `now_ms`, from its row: a known change is known staleness;
+/// otherwise the Gamma posterior judges the time since the copy was last known current (its
+/// check, or a proven feed's quiet read). `None` without a copy or an estimate.
+pub fn staleness_of(row: &UrlStatusRow, now_ms: i64) -> Option<Staleness> {
+    let copy = CopyKnowledge {
+        taken_ms: row.last_checked_ms?,
+        watched: row.watched_from_ms.zip(row.watched_until_ms),
+        known_change_ms: row.known_change_ms,
+    };
+    let belief = match (row.rate_shape, row.rate_scale, row.rate_per_day) {
+        (Some(shape), Some(rate), _) if shape > 0.0 && rate > 0.0 => Prior { shape, rate },
+        // A row from before the posterior was stored: its point estimate, held as certain.
+        (_, _, Some(rate)) if rate > 0.0 => Prior {
+            shape: 1e9,
+            rate: 1e9 / rate,
+        },
+        _ => return None,
+    };
+    Some(copy.staleness(&belief, now_ms))
+}
+
 /// The per-URL age report as of `now_ms`.
 pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
     let mut report = Report::new(&[
@@ -104,15 +125,7 @@ pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
         "last_error",
     ]);
     for row in rows {
-        let since_days = row
-            .last_checked_ms
-            .map(|t| (now_ms - t).max(0) as f64 / MS_PER_DAY);
-        let staleness = match (row.rate_per_day, since_days) {
-            (Some(rate), Some(since)) => {
-                Some((expected_age_days(rate, since), p_stale(rate, since)))
-            }
-            _ => None,
-        };
+        let staleness = staleness_of(row, now_ms);
         report.push(vec![
             json!(row.url),
             json!(row.site),
@@ -126,8 +139,8 @@ pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
             float(row.rate_per_day),
             float(row.rate_low),
             float(row.rate_high),
-            float(staleness.map(|s| s.0)),
-            float(staleness.map(|s| s.1)),
+            float(staleness.map(|s| s.expected_age_days)),
+            float(staleness.map(|s| s.p_stale)),
             float(row.planned_per_day),
             row.last_error
                 .clone()

@@ -3,14 +3,15 @@
 //! the page's rate and that posterior's 90% interval) against the world's truth (pure).
 //!
 //! Over the world's pages freshet checked at least once, a page served under two URLs (a mirror)
-//! counted once, under the first of its URLs given (the CLI gives them in URL order, the order in
-//! which it also picks a page's learned rate):
+//! counted once, by the URL whose copy is the freshest:
 //! - `true_stale_share`: the share whose copy is stale at the end, i.e. the page changed after its
 //!   last synchronising fetch (a GET answered 200 or 304 on any URL serving it, as the server
 //!   logged it and [`super::outcome`] counts it). A page never synchronised has no copy: stale.
-//! - `mean_p_stale`: freshet's mean probability of the same event: 1 when it knows of a change
-//!   after its last check (a feed or a sitemap lastmod said so), else the posterior predictive
-//!   1 - (b / (b + t))^a ([`crate::estimate::Prior::p_stale`]) with t the days from its last check to the end.
+//! - `mean_p_stale`: freshet's mean probability of the same event, as
+//!   [`crate::estimate::CopyKnowledge::staleness`] judges it: 1 when it knows of a change after its
+//!   last check (a feed or a sitemap lastmod said so), else the posterior predictive
+//!   1 - (b / (b + t))^a with t the days from when the copy was last known current (its check, or
+//!   the last quiet read of a feed proven to list the page's changes) to the end.
 //! - `interval_coverage_90`: the share whose true rate lies inside freshet's 90% interval.
 //!
 //! A calibrated freshet has `mean_p_stale` near `true_stale_share` (averaged over pages, its
@@ -38,23 +39,28 @@ pub struct UrlBelief {
     pub rate_shape: f64,
     /// Rate b of the Gamma posterior on the rate, in days.
     pub rate_scale: f64,
+    /// A span after the copy over which the page is known not to have changed, clock ms.
+    pub watched: Option<(i64, i64)>,
 }
 
 impl UrlBelief {
-    /// freshet's probability that its copy is stale at `at_ms`.
-    pub fn p_stale(&self, at_ms: i64) -> f64 {
-        if self
-            .known_change_ms
-            .is_some_and(|known| known > self.last_checked_ms)
-        {
-            return 1.0;
-        }
-        let since_days = (at_ms - self.last_checked_ms).max(0) as f64 / MS_PER_DAY;
-        crate::estimate::Prior {
+    /// freshet's view of its copy's staleness at `at_ms`.
+    pub fn staleness(&self, at_ms: i64) -> crate::estimate::Staleness {
+        let copy = crate::estimate::CopyKnowledge {
+            taken_ms: self.last_checked_ms,
+            watched: self.watched,
+            known_change_ms: self.known_change_ms,
+        };
+        let belief = crate::estimate::Prior {
             shape: self.rate_shape,
             rate: self.rate_scale,
-        }
-        .p_stale(since_days)
+        };
+        copy.staleness(&belief, at_ms)
+    }
+
+    /// freshet's probability that its copy is stale at `at_ms`.
+    pub fn p_stale(&self, at_ms: i64) -> f64 {
+        self.staleness(at_ms).p_stale
     }
 }
 
@@ -69,10 +75,15 @@ pub struct Calibration {
     pub mean_p_stale: f64,
     /// Share of them whose true rate lies in freshet's 90% credible interval.
     pub interval_coverage_90: f64,
+    /// The true mean age of their copies at the end, days (a page never synchronised counts 0).
+    pub true_mean_age_days: f64,
+    /// freshet's mean expected age of the same copies at the end, days.
+    pub expected_mean_age_days: f64,
 }
 
 /// Judges `beliefs` at `end_ms` against `world` and the server's `log`; URLs that are not pages
-/// of the world are ignored, and a page's later URLs too. None when no page is left.
+/// of the world are ignored, and a page's URLs other than its freshest copy too. None when no
+/// page is left.
 pub fn calibrate(
     world: &World,
     log: &[RequestRecord],
@@ -88,20 +99,34 @@ pub fn calibrate(
             last_sync[page] = last_sync[page].max(Some(record.at_ms));
         }
     }
-    let mut counted = vec![false; world.pages.len()];
-    let (mut pages, mut stale, mut p_stale, mut covered) = (0usize, 0usize, 0.0, 0usize);
+    // A page served under several URLs is judged by its freshest copy.
+    let mut judged: Vec<Option<&UrlBelief>> = vec![None; world.pages.len()];
     for belief in beliefs {
-        let Some(id) = world.page_for_url(&belief.url) else {
-            continue;
-        };
-        if std::mem::replace(&mut counted[id], true) {
-            continue;
+        if let Some(id) = world.page_for_url(&belief.url) {
+            let best = &mut judged[id];
+            if best.is_none_or(|b| belief.last_checked_ms > b.last_checked_ms) {
+                *best = Some(belief);
+            }
         }
+    }
+    let (mut pages, mut stale, mut p_stale, mut covered) = (0usize, 0usize, 0.0, 0usize);
+    let (mut true_age, mut expected_age) = (0.0, 0.0);
+    for (id, belief) in judged
+        .iter()
+        .enumerate()
+        .filter_map(|(id, b)| Some((id, (*b)?)))
+    {
         let page = &world.pages[id];
         pages += 1;
         let changed_since = |synced: i64| page.version_at(end_ms) > page.version_at(synced);
         stale += usize::from(last_sync[id].is_none_or(changed_since));
-        p_stale += belief.p_stale(end_ms);
+        let staleness = belief.staleness(end_ms);
+        p_stale += staleness.p_stale;
+        expected_age += staleness.expected_age_days;
+        if let Some(synced) = last_sync[id].filter(|&synced| changed_since(synced)) {
+            let first_change = page.changes[page.version_at(synced)];
+            true_age += (end_ms - first_change) as f64 / MS_PER_DAY;
+        }
         covered += usize::from((belief.rate_low..=belief.rate_high).contains(&page.rate_per_day));
     }
     let n = pages as f64;
@@ -110,6 +135,8 @@ pub fn calibrate(
         true_stale_share: stale as f64 / n,
         mean_p_stale: p_stale / n,
         interval_coverage_90: covered as f64 / n,
+        true_mean_age_days: true_age / n,
+        expected_mean_age_days: expected_age / n,
     })
 }
 
@@ -137,6 +164,7 @@ mod tests {
             rate_high: high,
             rate_shape: 2.0,
             rate_scale: 4.0,
+            watched: None,
         }
     }
 

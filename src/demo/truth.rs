@@ -68,56 +68,6 @@ pub fn mean_age_days(changes: &[i64], syncs: &[i64], from: i64, to: i64) -> f64 
     age_integral_ms2(changes, syncs, from, to) / (to - from) as f64 / MS_PER_DAY
 }
 
-/// freshet's own estimate of the same time-averaged age (days): the expected age of a copy
-/// under its *posterior* on the rate, λ ~ Gamma(shape, rate) (not the age at the posterior mean,
-/// which a heavy-tailed posterior would inflate), between the same syncs, over the same window.
-/// Between a sync at s and time t the expected age is E[Age(λ, t - s)]
-/// ([`crate::estimate::Prior::expected_age_days`]), integrated over each span by Simpson's rule.
-pub fn expected_mean_age_days(
-    posterior: &crate::estimate::Prior,
-    syncs: &[i64],
-    from: i64,
-    to: i64,
-) -> f64 {
-    if to <= from {
-        return 0.0;
-    }
-    const STEPS: usize = 16;
-    let integral_from = |synced: i64, at: i64| -> f64 {
-        let u = (at - synced).max(0) as f64 / MS_PER_DAY;
-        if u == 0.0 {
-            return 0.0;
-        }
-        let h = u / STEPS as f64;
-        let sum: f64 = (0..=STEPS)
-            .map(|k| {
-                let weight = if k == 0 || k == STEPS {
-                    1.0
-                } else if k % 2 == 1 {
-                    4.0
-                } else {
-                    2.0
-                };
-                weight * posterior.expected_age_days(k as f64 * h)
-            })
-            .sum();
-        sum * h / 3.0
-    };
-    let mut syncs: Vec<i64> = syncs.to_vec();
-    syncs.sort_unstable();
-    let before = syncs.partition_point(|&s| s <= from);
-    let mut synced = if before > 0 { syncs[before - 1] } else { from };
-    let mut start = from;
-    let mut total_day2 = 0.0;
-    let inner = syncs[before..].iter().copied().take_while(|&s| s < to);
-    for end in inner.chain(std::iter::once(to)) {
-        total_day2 += integral_from(synced, end) - integral_from(synced, start);
-        synced = end;
-        start = end;
-    }
-    total_day2 / ((to - from) as f64 / MS_PER_DAY)
-}
-
 /// `requests` syncs evenly spaced over [from, to] with phase `phase` ∈ [0, 1) of an interval.
 pub fn uniform_syncs(requests: u64, phase: f64, from: i64, to: i64) -> Vec<i64> {
     if requests == 0 || to <= from {
@@ -287,31 +237,6 @@ fn ranks(values: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn expected_age_matches_the_closed_form_for_regular_syncs() {
-        // Syncs every day for ten days at λ = 1: the expected age is Ā(1, 1) = 1/2 - 1 + (1 - 1/e).
-        let day = MS_PER_DAY as i64;
-        let syncs: Vec<i64> = (0..=10).map(|k| k * day).collect();
-        // A posterior sure of λ = 1.
-        let sure = crate::estimate::Prior {
-            shape: 1e4,
-            rate: 1e4,
-        };
-        let got = expected_mean_age_days(&sure, &syncs, 0, 10 * day);
-        let want = 0.5 - 1.0 + (1.0 - (-1.0f64).exp());
-        assert!((got - want).abs() < 1e-4, "{got} vs {want}");
-        // Never synced in the window: the copy ages from `from` on.
-        let none = expected_mean_age_days(&sure, &[], 0, day);
-        assert!((none - crate::plan::time_averaged_age(1.0, 1.0)).abs() < 1e-4);
-        // An unsure posterior with the same mean expects a younger copy (a quiet page is more
-        // likely under it): never the age at its mean.
-        let unsure = crate::estimate::Prior {
-            shape: 0.5,
-            rate: 0.5,
-        };
-        assert!(expected_mean_age_days(&unsure, &syncs, 0, 10 * day) < got);
-    }
 
     const DAY: i64 = MS_PER_DAY as i64;
 

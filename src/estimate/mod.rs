@@ -28,10 +28,12 @@
 
 pub mod posterior;
 pub mod prior;
+pub mod staleness;
 pub mod trust;
 
 pub use posterior::Posterior;
 pub use prior::{Prior, pool};
+pub use staleness::{CopyKnowledge, Staleness};
 pub use trust::{ValidatorCheck, ValidatorTrust};
 
 /// One check of a URL, as the estimator needs it.

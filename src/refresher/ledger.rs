@@ -10,6 +10,7 @@ use crate::scheduler::{
     Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey, UrlKey,
     UrlKind, UrlSummary,
 };
+use crate::store::reports::FreshnessSample;
 use crate::store::urls::{PlanUpdate, UrlRow};
 
 /// A request the scheduler handed out, in the store's terms.
@@ -259,6 +260,25 @@ impl Ledger {
         }
     }
 
+    /// Every site's freshness at `now_ms`, as the store keeps it.
+    pub fn freshness(&self, now_ms: i64) -> Vec<FreshnessSample> {
+        let inner = self.lock();
+        inner
+            .sched
+            .freshness(now_ms)
+            .into_iter()
+            .map(|(site, f)| FreshnessSample {
+                site_id: inner.site_ids[site],
+                at_ms: now_ms,
+                copies: f.copies as i64,
+                known_stale: f.known_stale as i64,
+                weight: f.weight,
+                mean_expected_age_days: f.mean_expected_age_days,
+                mean_p_stale: f.mean_p_stale,
+            })
+            .collect()
+    }
+
     /// Every URL's planned rate and due time, for the store's reports.
     pub fn plans(&self) -> Vec<PlanUpdate> {
         let inner = self.lock();
@@ -272,6 +292,7 @@ impl Ledger {
                     url_id: *id,
                     planned_per_day,
                     next_due_ms: due?,
+                    watched: inner.sched.watched(key),
                 })
             })
             .collect()

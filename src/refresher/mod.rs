@@ -107,7 +107,8 @@ const MAX_IDLE: Duration = Duration::from_secs(300);
 /// A one-pass run ends when what is left due cannot go within this long (clock time): it waits
 /// on the site's budget or on a host closed by back-off.
 const ONCE_PATIENCE_MS: i64 = 60_000;
-/// How often (clock time) every URL's planned rate and due time are written for the reports.
+/// How often (clock time) every URL's planned rate and due time are written for the reports, and
+/// every site's freshness is sampled.
 const SAVE_PLANS_EVERY_MS: i64 = 15 * 60_000;
 
 /// Runs the refresher until `shutdown` resolves (or one pass when `once`), committing as it goes.
@@ -346,6 +347,10 @@ async fn main_loop(
             plans_saved_ms = now;
             if let Err(error) = ctx.store.save_plan(&ctx.ledger.plans()).await {
                 warn!(error = %error, "the plan could not be saved for the reports");
+            }
+            let samples = ctx.ledger.freshness(now);
+            if let Err(error) = ctx.store.add_freshness_samples(&samples).await {
+                warn!(error = %error, "the freshness samples could not be saved");
             }
         }
         let mut wake = now + MAX_IDLE.as_millis() as i64;

@@ -31,6 +31,7 @@ impl Scheduler {
         // After an overflow nothing is known of the dropped entries: its pages go back to their
         // plan until the feed proves itself again, and the time it was blind is not exposure.
         if overflowed {
+            self.urls[feed].feed.blind_until_ms = Some(start);
             for page in self.urls[feed].feed.covers.clone() {
                 self.urls[page].feed_agreements = 0;
                 if !self.urls[page].in_flight {
@@ -53,6 +54,7 @@ impl Scheduler {
                     // Coverage starts at the first sighting, which is not itself counted: it was
                     // selected by being a change.
                     u.covered_by = Some(feed);
+                    u.covered_since_ms = Some(start);
                     u.stats
                         .add_exact(0.0, (now_ms - at.max(start)).max(0) as f64 / MS_PER_DAY);
                     self.urls[feed].feed.covers.push(page);
@@ -64,7 +66,8 @@ impl Scheduler {
                 self.mark_known(now_ms, page, at);
             }
         }
-        // A change a check saw must be listed by now; if it is not, the feed misses this page.
+        // A change a check saw must be listed by now: if it is, the feed has proven itself once
+        // more for this page; if not, it misses this page's changes.
         if !overflowed {
             let suspects: Vec<UrlKey> = self.urls[feed]
                 .feed
@@ -80,7 +83,9 @@ impl Scheduler {
                 let listed = entries
                     .iter()
                     .any(|&(p, at)| p == page && at > from && at <= to);
-                if !listed {
+                if listed {
+                    self.urls[page].feed_agreements += 1;
+                } else {
                     self.uncover(page);
                 }
             }
@@ -103,6 +108,7 @@ impl Scheduler {
     pub(super) fn uncover(&mut self, page: UrlKey) {
         self.urls[page].unannounced = None;
         self.urls[page].feed_agreements = 0;
+        self.urls[page].covered_since_ms = None;
         if let Some(feed) = self.urls[page].covered_by.take() {
             self.urls[feed].feed.covers.retain(|&p| p != page);
         }

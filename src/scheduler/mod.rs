@@ -23,6 +23,7 @@
 //! case the feed misses its changes (a change the feed did not announce ends the coverage).
 
 mod feeds;
+mod freshness;
 pub mod frontier;
 pub mod policy;
 mod replan;
@@ -32,6 +33,7 @@ use crate::clock::MS_PER_DAY;
 use crate::estimate::{self, Prior, RateEstimate, Stats, ValidatorCheck, ValidatorTrust};
 use crate::plan::{self, Multipliers};
 
+pub use freshness::Freshness;
 pub use frontier::{Bucket, HostKey, SiteKey, UrlKey};
 pub use policy::PolicyKind;
 pub use url_state::UrlKind;
@@ -179,6 +181,8 @@ pub struct UrlSummary {
     pub due_ms: Option<i64>,
     /// Whether a feed announces its changes.
     pub covered: bool,
+    /// A span over which it is known not to have changed since its copy (a quiet feed).
+    pub watched: Option<(i64, i64)>,
 }
 
 /// A site: its budget and its plan.
@@ -534,13 +538,12 @@ impl Scheduler {
     /// What the scheduler says of a URL now.
     pub fn summary(&self, url: UrlKey) -> UrlSummary {
         let u = &self.urls[url];
-        let post = estimate::Posterior::new(&u.stats, &self.prior_of(url));
-        let horizon_days = 1.0 / u.planned_per_day.max(1e-9);
         UrlSummary {
-            estimate: RateEstimate::from_posterior(&post).matching_staleness(&post, horizon_days),
+            estimate: self.estimate(url),
             planned_per_day: u.planned_per_day,
             due_ms: self.frontier.due_of(url),
             covered: u.covered_by.is_some(),
+            watched: self.watched(url),
         }
     }
 

@@ -194,3 +194,70 @@ fn every_policy_spends_the_same_budget() {
         assert!((297..=302).contains(&total), "{policy:?}: {total}");
     }
 }
+
+/// What a feed's silence teaches: the span it watched a page after the copy, cut short by an
+/// overflow that may have dropped the page's change, and gone once the feed misses a change.
+#[test]
+fn a_quiet_feed_watches_its_pages_until_it_overflows_or_misses() {
+    const MIN: i64 = 60_000;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let feed = sched.add_url(
+        0,
+        NewUrl {
+            kind: UrlKind::Feed,
+            ..page(site, host, 1.0)
+        },
+    );
+    let a = sched.add_url(0, page(site, host, 1.0));
+    let b = sched.add_url(0, page(site, host, 1.0));
+    // First read at 10 min lists both pages; they are covered from then on.
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN), (b, 6 * MIN)]);
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    check(&mut sched, 20 * MIN, b, Seen::Copy);
+    assert_eq!(sched.watched(a), None, "nothing watched since the copy yet");
+    // A read at 60 min lists neither: both watched from their copy to the read.
+    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN), (b, 6 * MIN)]);
+    assert_eq!(sched.watched(a), Some((20 * MIN, 60 * MIN)));
+    let copy = sched.copy_knowledge(a).expect("a copy");
+    assert_eq!(copy.watched, Some((20 * MIN, 60 * MIN)));
+    // A read that lists b's change: b is known stale, a still watched.
+    sched.handle_feed(90 * MIN, feed, &[(b, 80 * MIN), (a, 5 * MIN)]);
+    assert_eq!(sched.watched(a), Some((20 * MIN, 90 * MIN)));
+    assert_eq!(
+        sched.copy_knowledge(b).unwrap().known_change_ms,
+        Some(80 * MIN)
+    );
+    // An overflowing read (as full as ever, all entries newer than the last read): changes
+    // before its oldest entry may have been dropped, so a is watched only from there.
+    sched.handle_feed(
+        200 * MIN,
+        feed,
+        &[(b, 150 * MIN), (b, 140 * MIN), (b, 120 * MIN)],
+    );
+    assert_eq!(sched.watched(a), Some((120 * MIN, 200 * MIN)));
+    // A check of a sees a change no read listed; the next read does not list it either: the
+    // feed misses a's changes and watches it no more.
+    check(&mut sched, 210 * MIN, a, Seen::Changed);
+    sched.handle_feed(
+        230 * MIN,
+        feed,
+        &[(b, 225 * MIN), (b, 150 * MIN), (b, 140 * MIN)],
+    );
+    assert_eq!(sched.watched(a), None);
+    assert!(!sched.summary(a).covered);
+}
+
+/// Hands `url` out at `now` (reporting anything handed out before it as a copy) and reports it.
+fn check(sched: &mut Scheduler, now: i64, url: UrlKey, seen: Seen) {
+    for _ in 0..100 {
+        let req = sched.poll_request(now).expect("a request is due");
+        let what = if req.url == url { seen } else { Seen::Copy };
+        sched.handle_fetched(now, req.url, Fetched::at(now, what));
+        if req.url == url {
+            return;
+        }
+    }
+    panic!("{url} was never handed out");
+}

@@ -28,6 +28,10 @@ pub struct FeedState {
     /// Whether it is worth its polls (see [`super::replan`]): only then do the pages it covers
     /// wait for its announcements instead of following the plan.
     pub worth: bool,
+    /// The oldest entry of its last read that overflowed (listed only changes newer than the
+    /// read before): what it dropped happened before this, so its silence says nothing of the
+    /// time before it.
+    pub blind_until_ms: Option<i64>,
 }
 
 /// One URL.
@@ -52,6 +56,8 @@ pub struct UrlState {
     pub min_interval_ms: i64,
     /// The feed that announces its changes (its evidence then comes from the feed).
     pub covered_by: Option<UrlKey>,
+    /// When that feed first listed it.
+    pub covered_since_ms: Option<i64>,
     /// A change a check of a covered page saw that its feed had not announced: the span (copy
     /// before, check) in which it happened. The next read of the feed must list it, or the feed
     /// misses this page's changes and no longer covers it.
@@ -91,6 +97,7 @@ impl UrlState {
             retry_at_ms: None,
             min_interval_ms: 0,
             covered_by: None,
+            covered_since_ms: None,
             unannounced: None,
             feed_agreements: 0,
             feed: FeedState::default(),
@@ -114,10 +121,9 @@ impl UrlState {
         self.retry_at_ms = None;
         if let (Some(_), Some(changed)) = (self.covered_by, changed) {
             match (changed, self.known_change_ms, self.last_check_ms) {
-                (true, None, Some(last)) => {
-                    self.unannounced = Some((last, at));
-                    self.feed_agreements = 0;
-                }
+                // Not a disagreement yet: the check may simply have come before the feed was
+                // read. The next read must list it (see `Scheduler::handle_feed`).
+                (true, None, Some(last)) => self.unannounced = Some((last, at)),
                 (true, Some(_), _) | (false, None, _) => self.feed_agreements += 1,
                 _ => self.feed_agreements = 0,
             }

@@ -294,4 +294,51 @@ mod tests {
         );
         assert_eq!(store.change_events_for(id).await.unwrap(), vec![10, 20, 30]);
     }
+
+    /// A feed entry newer than the copy makes it known stale from the first such change on; one
+    /// older than the copy is history only. The plan's watched span survives a save without one.
+    #[tokio::test]
+    async fn feed_changes_after_the_copy_are_known_and_watched_spans_kept() {
+        let (store, _dir) = temp_store().await;
+        let id = one_url(&store).await;
+        let obs = NewObservation {
+            url_id: id,
+            checked_ms: 2_000,
+            method: "GET",
+            ..Default::default()
+        };
+        store
+            .record_check(&obs, &SummaryUpdate::default())
+            .await
+            .unwrap();
+        store.add_change_events(id, &[1_000], "feed").await.unwrap();
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        assert_eq!(row.known_change_ms, None);
+        store
+            .add_change_events(id, &[4_000, 3_000], "feed")
+            .await
+            .unwrap();
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        assert_eq!(row.known_change_ms, Some(3_000));
+
+        let plan = |watched| super::urls::PlanUpdate {
+            url_id: id,
+            planned_per_day: 2.0,
+            next_due_ms: 9_000,
+            watched,
+        };
+        store
+            .save_plan(&[plan(Some((2_000, 5_000)))])
+            .await
+            .unwrap();
+        store.save_plan(&[plan(None)]).await.unwrap();
+        let status = store.url_status(None).await.unwrap();
+        let row = status.iter().find(|r| r.url_id == id).unwrap();
+        assert_eq!(
+            (row.watched_from_ms, row.watched_until_ms),
+            (Some(2_000), Some(5_000))
+        );
+        assert_eq!(row.planned_per_day, Some(2.0));
+        assert_eq!(row.next_due_ms, Some(9_000));
+    }
 }

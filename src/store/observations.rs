@@ -86,8 +86,9 @@ impl Store {
         Ok(rows)
     }
 
-    /// Records exact change times (feed entries, trusted lastmod); duplicates are ignored.
-    /// Returns how many were new.
+    /// Records exact change times (feed entries, trusted lastmod); duplicates are ignored. A
+    /// change after the URL's last check makes its copy known stale (`known_change_ms`, the first
+    /// such change). Returns how many were new.
     pub async fn add_change_events(
         &self,
         url_id: i64,
@@ -106,6 +107,15 @@ impl Store {
                 .execute(&mut *tx)
                 .await?
                 .rows_affected();
+                // A change after the copy makes it known stale from the first such change on.
+                sqlx::query(
+                    "UPDATE urls SET known_change_ms = MIN(COALESCE(known_change_ms, ?1), ?1)
+                     WHERE id = ?2 AND last_checked_ms < ?1",
+                )
+                .bind(at)
+                .bind(url_id)
+                .execute(&mut *tx)
+                .await?;
             }
             Ok((tx, added))
         })

@@ -43,6 +43,14 @@ pub struct UrlStatusRow {
     pub known_change_ms: Option<i64>,
     /// 1 when robots.txt disallows it.
     pub disallowed: i64,
+    /// Shape of the Gamma posterior on the rate.
+    pub rate_shape: Option<f64>,
+    /// Its rate parameter, in days.
+    pub rate_scale: Option<f64>,
+    /// Start of a span after the copy over which it is known not to have changed.
+    pub watched_from_ms: Option<i64>,
+    /// End of that span.
+    pub watched_until_ms: Option<i64>,
 }
 
 /// One page URL's belief about its copy: its last check, an announced change and the posterior
@@ -63,6 +71,10 @@ pub struct PageBeliefRow {
     pub rate_shape: Option<f64>,
     /// Gamma rate parameter (days) of the posterior.
     pub rate_scale: Option<f64>,
+    /// Start of a span after the copy over which it is known not to have changed.
+    pub watched_from_ms: Option<i64>,
+    /// End of that span.
+    pub watched_until_ms: Option<i64>,
 }
 
 /// One host as `freshet report hosts` needs it (from the `host_status` view).
@@ -92,7 +104,65 @@ pub struct HostStatusRow {
     pub backoff_until_ms: Option<i64>,
 }
 
+/// One site's freshness at one moment (a row of `freshness_samples`).
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct FreshnessSample {
+    /// The site's row id.
+    pub site_id: i64,
+    /// When, clock ms.
+    pub at_ms: i64,
+    /// Pages with a copy.
+    pub copies: i64,
+    /// Of them, known stale.
+    pub known_stale: i64,
+    /// Sum of their weights.
+    pub weight: f64,
+    /// Weighted mean expected age, days.
+    pub mean_expected_age_days: f64,
+    /// Weighted mean probability of being stale.
+    pub mean_p_stale: f64,
+}
+
 impl Store {
+    /// Records freshness samples (one transaction).
+    pub async fn add_freshness_samples(&self, samples: &[FreshnessSample]) -> sqlx::Result<()> {
+        self.write("add_freshness_samples", |mut tx| async move {
+            for s in samples {
+                sqlx::query(
+                    "INSERT OR REPLACE INTO freshness_samples (site_id, at_ms, copies,
+                         known_stale, weight, mean_expected_age_days, mean_p_stale)
+                     VALUES (?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(s.site_id)
+                .bind(s.at_ms)
+                .bind(s.copies)
+                .bind(s.known_stale)
+                .bind(s.weight)
+                .bind(s.mean_expected_age_days)
+                .bind(s.mean_p_stale)
+                .execute(&mut *tx)
+                .await?;
+            }
+            Ok((tx, ()))
+        })
+        .await
+    }
+
+    /// Every freshness sample in `[from_ms, to_ms]`, by time.
+    pub async fn freshness_samples(
+        &self,
+        from_ms: i64,
+        to_ms: i64,
+    ) -> sqlx::Result<Vec<FreshnessSample>> {
+        sqlx::query_as(
+            "SELECT * FROM freshness_samples WHERE at_ms BETWEEN ? AND ? ORDER BY at_ms, site_id",
+        )
+        .bind(from_ms)
+        .bind(to_ms)
+        .fetch_all(self.reader())
+        .await
+    }
+
     /// URL rows, optionally for one site, pages first then sitemaps and feeds, by URL.
     pub async fn url_status(&self, site: Option<&str>) -> sqlx::Result<Vec<UrlStatusRow>> {
         sqlx::query_as(
@@ -116,23 +186,11 @@ impl Store {
         .await
     }
 
-    /// Every GET that left us a current copy (200 or 304) of a page: (URL, check time), in time
-    /// order. The demo judges freshet's own estimate of its age with these.
-    pub async fn page_syncs(&self) -> sqlx::Result<Vec<(String, i64)>> {
-        sqlx::query_as(
-            "SELECT u.url, o.checked_ms FROM observations o JOIN urls u ON u.id = o.url_id
-             WHERE u.kind = 'page' AND o.method = 'GET' AND o.status IN (200, 304)
-             ORDER BY o.checked_ms",
-        )
-        .fetch_all(self.reader())
-        .await
-    }
-
     /// Every page URL's belief about its copy, by URL.
     pub async fn page_beliefs(&self) -> sqlx::Result<Vec<PageBeliefRow>> {
         sqlx::query_as(
             "SELECT url, last_checked_ms, known_change_ms, rate_low, rate_high, rate_shape,
-                    rate_scale
+                    rate_scale, watched_from_ms, watched_until_ms
              FROM urls WHERE kind = 'page' ORDER BY url",
         )
         .fetch_all(self.reader())

@@ -325,12 +325,19 @@ impl Store {
     pub async fn save_plan(&self, rows: &[PlanUpdate]) -> sqlx::Result<()> {
         self.write("save_plan", |mut tx| async move {
             for row in rows {
-                sqlx::query("UPDATE urls SET planned_per_day = ?, next_due_ms = ? WHERE id = ?")
-                    .bind(row.planned_per_day)
-                    .bind(row.next_due_ms)
-                    .bind(row.url_id)
-                    .execute(&mut *tx)
-                    .await?;
+                sqlx::query(
+                    "UPDATE urls SET planned_per_day = ?1, next_due_ms = ?2,
+                         watched_from_ms = COALESCE(?3, watched_from_ms),
+                         watched_until_ms = COALESCE(?4, watched_until_ms)
+                     WHERE id = ?5",
+                )
+                .bind(row.planned_per_day)
+                .bind(row.next_due_ms)
+                .bind(row.watched.map(|w| w.0))
+                .bind(row.watched.map(|w| w.1))
+                .bind(row.url_id)
+                .execute(&mut *tx)
+                .await?;
             }
             Ok((tx, ()))
         })
@@ -347,4 +354,8 @@ pub struct PlanUpdate {
     pub planned_per_day: f64,
     /// Next due time.
     pub next_due_ms: i64,
+    /// A span after its copy over which it is known not to have changed (a quiet feed). A
+    /// span the row already has is kept when there is none now: judging a copy ignores a span
+    /// from before it.
+    pub watched: Option<(i64, i64)>,
 }
