@@ -187,14 +187,20 @@ impl RecordingServer {
 
     /// Starts a server stamping requests with `clock` (a virtual clock in demo-speed tests).
     pub async fn start_with_clock(clock: SharedClock) -> Self {
+        Self::start_on("127.0.0.1", clock).await
+    }
+
+    /// Starts a server on another loopback address (`127.0.0.2`: a second "machine" for the
+    /// address policy's tests), stamping requests with `clock`.
+    pub async fn start_on(ip: &str, clock: SharedClock) -> Self {
         let shared = Arc::new(Shared {
             clock,
             routes: Mutex::new(HashMap::new()),
             log: Mutex::new(Vec::new()),
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let listener = tokio::net::TcpListener::bind((ip, 0))
             .await
-            .expect("bind 127.0.0.1:0");
+            .expect("bind a loopback address");
         let addr = listener.local_addr().expect("local address");
         let app = Router::new()
             .fallback(handle)
