@@ -43,7 +43,7 @@ async fn run_once_then_report_age_and_hosts() {
     std::fs::write(
         &schedule,
         format!(
-            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.txt\"]\nhost_rate = \"20/s\"\n"
+            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.txt\"]\nhost_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
         ),
     )
     .unwrap();

@@ -123,6 +123,7 @@ fn schedule(server: &RecordingServer, dir: &Path) -> PathBuf {
         r#"
 [[site]]
 name = "gazette"
+allow_networks = ["127.0.0.0/8"]
 sitemaps = ["{www_map}", "{mirror_map}"]
 seeds = ["{home}"]
 include = ['/pages/', '/old/', '/loop/', '/r/', '/articles/', '/links$', '^http://www\.gazette\.test:\d+/$']

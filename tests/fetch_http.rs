@@ -271,6 +271,7 @@ async fn a_refused_connection_is_a_connect_error() {
     drop(listener);
     let fetcher = Fetcher::new(FetchConfig {
         resolve: vec![("gone.test".into(), addr)],
+        allow_networks: recording_server::loopback_networks(),
         ..FetchConfig::default()
     })
     .expect("client builds");

@@ -214,3 +214,26 @@ async fn fetch_bytes_applies_its_own_cap() {
         Some("User-agent: *\nDisallow: /private\n")
     );
 }
+
+#[tokio::test]
+async fn fetch_prefix_keeps_the_start_of_a_longer_body() {
+    let (server, fetcher, pool, clock) = setup(FetchConfig::default()).await;
+    let mut body = b"User-agent: *\nDisallow: /private\n".to_vec();
+    body.resize(2 * 1024 * 1024, b'#');
+    server.route("a.test", "/robots.txt", Reply::text(body.clone()));
+    let url = server.url("a.test", "/robots.txt");
+    let cut = fetcher
+        .fetch_prefix(&url, 1000, &pool, clock.as_ref())
+        .await;
+    assert!(cut.error.is_none(), "{:?}", cut.error);
+    assert!(cut.truncated);
+    assert_eq!(cut.status, Some(200));
+    assert_eq!(cut.body.as_deref(), Some(&body[..1000]));
+    let small = server.url("a.test", "/small");
+    server.route("a.test", "/small", Reply::text("short"));
+    let whole = fetcher
+        .fetch_prefix(&small, 1000, &pool, clock.as_ref())
+        .await;
+    assert!(!whole.truncated && whole.error.is_none());
+    assert_eq!(whole.body.as_deref(), Some(&b"short"[..]));
+}

@@ -29,6 +29,7 @@ async fn setup(
     let server = RecordingServer::start_with_clock(Arc::clone(&clock)).await;
     let fetcher = Fetcher::new(FetchConfig {
         resolve: server.resolve(&["a.test", "b.test"]),
+        allow_networks: recording_server::loopback_networks(),
         ..FetchConfig::default()
     })
     .expect("client builds");

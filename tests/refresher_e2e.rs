@@ -26,6 +26,7 @@ fn schedule(server: &RecordingServer, dir: &Path) -> std::path::PathBuf {
         r#"
 [[site]]
 name = "news"
+allow_networks = ["127.0.0.0/8"]
 feeds = ["{feed}"]
 seeds = ["{down}"]
 requests_per_day = 2000

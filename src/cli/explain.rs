@@ -124,7 +124,10 @@ fn describe_row(
         from.unwrap_or("-")
     );
     if row.disallowed != 0 {
-        let _ = writeln!(out, "  disallowed by robots.txt: never fetched");
+        let _ = writeln!(
+            out,
+            "  disallowed by robots.txt when last due: not fetched while its rules say so"
+        );
     }
     let _ = writeln!(
         out,

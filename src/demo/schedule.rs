@@ -74,7 +74,8 @@ pub fn schedule_toml(world: &World, port: u16, config: &ScheduleConfig) -> Strin
          weight = 1.0\n\
          requests_per_day = {budget:.1}\n\
          host_rate = \"{rate}\"\n\
-         rediscover = \"{rediscover}\"\n",
+         rediscover = \"{rediscover}\"\n\
+         allow_networks = [\"127.0.0.0/8\", \"::1/128\"]\n",
         sitemaps = list(
             world
                 .hosts
@@ -146,6 +147,7 @@ mod tests {
         assert_eq!(
             keys,
             [
+                "allow_networks",
                 "exclude",
                 "feeds",
                 "host_rate",

@@ -1,5 +1,5 @@
-//! The hop loop of one check: permit -> request -> record the host's health -> follow a redirect
-//! or read the final response.
+//! The hop loop of one check: address policy (literal IPs) -> gate (robots.txt) -> permit ->
+//! request -> record the host's health -> follow a redirect or read the final response.
 
 use reqwest::header::{
     CONTENT_TYPE, ETAG, HeaderMap, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION,
@@ -12,7 +12,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::headers::{
     ContentType, cache_control_max_age, header_text, parse_http_date, parse_retry_after,
 };
-use super::{FetchError, FetchOutcome, FetchRequest, Fetcher, Hop, Method, Stage, charset};
+use super::{FetchError, FetchOutcome, FetchRequest, Fetcher, Hop, Limits, Method, Stage, charset};
 use crate::clock::Clock;
 use crate::politeness::{HostPool, Signal, origin_of};
 
@@ -20,7 +20,7 @@ use crate::politeness::{HostPool, Signal, origin_of};
 pub(super) async fn run(
     fetcher: &Fetcher,
     request: &FetchRequest,
-    max_body_bytes: u64,
+    limits: &Limits<'_>,
     pool: &HostPool,
     clock: &dyn Clock,
 ) -> FetchOutcome {
@@ -34,6 +34,22 @@ pub(super) async fn run(
                 url: url.to_string(),
                 reason,
             });
+            break;
+        }
+        // Names are checked after resolution by the client's resolver; literal IPs here.
+        if let Err(refused) = fetcher.policy.check_host(url.host()) {
+            outcome.error = Some(FetchError::AddressRefused {
+                url: url.to_string(),
+                refused,
+            });
+            url = last_requested(&outcome, url);
+            break;
+        }
+        if let Some(gate) = limits.gate
+            && let Err(error) = gate.admit(&url).await
+        {
+            outcome.error = Some(error);
+            url = last_requested(&outcome, url);
             break;
         }
         let origin = origin_of(&url);
@@ -65,7 +81,7 @@ pub(super) async fn run(
             .and_then(|value| parse_retry_after(value, clock.now_ms()));
         pool.record(&origin, &Signal::from_status(status, retry_after));
         if !is_redirect(response.status()) {
-            read_final(&mut outcome, response, request, max_body_bytes, retry_after).await;
+            read_final(&mut outcome, response, request, limits, retry_after).await;
             if matches!(outcome.error, Some(FetchError::Timeout { .. })) {
                 pool.record(&origin, &Signal::Timeout);
             }
@@ -102,6 +118,12 @@ pub(super) async fn run(
         tracing::debug!(error = %error, kind = error.kind(), "check failed");
     }
     outcome
+}
+
+/// The last URL actually requested (a hop refused before its request is not one), or `url`
+/// when nothing was requested.
+fn last_requested(outcome: &FetchOutcome, url: Url) -> Url {
+    outcome.hops.last().map_or(url, |hop| hop.url.clone())
 }
 
 /// Refuses URLs that are not http(s) with a host.
@@ -182,9 +204,10 @@ async fn read_final(
     outcome: &mut FetchOutcome,
     mut response: Response,
     request: &FetchRequest,
-    max_body_bytes: u64,
+    limits: &Limits<'_>,
     retry_after: Option<std::time::Duration>,
 ) {
+    let max_body_bytes = limits.max_body_bytes;
     let status = response.status().as_u16();
     let url = response.url().to_string();
     let headers: &HeaderMap = response.headers();
@@ -213,8 +236,11 @@ async fn read_final(
     if request.method == Method::Head {
         return;
     }
-    let body = match read_capped(&mut response, max_body_bytes).await {
-        Ok(body) => body,
+    let body = match read_capped(&mut response, max_body_bytes, limits.keep_prefix).await {
+        Ok((body, truncated)) => {
+            outcome.truncated = truncated;
+            body
+        }
         Err((read, error)) => {
             outcome.bytes = read;
             outcome.error = Some(error.into_error(&url, max_body_bytes));
@@ -256,11 +282,16 @@ impl BodyStop {
 }
 
 /// Reads the decompressed body chunk by chunk, stopping before it passes `cap` bytes, so memory
-/// never holds more than the cap whatever the body expands to. On failure, returns the bytes
-/// read so far with the reason.
-async fn read_capped(response: &mut Response, cap: u64) -> Result<Vec<u8>, (u64, BodyStop)> {
+/// never holds more than the cap whatever the body expands to. With `keep_prefix`, a longer body
+/// gives its first `cap` bytes and `true` (truncated); otherwise it is an error. On failure,
+/// returns the bytes read so far with the reason.
+async fn read_capped(
+    response: &mut Response,
+    cap: u64,
+    keep_prefix: bool,
+) -> Result<(Vec<u8>, bool), (u64, BodyStop)> {
     // With decompression on, reqwest only reports a length for identity-encoded bodies.
-    if response.content_length().is_some_and(|length| length > cap) {
+    if !keep_prefix && response.content_length().is_some_and(|length| length > cap) {
         return Err((0, BodyStop::TooLarge));
     }
     let mut body = Vec::new();
@@ -268,12 +299,18 @@ async fn read_capped(response: &mut Response, cap: u64) -> Result<Vec<u8>, (u64,
         match response.chunk().await {
             Ok(Some(chunk)) => {
                 let read = body.len() as u64 + chunk.len() as u64;
+                if read > cap && keep_prefix {
+                    let room = usize::try_from(cap).unwrap_or(usize::MAX) - body.len();
+                    body.extend_from_slice(&chunk[..room]);
+                    // Dropping the response closes the connection: the rest is never read.
+                    return Ok((body, true));
+                }
                 if read > cap {
                     return Err((read, BodyStop::TooLarge));
                 }
                 body.extend_from_slice(&chunk);
             }
-            Ok(None) => return Ok(body),
+            Ok(None) => return Ok((body, false)),
             Err(err) => return Err((body.len() as u64, BodyStop::Failed(err))),
         }
     }

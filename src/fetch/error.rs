@@ -101,6 +101,23 @@ pub enum FetchError {
         /// The underlying cause.
         reason: String,
     },
+    /// The address policy refused every address of the host (see [`super::address`]).
+    #[error("{url}: not requested: {refused}")]
+    AddressRefused {
+        /// The URL.
+        url: String,
+        /// The address and the range it is in.
+        refused: super::address::Refused,
+    },
+    /// robots.txt of the URL's own host disallows it (a redirect hop is checked like the
+    /// first request).
+    #[error("{url}: not requested: disallowed by robots.txt ({rule})")]
+    Disallowed {
+        /// The URL.
+        url: String,
+        /// The rule that disallows it (`Disallow: /private/`, or why everything is).
+        rule: String,
+    },
     /// Any other transport failure (connection reset mid-body, protocol error, ...).
     #[error("{url}: transfer failed: {reason}")]
     Transport {
@@ -124,6 +141,8 @@ impl FetchError {
             FetchError::BadRedirect { .. } => "bad_redirect",
             FetchError::Http { .. } => "http",
             FetchError::Decode { .. } => "decode",
+            FetchError::AddressRefused { .. } => "address_refused",
+            FetchError::Disallowed { .. } => "robots_disallowed",
             FetchError::Transport { .. } => "transport",
         }
     }
@@ -131,6 +150,9 @@ impl FetchError {
     /// Classifies a reqwest error raised at `stage` of a request to `url`.
     pub(crate) fn from_reqwest(url: &str, stage: Stage, err: &reqwest::Error) -> Self {
         let url = url.to_string();
+        if let Some(refused) = refused_by_policy(err) {
+            return FetchError::AddressRefused { url, refused };
+        }
         if err.is_timeout() {
             let stage = if err.is_connect() {
                 Stage::Connecting
@@ -160,6 +182,18 @@ impl FetchError {
             }
         }
     }
+}
+
+/// The address policy's refusal, if the resolver failed with one (it sits deep in the chain).
+fn refused_by_policy(err: &(dyn StdError + 'static)) -> Option<super::address::Refused> {
+    let mut cause = Some(err);
+    while let Some(error) = cause {
+        if let Some(refused) = error.downcast_ref::<super::address::Refused>() {
+            return Some(refused.clone());
+        }
+        cause = error.source();
+    }
+    None
 }
 
 /// The innermost error message (reqwest's own message repeats the URL).

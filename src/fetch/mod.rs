@@ -13,12 +13,18 @@
 //! [`HostPool`], holds it while the response is read, and reports the host's health back
 //! (429 / 503 with Retry-After, 5xx, timeouts) so back-off applies to the next request.
 //!
+//! Before each hop is requested, its address is checked against the site's [`AddressPolicy`]
+//! (after DNS resolution, in the client's resolver; literal IPs in the hop loop), and a
+//! [`HopGate`] given by the caller may refuse it (the refresher checks robots.txt of the hop's
+//! own host there), so a redirect cannot lead a check where its first request could not go.
+//!
 //! A check never panics and never returns `Err` for a per-URL failure: the failure is
 //! [`FetchOutcome::error`]. Timeouts are real time (they are about the network), while the
 //! outcome's times are clock time.
 //!
 //! Not here: robots rules (module `robots`), deciding what changed (module `dedup`, `estimate`).
 
+pub mod address;
 pub mod charset;
 mod check;
 pub mod error;
@@ -28,8 +34,10 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::future::BoxFuture;
 use url::Url;
 
+pub use address::{AddressPolicy, Cidr};
 pub use error::{FetchError, Stage};
 
 use crate::clock::Clock;
@@ -51,8 +59,11 @@ pub struct FetchConfig {
     /// Redirects followed before giving up (the web's usual 5).
     pub max_redirects: usize,
     /// Host names mapped to fixed addresses (tests and the demo map virtual names to
-    /// 127.0.0.1:port). The URL's own port is used; when non-empty, system proxies are ignored.
+    /// 127.0.0.1:port). The URL's own port is used. The address policy applies to these too.
     pub resolve: Vec<(String, SocketAddr)>,
+    /// Special-purpose ranges (loopback, private, ...) this client may connect to anyway; empty
+    /// (the default) allows public addresses only. See [`address`].
+    pub allow_networks: Vec<Cidr>,
 }
 
 impl Default for FetchConfig {
@@ -65,6 +76,7 @@ impl Default for FetchConfig {
             max_body_bytes: 10 * 1024 * 1024,
             max_redirects: 5,
             resolve: Vec::new(),
+            allow_networks: Vec::new(),
         }
     }
 }
@@ -159,6 +171,9 @@ pub struct FetchOutcome {
     /// Decompressed body bytes read. When the body was too large, reading stopped at the
     /// first chunk that passed the cap, and that chunk was not kept.
     pub bytes: u64,
+    /// The body is only the first `max_body_bytes` of a longer one (only when asked for with
+    /// [`Fetcher::fetch_prefix`]; otherwise a longer body is an error).
+    pub truncated: bool,
     /// xxh3-64 of `text` (of `body` for non-text content).
     pub fingerprint: Option<u64>,
     /// Why the check failed, if it did.
@@ -186,6 +201,7 @@ impl FetchOutcome {
             text: None,
             charset: None,
             bytes: 0,
+            truncated: false,
             fingerprint: None,
             error: None,
         }
@@ -217,6 +233,26 @@ pub struct Fetcher {
     client: reqwest::Client,
     /// The settings it was built from.
     config: FetchConfig,
+    /// The address policy (the resolver has its own copy), for URLs with a literal IP.
+    policy: AddressPolicy,
+}
+
+/// Decides, before each request of a check (the first and every redirect hop), whether it may
+/// be made; an `Err` ends the check with that error and nothing is requested. The refresher's
+/// gate reads robots.txt of the hop's own host.
+pub trait HopGate: Sync {
+    /// Whether `url` may be requested.
+    fn admit<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<(), FetchError>>;
+}
+
+/// How a check treats its body cap and hops.
+struct Limits<'a> {
+    /// Cap on the decompressed body.
+    max_body_bytes: u64,
+    /// Keep the first `max_body_bytes` of a longer body (robots.txt) instead of failing.
+    keep_prefix: bool,
+    /// Asked before every request.
+    gate: Option<&'a dyn HopGate>,
 }
 
 /// The HTTP client could not be built (bad user agent, TLS backend failure).
@@ -227,20 +263,23 @@ pub struct BuildError(#[source] reqwest::Error);
 impl Fetcher {
     /// Builds the client from `config`.
     pub fn new(config: FetchConfig) -> Result<Self, BuildError> {
-        let mut builder = reqwest::Client::builder()
+        // No proxy: a proxy would resolve names itself, out of the address policy's reach.
+        let client = reqwest::Client::builder()
             .user_agent(config.user_agent.clone())
             .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(config.connect_timeout)
             .read_timeout(config.read_timeout)
-            .timeout(config.total_timeout);
-        if !config.resolve.is_empty() {
-            builder = builder.no_proxy();
-        }
-        for (host, addr) in &config.resolve {
-            builder = builder.resolve(host, *addr);
-        }
-        let client = builder.build().map_err(BuildError)?;
-        Ok(Self { client, config })
+            .timeout(config.total_timeout)
+            .no_proxy()
+            .dns_resolver(address::resolver(&config.resolve, &config.allow_networks))
+            .build()
+            .map_err(BuildError)?;
+        let policy = AddressPolicy::allowing(&config.allow_networks);
+        Ok(Self {
+            client,
+            config,
+            policy,
+        })
     }
 
     /// The settings in force.
@@ -268,7 +307,48 @@ impl Fetcher {
         pool: &HostPool,
         clock: &dyn Clock,
     ) -> FetchOutcome {
-        check::run(self, request, max_body_bytes, pool, clock).await
+        let limits = Limits {
+            max_body_bytes,
+            keep_prefix: false,
+            gate: None,
+        };
+        check::run(self, request, &limits, pool, clock).await
+    }
+
+    /// [`fetch_capped`](Self::fetch_capped), asking `gate` before every request (the first and
+    /// each redirect hop).
+    pub async fn fetch_gated(
+        &self,
+        request: &FetchRequest,
+        max_body_bytes: u64,
+        pool: &HostPool,
+        clock: &dyn Clock,
+        gate: &dyn HopGate,
+    ) -> FetchOutcome {
+        let limits = Limits {
+            max_body_bytes,
+            keep_prefix: false,
+            gate: Some(gate),
+        };
+        check::run(self, request, &limits, pool, clock).await
+    }
+
+    /// An unconditional GET that keeps the first `max_body_bytes` of a longer body and marks
+    /// the outcome [`truncated`](FetchOutcome::truncated) (robots.txt: RFC 9309 §2.5 asks to
+    /// parse at least the first 500 KiB, not to drop the file).
+    pub async fn fetch_prefix(
+        &self,
+        url: &Url,
+        max_body_bytes: u64,
+        pool: &HostPool,
+        clock: &dyn Clock,
+    ) -> FetchOutcome {
+        let limits = Limits {
+            max_body_bytes,
+            keep_prefix: true,
+            gate: None,
+        };
+        check::run(self, &FetchRequest::get(url.clone()), &limits, pool, clock).await
     }
 
     /// An unconditional GET of a resource (robots.txt, a sitemap, a feed) under the same

@@ -18,7 +18,11 @@ use crate::store::urls::{SummaryUpdate, UrlRow};
 use super::context::{Context, Counters, SiteState};
 use super::evidence::{PreviousCopy, Response, detect_change};
 use super::ledger::Due;
+use super::robots_cache::RobotsGate;
 
+/// The shortest wait before a URL robots.txt disallowed is judged again (clock ms), should the
+/// rules expire at once.
+const MIN_ROBOTS_WAIT_MS: i64 = 60_000;
 /// How often a commit that failed is tried again before the check is given up (and recorded).
 const COMMIT_TRIES: u32 = 5;
 
@@ -68,7 +72,10 @@ pub async fn admitted<'a>(
 }
 
 /// Whether a URL handed out may be requested now: inside the site's fetch window (else it is
-/// deferred to the window's opening) and allowed by robots.txt (else it is refused, for good).
+/// deferred to the window's opening) and allowed by robots.txt as it reads now. A Disallow is a
+/// verdict of the rules in force, not of the URL: the URL waits until those rules expire and is
+/// judged again by the rules read then (a robots.txt 5xx disallows everything only for the
+/// moment). The URL's `disallowed` flag says what the last verdict was, for the reports.
 /// Gives the parsed URL when it may.
 async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<Option<Url>> {
     let now = ctx.clock.now_ms();
@@ -88,22 +95,27 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
         Ok(url) => url,
         Err(err) => {
             ctx.ledger.refuse(row.id);
-            ctx.store.set_disallowed(row.id, true).await?;
             record_error(ctx, site, &row.url, format!("unparsable URL: {err}")).await?;
             return Ok(None);
         }
     };
     let origin = origin_of(&url);
-    let robots = ctx.robots.rules(ctx, site, &origin).await;
+    let (robots, until_ms) = ctx.robots.rules_until(ctx, site, &origin).await;
     if let Some(interval) = ctx.robots.interval(&origin) {
         ctx.ledger
             .set_host_interval(row.host_id, interval.as_millis() as i64);
     }
-    if !robots.is_allowed(url.as_str()) {
-        debug!(url = %url, "disallowed by robots.txt: never fetched");
-        ctx.ledger.refuse(row.id);
-        ctx.store.set_disallowed(row.id, true).await?;
+    if let Some(rule) = robots.disallowed_by(url.as_str()) {
+        debug!(url = %url, %rule, "disallowed by robots.txt: not fetched while these rules hold");
+        ctx.ledger
+            .defer(row.id, until_ms.max(now + MIN_ROBOTS_WAIT_MS));
+        if row.disallowed == 0 {
+            ctx.store.set_disallowed(row.id, true).await?;
+        }
         return Ok(None);
+    }
+    if row.disallowed != 0 {
+        ctx.store.set_disallowed(row.id, false).await?;
     }
     Ok(Some(url))
 }
@@ -144,9 +156,12 @@ pub async fn fetch_and_record(
         validators,
     };
     let cap = max_body.unwrap_or(site.site.max_body);
+    // robots.txt is asked again on every hop: a redirect may lead to a Disallowed path or to
+    // another host with rules of its own.
+    let gate = RobotsGate { ctx, site };
     let outcome = site
         .fetcher
-        .fetch_capped(&request, cap, &ctx.pool, ctx.clock.as_ref())
+        .fetch_gated(&request, cap, &ctx.pool, ctx.clock.as_ref(), &gate)
         .await;
     let requests = outcome.hops.len().max(1) as u32;
     Counters::add(&ctx.counters.requests, u64::from(requests));

@@ -120,6 +120,7 @@ impl Context {
                 max_body_bytes: site.max_body,
                 max_redirects: 5,
                 resolve: options.resolve.clone(),
+                allow_networks: site.allow_networks.clone(),
             })?;
             states.push(SiteState {
                 id,

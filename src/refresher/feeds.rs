@@ -2,15 +2,20 @@
 //! exact change events (stored as evidence), and the scheduler learns which pages the feed
 //! covers and which are now known stale. How often a feed is read is the scheduler's decision:
 //! it is priced against the age it cuts on the pages it covers.
+//!
+//! Entries get the sitemap's cross-host rule ([`crate::discover::same_host`]): a feed speaks for
+//! its own host; an entry on another host is taken only if that host is one of the site's and
+//! its robots.txt lists the feed (a cross-submission), else it is refused and recorded.
 
 use tracing::info;
+use url::Url;
 
 use crate::discover::feed;
 use crate::fetch::Method;
 use crate::store::urls::Discovered;
 
 use super::checks::{admitted, fetch_and_record, record_error};
-use super::context::Context;
+use super::context::{Context, SiteState};
 use super::discovery::{MAX_DOCUMENT_BYTES, add_found};
 use super::ledger::Due;
 
@@ -53,6 +58,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     }
     let mut found = Vec::new();
     let mut timed = Vec::new();
+    let mut vouching: Option<Vec<String>> = None;
     for entry in &doc.entries {
         let Some(link) = entry.link.as_deref().and_then(|l| url::Url::parse(l).ok()) else {
             continue;
@@ -60,6 +66,25 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         let link = site.site.strip_params(&link);
         if !matches!(link.scheme(), "http" | "https") || !site.site.matches(link.as_str()) {
             continue;
+        }
+        if !crate::discover::same_host(&link, &url) {
+            if vouching.is_none() {
+                vouching = Some(cross_submitters(ctx, site, &url).await);
+            }
+            let host = link.host_str().unwrap_or_default();
+            let vouched = vouching
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host));
+            if !vouched {
+                let message = format!(
+                    "{link}: feed entry refused, on another host than the feed {url} and not \
+                     cross-submitted by its robots.txt"
+                );
+                record_error(ctx, site, url.as_str(), message).await?;
+                continue;
+            }
         }
         let at = entry
             .updated
@@ -94,4 +119,22 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     ctx.ledger.feed_read(now, row.id, &events);
     info!(feed = %url, entries = doc.entries.len(), "feed read");
     Ok(())
+}
+
+/// The hosts among the site's own whose robots.txt lists `feed` in a `Sitemap:` line (a feed is
+/// a valid sitemap): they vouch for the feed's entries on them.
+async fn cross_submitters(ctx: &Context, site: &SiteState, feed: &Url) -> Vec<String> {
+    let mut hosts = Vec::new();
+    for origin in site.site.origins() {
+        let Ok(robots_url) = Url::parse(&format!("{origin}/robots.txt")) else {
+            continue;
+        };
+        let robots = ctx.robots.rules(ctx, site, &origin).await;
+        if robots.sitemap_urls(&robots_url).iter().any(|s| s == feed)
+            && let Some(host) = robots_url.host_str()
+        {
+            hosts.push(host.to_string());
+        }
+    }
+    hosts
 }

@@ -98,9 +98,6 @@ impl Ledger {
                 }
                 continue;
             }
-            if row.disallowed != 0 {
-                continue;
-            }
             let host = match inner.host_keys.get(&row.host_id) {
                 Some(&host) => host,
                 None => {
@@ -205,7 +202,7 @@ impl Ledger {
         }
     }
 
-    /// A URL handed out was refused (robots.txt): never requested again unless rules change.
+    /// A URL handed out can never be requested (its site or row is gone, it does not parse).
     pub fn refuse(&self, url_id: i64) {
         let mut inner = self.lock();
         if let Some(&key) = inner.url_keys.get(&url_id) {

@@ -5,13 +5,21 @@
 //! hour. The robots.txt request itself goes through the host's politeness like any other, and
 //! the Crawl-delay it carries re-configures the host's limiter (the longer of it and the
 //! schedule's rate wins).
+//!
+//! [`RobotsGate`] asks these rules before every request of a check, redirect hops included, so
+//! a hop to another host reads *that* host's robots.txt (and takes its Crawl-delay) first, and a
+//! hop into a Disallowed path is never requested.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use tracing::{debug, warn};
 use url::Url;
+
+use crate::fetch::{FetchError, HopGate};
+use crate::politeness::origin_of;
 
 use crate::politeness::HostConfig;
 use crate::robots::{self, Robots};
@@ -48,6 +56,17 @@ impl RobotsCache {
     /// The rules for `origin`, fetching robots.txt (politely) when missing or stale. Also makes
     /// sure the host's politeness is configured before any request reaches it.
     pub async fn rules(&self, ctx: &Context, site: &SiteState, origin: &str) -> Arc<Robots> {
+        self.rules_until(ctx, site, origin).await.0
+    }
+
+    /// [`rules`](Self::rules), with the clock time (ms) until which they hold: a verdict drawn
+    /// from them is good until then, and must be drawn again from the rules in force after.
+    pub async fn rules_until(
+        &self,
+        ctx: &Context,
+        site: &SiteState,
+        origin: &str,
+    ) -> (Arc<Robots>, i64) {
         self.configure_host(ctx, site, origin, None);
         let slot = {
             let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
@@ -56,16 +75,16 @@ impl RobotsCache {
         let mut cached = slot.lock().await;
         let now = ctx.clock.now_ms();
         if let Some(entry) = cached.as_ref().filter(|c| c.expires_ms > now) {
-            return entry.robots.clone();
+            return (entry.robots.clone(), entry.expires_ms);
         }
         let entry = match self.load_stored(ctx, site, origin, now).await {
             Some(entry) => entry,
             None => self.fetch(ctx, site, origin).await,
         };
         self.configure_host(ctx, site, origin, entry.robots.crawl_delay());
-        let robots = entry.robots.clone();
+        let answer = (entry.robots.clone(), entry.expires_ms);
         *cached = Some(entry);
-        robots
+        answer
     }
 
     /// Configures the host's limiter from the site's rate and a Crawl-delay (strictest wins).
@@ -137,15 +156,23 @@ impl RobotsCache {
                 expires_ms: checked_ms,
             };
         };
+        // One byte past the limit, so that the parser sees the file is longer and cuts at the
+        // last complete line within the first 500 KiB.
         let outcome = site
             .fetcher
-            .fetch_bytes(
+            .fetch_prefix(
                 &url,
-                robots::MAX_ROBOTS_BYTES as u64,
+                robots::MAX_ROBOTS_BYTES as u64 + 1,
                 &ctx.pool,
                 ctx.clock.as_ref(),
             )
             .await;
+        if outcome.truncated {
+            debug!(
+                origin,
+                "robots.txt longer than 500 KiB: its first 500 KiB are read"
+            );
+        }
         let requests = outcome.hops.len().max(1);
         Counters::add(&ctx.counters.requests, requests as u64);
         ctx.ledger.charge(site.id, checked_ms, requests as u32);
@@ -187,5 +214,35 @@ impl RobotsCache {
             robots: Arc::new(robots),
             expires_ms: checked_ms + ttl.as_millis() as i64,
         }
+    }
+}
+
+/// The [`HopGate`] of one site's checks: robots.txt of each hop's own host.
+pub struct RobotsGate<'a> {
+    /// The run's shared state (the robots cache, the pool, the store).
+    pub ctx: &'a Context,
+    /// The site the check is made for (its agent token, its budget is charged).
+    pub site: &'a SiteState,
+}
+
+impl HopGate for RobotsGate<'_> {
+    fn admit<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<(), FetchError>> {
+        Box::pin(async move {
+            let robots = self
+                .ctx
+                .robots
+                .rules(self.ctx, self.site, &origin_of(url))
+                .await;
+            match robots.disallowed_by(url.as_str()) {
+                None => Ok(()),
+                Some(rule) => {
+                    debug!(url = %url, %rule, "hop disallowed by robots.txt: not requested");
+                    Err(FetchError::Disallowed {
+                        url: url.to_string(),
+                        rule,
+                    })
+                }
+            }
+        })
     }
 }

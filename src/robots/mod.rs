@@ -87,14 +87,26 @@ impl Robots {
     /// Whether our agent may fetch `url` (absolute, or a path; percent-encoded as
     /// [`url::Url::as_str`] gives it).
     pub fn is_allowed(&self, url: &str) -> bool {
+        self.disallowed_by(url).is_none()
+    }
+
+    /// Why our agent may not fetch `url`: the deciding rule as written in robots.txt
+    /// (`Disallow: /private/`), or why everything is off limits; `None` when it may.
+    pub fn disallowed_by(&self, url: &str) -> Option<String> {
         let rules = match &self.policy {
-            Policy::AllowAll => return true,
-            Policy::DisallowAll => return false,
+            Policy::AllowAll => return None,
+            Policy::DisallowAll => {
+                return Some(
+                    "robots.txt could not be read (5xx, 429 or unreachable): everything is \
+                     disallowed until it can"
+                        .to_string(),
+                );
+            }
             Policy::Rules { rules, .. } => rules,
         };
         let path = path_params_query(url);
         if path == "/robots.txt" {
-            return true;
+            return None;
         }
         let mut best: Option<&Rule> = None;
         for rule in rules {
@@ -112,7 +124,8 @@ impl Robots {
                 best = Some(rule);
             }
         }
-        best.is_none_or(|r| r.allow)
+        best.filter(|r| !r.allow)
+            .map(|r| format!("Disallow: {}", r.pattern))
     }
 
     /// Crawl-delay for our agent (a floor on the interval between requests to the host).

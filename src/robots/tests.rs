@@ -105,3 +105,36 @@ fn relative_sitemaps_resolve_against_the_robots_url() {
         .collect();
     assert_eq!(urls, ["https://a.example/s.xml", "https://b.example/t.xml"]);
 }
+
+#[test]
+fn disallowed_by_names_the_deciding_rule() {
+    let robots = Robots::parse(
+        b"User-agent: *\nDisallow: /private/\nAllow: /private/ok\n",
+        "freshet",
+    );
+    assert_eq!(
+        robots.disallowed_by("http://h/private/x").as_deref(),
+        Some("Disallow: /private/")
+    );
+    assert_eq!(robots.disallowed_by("http://h/private/ok"), None);
+    assert_eq!(robots.disallowed_by("http://h/public"), None);
+    assert!(
+        Robots::disallow_all()
+            .disallowed_by("http://h/x")
+            .is_some_and(|why| why.contains("could not be read"))
+    );
+}
+
+#[test]
+fn a_file_past_500_kib_keeps_its_first_rules() {
+    // What the refresher hands over for a 10 MB file: 500 KiB and one byte, cut mid-line.
+    let mut body = b"User-agent: *\nDisallow: /private/\n".to_vec();
+    while body.len() <= MAX_ROBOTS_BYTES {
+        body.extend_from_slice(b"# filler filler filler filler filler filler filler\n");
+    }
+    body.truncate(MAX_ROBOTS_BYTES + 1);
+    body.extend_from_slice(b"Disallow: /late/"); // never reached: past the limit
+    let robots = rules_for_status(200, &body, "freshet");
+    assert!(!robots.is_allowed("http://h/private/a"));
+    assert!(robots.is_allowed("http://h/late/x"));
+}

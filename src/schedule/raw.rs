@@ -47,6 +47,7 @@ pub(super) struct RawSite {
     pub timeout: Option<Spanned<String>>,
     pub concurrency: Option<Spanned<i64>>,
     pub drop_params: Option<Spanned<StringList>>,
+    pub allow_networks: Option<Spanned<StringList>>,
     /// Keys removed because they could not be read (already reported): phase two does not
     /// report them again as missing.
     #[serde(skip)]
@@ -73,6 +74,7 @@ pub(super) const SITE_KEYS: &[&str] = &[
     "timeout",
     "concurrency",
     "drop_params",
+    "allow_networks",
 ];
 
 /// A string or an array of strings (`feeds = "https://.."` is as good as a one-element array).
@@ -233,6 +235,7 @@ fn explain(message: &str, key: Option<&str>, in_site: bool) -> String {
     let example = match key {
         "host_rate" => " like \"1/s\"",
         "max_body" => " like \"10MB\"",
+        "allow_networks" => " like [\"10.0.0.0/8\"]",
         "timeout" | "window_length" => " like \"30s\" or \"6h\"",
         "rediscover" | "window" => " like \"0 */6 * * *\"",
         _ => "",

@@ -131,6 +131,10 @@ pub struct Site {
     /// Query parameters removed from discovered URLs (session ids, trackers). A trailing `*`
     /// matches any parameter starting with what comes before it (`utm_*`).
     pub drop_params: Vec<String>,
+    /// `allow_networks`: special-purpose address ranges (loopback, private, link-local, ...)
+    /// this site may connect to; by default only public addresses are (an intranet or a test
+    /// server on 127.0.0.1 must be named here, e.g. `["127.0.0.0/8", "::1/128"]`).
+    pub allow_networks: Vec<crate::fetch::Cidr>,
     /// The schedule file this site came from.
     pub source: PathBuf,
     /// The line of its `[[site]]` header in that file.

@@ -304,6 +304,10 @@ fn bad_rates_and_quantities() {
         ("drop_params = [\"*\"]", "drop_params"),
         ("drop_params = [\"a=b\"]", "drop_params"),
         ("drop_params = [\"ut*m\"]", "drop_params"),
+        ("allow_networks = [\"intranet\"]", "allow_networks"),
+        ("allow_networks = [\"10.0.0.1/8\"]", "allow_networks"),
+        ("allow_networks = [\"10.0.0.0/33\"]", "allow_networks"),
+        ("allow_networks = [\"::1/200\"]", "allow_networks"),
     ] {
         let err = only_problem(&site_with(extra));
         assert_eq!(
@@ -449,4 +453,16 @@ fn the_same_file_twice_is_read_once() {
     let loaded = load(&[dir.path().to_path_buf(), file]);
     assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
     assert_eq!(loaded.sites.len(), 1);
+}
+
+#[test]
+fn allow_networks_reads_cidr_blocks() {
+    let site = one_site(&site_with(
+        "allow_networks = [\"127.0.0.0/8\", \"::1/128\", \"10.0.0.0/8\"]",
+    ));
+    let blocks: Vec<String> = site.allow_networks.iter().map(|c| c.to_string()).collect();
+    assert_eq!(blocks, ["127.0.0.0/8", "::1/128", "10.0.0.0/8"]);
+    assert!(one_site(&site_with("")).allow_networks.is_empty());
+    let err = only_problem(&site_with("allow_networks = [\"10.0.0.1/8\"]"));
+    assert!(err.message.contains("did you mean 10.0.0.0/8"), "{err}");
 }

@@ -129,6 +129,9 @@ pub(super) fn site(
     let timeout = check.value("timeout", raw.timeout, |s| nonzero_duration(&s));
     let concurrency = check.value("concurrency", raw.concurrency, check_concurrency);
     let drop_params = check.list("drop_params", raw.drop_params, check_param);
+    let allow_networks = check.list("allow_networks", raw.allow_networks, |text| {
+        text.parse::<crate::fetch::Cidr>()
+    });
 
     if problems.len() > before {
         return None;
@@ -153,6 +156,7 @@ pub(super) fn site(
         timeout: timeout.unwrap_or(defaults::TIMEOUT),
         concurrency: concurrency.unwrap_or(defaults::CONCURRENCY),
         drop_params,
+        allow_networks,
         source: source.to_path_buf(),
         line,
     })

@@ -14,7 +14,7 @@ use freshet::fetch::{FetchConfig, FetchOutcome, FetchRequest, Fetcher};
 use freshet::politeness::{HostConfig, HostPool};
 use url::Url;
 
-use super::recording_server::RecordingServer;
+use super::recording_server::{RecordingServer, loopback_networks};
 
 pub const HOSTS: [&str; 2] = ["a.test", "b.test"];
 
@@ -23,6 +23,7 @@ pub async fn setup(config: FetchConfig) -> (RecordingServer, Fetcher, HostPool, 
     let server = RecordingServer::start().await;
     let fetcher = Fetcher::new(FetchConfig {
         resolve: server.resolve(&HOSTS),
+        allow_networks: loopback_networks(),
         ..config
     })
     .expect("client builds");

@@ -6,8 +6,9 @@
 //! `#[path = "support/recording_server.rs"] mod recording_server;`.
 //!
 //! Virtual host names (`a.test`, `b.test`, ...) reach it through
-//! `FetchConfig { resolve: server.resolve(&["a.test", "b.test"]), .. }` and URLs from
-//! [`RecordingServer::url`], which carry the server's port.
+//! `FetchConfig { resolve: server.resolve(&["a.test", "b.test"]), allow_networks:
+//! loopback_networks(), .. }` (the address policy refuses loopback unless allowed) and URLs
+//! from [`RecordingServer::url`], which carry the server's port.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -25,6 +26,14 @@ use bytes::Bytes;
 use freshet::clock::{SharedClock, SystemClock};
 use tokio::sync::oneshot;
 use url::Url;
+
+/// The ranges a client must allow to reach a test server (`allow_networks`): loopback.
+pub fn loopback_networks() -> Vec<freshet::fetch::Cidr> {
+    ["127.0.0.0/8", "::1/128"]
+        .iter()
+        .map(|cidr| cidr.parse().expect("valid CIDR"))
+        .collect()
+}
 
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
@@ -178,14 +187,20 @@ impl RecordingServer {
 
     /// Starts a server stamping requests with `clock` (a virtual clock in demo-speed tests).
     pub async fn start_with_clock(clock: SharedClock) -> Self {
+        Self::start_on("127.0.0.1", clock).await
+    }
+
+    /// Starts a server on another loopback address (`127.0.0.2`: a second "machine" for the
+    /// address policy's tests), stamping requests with `clock`.
+    pub async fn start_on(ip: &str, clock: SharedClock) -> Self {
         let shared = Arc::new(Shared {
             clock,
             routes: Mutex::new(HashMap::new()),
             log: Mutex::new(Vec::new()),
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        let listener = tokio::net::TcpListener::bind((ip, 0))
             .await
-            .expect("bind 127.0.0.1:0");
+            .expect("bind a loopback address");
         let addr = listener.local_addr().expect("local address");
         let app = Router::new()
             .fallback(handle)

@@ -192,8 +192,7 @@ impl<'a> Collector<'a> {
         {
             return Some(url.into());
         }
-        let home = ctx.url.host_str().unwrap_or_default();
-        if !host.eq_ignore_ascii_case(home) || url.port() != ctx.url.port() {
+        if !crate::discover::same_host(&url, &ctx.url) {
             self.error(SitemapError::ForeignHost { loc: url.into() });
             return None;
         }
