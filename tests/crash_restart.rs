@@ -81,7 +81,10 @@ fn serve(crawl: &RecordingServer, busy: &RecordingServer) {
     crawl.route(
         HOST,
         "/robots.txt",
-        Reply::text(format!("User-agent: *\nCrawl-delay: {}\n", CRAWL_DELAY.as_secs())),
+        Reply::text(format!(
+            "User-agent: *\nCrawl-delay: {}\n",
+            CRAWL_DELAY.as_secs()
+        )),
     );
     let base = format!("http://{HOST}:{}", crawl.addr.port());
     let list: String = (0..30).map(|i| format!("{base}/p{i}\n")).collect();
@@ -113,7 +116,11 @@ fn short_gaps(log: &[Recorded]) -> (Vec<(String, String, Duration)>, Duration) {
         // robots.txt twice: the first answer died with the process before it was committed,
         // so only the schedule's rate was known.
         let robots_again = pair[0].path == "/robots.txt" && pair[1].path == "/robots.txt";
-        let limit = if robots_again { SCHEDULE_GAP } else { CRAWL_DELAY };
+        let limit = if robots_again {
+            SCHEDULE_GAP
+        } else {
+            CRAWL_DELAY
+        };
         if !robots_again {
             least = least.min(gap);
         }
@@ -133,7 +140,7 @@ fn early_after_retry(log: &[Recorded]) -> (Vec<(usize, usize, Duration)>, usize)
             continue; // robots.txt and the sitemap answer 404 / 200
         }
         throttles += 1;
-        if let Some((j, next)) = log.iter().enumerate().skip(i + 1).next() {
+        if let Some((j, next)) = log.iter().enumerate().nth(i + 1) {
             let gap = next.at.duration_since(answered.at);
             if gap < RETRY_AFTER {
                 early.push((i, j, RETRY_AFTER - gap));
@@ -172,7 +179,10 @@ async fn sigkill_at_random_moments_keeps_data_and_politeness() {
         let (integrity, committed) = read_db(&db).await;
         assert_eq!(integrity, "ok", "round {round}");
         let lost: Vec<_> = committed_before.difference(&committed).collect();
-        assert!(lost.is_empty(), "round {round}: committed checks lost: {lost:?}");
+        assert!(
+            lost.is_empty(),
+            "round {round}: committed checks lost: {lost:?}"
+        );
         committed_before = committed;
     }
 
@@ -211,7 +221,10 @@ async fn sigkill_at_random_moments_keeps_data_and_politeness() {
         busy_log.len(),
         early.len(),
     );
-    assert!(crawl_log.len() > 3, "the Crawl-delay host was barely visited");
+    assert!(
+        crawl_log.len() > 3,
+        "the Crawl-delay host was barely visited"
+    );
     assert!(
         short.is_empty(),
         "gaps below the limit on the Crawl-delay host: {short:?}"

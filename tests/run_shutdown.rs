@@ -65,18 +65,18 @@ async fn terminate_when(state: &str, run: Freshet, ready: impl FnMut() -> bool) 
 async fn once_skips_a_host_under_retry_after_and_a_restart_does_not_contact_it() {
     let server = RecordingServer::start().await;
     let b = base(&server);
-    server.route(HOST, "/robots.txt", Reply::text("User-agent: *\nAllow: /\n"));
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
     server.route(
         HOST,
         "/sitemap.txt",
         Reply::text(format!("{b}/a\n{b}/b\n{b}/c\n")),
     );
     for path in ["/a", "/b", "/c"] {
-        server.route(
-            HOST,
-            path,
-            Reply::status(429).header("retry-after", "3600"),
-        );
+        server.route(HOST, path, Reply::status(429).header("retry-after", "3600"));
     }
     let dir = tempfile::tempdir().unwrap();
     let schedule = write_schedule(dir.path(), &site("busy", &server, "20/s"));
@@ -90,7 +90,10 @@ async fn once_skips_a_host_under_retry_after_and_a_restart_does_not_contact_it()
             .finish(Duration::from_secs(60))
             .await
             .expect("--once ended");
-        eprintln!("--once pass {pass} under Retry-After: 3600 took {:?}", started.elapsed());
+        eprintln!(
+            "--once pass {pass} under Retry-After: 3600 took {:?}",
+            started.elapsed()
+        );
         assert!(status.success(), "{stderr}");
         assert!(
             stderr.contains(&format!("skipped {HOST}:{}", server.addr.port())),

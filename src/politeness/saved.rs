@@ -113,7 +113,8 @@ impl Journal {
 
     /// Waits for the background writes (before the store is closed).
     pub async fn flush(&self) {
-        let mut pending = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut pending =
+            std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
         while pending.join_next().await.is_some() {}
     }
 }

@@ -46,7 +46,10 @@ async fn http_and_https_of_one_server_share_the_gap() {
     drop(pool.acquire("http://a.test").await);
     let ended = clock.now_ms();
     drop(pool.acquire("https://a.test").await);
-    assert!(clock.now_ms() >= ended + 5_000, "https went before http's gap");
+    assert!(
+        clock.now_ms() >= ended + 5_000,
+        "https went before http's gap"
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -160,7 +160,10 @@ impl Context {
                 .site(row.site_id)
                 .map_or(Duration::ZERO, |s| s.site.host_rate.min_interval());
             let key = crate::politeness::key_of(&row.url);
-            let interval = self.robots.interval(&key).map_or(schedule, |i| i.max(schedule));
+            let interval = self
+                .robots
+                .interval(&key)
+                .map_or(schedule, |i| i.max(schedule));
             // Open when the pool says: a gap or closure restored from an earlier run holds.
             let open_at = self.pool.next_allowed_ms(&key);
             (key, interval.as_millis() as i64, open_at)

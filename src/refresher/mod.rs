@@ -408,7 +408,10 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
             wake = wake.min(at);
         }
         if stopping && cut_short_at.is_none() {
-            info!(in_flight = checks.len(), "shutting down: finishing checks in flight");
+            info!(
+                in_flight = checks.len(),
+                "shutting down: finishing checks in flight"
+            );
             cut_short_at = Some(tokio::time::Instant::now() + SHUTDOWN_GRACE);
         }
         let grace_over = async {

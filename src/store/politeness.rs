@@ -90,7 +90,10 @@ mod tests {
     async fn state_round_trips_and_times_only_move_forward() {
         let (store, _dir) = temp_store().await;
         let host_id = store.host_id("http://a.test:8080").await.unwrap();
-        store.save_politeness(&saved(1_000, None, 0), 1).await.unwrap();
+        store
+            .save_politeness(&saved(1_000, None, 0), 1)
+            .await
+            .unwrap();
         store
             .save_politeness(&saved(2_000, Some(2_100), 90_000), 2)
             .await
@@ -108,7 +111,11 @@ mod tests {
                 .fetch_one(store.reader())
                 .await
                 .unwrap();
-        assert_eq!(host.0, Some(90_000), "the origin's back-off is visible in hosts");
+        assert_eq!(
+            host.0,
+            Some(90_000),
+            "the origin's back-off is visible in hosts"
+        );
         store.close().await;
     }
 }
