@@ -76,7 +76,8 @@ fn sites(crawl: &RecordingServer, busy: &RecordingServer) -> String {
     text
 }
 
-/// Serves the two hosts: 30 changing pages behind a Crawl-delay, and 5 pages answering 429.
+/// Serves the two hosts: 30 changing pages behind a Crawl-delay, and 5 pages answering 429
+/// (`Retry-After: 2`) every other time.
 fn serve(crawl: &RecordingServer, busy: &RecordingServer) {
     crawl.route(
         HOST,
@@ -98,12 +99,19 @@ fn serve(crawl: &RecordingServer, busy: &RecordingServer) {
     let base = format!("http://{HOST}:{}", busy.addr.port());
     let list: String = (0..5).map(|i| format!("{base}/busy{i}\n")).collect();
     busy.route(HOST, "/sitemap.txt", Reply::text(list));
+    // Every other answer is a 429, so the host keeps recovering and being closed again.
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for i in 0..5 {
-        busy.route(
-            HOST,
-            &format!("/busy{i}"),
-            Reply::status(429).header("retry-after", &RETRY_AFTER.as_secs().to_string()),
-        );
+        let seen = std::sync::Arc::clone(&seen);
+        busy.handle(HOST, &format!("/busy{i}"), move |_| {
+            if seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 2 == 0 {
+                Reply::status(429)
+                    .header("retry-after", &RETRY_AFTER.as_secs().to_string())
+                    .to_response()
+            } else {
+                Reply::html(format!("<p>busy {i}</p>")).to_response()
+            }
+        });
     }
 }
 
@@ -132,12 +140,18 @@ fn short_gaps(log: &[Recorded]) -> (Vec<(String, String, Duration)>, Duration) {
 }
 
 /// Requests that came before a Retry-After sent earlier had expired: (429 at, next, early by).
+/// The pages' answers alternate 429, 200, 429, ... in arrival order.
 fn early_after_retry(log: &[Recorded]) -> (Vec<(usize, usize, Duration)>, usize) {
     let mut early = Vec::new();
     let mut throttles = 0;
+    let mut pages = 0;
     for (i, answered) in log.iter().enumerate() {
         if !answered.path.starts_with("/busy") {
             continue; // robots.txt and the sitemap answer 404 / 200
+        }
+        pages += 1;
+        if pages % 2 == 0 {
+            continue; // a 200
         }
         throttles += 1;
         if let Some((j, next)) = log.iter().enumerate().nth(i + 1) {
@@ -163,11 +177,13 @@ async fn sigkill_at_random_moments_keeps_data_and_politeness() {
 
     let restarts = restarts();
     let mut committed_before: BTreeSet<(i64, String)> = BTreeSet::new();
+    let mut kills: Vec<Instant> = Vec::new();
     for round in 0..restarts {
         let run = Freshet::run(&schedule, &db, &[]);
         let lifetime = Duration::from_millis(rng.random_range(100..2_000));
         tokio::time::sleep(lifetime).await;
         run.kill_now();
+        kills.push(Instant::now());
         let (status, _) = run
             .finish(Duration::from_secs(30))
             .await
@@ -208,16 +224,25 @@ async fn sigkill_at_random_moments_keeps_data_and_politeness() {
 
     let crawl_log = crawl.requests();
     let (short, least) = short_gaps(&crawl_log);
+    // Gaps with a kill and a restart between their two requests: the ones a restart could break.
+    let across: Vec<Duration> = crawl_log
+        .windows(2)
+        .filter(|pair| kills.iter().any(|k| pair[0].at < *k && *k < pair[1].at))
+        .map(|pair| pair[1].at.duration_since(pair[0].at))
+        .collect();
     let busy_log = busy.requests();
     let (early, throttles) = early_after_retry(&busy_log);
     eprintln!(
         "crash test: {restarts} SIGKILL restarts in {:?}; integrity ok; {} committed checks, none lost; \
-         Crawl-delay host: {} requests, {} gaps below {CRAWL_DELAY:?} (least gap {least:?}); \
+         Crawl-delay host: {} requests, {} gaps below {CRAWL_DELAY:?} (least gap {least:?}; \
+         {} gaps across a restart, least {:?}); \
          Retry-After host: {} requests, {throttles} answered 429, {} contacted before expiry",
         started.elapsed(),
         committed.len(),
         crawl_log.len(),
         short.len(),
+        across.len(),
+        across.iter().min(),
         busy_log.len(),
         early.len(),
     );
