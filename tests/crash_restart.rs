@@ -104,7 +104,10 @@ fn serve(crawl: &RecordingServer, busy: &RecordingServer) {
     for i in 0..5 {
         let seen = std::sync::Arc::clone(&seen);
         busy.handle(HOST, &format!("/busy{i}"), move |_| {
-            if seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 2 == 0 {
+            if seen
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+                .is_multiple_of(2)
+            {
                 Reply::status(429)
                     .header("retry-after", &RETRY_AFTER.as_secs().to_string())
                     .to_response()
@@ -144,13 +147,13 @@ fn short_gaps(log: &[Recorded]) -> (Vec<(String, String, Duration)>, Duration) {
 fn early_after_retry(log: &[Recorded]) -> (Vec<(usize, usize, Duration)>, usize) {
     let mut early = Vec::new();
     let mut throttles = 0;
-    let mut pages = 0;
+    let mut pages: usize = 0;
     for (i, answered) in log.iter().enumerate() {
         if !answered.path.starts_with("/busy") {
             continue; // robots.txt and the sitemap answer 404 / 200
         }
         pages += 1;
-        if pages % 2 == 0 {
+        if pages.is_multiple_of(2) {
             continue; // a 200
         }
         throttles += 1;
