@@ -26,6 +26,9 @@ pub struct Args {
 
 /// Runs `freshet run`; returns the exit code.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
+    // First of all, so that a SIGTERM at any moment (opening the database, the first discovery
+    // pass) is a clean shutdown, not a kill.
+    let shutdown = shutdown_signal();
     let options = RunOptions {
         schedules: args.schedules,
         db_path: args.db.clone(),
@@ -34,37 +37,54 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         resolve: Vec::new(),
         policy: args.policy,
     };
-    let summary = refresher::run(options, shutdown_signal()).await?;
+    let summary = refresher::run(options, shutdown).await?;
+    for (host, until) in &summary.skipped_hosts {
+        eprintln!(
+            "freshet: skipped {host}: closed (back-off or Retry-After) until {}, longer than the pass",
+            crate::clock::ms_to_rfc3339(*until)
+        );
+    }
     eprintln!(
-        "freshet: {} requests, {} checks, {} changes seen, {} errors; database {}",
+        "freshet: {} requests, {} checks, {} changes seen, {} errors, {} hosts skipped; database {}",
         summary.requests,
         summary.checks,
         summary.changes,
         summary.errors,
+        summary.skipped_hosts.len(),
         args.db.display()
     );
     Ok(0)
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
+/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, not when the
+/// future is first polled.
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let term = signal(SignalKind::terminate());
+        let int = signal(SignalKind::interrupt());
+        async move {
+            match (term, int) {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                (Ok(mut term), Err(_)) => {
+                    let _ = term.recv().await;
+                }
+                (Err(_), _) => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

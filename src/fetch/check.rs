@@ -53,7 +53,16 @@ pub(super) async fn run(
             break;
         }
         let origin = origin_of(&url);
-        let permit = pool.acquire(&origin).await;
+        let permit = match pool.try_acquire(&origin).await {
+            Ok(permit) => permit,
+            Err(reason) => {
+                outcome.error = Some(FetchError::NotSent {
+                    url: url.to_string(),
+                    reason,
+                });
+                break;
+            }
+        };
         if first {
             outcome.started_ms = clock.now_ms();
             outcome.waited_ms = outcome.started_ms - asked_ms;
@@ -64,7 +73,7 @@ pub(super) async fn run(
             Ok(response) => response,
             Err(err) => {
                 let error = FetchError::from_reqwest(url.as_str(), Stage::Waiting, &err);
-                pool.record(&origin, &signal_for(&error));
+                pool.record_and_save(&origin, &signal_for(&error)).await;
                 outcome.error = Some(error);
                 break;
             }
@@ -79,11 +88,12 @@ pub(super) async fn run(
             .get(RETRY_AFTER)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| parse_retry_after(value, clock.now_ms()));
-        pool.record(&origin, &Signal::from_status(status, retry_after));
+        pool.record_and_save(&origin, &Signal::from_status(status, retry_after))
+            .await;
         if !is_redirect(response.status()) {
             read_final(&mut outcome, response, request, limits, retry_after).await;
             if matches!(outcome.error, Some(FetchError::Timeout { .. })) {
-                pool.record(&origin, &Signal::Timeout);
+                pool.record_and_save(&origin, &Signal::Timeout).await;
             }
             drop(permit);
             break;

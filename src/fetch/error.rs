@@ -126,6 +126,15 @@ pub enum FetchError {
         /// The underlying cause.
         reason: String,
     },
+    /// The request was not sent: shutdown, or its host closed for longer than freshet waits.
+    /// Nothing reached the server; the check is made later, not recorded as a failure.
+    #[error("{url}: {reason}")]
+    NotSent {
+        /// The URL.
+        url: String,
+        /// Why (see [`crate::politeness::NotNow`]).
+        reason: crate::politeness::NotNow,
+    },
 }
 
 impl FetchError {
@@ -144,6 +153,7 @@ impl FetchError {
             FetchError::AddressRefused { .. } => "address_refused",
             FetchError::Disallowed { .. } => "robots_disallowed",
             FetchError::Transport { .. } => "transport",
+            FetchError::NotSent { .. } => "not_sent",
         }
     }
 

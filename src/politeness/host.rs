@@ -19,6 +19,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::backoff::{Backoff, BackoffPolicy, duration_ms_ceil};
 use super::governor_clock::{ClockInstant, GovernorClock};
+use super::saved::{Journal, SavedHost};
 use super::{HostConfig, HostStatus, Signal};
 use crate::clock::{self, SharedClock};
 
@@ -28,7 +29,7 @@ type Limiter = RateLimiter<NotKeyed, InMemoryState, GovernorClock, NoOpMiddlewar
 /// One origin's politeness state, shared by every task that contacts it.
 #[derive(Debug)]
 pub(crate) struct Host {
-    /// The origin (`scheme://host[:port]`), for logs.
+    /// The politeness key (server name and port, see [`super::host_key`]), for logs.
     origin: String,
     /// The pool's back-off policy.
     policy: Arc<BackoffPolicy>,
@@ -55,6 +56,11 @@ struct HostState {
     permit_debt: u32,
     /// Back-off level and closure.
     backoff: Backoff,
+    /// Not before this clock time (Unix ms): the gap after the last request of an earlier run,
+    /// at the interval then in force ([`Host::restore`]), which a config set since may not know.
+    restored_gate_ms: i64,
+    /// Until when the latest Retry-After asked us to stay away (Unix ms), for the journal.
+    retry_after_until_ms: Option<i64>,
 }
 
 /// What the gate says to a task holding a concurrency permit.
@@ -86,6 +92,8 @@ impl Host {
                 in_flight: 0,
                 permit_debt: 0,
                 backoff: Backoff::default(),
+                restored_gate_ms: 0,
+                retry_after_until_ms: None,
             }),
         }
     }
@@ -131,8 +139,15 @@ impl Host {
         state.config = config;
     }
 
-    /// Waits for a permit and the gates, then counts the request as started.
-    pub(crate) async fn acquire(self: &Arc<Self>, clock: &SharedClock) -> HostPermit {
+    /// Waits for a permit and the gates, then counts the request as started. With
+    /// `patience_ms`, gives up (with the closure's end) instead of waiting for a back-off or
+    /// Retry-After closure that ends more than `patience_ms` from now. Dropping the future
+    /// while it waits leaves the host as it was.
+    pub(crate) async fn acquire(
+        self: &Arc<Self>,
+        clock: &SharedClock,
+        patience_ms: Option<i64>,
+    ) -> Result<HostPermit, i64> {
         // The semaphore is never closed, so this only fails if that invariant breaks; the
         // request then goes ahead under the time gates alone rather than failing.
         let permit = self.semaphore.clone().acquire_owned().await.ok();
@@ -142,15 +157,20 @@ impl Host {
             match gate {
                 Gate::Open => break,
                 Gate::WaitUntil(at_ms) => {
+                    let closed = self.closed_until_ms();
+                    if patience_ms.is_some_and(|patience| closed > now.saturating_add(patience)) {
+                        return Err(closed);
+                    }
                     clock::sleep_until(clock.as_ref(), at_ms.max(now + 1)).await
                 }
             }
         }
-        HostPermit {
+        Ok(HostPermit {
             host: Arc::clone(self),
             permit,
             clock: Arc::clone(clock),
-        }
+            journal: None,
+        })
     }
 
     /// Applies what a response said about the host.
@@ -163,6 +183,10 @@ impl Host {
                 state
                     .backoff
                     .fail(policy, now_ms, *retry_after, rand::random());
+                if let Some(asked) = retry_after {
+                    let until = now_ms.saturating_add(duration_ms_ceil(*asked));
+                    state.retry_after_until_ms = Some(until);
+                }
             }
             Signal::Timeout | Signal::ServerError => {
                 state.backoff.fail(policy, now_ms, None, rand::random());
@@ -183,7 +207,9 @@ impl Host {
     pub(crate) fn next_allowed_ms(&self, now_ms: i64) -> i64 {
         let state = self.state();
         let interval = state.gap_ms(&self.policy);
-        let mut at = now_ms.max(state.backoff.until_ms);
+        let mut at = now_ms
+            .max(state.backoff.until_ms)
+            .max(state.restored_gate_ms);
         if let Some(end) = state.last_end_ms {
             at = at.max(end.saturating_add(interval));
         }
@@ -210,6 +236,37 @@ impl Host {
         }
     }
 
+    /// Until when the host is closed by back-off or Retry-After (Unix ms; in the past when
+    /// open). The ordinary gap between requests is not a closure.
+    pub(crate) fn closed_until_ms(&self) -> i64 {
+        self.state().backoff.until_ms
+    }
+
+    /// What to persist of this host (see [`super::saved`]).
+    pub(crate) fn snapshot(&self) -> SavedHost {
+        let state = self.state();
+        SavedHost {
+            key: self.origin.clone(),
+            min_interval_ms: duration_ms_ceil(state.config.min_interval),
+            last_start_ms: state.last_start_ms,
+            last_end_ms: state.last_end_ms,
+            backoff_level: state.backoff.level,
+            backoff_until_ms: state.backoff.until_ms,
+            retry_after_until_ms: state.retry_after_until_ms,
+        }
+    }
+
+    /// Takes up what an earlier run left (see [`SavedHost::gate_ms`]): its back-off, and a gate
+    /// at the interval then in force after its last request.
+    pub(crate) fn restore(&self, saved: &SavedHost, now_ms: i64) {
+        let mut state = self.state();
+        state.backoff.level = state.backoff.level.max(saved.backoff_level);
+        state.backoff.until_ms = state.backoff.until_ms.max(saved.backoff_until_ms);
+        state.restored_gate_ms = state.restored_gate_ms.max(saved.gate_ms(now_ms));
+        state.last_end_ms = state.last_end_ms.max(saved.ended_ms(now_ms));
+        state.retry_after_until_ms = state.retry_after_until_ms.max(saved.retry_after_until_ms);
+    }
+
     /// Marks a request as ended (its permit was dropped).
     fn release(&self, now_ms: i64, permit: Option<OwnedSemaphorePermit>) {
         let mut state = self.state();
@@ -227,7 +284,7 @@ impl Host {
 impl HostState {
     /// Opens the gate if every time condition holds at `now_ms`.
     fn try_start(&mut self, policy: &BackoffPolicy, now_ms: i64) -> Gate {
-        let mut ready = self.backoff.until_ms;
+        let mut ready = self.backoff.until_ms.max(self.restored_gate_ms);
         if let Some(end) = self.last_end_ms {
             ready = ready.max(end.saturating_add(self.gap_ms(policy)));
         }
@@ -269,12 +326,19 @@ pub struct HostPermit {
     permit: Option<OwnedSemaphorePermit>,
     /// Clock that stamps the end of the request.
     clock: SharedClock,
+    /// Where the end of the request is written, when the pool persists its state.
+    pub(super) journal: Option<Journal>,
 }
 
 impl HostPermit {
-    /// The origin this permit is for.
+    /// The politeness host this permit is for ([`super::host_key`]).
     pub fn origin(&self) -> &str {
         &self.host.origin
+    }
+
+    /// The host, for the pool's journal.
+    pub(super) fn host(&self) -> &Arc<Host> {
+        &self.host
     }
 }
 
@@ -284,5 +348,8 @@ impl Drop for HostPermit {
         // time, not one millisecond less.
         let ended_ms = self.clock.now_ms().saturating_add(1);
         self.host.release(ended_ms, self.permit.take());
+        if let Some(journal) = self.journal.take() {
+            journal.save_later(self.host.snapshot());
+        }
     }
 }

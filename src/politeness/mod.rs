@@ -1,7 +1,10 @@
 //! Per-host politeness: a governor limiter on the freshet clock, one request in flight, back-off.
 //!
-//! The unit is the *origin* (`scheme://host[:port]`, see [`origin_of`]). Each origin has one
-//! `Host` in the [`HostPool`]: its interval (the schedule's `host_rate` or the robots
+//! The unit is the *server*: its name and port whatever the scheme ([`host_key`]), so that
+//! `http://x` and `https://x` are one host and an http -> https redirect does not double the
+//! rate (robots.txt stays per origin, [`origin_of`], as RFC 9309 says). Ports 80 and 443 count as
+//! the same server's: the key is the lower-case name, plus `:port` for any other port. Each
+//! server has one `Host` in the [`HostPool`]: its interval (the schedule's `host_rate` or the robots
 //! Crawl-delay, whichever is longer: [`HostConfig::with_crawl_delay`]), a concurrency permit
 //! (default 1), and adaptive back-off ([`backoff`]) on 429 / 503, timeouts and 5xx that honours
 //! Retry-After. Every request to a host, whatever it is for (a page, a redirect hop, robots.txt,
@@ -11,6 +14,11 @@
 //! The promise: with one request in flight (the default), a host never sees two requests closer
 //! together than its interval, counted from the end of one to the start of the next, and a host
 //! in back-off is not contacted before its closure (at least its Retry-After) ends.
+//!
+//! Every wait races the pool's [`Stop`] flag ([`HostPool::try_acquire`]), and a wait for a
+//! back-off or Retry-After closure longer than the pool's patience is refused, not slept out.
+//! With a [`Journal`] the state is persisted as it changes and [`HostPool::restore`]d at start
+//! ([`saved`]), so politeness holds across restarts.
 //!
 //! All waiting is in clock time ([`crate::clock::sleep_until`]), so on a virtual clock at speed
 //! 3600 a 1 s interval is a real ~0.28 ms (tokio's timer rounds real sleeps up to 1 ms, which only
@@ -23,6 +31,8 @@
 pub mod backoff;
 pub mod governor_clock;
 mod host;
+pub mod saved;
+pub mod stop;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -32,6 +42,8 @@ use url::Url;
 
 pub use backoff::BackoffPolicy;
 pub use host::HostPermit;
+pub use saved::{Journal, SavedHost};
+pub use stop::Stop;
 
 use crate::clock::SharedClock;
 use host::Host;
@@ -126,8 +138,28 @@ pub struct HostPool {
     defaults: HostConfig,
     /// Back-off policy shared by every host.
     policy: Arc<BackoffPolicy>,
-    /// One entry per origin seen. A std mutex: it is held only to look up or insert.
+    /// One entry per politeness host seen. A std mutex: it is held only to look up or insert.
     hosts: Mutex<HashMap<String, Arc<Host>>>,
+    /// Set at shutdown: every wait returns at once.
+    stop: Stop,
+    /// Where the state is persisted, if anywhere.
+    journal: Option<Journal>,
+    /// The longest back-off or Retry-After closure [`HostPool::try_acquire`] waits for.
+    patience: Duration,
+}
+
+/// Why [`HostPool::try_acquire`] gave no permit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum NotNow {
+    /// Shutdown was asked.
+    #[error("not sent: shutting down")]
+    Stopping,
+    /// The host is closed by back-off or Retry-After for longer than the pool's patience.
+    #[error("not sent: the host is closed (back-off or Retry-After) until {}", crate::clock::ms_to_rfc3339(*until_ms))]
+    Closed {
+        /// When it opens (Unix ms).
+        until_ms: i64,
+    },
 }
 
 impl HostPool {
@@ -138,7 +170,29 @@ impl HostPool {
             defaults: HostConfig::default(),
             policy: Arc::new(BackoffPolicy::default()),
             hosts: Mutex::new(HashMap::new()),
+            stop: Stop::new(),
+            journal: None,
+            patience: Duration::MAX,
         }
+    }
+
+    /// Waits on hosts race `stop`.
+    pub fn with_stop(mut self, stop: Stop) -> Self {
+        self.stop = stop;
+        self
+    }
+
+    /// Persists every host's state through `journal` as it changes.
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// The longest closure [`HostPool::try_acquire`] waits for (clock time; without this call,
+    /// any closure is waited out, racing only the stop flag).
+    pub fn with_patience(mut self, patience: Duration) -> Self {
+        self.patience = patience;
+        self
     }
 
     /// The config given to origins that were never [`configure`](Self::configure)d.
@@ -158,9 +212,9 @@ impl HostPool {
         &self.clock
     }
 
-    /// Sets an origin's interval and concurrency; callable again when a Crawl-delay is learnt.
+    /// Sets a host's interval and concurrency; callable again when a Crawl-delay is learnt.
     pub fn configure(&self, origin: &str, config: HostConfig) {
-        let key = origin_key(origin);
+        let key = key_of(origin);
         let mut hosts = self.lock();
         match hosts.get(&key) {
             Some(host) => host.configure(config, &self.clock),
@@ -172,10 +226,83 @@ impl HostPool {
     }
 
     /// Waits until `origin` may be contacted (permit, back-off, interval), then returns the
-    /// permit. Hold it for the whole request; dropping it ends the request.
+    /// permit. Hold it for the whole request; dropping it ends the request. Waits out any
+    /// closure and ignores the stop flag: the refresher uses [`HostPool::try_acquire`].
     pub async fn acquire(&self, origin: &str) -> HostPermit {
         let host = self.host(origin);
-        host.acquire(&self.clock).await
+        loop {
+            if let Ok(permit) = host.acquire(&self.clock, None).await {
+                return permit;
+            }
+        }
+    }
+
+    /// Like [`HostPool::acquire`], but gives up at once when the stop flag is set (or while
+    /// waiting, when it is set), and refuses to wait for a back-off or Retry-After closure that
+    /// ends later than the pool's patience. With a journal, the request's start is committed
+    /// before the permit is returned.
+    pub async fn try_acquire(&self, origin: &str) -> Result<HostPermit, NotNow> {
+        if self.stop.is_stopped() {
+            return Err(NotNow::Stopping);
+        }
+        let host = self.host(origin);
+        let patience = duration_ms(self.patience);
+        let mut permit = tokio::select! {
+            acquired = host.acquire(&self.clock, Some(patience)) => {
+                acquired.map_err(|until_ms| NotNow::Closed { until_ms })?
+            }
+            () = self.stop.stopped() => return Err(NotNow::Stopping),
+        };
+        if let Some(journal) = &self.journal {
+            journal.save(&permit.host().snapshot()).await;
+            permit.journal = Some(journal.clone());
+        }
+        Ok(permit)
+    }
+
+    /// [`HostPool::record`], then, when the signal closes the host, waits until the closure is
+    /// committed (so that a restart honours it).
+    pub async fn record_and_save(&self, origin: &str, signal: &Signal) {
+        self.record(origin, signal);
+        if let (Some(journal), false) = (&self.journal, matches!(signal, Signal::Ok)) {
+            journal.save(&self.host(origin).snapshot()).await;
+        }
+    }
+
+    /// Takes up what an earlier run saved (before any request of this run).
+    pub fn restore(&self, saved: &[SavedHost]) {
+        let now = self.clock.now_ms();
+        for row in saved {
+            self.host(&row.key).restore(row, now);
+        }
+    }
+
+    /// Hosts closed by back-off or Retry-After until after `after_ms`: (key, until), by key.
+    pub fn closed_hosts(&self, after_ms: i64) -> Vec<(String, i64)> {
+        let hosts: Vec<Arc<Host>> = self.lock().values().cloned().collect();
+        let mut closed: Vec<(String, i64)> = hosts
+            .iter()
+            .map(|host| (host.snapshot().key, host.closed_until_ms()))
+            .filter(|(_, until)| *until > after_ms)
+            .collect();
+        closed.sort();
+        closed
+    }
+
+    /// Until when `origin`'s host is closed by back-off or Retry-After, if it is closed for
+    /// longer than the pool's patience (what [`HostPool::try_acquire`] would refuse).
+    pub fn closed_beyond_patience(&self, origin: &str) -> Option<i64> {
+        let host = self.lock().get(&key_of(origin)).cloned()?;
+        let until = host.closed_until_ms();
+        let now = self.clock.now_ms();
+        (until > now.saturating_add(duration_ms(self.patience))).then_some(until)
+    }
+
+    /// Waits for the journal's background writes (call before closing the store).
+    pub async fn flush(&self) {
+        if let Some(journal) = &self.journal {
+            journal.flush().await;
+        }
     }
 
     /// Applies what a response said about `origin` (back-off or recovery).
@@ -187,19 +314,19 @@ impl HostPool {
     /// An estimate for the frontier's host heap, not a reservation.
     pub fn next_allowed_ms(&self, origin: &str) -> i64 {
         let now = self.clock.now_ms();
-        let host = self.lock().get(&origin_key(origin)).cloned();
+        let host = self.lock().get(&key_of(origin)).cloned();
         host.map_or(now, |host| host.next_allowed_ms(now))
     }
 
     /// The state of `origin`, if it was ever configured or contacted.
     pub fn status(&self, origin: &str) -> Option<HostStatus> {
-        let host = self.lock().get(&origin_key(origin)).cloned();
+        let host = self.lock().get(&key_of(origin)).cloned();
         host.map(|host| host.status())
     }
 
     /// The host for `origin`, created with the defaults on first use.
     fn host(&self, origin: &str) -> Arc<Host> {
-        let key = origin_key(origin);
+        let key = key_of(origin);
         let mut hosts = self.lock();
         let host = hosts.entry(key).or_insert_with_key(|key| {
             Arc::new(Host::new(
@@ -220,166 +347,39 @@ impl HostPool {
     }
 }
 
-/// The politeness key of a URL: `scheme://host[:port]`, lower case, default port omitted.
+/// How long the refresher's requests wait for a host's back-off or Retry-After closure (clock
+/// time, [`HostPool::with_patience`]): longer closures are refused, and the request is made
+/// later, when the host opens.
+pub const CLOSED_HOST_PATIENCE: Duration = Duration::from_secs(60);
+
+/// The robots.txt origin of a URL: `scheme://host[:port]`, lower case, default port omitted.
 pub fn origin_of(url: &Url) -> String {
     url.origin().ascii_serialization()
 }
 
-/// Normalises an origin given as a string (an origin, or any URL on it).
-fn origin_key(origin: &str) -> String {
+/// The politeness key of a URL: the server's name, lower case, with `:port` unless the port is
+/// 80 or 443. `http://x/`, `https://x/` and `http://x:443/` are one host (`x`), so an http ->
+/// https redirect does not double the rate; `https://x:8443/` is `x:8443`.
+pub fn host_key(url: &Url) -> String {
+    let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+    match url.port_or_known_default() {
+        Some(80 | 443) | None => host,
+        Some(port) => format!("{host}:{port}"),
+    }
+}
+
+/// The politeness key of an origin or any URL on it (a key given as such stays itself).
+pub fn key_of(origin: &str) -> String {
     match Url::parse(origin) {
-        Ok(url) if url.has_host() => origin_of(&url),
+        Ok(url) if url.has_host() => host_key(&url),
         _ => origin.trim().to_ascii_lowercase(),
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::clock::VirtualClock;
-
-    fn pool(speed: f64) -> HostPool {
-        HostPool::new(Arc::new(VirtualClock::new(1_000_000, speed)))
-    }
-
-    #[test]
-    fn origins_normalise() {
-        let url = Url::parse("HTTP://Example.COM:80/a?b").expect("valid url");
-        assert_eq!(origin_of(&url), "http://example.com");
-        let url = Url::parse("https://example.com:8443/").expect("valid url");
-        assert_eq!(origin_of(&url), "https://example.com:8443");
-        assert_eq!(origin_key("http://example.com:80/x"), "http://example.com");
-        assert_eq!(origin_key("http://example.com"), "http://example.com");
-    }
-
-    #[test]
-    fn crawl_delay_longer_wins() {
-        let base = HostConfig {
-            min_interval: Duration::from_secs(2),
-            concurrency: 1,
-        };
-        let slower = base.clone().with_crawl_delay(Some(Duration::from_secs(5)));
-        assert_eq!(slower.min_interval, Duration::from_secs(5));
-        let same = base.clone().with_crawl_delay(Some(Duration::from_secs(1)));
-        assert_eq!(same.min_interval, Duration::from_secs(2));
-        assert_eq!(base.clone().with_crawl_delay(None), base);
-    }
-
-    #[test]
-    fn statuses_map_to_signals() {
-        let ra = Some(Duration::from_secs(3));
-        assert_eq!(
-            Signal::from_status(429, ra),
-            Signal::Throttled { retry_after: ra }
-        );
-        assert_eq!(
-            Signal::from_status(503, None),
-            Signal::Throttled { retry_after: None }
-        );
-        assert_eq!(Signal::from_status(500, ra), Signal::ServerError);
-        assert_eq!(Signal::from_status(404, ra), Signal::Ok);
-        assert_eq!(Signal::from_status(304, None), Signal::Ok);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn permits_are_spaced_by_the_interval_in_clock_time() {
-        let pool = pool(100.0);
-        let origin = "http://a.test";
-        pool.configure(
-            origin,
-            HostConfig {
-                min_interval: Duration::from_secs(10),
-                concurrency: 1,
-            },
-        );
-        let clock = Arc::clone(pool.clock());
-        let mut starts = Vec::new();
-        for _ in 0..4 {
-            let permit = pool.acquire(origin).await;
-            starts.push(clock.now_ms());
-            drop(permit);
-        }
-        for pair in starts.windows(2) {
-            assert!(pair[1] - pair[0] >= 10_000, "{starts:?}");
-        }
-        assert!(pool.next_allowed_ms(origin) >= starts[3] + 10_000);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn the_gap_counts_from_the_end_of_a_request() {
-        let pool = pool(1.0);
-        let origin = "http://a.test";
-        pool.configure(
-            origin,
-            HostConfig {
-                min_interval: Duration::from_millis(200),
-                concurrency: 1,
-            },
-        );
-        let clock = Arc::clone(pool.clock());
-        let first = pool.acquire(origin).await;
-        tokio::time::advance(Duration::from_millis(500)).await;
-        let ended = clock.now_ms();
-        drop(first);
-        let _second = pool.acquire(origin).await;
-        assert!(clock.now_ms() >= ended + 200);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn throttling_closes_the_host_until_retry_after() {
-        let pool = pool(1.0).with_backoff(BackoffPolicy {
-            base: Duration::from_millis(100),
-            jitter: 0.0,
-            ..BackoffPolicy::default()
-        });
-        let origin = "http://a.test";
-        pool.configure(
-            origin,
-            HostConfig {
-                min_interval: Duration::ZERO,
-                concurrency: 1,
-            },
-        );
-        let clock = Arc::clone(pool.clock());
-        let t0 = clock.now_ms();
-        pool.record(
-            origin,
-            &Signal::Throttled {
-                retry_after: Some(Duration::from_secs(3)),
-            },
-        );
-        assert_eq!(pool.next_allowed_ms(origin), t0 + 3_000);
-        let _permit = pool.acquire(origin).await;
-        assert!(clock.now_ms() >= t0 + 3_000);
-        let status = pool.status(origin).expect("known host");
-        assert_eq!(status.backoff_level, 1);
-        assert_eq!(status.in_flight, 1);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn lowering_concurrency_takes_effect_as_permits_return() {
-        let pool = pool(1.0);
-        let origin = "http://a.test";
-        let wide = HostConfig {
-            min_interval: Duration::ZERO,
-            concurrency: 3,
-        };
-        pool.configure(origin, wide.clone());
-        let a = pool.acquire(origin).await;
-        let b = pool.acquire(origin).await;
-        pool.configure(
-            origin,
-            HostConfig {
-                concurrency: 1,
-                ..wide
-            },
-        );
-        drop(a);
-        // b is still out and concurrency is now 1: a third request must wait for b.
-        let third = tokio::time::timeout(Duration::from_secs(1), pool.acquire(origin)).await;
-        assert!(third.is_err(), "a second request ran while b was in flight");
-        drop(b);
-        let _c = pool.acquire(origin).await;
-        assert_eq!(pool.status(origin).map(|s| s.in_flight), Some(1));
-    }
+/// Whole milliseconds of a duration (saturating).
+fn duration_ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,11 +4,11 @@
 
 use std::time::Duration;
 
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 use url::Url;
 
-use crate::fetch::{FetchOutcome, FetchRequest, Method, Validators};
-use crate::politeness::origin_of;
+use crate::fetch::{FetchError, FetchOutcome, FetchRequest, Method, Validators};
+use crate::politeness::{NotNow, origin_of};
 use crate::schedule;
 use crate::scheduler::{Fetched, Seen, UrlKind};
 use crate::store::errors::ErrorRecord;
@@ -100,10 +100,17 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
         }
     };
     let origin = origin_of(&url);
+    if not_now(ctx, row, &origin) {
+        return Ok(None);
+    }
     let (robots, until_ms) = ctx.robots.rules_until(ctx, site, &origin).await;
     if let Some(interval) = ctx.robots.interval(&origin) {
         ctx.ledger
             .set_host_interval(row.host_id, interval.as_millis() as i64);
+    }
+    // robots.txt not read because of a shutdown or a closed host says nothing about the URL.
+    if not_now(ctx, row, &origin) {
+        return Ok(None);
     }
     if let Some(rule) = robots.disallowed_by(url.as_str()) {
         debug!(url = %url, %rule, "disallowed by robots.txt: not fetched while these rules hold");
@@ -118,6 +125,29 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
         ctx.store.set_disallowed(row.id, false).await?;
     }
     Ok(Some(url))
+}
+
+/// Whether a request to `origin` must wait: shutdown was asked (the URL goes back as it was),
+/// or its host is closed by back-off or Retry-After for longer than freshet waits (the URL and
+/// the host wait until it opens, and the log says so). Hands the URL back when so.
+fn not_now(ctx: &Context, row: &UrlRow, origin: &str) -> bool {
+    let now = ctx.clock.now_ms();
+    if ctx.is_stopping() {
+        ctx.ledger.defer(row.id, now);
+        return true;
+    }
+    if let Some(until_ms) = ctx.pool.closed_beyond_patience(origin) {
+        info!(
+            url = %row.url,
+            host = %crate::politeness::key_of(origin),
+            until = %crate::clock::ms_to_rfc3339(until_ms),
+            "host closed (back-off or Retry-After): skipped until it opens"
+        );
+        ctx.ledger.close_host(row.host_id, until_ms);
+        ctx.ledger.defer(row.id, until_ms);
+        return true;
+    }
+    false
 }
 
 /// Fetches a page, feed or sitemap conditionally, records the observation with the URL's new
@@ -163,6 +193,23 @@ pub async fn fetch_and_record(
         .fetcher
         .fetch_gated(&request, cap, &ctx.pool, ctx.clock.as_ref(), &gate)
         .await;
+    if let (Some(FetchError::NotSent { reason, .. }), true) =
+        (&outcome.error, outcome.hops.is_empty())
+    {
+        // Nothing reached the server: no observation, no error; the URL waits.
+        if sitemap_due_ms.is_none() {
+            let until = match reason {
+                NotNow::Closed { until_ms } => {
+                    ctx.ledger.close_host(row.host_id, *until_ms);
+                    *until_ms
+                }
+                NotNow::Stopping => ctx.clock.now_ms(),
+            };
+            ctx.ledger.defer(row.id, until);
+        }
+        debug!(url = %url, %reason, "request not sent");
+        return Ok(outcome);
+    }
     let requests = outcome.hops.len().max(1) as u32;
     Counters::add(&ctx.counters.requests, u64::from(requests));
 

@@ -1,12 +1,12 @@
 //! What every refresher task shares: the store, the clock, the host pool, the sites with their
 //! fetchers, robots.txt, the scheduler ([`Ledger`]), the dedup engine and the run's counters.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::clock::SharedClock;
 use crate::fetch::{FetchConfig, Fetcher};
-use crate::politeness::HostPool;
+use crate::politeness::{HostPool, Journal, Stop};
 use crate::schedule::Site;
 use crate::store::Store;
 use crate::store::sites::SiteRecord;
@@ -57,6 +57,7 @@ impl Counters {
             checks: self.checks.load(Ordering::Relaxed),
             changes: self.changes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
+            skipped_hosts: Vec::new(),
         }
     }
 
@@ -80,8 +81,8 @@ pub struct Context {
     pub robots: RobotsCache,
     /// Every revisit decision: the scheduler, with the store's ids.
     pub ledger: Ledger,
-    /// Set when shutdown was asked: no new check starts.
-    pub stopping: AtomicBool,
+    /// Set when shutdown was asked: no new check starts, and no task waits on a host.
+    pub stop: Stop,
     /// The run's counters.
     pub counters: Counters,
     /// The duplicate and canonical-page engine, loaded from the store at start.
@@ -96,6 +97,7 @@ impl Context {
         sites: Vec<Site>,
         options: &RunOptions,
         ledger: Ledger,
+        stop: Stop,
     ) -> anyhow::Result<Context> {
         let mut states = Vec::with_capacity(sites.len());
         for site in sites {
@@ -132,13 +134,16 @@ impl Context {
         let dedup = Dedup::load(&store, crate::dedup::DedupConfig::default()).await?;
         Ok(Context {
             dedup,
-            pool: HostPool::new(clock.clone()),
+            pool: HostPool::new(clock.clone())
+                .with_stop(stop.clone())
+                .with_patience(crate::politeness::CLOSED_HOST_PATIENCE)
+                .with_journal(Journal::new(store.clone(), clock.clone())),
             robots: RobotsCache::default(),
             ledger,
             store,
             clock,
             sites: states,
-            stopping: AtomicBool::new(false),
+            stop,
             counters: Counters::default(),
         })
     }
@@ -151,17 +156,20 @@ impl Context {
     /// Hands stored URL rows to the scheduler: new ones are added (with what an earlier run
     /// learnt), known ones get their new hints and known changes.
     pub fn sync_rows(&self, rows: &[UrlRow]) {
-        let host_interval = |row: &UrlRow| {
+        let host_gate = |row: &UrlRow| {
             let schedule = self
                 .site(row.site_id)
                 .map_or(Duration::ZERO, |s| s.site.host_rate.min_interval());
-            let interval = url::Url::parse(&row.url)
-                .ok()
-                .and_then(|u| self.robots.interval(&crate::politeness::origin_of(&u)))
+            let key = crate::politeness::key_of(&row.url);
+            let interval = self
+                .robots
+                .interval(&key)
                 .map_or(schedule, |i| i.max(schedule));
-            (interval.as_millis() as i64, 0)
+            // Open when the pool says: a gap or closure restored from an earlier run holds.
+            let open_at = self.pool.next_allowed_ms(&key);
+            (key, interval.as_millis() as i64, open_at)
         };
-        self.ledger.sync(rows, self.clock.now_ms(), host_interval);
+        self.ledger.sync(rows, self.clock.now_ms(), host_gate);
     }
 
     /// Counts an error.
@@ -171,7 +179,7 @@ impl Context {
 
     /// Whether shutdown was asked.
     pub fn is_stopping(&self) -> bool {
-        self.stopping.load(Ordering::Relaxed)
+        self.stop.is_stopped()
     }
 }
 

@@ -164,7 +164,22 @@ async fn fetch_document(
     url: &Url,
     kind: &'static str,
 ) -> anyhow::Result<Option<Vec<u8>>> {
-    let robots = ctx.robots.rules(ctx, site, &origin_of(url)).await;
+    let origin = origin_of(url);
+    if ctx.is_stopping() {
+        return Ok(None);
+    }
+    if let Some(until_ms) = ctx.pool.closed_beyond_patience(&origin) {
+        tracing::info!(
+            url = %url,
+            until = %crate::clock::ms_to_rfc3339(until_ms),
+            "host closed (back-off or Retry-After): not read in this pass"
+        );
+        return Ok(None);
+    }
+    let robots = ctx.robots.rules(ctx, site, &origin).await;
+    if ctx.is_stopping() || ctx.pool.closed_beyond_patience(&origin).is_some() {
+        return Ok(None); // robots.txt was not asked: nothing is known yet
+    }
     if !robots.is_allowed(url.as_str()) {
         let why = if robots.retry_soon() {
             "robots.txt could not be read (5xx or unreachable): the host is off limits until it can"

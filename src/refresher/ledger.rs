@@ -37,6 +37,9 @@ struct Inner {
     /// Row id and URL text of each key.
     urls: Vec<(i64, String)>,
     host_keys: HashMap<i64, HostKey>,
+    /// The scheduler's host of each politeness key: the store's `http://x` and `https://x`
+    /// rows are one host for the frontier's gate, as for the pool.
+    politeness_hosts: HashMap<String, HostKey>,
     site_keys: HashMap<i64, SiteKey>,
     site_ids: Vec<i64>,
     /// When a URL was last added (a one-pass run also fetches what its own reading found).
@@ -52,6 +55,7 @@ impl Ledger {
                 url_keys: HashMap::new(),
                 urls: Vec::new(),
                 host_keys: HashMap::new(),
+                politeness_hosts: HashMap::new(),
                 site_keys: HashMap::new(),
                 site_ids: Vec::new(),
                 last_added_ms: None,
@@ -72,13 +76,13 @@ impl Ledger {
     }
 
     /// Adds the rows' URLs it does not know (restoring what an earlier run learnt) and refreshes
-    /// the hints and known changes of the ones it does. `host_interval_ms` gives a new host's
-    /// politeness interval and when it opens (persisted politeness).
+    /// the hints and known changes of the ones it does. `host_gate` gives a row's politeness
+    /// key, the host's interval and when it opens (its persisted back-off and gap).
     pub fn sync(
         &self,
         rows: &[UrlRow],
         now_ms: i64,
-        host_interval_ms: impl Fn(&UrlRow) -> (i64, i64),
+        host_gate: impl Fn(&UrlRow) -> (String, i64, i64),
     ) {
         let mut inner = self.lock();
         for row in rows {
@@ -101,8 +105,18 @@ impl Ledger {
             let host = match inner.host_keys.get(&row.host_id) {
                 Some(&host) => host,
                 None => {
-                    let (interval, open_at) = host_interval_ms(row);
-                    let host = inner.sched.add_host(interval, open_at);
+                    let (key, interval, open_at) = host_gate(row);
+                    let host = match inner.politeness_hosts.get(&key) {
+                        Some(&host) => {
+                            inner.sched.close_host(host, open_at);
+                            host
+                        }
+                        None => {
+                            let host = inner.sched.add_host(interval, open_at);
+                            inner.politeness_hosts.insert(key, host);
+                            host
+                        }
+                    };
                     inner.host_keys.insert(row.host_id, host);
                     host
                 }
@@ -228,6 +242,15 @@ impl Ledger {
         let mut inner = self.lock();
         if let Some(&site) = inner.site_keys.get(&site_id) {
             inner.sched.charge(site, now_ms, n);
+        }
+    }
+
+    /// A host is closed until `until_ms` (back-off, Retry-After): nothing of it is handed out
+    /// before then.
+    pub fn close_host(&self, host_id: i64, until_ms: i64) {
+        let mut inner = self.lock();
+        if let Some(&host) = inner.host_keys.get(&host_id) {
+            inner.sched.close_host(host, until_ms);
         }
     }
 

@@ -12,9 +12,19 @@
 //!   fetching; feeds are read when the scheduler says ([`feeds`]);
 //! - the loop sleeps until the scheduler's next instant, a discovery time or a finished task.
 //!
-//! Shutdown: when the shutdown future resolves, no new check starts; checks in flight finish and
-//! are committed; then the pool is closed (checkpointing the WAL). A failed task or a store error
-//! is recorded and the daemon goes on.
+//! Shutdown: the shutdown future is watched from the first instant of [`run`] (opening the store,
+//! the first discovery pass, everything). When it resolves the stop flag is set: no new check
+//! starts, and every task waiting on a host returns at once (the politeness pool races its
+//! waits with the flag). Checks in flight get [`SHUTDOWN_GRACE`] to finish and commit; what is
+//! still running then is aborted (its transaction rolls back; the server's answer is not
+//! recorded, and the host's persisted gap still covers the request). Then the politeness
+//! journal is flushed and the pool closed (checkpointing the WAL). A failed task or a store
+//! error is recorded and the daemon goes on.
+//!
+//! Politeness survives restarts: each host's gap, back-off and Retry-After are persisted as they
+//! change and restored at start into the pool and the scheduler's host gates
+//! ([`crate::politeness::saved`]). A one-pass run skips hosts closed for longer than the pass,
+//! and says so ([`RunSummary::skipped_hosts`]).
 
 mod checks;
 mod context;
@@ -26,11 +36,9 @@ mod ledger;
 mod robots_cache;
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -38,6 +46,7 @@ use tokio::task::JoinSet;
 use tracing::{info, warn};
 
 use crate::clock::{self, MS_PER_DAY, SharedClock};
+use crate::politeness::Stop;
 use crate::schedule;
 use crate::scheduler::{Fetched, PolicyKind, SchedulerConfig, Seen};
 use crate::store::Store;
@@ -98,6 +107,9 @@ pub struct RunSummary {
     pub changes: u64,
     /// Errors recorded.
     pub errors: u64,
+    /// Hosts a one-pass run left closed by back-off or Retry-After for longer than the pass:
+    /// (politeness key, closed until Unix ms).
+    pub skipped_hosts: Vec<(String, i64)>,
 }
 
 /// Checks in flight at once (each on its own host: the scheduler hands a host one at a time).
@@ -107,15 +119,37 @@ const MAX_IDLE: Duration = Duration::from_secs(300);
 /// A one-pass run ends when what is left due cannot go within this long (clock time): it waits
 /// on the site's budget or on a host closed by back-off.
 const ONCE_PATIENCE_MS: i64 = 60_000;
+/// How long (real time) checks in flight get to finish after a shutdown is asked, before they are
+/// aborted: the process must be gone within about two seconds whatever the hosts are doing.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(800);
 /// How often (clock time) every URL's planned rate and due time are written for the reports, and
 /// every site's freshness is sampled.
 const SAVE_PLANS_EVERY_MS: i64 = 15 * 60_000;
 
 /// Runs the refresher until `shutdown` resolves (or one pass when `once`), committing as it goes.
+/// `shutdown` is watched from the start, whatever the run is doing.
 pub async fn run(
     options: RunOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<RunSummary> {
+    let stop = Stop::new();
+    let body = run_until_stopped(options, stop.clone());
+    tokio::pin!(body, shutdown);
+    let mut asked = false;
+    loop {
+        tokio::select! {
+            result = &mut body => return result,
+            () = &mut shutdown, if !asked => {
+                asked = true;
+                info!("shutting down: no new request; checks in flight finish or are cut short");
+                stop.stop();
+            }
+        }
+    }
+}
+
+/// [`run`] with the stop flag instead of the shutdown future.
+async fn run_until_stopped(options: RunOptions, stop: Stop) -> anyhow::Result<RunSummary> {
     let clock = options.clock.clone();
     let loaded = schedule::load(&options.schedules);
     let store = Store::open(&options.db_path).await?;
@@ -161,10 +195,13 @@ pub async fn run(
             loaded.sites,
             &options,
             Ledger::new(config),
+            stop,
         )
         .await
         .context("starting the refresher")?,
     );
+    // Politeness as the last run left it, before any request and before the scheduler's hosts.
+    ctx.pool.restore(&store.load_politeness().await?);
     // The scheduler as the last run left it (a database from before folded evidence was kept
     // has it folded from its observations, once).
     let mut rows = store.schedulable_urls().await?;
@@ -184,7 +221,18 @@ pub async fn run(
     let run_id = store
         .start_run(clock.now_ms(), options.policy.name(), clock.speed())
         .await?;
-    let result = main_loop(&ctx, options.once, shutdown).await;
+    let result = main_loop(&ctx, options.once).await;
+    let mut skipped_hosts = Vec::new();
+    if options.once {
+        skipped_hosts = ctx.pool.closed_hosts(clock.now_ms() + ONCE_PATIENCE_MS);
+        for (host, until) in &skipped_hosts {
+            warn!(
+                host = %host,
+                until = %clock::ms_to_rfc3339(*until),
+                "host skipped: closed (back-off or Retry-After) for longer than the pass"
+            );
+        }
+    }
     // The dedup engine saves in batches when it is large: write what is still pending.
     if let Err(error) = dedup_hook::flush(&ctx).await {
         warn!(error = %error, "the dedup engine's last changes could not be saved");
@@ -192,10 +240,14 @@ pub async fn run(
     if let Err(error) = store.save_plan(&ctx.ledger.plans()).await {
         warn!(error = %error, "the last plan could not be saved");
     }
-    let summary = ctx.counters.summary();
+    let summary = RunSummary {
+        skipped_hosts,
+        ..ctx.counters.summary()
+    };
     store
         .update_run(run_id, Some(clock.now_ms()), summary_counts(&summary))
         .await?;
+    ctx.pool.flush().await;
     store.close().await;
     result.map(|()| summary)
 }
@@ -290,12 +342,9 @@ impl Discoveries {
     }
 }
 
-async fn main_loop(
-    ctx: &Arc<Context>,
-    once: bool,
-    shutdown: impl Future<Output = ()> + Send,
-) -> anyhow::Result<()> {
-    tokio::pin!(shutdown);
+async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
+    // When a shutdown's grace ends (real time: promptness is about the user, not the clock).
+    let mut cut_short_at: Option<tokio::time::Instant> = None;
     let mut checks: JoinSet<()> = JoinSet::new();
     // The URL each running check works on, so a panicked task still frees its host.
     let mut check_urls: HashMap<tokio::task::Id, i64> = HashMap::new();
@@ -363,10 +412,32 @@ async fn main_loop(
         if let Some(at) = discoveries.next_due().filter(|_| !once) {
             wake = wake.min(at);
         }
+        if stopping && cut_short_at.is_none() {
+            info!(
+                in_flight = checks.len(),
+                "shutting down: finishing checks in flight"
+            );
+            cut_short_at = Some(tokio::time::Instant::now() + SHUTDOWN_GRACE);
+        }
+        let grace_over = async {
+            match cut_short_at {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
-            () = &mut shutdown, if !stopping => {
-                info!(in_flight = checks.len(), "shutting down: finishing checks in flight");
-                ctx.stopping.store(true, Ordering::Relaxed);
+            () = ctx.stop.stopped(), if !stopping => {}
+            () = grace_over => {
+                warn!(
+                    checks = checks.len(),
+                    discoveries = discoveries.tasks.len(),
+                    "shutting down: cutting short what is still running"
+                );
+                checks.abort_all();
+                discoveries.tasks.abort_all();
+                while checks.join_next().await.is_some() {}
+                while discoveries.tasks.join_next().await.is_some() {}
+                return Ok(());
             }
             Some(done) = checks.join_next_with_id(), if !checks.is_empty() => {
                 let id = match done {

@@ -19,9 +19,7 @@ use tracing::{debug, warn};
 use url::Url;
 
 use crate::fetch::{FetchError, HopGate};
-use crate::politeness::origin_of;
-
-use crate::politeness::HostConfig;
+use crate::politeness::{HostConfig, NotNow, origin_of};
 use crate::robots::{self, Robots};
 use crate::store::errors::ErrorRecord;
 use crate::store::hosts::RobotsRecord;
@@ -47,8 +45,8 @@ type Slot = Arc<tokio::sync::Mutex<Option<Cached>>>;
 pub struct RobotsCache {
     /// Slots by origin (a std Mutex: only held to find or insert a slot).
     slots: Mutex<HashMap<String, Slot>>,
-    /// The politeness interval each origin was configured with, so that sites sharing a host
-    /// get the strictest of their rates.
+    /// The politeness interval each politeness host ([`crate::politeness::key_of`]) was
+    /// configured with, so that sites and schemes sharing a server get the strictest rate.
     intervals: Mutex<HashMap<String, Duration>>,
 }
 
@@ -100,20 +98,21 @@ impl RobotsCache {
             concurrency: site.site.concurrency.get(),
         }
         .with_crawl_delay(crawl_delay);
+        let key = crate::politeness::key_of(origin);
         let mut intervals = self.intervals.lock().unwrap_or_else(|e| e.into_inner());
-        let known = intervals.get(origin).copied();
+        let known = intervals.get(&key).copied();
         if known.is_none_or(|interval| config.min_interval > interval) {
-            intervals.insert(origin.to_string(), config.min_interval);
+            intervals.insert(key, config.min_interval);
             ctx.pool.configure(origin, config);
         }
     }
 
-    /// The interval the host is configured with (for the planner's per-host limit).
+    /// The interval the host of `origin` is configured with (for the planner's per-host limit).
     pub fn interval(&self, origin: &str) -> Option<Duration> {
         self.intervals
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(origin)
+            .get(&crate::politeness::key_of(origin))
             .copied()
     }
 
@@ -167,6 +166,21 @@ impl RobotsCache {
                 ctx.clock.as_ref(),
             )
             .await;
+        if let (Some(FetchError::NotSent { reason, .. }), true) =
+            (&outcome.error, outcome.hops.is_empty())
+        {
+            // Not asked (shutdown, or the host closed by back-off): nothing is known, nothing
+            // is stored, and it is asked again once the host opens.
+            debug!(origin, %reason, "robots.txt not requested");
+            let expires_ms = match reason {
+                NotNow::Closed { until_ms } => *until_ms,
+                NotNow::Stopping => checked_ms,
+            };
+            return Cached {
+                robots: Arc::new(Robots::disallow_all()),
+                expires_ms,
+            };
+        }
         if outcome.truncated {
             debug!(
                 origin,

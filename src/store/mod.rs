@@ -26,6 +26,7 @@ pub mod documents;
 pub mod errors;
 pub mod hosts;
 pub mod observations;
+pub mod politeness;
 pub mod reports;
 pub mod runs;
 pub mod sites;

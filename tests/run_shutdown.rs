@@ -1,0 +1,186 @@
+//! The built binary against loopback servers: `run --once` does not wait out a host under
+//! `Retry-After: 3600` (and a restart does not contact it either), and SIGTERM ends `run` with
+//! exit 0 promptly in every state: the first discovery pass, a task waiting on a host's
+//! Crawl-delay beside a host in back-off, and a check in flight. Bounds are generous (a loaded
+//! machine must not fail them); the measured times are printed (`--nocapture`).
+
+#[path = "support/freshet_bin.rs"]
+mod freshet_bin;
+#[path = "support/recording_server.rs"]
+mod recording_server;
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use freshet_bin::{Freshet, wait_for, write_schedule};
+use recording_server::{RecordingServer, Reply, drip_body};
+
+const HOST: &str = "127.0.0.1";
+/// How long a shutdown may take before the test fails (the promise is 2 s; this is for a
+/// loaded machine).
+const EXIT_BOUND: Duration = Duration::from_secs(10);
+
+fn base(server: &RecordingServer) -> String {
+    format!("http://{HOST}:{}", server.addr.port())
+}
+
+fn site(name: &str, server: &RecordingServer, rate: &str) -> String {
+    format!(
+        "[[site]]\nname = \"{name}\"\nsitemaps = [\"{}/sitemap.txt\"]\nhost_rate = \"{rate}\"\nallow_networks = [\"127.0.0.0/8\"]\n",
+        base(server)
+    )
+}
+
+/// A reply whose body trickles one byte a second for a minute.
+fn slow_reply() -> axum::response::Response {
+    let mut response = axum::response::Response::new(drip_body(
+        Bytes::from_static(b"\n"),
+        Duration::from_secs(1),
+        Some(60),
+    ));
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("text/plain"),
+    );
+    response
+}
+
+/// Sends SIGTERM once `ready` holds, and checks the run ends with exit 0 within the bound.
+async fn terminate_when(state: &str, run: Freshet, ready: impl FnMut() -> bool) {
+    assert!(
+        wait_for(Duration::from_secs(30), ready).await,
+        "freshet never reached the state: {state}"
+    );
+    let sent = run.terminate();
+    let (status, stderr) = run
+        .finish(EXIT_BOUND)
+        .await
+        .unwrap_or_else(|| panic!("{state}: still running {EXIT_BOUND:?} after SIGTERM"));
+    let took = sent.elapsed();
+    eprintln!("SIGTERM {state}: exit {:?} after {took:?}", status.code());
+    assert_eq!(status.code(), Some(0), "{state}: {stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_skips_a_host_under_retry_after_and_a_restart_does_not_contact_it() {
+    let server = RecordingServer::start().await;
+    let b = base(&server);
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    server.route(
+        HOST,
+        "/sitemap.txt",
+        Reply::text(format!("{b}/a\n{b}/b\n{b}/c\n")),
+    );
+    for path in ["/a", "/b", "/c"] {
+        server.route(HOST, path, Reply::status(429).header("retry-after", "3600"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(dir.path(), &site("busy", &server, "20/s"));
+    let db = dir.path().join("f.db");
+
+    for pass in 1..=2 {
+        let before = server.requests().len();
+        let started = Instant::now();
+        let run = Freshet::run(&schedule, &db, &["--once"]);
+        let (status, stderr) = run
+            .finish(Duration::from_secs(60))
+            .await
+            .expect("--once ended");
+        eprintln!(
+            "--once pass {pass} under Retry-After: 3600 took {:?}",
+            started.elapsed()
+        );
+        assert!(status.success(), "{stderr}");
+        assert!(
+            stderr.contains(&format!("skipped {HOST}:{}", server.addr.port())),
+            "the skipped host is named: {stderr}"
+        );
+        let requests = server.requests();
+        let pages: Vec<_> = requests[before..]
+            .iter()
+            .filter(|r| ["/a", "/b", "/c"].contains(&r.path.as_str()))
+            .collect();
+        if pass == 1 {
+            // One page got the 429; the whole host closed, so the other two were not asked.
+            assert_eq!(pages.len(), 1, "{requests:?}");
+            let first_429 = requests.iter().position(|r| r.path == pages[0].path);
+            assert_eq!(first_429, Some(requests.len() - 1), "nothing after the 429");
+        } else {
+            // The Retry-After was persisted: the restart leaves the host alone entirely.
+            assert!(requests.len() == before, "contacted again: {requests:?}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_the_first_discovery_pass_exits_cleanly() {
+    let server = RecordingServer::start().await;
+    server.route(HOST, "/robots.txt", Reply::status(404));
+    server.handle(HOST, "/sitemap.txt", |_| slow_reply());
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(dir.path(), &site("slow", &server, "20/s"));
+    let run = Freshet::run(&schedule, &dir.path().join("f.db"), &[]);
+    terminate_when("during the first discovery pass", run, || {
+        server.requests().iter().any(|r| r.path == "/sitemap.txt")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_waiting_on_a_crawl_delay_and_a_host_in_back_off_exits_cleanly() {
+    // One host makes the sitemap request wait 30 s after robots.txt (a task sleeping on a
+    // host); the other closed itself for 30 s with a 429.
+    let waiting = RecordingServer::start().await;
+    waiting.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nCrawl-delay: 30\n"),
+    );
+    waiting.route(HOST, "/sitemap.txt", Reply::text(""));
+    let busy = RecordingServer::start().await;
+    let b = base(&busy);
+    busy.route(HOST, "/robots.txt", Reply::status(404));
+    busy.route(HOST, "/sitemap.txt", Reply::text(format!("{b}/a\n{b}/b\n")));
+    busy.route(HOST, "/a", Reply::status(429).header("retry-after", "30"));
+    busy.route(HOST, "/b", Reply::status(429).header("retry-after", "30"));
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(
+        dir.path(),
+        &format!(
+            "{}{}",
+            site("waiting", &waiting, "20/s"),
+            site("busy", &busy, "20/s")
+        ),
+    );
+    let run = Freshet::run(&schedule, &dir.path().join("f.db"), &[]);
+    terminate_when("during a Crawl-delay wait and a back-off", run, || {
+        let waited = waiting.requests().iter().any(|r| r.path == "/robots.txt");
+        let throttled = busy.requests().iter().any(|r| r.path.len() == 2);
+        waited && throttled
+    })
+    .await;
+    assert!(
+        !waiting.requests().iter().any(|r| r.path == "/sitemap.txt"),
+        "the Crawl-delay was not waited for"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_with_a_check_in_flight_exits_cleanly() {
+    let server = RecordingServer::start().await;
+    let b = base(&server);
+    server.route(HOST, "/robots.txt", Reply::status(404));
+    server.route(HOST, "/sitemap.txt", Reply::text(format!("{b}/slow\n")));
+    server.handle(HOST, "/slow", |_| slow_reply());
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(dir.path(), &site("inflight", &server, "20/s"));
+    let run = Freshet::run(&schedule, &dir.path().join("f.db"), &[]);
+    terminate_when("with a check in flight", run, || {
+        server.requests().iter().any(|r| r.path == "/slow")
+    })
+    .await;
+}
