@@ -101,6 +101,24 @@ pub enum FetchError {
         /// The underlying cause.
         reason: String,
     },
+    /// The body ended before the length the response declared (`Content-Length`).
+    #[error("{url}: body truncated: {got} of the {expected} bytes its Content-Length declared")]
+    Truncated {
+        /// The URL.
+        url: String,
+        /// The declared length.
+        expected: u64,
+        /// Bytes received.
+        got: u64,
+    },
+    /// An empty 2xx body where the copy we hold says there should be content; the copy is kept.
+    #[error("{url}: empty body while {reason}; kept the previous copy")]
+    EmptyBody {
+        /// The URL.
+        url: String,
+        /// What says it should not be empty.
+        reason: String,
+    },
     /// Any other transport failure (connection reset mid-body, protocol error, ...).
     #[error("{url}: transfer failed: {reason}")]
     Transport {
@@ -124,6 +142,8 @@ impl FetchError {
             FetchError::BadRedirect { .. } => "bad_redirect",
             FetchError::Http { .. } => "http",
             FetchError::Decode { .. } => "decode",
+            FetchError::Truncated { .. } => "truncated",
+            FetchError::EmptyBody { .. } => "empty_body",
             FetchError::Transport { .. } => "transport",
         }
     }

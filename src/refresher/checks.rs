@@ -16,7 +16,7 @@ use crate::store::observations::NewObservation;
 use crate::store::urls::{SummaryUpdate, UrlRow};
 
 use super::context::{Context, Counters, SiteState};
-use super::evidence::{PreviousCopy, Response, detect_change};
+use super::evidence::{PreviousCopy, Response, detect_change, empty_body_error};
 use super::ledger::Due;
 
 /// How often a commit that failed is tried again before the check is given up (and recorded).
@@ -132,8 +132,11 @@ pub async fn fetch_and_record(
     let trust = ctx.ledger.trust(row.host_id);
     let validators = if previous.exists {
         Validators {
-            etag: row.etag.clone().filter(|_| trust.trust_etag()),
-            last_modified: row.last_modified.clone(),
+            etag: row.etag.clone().filter(|_| trust.send_if_none_match()),
+            last_modified: row
+                .last_modified
+                .clone()
+                .filter(|_| trust.send_if_modified_since()),
         }
     } else {
         Validators::default()
@@ -144,12 +147,33 @@ pub async fn fetch_and_record(
         validators,
     };
     let cap = max_body.unwrap_or(site.site.max_body);
-    let outcome = site
-        .fetcher
+    let fetcher = &site.fetcher;
+    let mut outcome = fetcher
         .fetch_capped(&request, cap, &ctx.pool, ctx.clock.as_ref())
         .await;
-    let requests = outcome.hops.len().max(1) as u32;
+    let mut requests = outcome.hops.len().max(1) as u32;
+    let mut audited = false;
+    if outcome.not_modified() && method == Method::Get && trust.audit_after_304() {
+        // The 304 is a claim: check it now with an unconditional GET (see estimate::trust).
+        let audit = fetcher
+            .fetch_capped(
+                &FetchRequest::get(url.clone()),
+                cap,
+                &ctx.pool,
+                ctx.clock.as_ref(),
+            )
+            .await;
+        requests += audit.hops.len().max(1) as u32;
+        if audit.is_success() && audit.fingerprint.is_some() {
+            debug!(url = %url, "audited a 304 with an unconditional GET");
+            outcome = audit;
+            audited = true;
+        }
+    }
     Counters::add(&ctx.counters.requests, u64::from(requests));
+    if let Some(error) = empty_body_error(&previous, &outcome) {
+        outcome.reject(error);
+    }
 
     let response = Response {
         status: outcome.status,
@@ -157,10 +181,21 @@ pub async fn fetch_and_record(
         last_modified: outcome.last_modified.clone(),
         fingerprint: outcome.fingerprint,
     };
-    let (changed, evidence_kind, lesson) = detect_change(&previous, &response, trust.trust_etag());
-    let got_copy = outcome
-        .status
-        .is_some_and(|s| (200..300).contains(&s) || s == 304);
+    let (changed, evidence_kind, mut lesson) = if outcome.error.is_some() {
+        // A failed check (truncated or empty body, ...) says nothing about change.
+        (None, None, None)
+    } else {
+        detect_change(&previous, &response, trust.trust_etag())
+    };
+    if audited && let Some(lesson) = &mut lesson {
+        lesson.audit = Some(lesson.content_changed);
+    }
+    let evidence_kind = if audited {
+        Some("audit")
+    } else {
+        evidence_kind
+    };
+    let got_copy = outcome.is_success();
     let error = outcome.error.as_ref().map(|e| e.to_string()).or_else(|| {
         outcome
             .status
