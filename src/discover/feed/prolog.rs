@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 
 /// `body` without its leading XML declaration, or the offset of a declaration that is not at
-/// the start. Documents that do not start with `<` (JSON Feed) are returned as they are.
+/// the start. JSON documents (first non-blank byte `{` or `[`) are returned as they are.
 pub fn strip_declaration(body: &[u8]) -> Result<Cow<'_, [u8]>, usize> {
     let bom = if body.starts_with(b"\xEF\xBB\xBF") {
         3
@@ -23,10 +23,10 @@ pub fn strip_declaration(body: &[u8]) -> Result<Cow<'_, [u8]>, usize> {
             .iter()
             .position(|b| !b.is_ascii_whitespace())
             .unwrap_or(body.len() - bom);
-    if body.get(start) != Some(&b'<') {
+    if matches!(body.get(start), Some(b'{' | b'[')) {
         return Ok(Cow::Borrowed(body));
     }
-    let mut rest_from = start;
+    let mut rest_from = 0;
     if is_declaration(&body[start..]) {
         match find(&body[start..], b"?>") {
             Some(end) => rest_from = start + end + 2,
@@ -34,13 +34,11 @@ pub fn strip_declaration(body: &[u8]) -> Result<Cow<'_, [u8]>, usize> {
             None => return Ok(Cow::Borrowed(body)),
         }
     }
-    if let Some(at) = later_declaration(&body[rest_from..]) {
+    let mut rest = Cow::Borrowed(&body[rest_from..]);
+    if let Some(at) = later_declaration(&mut rest) {
         return Err(rest_from + at);
     }
-    if rest_from == start {
-        return Ok(Cow::Borrowed(body));
-    }
-    Ok(Cow::Owned(body[rest_from..].to_vec()))
+    Ok(rest)
 }
 
 /// Whether `at` begins `<?xml` followed by white space or `?>` (any case: the target is
@@ -51,23 +49,47 @@ fn is_declaration(at: &[u8]) -> bool {
         && (at[5].is_ascii_whitespace() || at[5] == b'?')
 }
 
-/// The offset of the first XML declaration in `body`, skipping comments and CDATA sections.
-fn later_declaration(body: &[u8]) -> Option<usize> {
+/// The offset of the first XML declaration in `body` outside comments and CDATA sections.
+/// Inside them a declaration is only text, but it is defused all the same (`<?xml` becomes
+/// `<?xm_`): if a hostile document makes this scan misjudge where a comment starts (`<!--` in
+/// an attribute value), quick-xml sees a harmless processing instruction, never a declaration.
+/// Freshet reads no text from comments, and only links, ids and dates from a feed.
+fn later_declaration(body: &mut Cow<'_, [u8]>) -> Option<usize> {
     let mut i = 0;
     while let Some(lt) = memchr(b'<', &body[i..]) {
         let at = i + lt;
         let tail = &body[at..];
-        if tail.starts_with(b"<!--") {
-            i = at + 4 + find(&tail[4..], b"-->")? + 3;
+        let skip = if tail.starts_with(b"<!--") {
+            Some((4, b"-->".as_slice()))
         } else if tail.starts_with(b"<![CDATA[") {
-            i = at + 9 + find(&tail[9..], b"]]>")? + 3;
-        } else if is_declaration(tail) {
-            return Some(at);
+            Some((9, b"]]>".as_slice()))
         } else {
-            i = at + 1;
+            None
+        };
+        match skip {
+            Some((open, close)) => {
+                let end =
+                    find(&tail[open..], close).map_or(body.len(), |e| at + open + e + close.len());
+                defuse(body, at + open, end);
+                i = end;
+            }
+            None if is_declaration(tail) => return Some(at),
+            None => i = at + 1,
         }
     }
     None
+}
+
+/// Rewrites every `<?xml` in `body[from..to]` to `<?xm_`.
+fn defuse(body: &mut Cow<'_, [u8]>, from: usize, to: usize) {
+    let mut i = from;
+    while let Some(at) = body[i..to]
+        .windows(5)
+        .position(|w| w.eq_ignore_ascii_case(b"<?xml"))
+    {
+        body.to_mut()[i + at + 4] = b'_';
+        i += at + 5;
+    }
 }
 
 fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
@@ -96,8 +118,13 @@ mod tests {
     fn stylesheets_comments_cdata_and_json_pass() {
         let doc = b"<?xml-stylesheet href=\"a.xsl\"?><rss><!-- <?xml version=\"1.0\"?> -->\
             <d><![CDATA[<?xml version=\"1.0\"?>]]></d></rss>";
-        assert_eq!(&*strip_declaration(doc).unwrap(), &doc[..]);
-        let json = b"{\"title\": \"<?xml version=1.0?>\"}";
+        let defused = String::from_utf8(strip_declaration(doc).unwrap().into_owned()).unwrap();
+        assert_eq!(defused.matches("<?xm_ version").count(), 2, "{defused}");
+        assert!(defused.starts_with("<?xml-stylesheet"));
+        // Not at the start, whatever comes first (text, NULs).
+        assert_eq!(strip_declaration(b"12<rss><?xml version=\"1.0\"?>"), Err(7));
+        assert_eq!(strip_declaration(b"\0\0<?xml version=\"1.0\"?>"), Err(2));
+        let json = b" {\"title\": \"<?xml version=1.0?>\"}";
         assert_eq!(&*strip_declaration(json).unwrap(), &json[..]);
         assert_eq!(&*strip_declaration(b"").unwrap(), b"");
         // Unterminated comments and declarations are left for the parser to refuse.
