@@ -119,7 +119,9 @@ async fn a_session_serves_judges_and_stops() {
     assert!(outcome.days >= 1.19, "{} days", outcome.days);
     assert!(outcome.freshet.requests > 0 && outcome.freshet.requests < result.summary.requests);
     assert_eq!(outcome.uniform.requests, outcome.freshet.requests);
-    assert!(result.summary.checks > 100, "{:?}", result.summary);
+    // How many checks fit in the session's 1.5 real seconds depends on the machine's load, so
+    // only that there were some is asserted (it was "> 100": a wall-clock assertion).
+    assert!(result.summary.checks > 0, "{:?}", result.summary);
     assert_eq!(outcome.sites.len(), 4);
     let syncs: u64 = outcome.sites.iter().map(|s| s.page_syncs).sum();
     assert_eq!(syncs, result.summary.checks);
