@@ -2,6 +2,8 @@
 //! reported to the scheduler, committed with its observation in one transaction, then given to
 //! the dedup engine) or a feed (read for the pages it lists and the changes it announces).
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tracing::{debug, warn};
@@ -22,13 +24,43 @@ use super::ledger::Due;
 /// How often a commit that failed is tried again before the check is given up (and recorded).
 const COMMIT_TRIES: u32 = 5;
 
+/// Per-URL locks: a check holds its URL's from reading the stored row to its last write.
+///
+/// The scheduler is told a check's result (freeing the URL and its host) before the check is
+/// committed, because the commit stores what the scheduler answers. At demo speed, or on a
+/// loaded machine, the next check of the same URL could then read the row before that commit
+/// and take the page for one without a copy: an empty body accepted as a "first" copy, an
+/// unconditional request where a conditional one was due.
+#[derive(Debug, Default)]
+pub struct UrlLocks(std::sync::Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>);
+
+impl UrlLocks {
+    fn get(&self, url_id: i64) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(url_id).or_default().clone()
+    }
+
+    /// Forgets a URL's lock when no other check holds or waits for it.
+    fn release(&self, url_id: i64, lock: Arc<tokio::sync::Mutex<()>>) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Ours and the map's: nobody else has it.
+        if Arc::strong_count(&lock) == 2 {
+            map.remove(&url_id);
+        }
+    }
+}
+
 /// Checks one URL the scheduler handed out. Never fails: problems are recorded, and the URL is
 /// always reported back so the scheduler frees its host.
 pub async fn check(ctx: &Context, due: Due) {
+    let lock = ctx.url_locks.get(due.url_id);
+    let guard = lock.lock().await;
     let result = match due.kind {
         UrlKind::Page => check_page(ctx, &due).await,
         UrlKind::Feed => super::feeds::read_feed(ctx, &due).await,
     };
+    drop(guard);
+    ctx.url_locks.release(due.url_id, lock);
     if let Err(err) = result {
         warn!(url = %due.url, error = %err, "check could not be recorded");
         ctx.count_error();
