@@ -7,6 +7,8 @@
 //! - `FRESHET_FUZZ_CASES`: generated inputs per parser (default [`DEFAULT_CASES`], the CI share;
 //!   the corpus seeds are run verbatim on top).
 //! - `FRESHET_FUZZ_SEED`: the generator's seed (default fixed, so a failure reproduces).
+//! - `FRESHET_FUZZ_LAST`: a file each input is written to before it runs (finds the input of
+//!   an abort such as a stack overflow; slow).
 //!
 //! The on-demand run, one core, ten million inputs per parser:
 //! `FRESHET_FUZZ_CASES=10000000 cargo test --release --test fuzz_parsers -- --nocapture --test-threads=1`
@@ -299,7 +301,13 @@ fn fuzz(name: &str, dir: &str, tokens: &[&[u8]], target: impl Fn(&[u8])) {
     };
     let started = Instant::now();
     let failures = std::cell::RefCell::new(Vec::new());
+    // FRESHET_FUZZ_LAST=FILE writes each input there first: a stack overflow aborts the
+    // process before anything can be saved, and this leaves the culprit behind.
+    let last = std::env::var_os("FRESHET_FUZZ_LAST");
     let run = |input: &[u8], n: u64| {
+        if let Some(path) = &last {
+            let _ = std::fs::write(path, input);
+        }
         let before = panics_so_far();
         let result = panic::catch_unwind(AssertUnwindSafe(|| target(input)));
         if result.is_err() || panics_so_far() > before {

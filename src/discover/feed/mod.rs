@@ -64,7 +64,9 @@ pub enum FeedError {
     },
     /// An XML declaration somewhere other than the start (refused before feed-rs, which
     /// panics on one).
-    #[error("{url}: not a readable feed: an XML declaration at byte {offset}, not at the start")]
+    #[error(
+        "{url}: not a readable feed: an XML declaration (or a NUL) at byte {offset}, not at the start"
+    )]
     MisplacedDeclaration {
         /// The feed's URL.
         url: String,

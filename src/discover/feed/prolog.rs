@@ -10,8 +10,8 @@
 
 use std::borrow::Cow;
 
-/// `body` without its leading XML declaration, or the offset of a declaration that is not at
-/// the start. JSON documents (first non-blank byte `{` or `[`) are returned as they are.
+/// `body` without its leading XML declaration and with invalid UTF-8 replaced, or the offset of
+/// a declaration that is not at the start (or of a NUL byte). JSON documents (first non-blank byte `{` or `[`) are returned as they are.
 pub fn strip_declaration(body: &[u8]) -> Result<Cow<'_, [u8]>, usize> {
     let bom = if body.starts_with(b"\xEF\xBB\xBF") {
         3
@@ -34,7 +34,17 @@ pub fn strip_declaration(body: &[u8]) -> Result<Cow<'_, [u8]>, usize> {
             None => return Ok(Cow::Borrowed(body)),
         }
     }
-    let mut rest = Cow::Borrowed(&body[rest_from..]);
+    // quick-xml guesses UTF-16 from a byte-order mark or from NULs around `<?` and then obeys
+    // any declaration it decodes: left with UTF-8 text and no NUL (which XML forbids anyway),
+    // it has nothing to guess from, and the scan below sees every declaration it could.
+    if let Some(at) = memchr(0, body) {
+        return Err(at);
+    }
+    let rest = match String::from_utf8_lossy(&body[rest_from..]) {
+        Cow::Borrowed(_) => Cow::Borrowed(&body[rest_from..]),
+        Cow::Owned(text) => Cow::Owned(text.into_bytes()),
+    };
+    let mut rest = rest;
     if let Some(at) = later_declaration(&mut rest) {
         return Err(rest_from + at);
     }
@@ -123,7 +133,16 @@ mod tests {
         assert!(defused.starts_with("<?xml-stylesheet"));
         // Not at the start, whatever comes first (text, NULs).
         assert_eq!(strip_declaration(b"12<rss><?xml version=\"1.0\"?>"), Err(7));
-        assert_eq!(strip_declaration(b"\0\0<?xml version=\"1.0\"?>"), Err(2));
+        assert_eq!(strip_declaration(b"\0\0<?xml version=\"1.0\"?>"), Err(0));
+        // Found by fuzzing: a UTF-16 body after an ASCII declaration made quick-xml switch to
+        // UTF-16 (byte-order mark) and then panic on the declaration it decoded.
+        let utf16 = b"<?xml version=\"1.0\" encoding=\"UTF-16\"?>\xFE\xFF\0<\0?\0x\0m\0l\0 \0?\0>";
+        assert_eq!(strip_declaration(utf16), Err(41));
+        assert!(
+            !strip_declaration(b"<rss>\xFE\xFF</rss>")
+                .unwrap()
+                .contains(&0xFE)
+        );
         let json = b" {\"title\": \"<?xml version=1.0?>\"}";
         assert_eq!(&*strip_declaration(json).unwrap(), &json[..]);
         assert_eq!(&*strip_declaration(b"").unwrap(), b"");
