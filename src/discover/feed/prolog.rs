@@ -11,7 +11,8 @@
 use std::borrow::Cow;
 
 /// `body` without its leading XML declaration and with invalid UTF-8 replaced, or the offset of
-/// a declaration that is not at the start (or of a NUL byte). JSON documents (first non-blank byte `{` or `[`) are returned as they are.
+/// a declaration that is not at the start (or of a NUL byte). JSON Feed documents (first
+/// non-blank byte `{`) are returned as they are.
 pub fn strip_declaration(body: &[u8]) -> Result<Cow<'_, [u8]>, usize> {
     let bom = if body.starts_with(b"\xEF\xBB\xBF") {
         3
@@ -23,7 +24,7 @@ pub fn strip_declaration(body: &[u8]) -> Result<Cow<'_, [u8]>, usize> {
             .iter()
             .position(|b| !b.is_ascii_whitespace())
             .unwrap_or(body.len() - bom);
-    if matches!(body.get(start), Some(b'{' | b'[')) {
+    if body.get(start) == Some(&b'{') {
         return Ok(Cow::Borrowed(body));
     }
     let mut rest_from = 0;
@@ -40,11 +41,7 @@ pub fn strip_declaration(body: &[u8]) -> Result<Cow<'_, [u8]>, usize> {
     if let Some(at) = memchr(0, body) {
         return Err(at);
     }
-    let rest = match String::from_utf8_lossy(&body[rest_from..]) {
-        Cow::Borrowed(_) => Cow::Borrowed(&body[rest_from..]),
-        Cow::Owned(text) => Cow::Owned(text.into_bytes()),
-    };
-    let mut rest = rest;
+    let mut rest = valid_utf8(&body[rest_from..]);
     if let Some(at) = later_declaration(&mut rest) {
         return Err(rest_from + at);
     }
@@ -100,6 +97,23 @@ fn defuse(body: &mut Cow<'_, [u8]>, from: usize, to: usize) {
         body.to_mut()[i + at + 4] = b'_';
         i += at + 5;
     }
+}
+
+/// `bytes` with each invalid UTF-8 sequence replaced by `?`: ASCII, not U+FFFD, because
+/// feed-rs 3.0 slices author strings one byte before an e-mail address and panics when a
+/// multi-byte character sits there.
+fn valid_utf8(bytes: &[u8]) -> Cow<'_, [u8]> {
+    if std::str::from_utf8(bytes).is_ok() {
+        return Cow::Borrowed(bytes);
+    }
+    let mut out = Vec::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.extend_from_slice(chunk.valid().as_bytes());
+        if !chunk.invalid().is_empty() {
+            out.push(b'?');
+        }
+    }
+    Cow::Owned(out)
 }
 
 fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
