@@ -124,7 +124,13 @@ async fn a_session_serves_judges_and_stops() {
     assert!(result.summary.checks > 0, "{:?}", result.summary);
     assert_eq!(outcome.sites.len(), 4);
     let syncs: u64 = outcome.sites.iter().map(|s| s.page_syncs).sum();
-    assert_eq!(syncs, result.summary.checks);
+    // The server counts a request when it serves it; the walker counts it when the answer
+    // arrives. Shutdown can fall between the two for the one request in flight.
+    assert!(
+        syncs == result.summary.checks || syncs == result.summary.checks + 1,
+        "server saw {syncs} page syncs, the walker counted {}",
+        result.summary.checks
+    );
     for site in &outcome.sites {
         assert!(site.true_mean_age_days.is_finite() && site.true_mean_age_days >= 0.0);
         assert!(site.uniform_mean_age_days.is_finite() && site.uniform_mean_age_days >= 0.0);
