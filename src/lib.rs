@@ -25,6 +25,7 @@
 //! - [`simulate`]: a deterministic discrete-event world for comparing policies.
 //! - [`demo`]: a living synthetic web on loopback for `freshet demo`.
 //! - [`warc`]: a WARC 1.1 writer for `freshet export warc`.
+//! - [`localfile`]: reading a user-named local file: regular files only, capped.
 //! - [`cli`]: the command-line interface (one file per command).
 
 pub mod cli;
@@ -34,6 +35,7 @@ pub mod demo;
 pub mod discover;
 pub mod estimate;
 pub mod fetch;
+pub mod localfile;
 pub mod plan;
 pub mod politeness;
 pub mod refresher;

@@ -119,10 +119,18 @@ async fn a_session_serves_judges_and_stops() {
     assert!(outcome.days >= 1.19, "{} days", outcome.days);
     assert!(outcome.freshet.requests > 0 && outcome.freshet.requests < result.summary.requests);
     assert_eq!(outcome.uniform.requests, outcome.freshet.requests);
-    assert!(result.summary.checks > 100, "{:?}", result.summary);
+    // How many checks fit in the session's 1.5 real seconds depends on the machine's load, so
+    // only that there were some is asserted (it was "> 100": a wall-clock assertion).
+    assert!(result.summary.checks > 0, "{:?}", result.summary);
     assert_eq!(outcome.sites.len(), 4);
     let syncs: u64 = outcome.sites.iter().map(|s| s.page_syncs).sum();
-    assert_eq!(syncs, result.summary.checks);
+    // The server counts a request when it serves it; the walker counts it when the answer
+    // arrives. Shutdown can fall between the two for the one request in flight.
+    assert!(
+        syncs == result.summary.checks || syncs == result.summary.checks + 1,
+        "server saw {syncs} page syncs, the walker counted {}",
+        result.summary.checks
+    );
     for site in &outcome.sites {
         assert!(site.true_mean_age_days.is_finite() && site.true_mean_age_days >= 0.0);
         assert!(site.uniform_mean_age_days.is_finite() && site.uniform_mean_age_days >= 0.0);

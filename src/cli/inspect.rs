@@ -102,7 +102,14 @@ async fn load(source: &Source) -> Result<Loaded, String> {
             .await
             .map_err(|e| format!("cannot fetch {arg}: {e:#}"));
     }
-    let body = std::fs::read(arg).map_err(|e| format!("cannot read {arg}: {e}"))?;
+    // Local files get the same cap as fetched ones (and no FIFO or device).
+    let body = crate::localfile::read_regular(std::path::Path::new(arg), MAX_FETCH_BYTES as u64)
+        .map_err(|e| match e {
+            crate::localfile::LocalFileError::Io { source, .. } => {
+                format!("cannot read {arg}: {source}")
+            }
+            other => other.to_string(),
+        })?;
     Ok(Loaded {
         body,
         url: source.base.clone(),

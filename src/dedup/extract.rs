@@ -248,6 +248,18 @@ fn is_boilerplate(element: &ElementRef, inside_article: bool) -> bool {
         .any(|word| BOILERPLATE_WORDS.contains(&word.to_ascii_lowercase().as_str()))
 }
 
+/// One step of [`Walker::walk`].
+enum Step<'a> {
+    /// Open an element (with whether it is inside a link, inside an article).
+    Enter(ElementRef<'a>, bool, bool),
+    /// A text node (inside a link or not).
+    Text(&'a str, bool),
+    /// A boilerplate element, skipped whole.
+    Skipped,
+    /// Close an element (a block or not).
+    Exit(bool),
+}
+
 /// Walks the DOM into a token stream, one text block at a time.
 #[derive(Default)]
 struct Walker {
@@ -264,43 +276,61 @@ struct Walker {
 }
 
 impl Walker {
-    fn walk(&mut self, element: ElementRef, in_link: bool, inside_article: bool) {
-        let name = element.value().name();
-        let is_block = BLOCK_TAGS.contains(&name);
-        let in_link = in_link || name == "a";
-        let inside_article = inside_article || matches!(name, "article" | "main");
-        if is_block {
-            self.flush();
-        }
-        // One tag token per element (not open and close): a heading of two words over one tag
-        // still rises on the slope.
-        self.pending_tags += 1;
-        for child in element.children() {
-            match child.value() {
-                Node::Text(text) => {
+    /// Walks `root` in document order with an explicit stack, not recursion: a hostile page
+    /// nested a hundred thousand deep must not overflow the thread's stack.
+    fn walk(&mut self, root: ElementRef, in_link: bool, inside_article: bool) {
+        let mut stack = vec![Step::Enter(root, in_link, inside_article)];
+        while let Some(step) = stack.pop() {
+            match step {
+                Step::Enter(element, in_link, inside_article) => {
+                    let name = element.value().name();
+                    let is_block = BLOCK_TAGS.contains(&name);
+                    let in_link = in_link || name == "a";
+                    let inside_article = inside_article || matches!(name, "article" | "main");
+                    if is_block {
+                        self.flush();
+                    }
+                    // One tag token per element (not open and close): a heading of two words
+                    // over one tag still rises on the slope.
+                    self.pending_tags += 1;
+                    // Inline elements do not split words ("<b>bold</b>er"); blocks do.
+                    stack.push(Step::Exit(is_block));
+                    let first_child = stack.len();
+                    for child in element.children() {
+                        match child.value() {
+                            Node::Text(text) => stack.push(Step::Text(text, in_link)),
+                            Node::Element(_) => {
+                                if let Some(child) = ElementRef::wrap(child) {
+                                    if is_boilerplate(&child, inside_article) {
+                                        stack.push(Step::Skipped);
+                                    } else {
+                                        stack.push(Step::Enter(child, in_link, inside_article));
+                                    }
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    stack[first_child..].reverse();
+                }
+                Step::Text(text, in_link) => {
                     self.pending.push_str(text);
                     if in_link {
                         self.pending_link.push_str(text);
                         self.pending_link.push(' ');
                     }
                 }
-                Node::Element(_) => {
-                    if let Some(child) = ElementRef::wrap(child) {
-                        if is_boilerplate(&child, inside_article) {
-                            // A skipped element still breaks text and counts as markup.
-                            self.pending.push(' ');
-                            self.pending_tags += 1;
-                        } else {
-                            self.walk(child, in_link, inside_article);
-                        }
+                Step::Skipped => {
+                    // A skipped element still breaks text and counts as markup.
+                    self.pending.push(' ');
+                    self.pending_tags += 1;
+                }
+                Step::Exit(is_block) => {
+                    if is_block {
+                        self.flush();
                     }
                 }
-                _ => {}
             }
-        }
-        // Inline elements do not split words ("<b>bold</b>er"); blocks do.
-        if is_block {
-            self.flush();
         }
     }
 
@@ -462,5 +492,27 @@ mod tests {
         let out = extract_plain("  one  two\n\n three ");
         assert_eq!(out.main_text, "one two\nthree");
         assert!(out.links.is_empty());
+    }
+
+    #[test]
+    fn a_page_nested_deep_does_not_overflow_the_stack() {
+        // 3,000 levels on a 256 KiB stack: a recursive walk needs far more (found by fuzzing).
+        let depth = 3_000;
+        let html = format!(
+            "{}<p>deep words here</p>{}",
+            "<div><b>".repeat(depth),
+            "</b></div>".repeat(depth)
+        );
+        let out = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || extract_html(&html, Some(&base()), &UrlRules::default()))
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        assert!(
+            out.main_text.contains("deep words here"),
+            "{}",
+            out.main_text
+        );
     }
 }

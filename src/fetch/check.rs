@@ -246,6 +246,8 @@ async fn read_final(
     if request.method == Method::Head {
         return;
     }
+    // Only identity-encoded bodies keep a length (reqwest drops it when it decompresses).
+    let declared = response.content_length();
     let body = match read_capped(&mut response, max_body_bytes, limits.keep_prefix).await {
         Ok((body, truncated)) => {
             outcome.truncated = truncated;
@@ -253,11 +255,32 @@ async fn read_final(
         }
         Err((read, error)) => {
             outcome.bytes = read;
-            outcome.error = Some(error.into_error(&url, max_body_bytes));
+            let error = error.into_error(&url, max_body_bytes);
+            // The connection closed early: say so with the numbers, not as a decode failure.
+            outcome.error = Some(match (declared, &error) {
+                (Some(expected), FetchError::Decode { .. } | FetchError::Transport { .. })
+                    if read < expected =>
+                {
+                    FetchError::Truncated {
+                        url,
+                        expected,
+                        got: read,
+                    }
+                }
+                _ => error,
+            });
             return;
         }
     };
     outcome.bytes = body.len() as u64;
+    if let Some(expected) = declared.filter(|&n| n > outcome.bytes) {
+        outcome.error = Some(FetchError::Truncated {
+            url,
+            expected,
+            got: outcome.bytes,
+        });
+        return;
+    }
     let content_type = ContentType::parse(outcome.content_type.as_deref().unwrap_or(""));
     if content_type.is_textual() {
         let decoded = charset::decode(&body, content_type.charset.as_deref());

@@ -118,6 +118,24 @@ pub enum FetchError {
         /// The rule that disallows it (`Disallow: /private/`, or why everything is).
         rule: String,
     },
+    /// The body ended before the length the response declared (`Content-Length`).
+    #[error("{url}: body truncated: {got} of the {expected} bytes its Content-Length declared")]
+    Truncated {
+        /// The URL.
+        url: String,
+        /// The declared length.
+        expected: u64,
+        /// Bytes received.
+        got: u64,
+    },
+    /// An empty 2xx body where the copy we hold says there should be content; the copy is kept.
+    #[error("{url}: empty body while {reason}; kept the previous copy")]
+    EmptyBody {
+        /// The URL.
+        url: String,
+        /// What says it should not be empty.
+        reason: String,
+    },
     /// Any other transport failure (connection reset mid-body, protocol error, ...).
     #[error("{url}: transfer failed: {reason}")]
     Transport {
@@ -152,6 +170,8 @@ impl FetchError {
             FetchError::Decode { .. } => "decode",
             FetchError::AddressRefused { .. } => "address_refused",
             FetchError::Disallowed { .. } => "robots_disallowed",
+            FetchError::Truncated { .. } => "truncated",
+            FetchError::EmptyBody { .. } => "empty_body",
             FetchError::Transport { .. } => "transport",
             FetchError::NotSent { .. } => "not_sent",
         }

@@ -182,7 +182,7 @@ pub struct FetchOutcome {
 
 impl FetchOutcome {
     /// An outcome for `url` before anything happened.
-    fn new(url: Url, now_ms: i64) -> Self {
+    pub(crate) fn new(url: Url, now_ms: i64) -> Self {
         Self {
             requested_url: url.clone(),
             started_ms: now_ms,
@@ -218,6 +218,16 @@ impl FetchOutcome {
             && self
                 .status
                 .is_some_and(|s| (200..300).contains(&s) || s == 304)
+    }
+
+    /// Turns a response into a failure: `error` is recorded and the body dropped, so nothing
+    /// downstream takes it for a copy.
+    pub fn reject(&mut self, error: FetchError) {
+        self.error = Some(error);
+        self.body = None;
+        self.text = None;
+        self.charset = None;
+        self.fingerprint = None;
     }
 
     /// Whether at least one redirect was followed.

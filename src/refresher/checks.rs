@@ -2,6 +2,8 @@
 //! reported to the scheduler, committed with its observation in one transaction, then given to
 //! the dedup engine) or a feed (read for the pages it lists and the changes it announces).
 
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tracing::{debug, info, warn};
@@ -16,7 +18,7 @@ use crate::store::observations::NewObservation;
 use crate::store::urls::{SummaryUpdate, UrlRow};
 
 use super::context::{Context, Counters, SiteState};
-use super::evidence::{PreviousCopy, Response, detect_change};
+use super::evidence::{PreviousCopy, Response, detect_change, empty_body_error};
 use super::ledger::Due;
 use super::robots_cache::RobotsGate;
 
@@ -26,13 +28,43 @@ const MIN_ROBOTS_WAIT_MS: i64 = 60_000;
 /// How often a commit that failed is tried again before the check is given up (and recorded).
 const COMMIT_TRIES: u32 = 5;
 
+/// Per-URL locks: a check holds its URL's from reading the stored row to its last write.
+///
+/// The scheduler is told a check's result (freeing the URL and its host) before the check is
+/// committed, because the commit stores what the scheduler answers. At demo speed, or on a
+/// loaded machine, the next check of the same URL could then read the row before that commit
+/// and take the page for one without a copy: an empty body accepted as a "first" copy, an
+/// unconditional request where a conditional one was due.
+#[derive(Debug, Default)]
+pub struct UrlLocks(std::sync::Mutex<HashMap<i64, Arc<tokio::sync::Mutex<()>>>>);
+
+impl UrlLocks {
+    fn get(&self, url_id: i64) -> Arc<tokio::sync::Mutex<()>> {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(url_id).or_default().clone()
+    }
+
+    /// Forgets a URL's lock when no other check holds or waits for it.
+    fn release(&self, url_id: i64, lock: Arc<tokio::sync::Mutex<()>>) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        // Ours and the map's: nobody else has it.
+        if Arc::strong_count(&lock) == 2 {
+            map.remove(&url_id);
+        }
+    }
+}
+
 /// Checks one URL the scheduler handed out. Never fails: problems are recorded, and the URL is
 /// always reported back so the scheduler frees its host.
 pub async fn check(ctx: &Context, due: Due) {
+    let lock = ctx.url_locks.get(due.url_id);
+    let guard = lock.lock().await;
     let result = match due.kind {
         UrlKind::Page => check_page(ctx, &due).await,
         UrlKind::Feed => super::feeds::read_feed(ctx, &due).await,
     };
+    drop(guard);
+    ctx.url_locks.release(due.url_id, lock);
     if let Err(err) = result {
         warn!(url = %due.url, error = %err, "check could not be recorded");
         ctx.count_error();
@@ -174,8 +206,11 @@ pub async fn fetch_and_record(
     let trust = ctx.ledger.trust(row.host_id);
     let validators = if previous.exists {
         Validators {
-            etag: row.etag.clone().filter(|_| trust.trust_etag()),
-            last_modified: row.last_modified.clone(),
+            etag: row.etag.clone().filter(|_| trust.send_if_none_match()),
+            last_modified: row
+                .last_modified
+                .clone()
+                .filter(|_| trust.send_if_modified_since()),
         }
     } else {
         Validators::default()
@@ -189,8 +224,8 @@ pub async fn fetch_and_record(
     // robots.txt is asked again on every hop: a redirect may lead to a Disallowed path or to
     // another host with rules of its own.
     let gate = RobotsGate { ctx, site };
-    let outcome = site
-        .fetcher
+    let fetcher = &site.fetcher;
+    let mut outcome = fetcher
         .fetch_gated(&request, cap, &ctx.pool, ctx.clock.as_ref(), &gate)
         .await;
     if let (Some(FetchError::NotSent { reason, .. }), true) =
@@ -210,8 +245,30 @@ pub async fn fetch_and_record(
         debug!(url = %url, %reason, "request not sent");
         return Ok(outcome);
     }
-    let requests = outcome.hops.len().max(1) as u32;
+    let mut requests = outcome.hops.len().max(1) as u32;
+    let mut audited = false;
+    if outcome.not_modified() && method == Method::Get && trust.audit_after_304() {
+        // The 304 is a claim: check it now with an unconditional GET (see estimate::trust).
+        let audit = fetcher
+            .fetch_gated(
+                &FetchRequest::get(url.clone()),
+                cap,
+                &ctx.pool,
+                ctx.clock.as_ref(),
+                &gate,
+            )
+            .await;
+        requests += audit.hops.len() as u32;
+        if audit.is_success() && audit.fingerprint.is_some() {
+            debug!(url = %url, "audited a 304 with an unconditional GET");
+            outcome = audit;
+            audited = true;
+        }
+    }
     Counters::add(&ctx.counters.requests, u64::from(requests));
+    if let Some(error) = empty_body_error(&previous, &outcome) {
+        outcome.reject(error);
+    }
 
     let response = Response {
         status: outcome.status,
@@ -219,10 +276,21 @@ pub async fn fetch_and_record(
         last_modified: outcome.last_modified.clone(),
         fingerprint: outcome.fingerprint,
     };
-    let (changed, evidence_kind, lesson) = detect_change(&previous, &response, trust.trust_etag());
-    let got_copy = outcome
-        .status
-        .is_some_and(|s| (200..300).contains(&s) || s == 304);
+    let (changed, evidence_kind, mut lesson) = if outcome.error.is_some() {
+        // A failed check (truncated or empty body, ...) says nothing about change.
+        (None, None, None)
+    } else {
+        detect_change(&previous, &response, trust.trust_etag())
+    };
+    if audited && let Some(lesson) = &mut lesson {
+        lesson.audit = Some(lesson.content_changed);
+    }
+    let evidence_kind = if audited {
+        Some("audit")
+    } else {
+        evidence_kind
+    };
+    let got_copy = outcome.is_success();
     let error = outcome.error.as_ref().map(|e| e.to_string()).or_else(|| {
         outcome
             .status

@@ -87,6 +87,8 @@ pub struct Context {
     pub counters: Counters,
     /// The duplicate and canonical-page engine, loaded from the store at start.
     pub dedup: Dedup,
+    /// One check of a URL at a time, from reading its row to the dedup engine's verdict.
+    pub url_locks: super::checks::UrlLocks,
 }
 
 impl Context {
@@ -145,6 +147,7 @@ impl Context {
             sites: states,
             stop,
             counters: Counters::default(),
+            url_locks: Default::default(),
         })
     }
 

@@ -2,6 +2,7 @@
 //! the estimator itself is [`crate::estimate`]; this only says what the rows mean.
 
 use crate::estimate::{Check, Evidence, Stats, ValidatorCheck, changefreq_per_day, days_from_ms};
+use crate::fetch::{FetchError, FetchOutcome};
 use crate::store::observations::ObservationRow;
 
 /// What we knew of the copy before a check.
@@ -43,13 +44,14 @@ pub fn detect_change(
     if status == 304 {
         // The content did not change: a Last-Modified that moved anyway is a lie worth learning
         // (some servers stamp every response with "now").
-        let lesson =
-            both(&previous.last_modified, &response.last_modified).map(|moved| ValidatorCheck {
-                content_changed: false,
-                last_modified_changed: Some(moved),
-                etag_changed: None,
-            });
-        return (Some(false), Some("304"), lesson);
+        let lesson = ValidatorCheck {
+            content_changed: false,
+            last_modified_changed: both(&previous.last_modified, &response.last_modified),
+            etag_changed: None,
+            not_modified: true,
+            audit: None,
+        };
+        return (Some(false), Some("304"), Some(lesson));
     }
     if !(200..300).contains(&status) {
         return (None, None, None);
@@ -63,6 +65,7 @@ pub fn detect_change(
             content_changed,
             last_modified_changed: both(&previous.last_modified, &response.last_modified),
             etag_changed: both(&previous.etag, &response.etag),
+            ..Default::default()
         };
         return (Some(content_changed), Some("fingerprint"), Some(lesson));
     }
@@ -74,6 +77,42 @@ pub fn detect_change(
         return (Some(changed), Some("last-modified"), None);
     }
     (None, None, None)
+}
+
+/// Why a 2xx body must not replace our copy, if it must not: it is empty (or decodes to
+/// nothing) while the copy we hold has content, or while the response's ETag claims the same
+/// representation as our copy. This is what nginx serves while a static site is being rebuilt;
+/// storing it would lose the page and count a change that did not happen. (A body shorter than
+/// its Content-Length is caught by the fetcher.)
+pub fn empty_body_error(previous: &PreviousCopy, outcome: &FetchOutcome) -> Option<FetchError> {
+    if outcome.error.is_some() || !outcome.status.is_some_and(|s| (200..300).contains(&s)) {
+        return None;
+    }
+    let empty = outcome.body.as_ref().is_some_and(|b| b.is_empty())
+        || (outcome.body.is_some() && outcome.fingerprint == Some(empty_fingerprint()));
+    if !empty || !previous.exists {
+        return None;
+    }
+    let copy_has_content = previous
+        .fingerprint
+        .is_some_and(|fp| fp != empty_fingerprint());
+    let same_etag = matches!((&previous.etag, &outcome.etag), (Some(a), Some(b)) if a == b);
+    (copy_has_content || same_etag).then(|| FetchError::EmptyBody {
+        url: outcome.final_url.to_string(),
+        reason: if copy_has_content {
+            "our copy has content".to_string()
+        } else {
+            format!(
+                "its ETag {} is our copy's",
+                outcome.etag.as_deref().unwrap_or("")
+            )
+        },
+    })
+}
+
+/// The fingerprint of an empty body (xxh3-64 of no bytes; decoded text or raw alike).
+pub fn empty_fingerprint() -> u64 {
+    xxhash_rust::xxh3::xxh3_64(b"")
 }
 
 fn both(before: &Option<String>, now: &Option<String>) -> Option<bool> {
@@ -234,5 +273,41 @@ mod tests {
         assert_eq!(evidence.exact.events, 2.0);
         assert!((evidence.exact.exposure_days - 4.0).abs() < 1e-9);
         assert_eq!(evidence.changefreq_per_day, Some(1.0));
+    }
+
+    fn body(status: u16, body: &'static [u8], etag: Option<&str>) -> FetchOutcome {
+        let url = url::Url::parse("http://a.test/p").unwrap();
+        let mut outcome = FetchOutcome::new(url, 0);
+        outcome.status = Some(status);
+        outcome.body = Some(bytes::Bytes::from_static(body));
+        outcome.fingerprint = Some(xxhash_rust::xxh3::xxh3_64(body));
+        outcome.etag = etag.map(str::to_string);
+        outcome
+    }
+
+    #[test]
+    fn an_empty_body_replaces_no_copy_with_content() {
+        let empty = body(200, b"", Some("\"b\""));
+        let error = empty_body_error(&copy(), &empty).expect("rejected");
+        assert!(
+            error.to_string().contains("our copy has content"),
+            "{error}"
+        );
+        // A first copy may be empty, and so may a page whose copy was empty already.
+        assert!(empty_body_error(&PreviousCopy::default(), &empty).is_none());
+        let was_empty = PreviousCopy {
+            fingerprint: Some(empty_fingerprint()),
+            ..copy()
+        };
+        assert!(empty_body_error(&was_empty, &empty).is_none());
+        // Unless the ETag says it is the representation we hold.
+        let same_etag = body(200, b"", Some("\"a\""));
+        let unknown = PreviousCopy {
+            fingerprint: None,
+            ..copy()
+        };
+        assert!(empty_body_error(&unknown, &same_etag).is_some());
+        assert!(empty_body_error(&copy(), &body(200, b"x", None)).is_none());
+        assert!(empty_body_error(&copy(), &body(404, b"", None)).is_none());
     }
 }

@@ -118,7 +118,8 @@ fn day_number(text: &str) -> Result<usize, String> {
     let lower = text.to_ascii_lowercase();
     DAY_NAMES
         .iter()
-        .position(|name| lower.len() >= 3 && name.to_ascii_lowercase() == lower[..3])
+        // `get`, not `[..3]`: a non-ASCII day name must be an error, not a slice panic.
+        .position(|name| lower.get(..3) == Some(name.to_ascii_lowercase().as_str()))
         .filter(|_| is_day_name(&lower))
         .ok_or_else(|| format!("`{text}` is not a day of the week (use 0-7 or Sun..Sat)"))
 }
@@ -155,6 +156,15 @@ mod tests {
     fn next_after(expr: &str, at: &str) -> DateTime<Utc> {
         let at: DateTime<Utc> = at.parse().unwrap();
         parse_cron(expr).unwrap().after(&at).next().unwrap()
+    }
+
+    #[test]
+    fn a_non_ascii_day_of_week_is_an_error_not_a_panic() {
+        // Found by tests/fuzz_parsers.rs: `lower[..3]` sliced inside a multi-byte character.
+        for day in ["*😀", "😀5", "mé", "tué-fri"] {
+            let err = parse_cron(&format!("0 0 * * {day}")).unwrap_err();
+            assert!(err.contains("day of the week"), "{day}: {err}");
+        }
     }
 
     #[test]

@@ -78,13 +78,13 @@ pub fn load(paths: &[PathBuf]) -> Loaded {
     loaded.files = schedule_files(paths, &mut loaded.errors);
     let mut parsed = Vec::new();
     for file in &loaded.files {
-        match std::fs::read_to_string(file) {
+        match read_file(file) {
             Ok(text) => parsed.push(parse(file, &text)),
-            Err(err) => loaded.errors.push(ScheduleError {
+            Err(message) => loaded.errors.push(ScheduleError {
                 file: file.clone(),
                 line: 0,
                 key: None,
-                message: format!("cannot read: {err}"),
+                message,
             }),
         }
     }
@@ -103,6 +103,32 @@ pub fn load(paths: &[PathBuf]) -> Loaded {
         }
     }
     loaded
+}
+
+/// The largest schedule file read (1 MiB): a thousand sites fit in a tenth of it, and a path
+/// like `/dev/zero` or a growing log must not fill memory.
+pub const MAX_SCHEDULE_BYTES: u64 = 1024 * 1024;
+
+/// Reads a schedule file: a regular file (a FIFO would block forever, a device never end) of at
+/// most [`MAX_SCHEDULE_BYTES`], in UTF-8. The error says which limit was hit (the file is named
+/// by the [`ScheduleError`] it goes into).
+fn read_file(path: &Path) -> Result<String, String> {
+    use crate::localfile::{LocalFileError, read_regular};
+    let bytes = read_regular(path, MAX_SCHEDULE_BYTES).map_err(|err| match err {
+        LocalFileError::NotRegular { .. } => {
+            "not a regular file (a FIFO, device or socket); refused".to_string()
+        }
+        LocalFileError::TooLarge { .. } => {
+            format!("larger than the {MAX_SCHEDULE_BYTES}-byte (1 MiB) cap on schedule files")
+        }
+        LocalFileError::Io { source, .. } => format!("cannot read: {source}"),
+    })?;
+    String::from_utf8(bytes).map_err(|err| {
+        format!(
+            "cannot read: not UTF-8 (invalid byte at offset {})",
+            err.utf8_error().valid_up_to()
+        )
+    })
 }
 
 /// Reads one schedule file's text (`path` only names it in errors). All sites, or every problem.

@@ -169,6 +169,7 @@ pub fn run(world: &World, policy: PolicyKind, warmup: f64) -> PolicyResult {
                             content_changed: changed,
                             last_modified_changed: lm_moved,
                             etag_changed: None,
+                            ..Default::default()
                         }),
                         ..Fetched::at(
                             now,

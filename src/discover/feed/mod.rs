@@ -24,6 +24,7 @@ use url::Url;
 use super::dates::parse_any;
 
 mod normalize;
+mod prolog;
 
 /// What a feed says, reduced to what freshet uses.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -61,6 +62,17 @@ pub enum FeedError {
         #[source]
         source: ParseFeedError,
     },
+    /// An XML declaration somewhere other than the start (refused before feed-rs, which
+    /// panics on one).
+    #[error(
+        "{url}: not a readable feed: an XML declaration (or a NUL) at byte {offset}, not at the start"
+    )]
+    MisplacedDeclaration {
+        /// The feed's URL.
+        url: String,
+        /// Where it is (in the body after transcoding to UTF-8).
+        offset: usize,
+    },
     /// feed-rs panicked on this input (caught).
     #[error("{url}: the feed parser crashed on this document")]
     Crashed {
@@ -72,6 +84,11 @@ pub enum FeedError {
 /// Parses a feed body fetched from `source_url`.
 pub fn parse(body: &[u8], source_url: &Url) -> Result<FeedDoc, FeedError> {
     let body = normalize::normalize(body);
+    let body =
+        prolog::strip_declaration(&body).map_err(|offset| FeedError::MisplacedDeclaration {
+            url: source_url.to_string(),
+            offset,
+        })?;
     let body = &body[..];
     // A fresh parser per attempt: feed-rs keeps state across calls and panics when a parser is
     // reused after a failed parse.
@@ -235,5 +252,30 @@ mod tests {
         assert!(parse(b"", &url()).is_err());
         let err = parse(b"<html><body>no</body></html>", &url()).unwrap_err();
         assert!(err.to_string().contains("news.example"));
+    }
+
+    #[test]
+    fn a_second_or_padded_declaration_is_an_error_not_a_panic() {
+        for encoding in ["UTF-16", "ISO-8859-1", "UTF-8"] {
+            let doc = format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rss version=\"2.0\"><channel>\
+                 <title>T</title><item><link>http://a.test/1</link></item>\n\
+                 <?xml version=\"1.0\" encoding=\"{encoding}\"?>\n\
+                 <item><link>http://a.test/2</link></item></channel></rss>"
+            );
+            let err = parse(doc.as_bytes(), &url()).unwrap_err();
+            assert!(
+                matches!(err, FeedError::MisplacedDeclaration { .. }),
+                "{encoding}: {err}"
+            );
+        }
+        // A first declaration padded past quick-xml's 64-byte prefix.
+        let padded = format!(
+            "<?xml version=\"1.0\"{} encoding=\"UTF-16\"?><rss version=\"2.0\"><channel>\
+             <title>T</title><item><link>http://a.test/1</link></item></channel></rss>",
+            " ".repeat(80)
+        );
+        let doc = parse(padded.as_bytes(), &url()).unwrap();
+        assert_eq!(doc.entries.len(), 1);
     }
 }
