@@ -278,7 +278,11 @@ async fn a_body_shorter_than_its_content_length_is_an_error_not_a_copy() {
         b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\nConnection: close\r\n\r\n<html>only half</html>",
     )
     .await;
-    let fetcher = Fetcher::new(FetchConfig::default()).unwrap();
+    let fetcher = Fetcher::new(FetchConfig {
+        allow_networks: recording_server::loopback_networks(),
+        ..FetchConfig::default()
+    })
+    .unwrap();
     let clock: SharedClock = Arc::new(SystemClock);
     let pool = HostPool::new(Arc::clone(&clock)).with_defaults(HostConfig {
         min_interval: Duration::ZERO,
