@@ -84,8 +84,8 @@ fn time(ms: Option<i64>) -> Value {
 }
 
 /// How stale a URL's copy is at `now_ms`, from its row: a known change is known staleness;
-/// otherwise the Gamma posterior judges the time since the copy was last known current (its
-/// check, or a proven feed's quiet read). `None` without a copy or an estimate.
+/// otherwise the Gamma posterior judges the time since the copy that nothing watched (the span a
+/// quiet feed watched is cut out). `None` without a copy or an estimate.
 pub fn staleness_of(row: &UrlStatusRow, now_ms: i64) -> Option<Staleness> {
     let copy = CopyKnowledge {
         taken_ms: row.last_checked_ms?,

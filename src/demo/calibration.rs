@@ -10,8 +10,8 @@
 //! - `mean_p_stale`: freshet's mean probability of the same event, as
 //!   [`crate::estimate::CopyKnowledge::staleness`] judges it: 1 when it knows of a change after its
 //!   last check (a feed or a sitemap lastmod said so), else the posterior predictive
-//!   1 - (b / (b + t))^a with t the days from when the copy was last known current (its check, or
-//!   the last quiet read of a feed proven to list the page's changes) to the end.
+//!   1 - (b / (b + t))^a with t the days between the copy and the end that no feed watched (a
+//!   feed covering the page that listed no change of it watched the span it read).
 //! - `interval_coverage_90`: the share whose true rate lies inside freshet's 90% interval.
 //!
 //! A calibrated freshet has `mean_p_stale` near `true_stale_share` (averaged over pages, its
