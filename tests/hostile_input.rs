@@ -45,6 +45,38 @@ fn a_feed_with_a_second_xml_declaration_is_a_clean_error() {
     }
 }
 
+/// feed-rs 3.0.0 sliced an author's name one byte beside the e-mail it found, which panics when
+/// that character is multi-byte; freshet builds a patched copy (vendor/README.md).
+#[test]
+fn an_author_with_a_multibyte_character_beside_the_email_parses() {
+    let dir = tempfile::tempdir().unwrap();
+    for author in [
+        "Ann —ann@a.test",
+        "ann@a.test— Ann",
+        "«ann@a.test»",
+        "é ann@a.test",
+    ] {
+        let path = dir.path().join("feed.xml");
+        std::fs::write(
+            &path,
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<rss version=\"2.0\"><channel>\
+                 <title>T</title><managingEditor>{author}</managingEditor><item>\
+                 <link>http://a.test/1</link><author>{author}</author></item></channel></rss>\n"
+            ),
+        )
+        .unwrap();
+        let out = freshet(&["inspect", "feed", path.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{author}: {err}");
+        assert!(out.status.success(), "{author}: {err}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("http://a.test/1"),
+            "{author}"
+        );
+    }
+}
+
 #[test]
 fn check_refuses_a_device_with_the_file_named() {
     let out = freshet(&["check", "/dev/zero"]);
