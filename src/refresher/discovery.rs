@@ -48,9 +48,16 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
         return Ok(open.map_or(now + 3_600_000, |t| t.timestamp_millis()));
     }
     info!(site = %site.site.name, "discovering");
-    discover_site(ctx, site).await?;
+    let mut listed = Vec::new();
+    discover_site(ctx, site, &mut listed).await?;
     let rows = ctx.store.urls_of_site(site.id).await?;
     ctx.sync_rows(&rows);
+    let ids: HashMap<&str, i64> = rows.iter().map(|r| (r.url.as_str(), r.id)).collect();
+    let listings: Vec<(i64, i64, i64)> = listed
+        .iter()
+        .filter_map(|l| Some((*ids.get(l.url.as_str())?, l.read_ms, l.lastmod_ms)))
+        .collect();
+    ctx.ledger.sitemap_listings(&listings);
     let done = ctx.clock.now_ms();
     ctx.store.set_site_discovered(site.id, done).await?;
     Ok(next_discovery(site, done))
@@ -77,7 +84,18 @@ pub async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> a
 }
 
 /// One discovery pass over a site.
-async fn discover_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
+/// A page a sitemap listed with a `lastmod`, and when the sitemap was read (clock ms).
+struct Listed {
+    url: String,
+    read_ms: i64,
+    lastmod_ms: i64,
+}
+
+async fn discover_site(
+    ctx: &Context,
+    site: &SiteState,
+    listed: &mut Vec<Listed>,
+) -> anyhow::Result<()> {
     let origins: BTreeSet<String> = site.site.origins();
     let mut roots: Vec<Url> = site.site.sitemaps.clone();
     // robots.txt Sitemap: lines of the site's own origins, and which hosts vouch for which
@@ -115,7 +133,7 @@ async fn discover_site(ctx: &Context, site: &SiteState) -> anyhow::Result<()> {
                 return Ok(());
             }
             let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
-            for child in read_sitemap(ctx, site, &url, &cross).await? {
+            for child in read_sitemap(ctx, site, &url, &cross, listed).await? {
                 match walk.admit(child.as_str(), depth + 1) {
                     Ok(()) => queue.push_back((child, depth + 1)),
                     Err(refusal) => {
@@ -224,6 +242,7 @@ async fn read_sitemap(
     site: &SiteState,
     url: &Url,
     cross: &[String],
+    listed: &mut Vec<Listed>,
 ) -> anyhow::Result<Vec<Url>> {
     let Some(body) = fetch_document(ctx, site, url, "sitemap").await? else {
         // Not modified (or failed): the children read last time are still the children.
@@ -250,7 +269,15 @@ async fn read_sitemap(
             entry.priority.map(f64::from),
         ))
     });
-    add_pages(ctx, site, pages, url.as_str()).await?;
+    let read_ms = ctx.clock.now_ms();
+    let added = add_pages(ctx, site, pages, url.as_str()).await?;
+    listed.extend(added.into_iter().filter_map(|(url, lastmod_ms)| {
+        Some(Listed {
+            url,
+            read_ms,
+            lastmod_ms: lastmod_ms?,
+        })
+    }));
     let children: Vec<Url> = doc
         .sitemaps
         .iter()
@@ -279,13 +306,15 @@ async fn read_sitemap(
 /// A page found by discovery: URL, lastmod (ms), changefreq, priority.
 type FoundPage = (Url, Option<i64>, Option<String>, Option<f64>);
 
-/// Filters found pages by the site's patterns and robots.txt, and upserts them in batches.
+/// Filters found pages by the site's patterns and robots.txt, and upserts them in batches;
+/// returns the URLs added with their `lastmod`.
 async fn add_pages(
     ctx: &Context,
     site: &SiteState,
     pages: impl Iterator<Item = FoundPage>,
     from: &str,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<(String, Option<i64>)>> {
+    let mut added = Vec::new();
     let now = ctx.clock.now_ms();
     let mut hosts: HashMap<String, i64> = HashMap::new();
     let mut batch: Vec<Discovered> = Vec::new();
@@ -323,6 +352,7 @@ async fn add_pages(
             changefreq,
             priority,
         });
+        added.push((url.to_string(), lastmod_ms.filter(|&t| t <= now)));
         if batch.len() >= UPSERT_BATCH {
             ctx.store.upsert_discovered(&batch, now).await?;
             batch.clear();
@@ -335,7 +365,7 @@ async fn add_pages(
             refused, "URLs disallowed by robots.txt were not added"
         );
     }
-    Ok(())
+    Ok(added)
 }
 
 /// Records a discovery problem and counts it.

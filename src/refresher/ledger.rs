@@ -75,6 +75,19 @@ impl Ledger {
         inner.site_ids.push(site_id);
     }
 
+    /// A sitemap read listed these URLs: (row id, read at, lastmod), clock ms (see
+    /// [`crate::scheduler::Scheduler::handle_sitemap_listing`]).
+    pub fn sitemap_listings(&self, listings: &[(i64, i64, i64)]) {
+        let mut inner = self.lock();
+        for &(row_id, read_ms, lastmod_ms) in listings {
+            if let Some(&key) = inner.url_keys.get(&row_id) {
+                inner
+                    .sched
+                    .handle_sitemap_listing(key, read_ms, Some(lastmod_ms));
+            }
+        }
+    }
+
     /// Adds the rows' URLs it does not know (restoring what an earlier run learnt) and refreshes
     /// the hints and known changes of the ones it does. `host_gate` gives a row's politeness
     /// key, the host's interval and when it opens (its persisted back-off and gap).

@@ -32,7 +32,24 @@ impl Scheduler {
     /// it saw every change from the later of the copy, the start of its coverage and the oldest
     /// entry of its last read that overflowed, to its last read, and listed none of this page's.
     /// A feed caught missing one of the page's changes covers it no more.
+    ///
+    /// A believed sitemap that listed the page with a `lastmod` no newer than the copy watched
+    /// it from the copy to that read ([`super::lastmod`]); when both spans exist they are joined
+    /// if they touch, else the later one is taken.
     pub fn watched(&self, url: UrlKey) -> Option<(i64, i64)> {
+        let by_feed = self.feed_watched(url);
+        let by_sitemap = self.lastmod_watched(url);
+        match (by_feed, by_sitemap) {
+            (Some((from, until)), Some((taken, quiet))) if from <= quiet => {
+                Some((taken, until.max(quiet)))
+            }
+            (Some(a), Some(b)) => Some(if a.1 >= b.1 { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The span watched by the feed covering `url`.
+    fn feed_watched(&self, url: UrlKey) -> Option<(i64, i64)> {
         let u = &self.urls[url];
         let (feed, since, taken) = (u.covered_by?, u.covered_since_ms?, u.last_check_ms?);
         let f = &self.urls[feed].feed;

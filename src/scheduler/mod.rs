@@ -25,6 +25,7 @@
 mod feeds;
 mod freshness;
 pub mod frontier;
+mod lastmod;
 pub mod policy;
 mod replan;
 mod url_state;
@@ -213,6 +214,8 @@ struct HostState {
     trust: ValidatorTrust,
     /// Whether its sitemap `changefreq` hints are still believed.
     believe_hints: bool,
+    /// What its sitemap `lastmod`s have shown.
+    lastmod: lastmod::LastmodTrust,
 }
 
 /// The scheduler (see the module docs).

@@ -261,3 +261,38 @@ fn check(sched: &mut Scheduler, now: i64, url: UrlKey, seen: Seen) {
     }
     panic!("{url} was never handed out");
 }
+
+/// What a sitemap's `lastmod` teaches: on a host whose `lastmod`s showed the changes checks saw,
+/// a read listing a page with a `lastmod` no newer than the copy watches it up to the read; a
+/// host whose `lastmod`s stay behind the changes (a stale sitemap) never earns that belief.
+#[test]
+fn a_believed_sitemap_lastmod_watches_the_copy_and_a_stale_one_is_not_believed() {
+    const MIN: i64 = 60_000;
+    for honest in [true, false] {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, 1000.0, 0);
+        let host = sched.add_host(0, 0);
+        let pages: Vec<UrlKey> = (0..4)
+            .map(|_| sched.add_url(0, page(site, host, 1.0)))
+            .collect();
+        for &p in &pages {
+            check(&mut sched, 10 * MIN, p, Seen::Copy);
+        }
+        // Each of the first three pages is seen changed; the next sitemap read gives it a
+        // lastmod after the earlier copy (honest) or before it (stale).
+        for (i, &p) in pages[..3].iter().enumerate() {
+            let at = (20 + 10 * i as i64) * MIN;
+            check(&mut sched, at, p, Seen::Changed);
+            let lastmod = if honest { at - 2 * MIN } else { 5 * MIN };
+            sched.handle_sitemap_listing(p, at + MIN, Some(lastmod));
+        }
+        let last = pages[3];
+        check(&mut sched, 100 * MIN, last, Seen::Unchanged);
+        sched.handle_sitemap_listing(last, 130 * MIN, Some(50 * MIN));
+        let expected = honest.then_some((100 * MIN, 130 * MIN));
+        assert_eq!(sched.watched(last), expected, "honest: {honest}");
+        // A lastmod newer than the copy says nothing of quiet (it is a known change).
+        sched.handle_sitemap_listing(last, 160 * MIN, Some(140 * MIN));
+        assert_eq!(sched.watched(last), expected);
+    }
+}

@@ -65,6 +65,12 @@ pub struct UrlState {
     /// Checks since it was covered whose change (or quiet) the feed had announced (or kept
     /// quiet about): a page waits for its feed only once the feed has proven itself for it.
     pub feed_agreements: u32,
+    /// The last check that saw a change: (the copy before, the check). The next sitemap read
+    /// must give the page a `lastmod` after that copy (see [`super::lastmod`]).
+    pub change_to_confirm: Option<(i64, i64)>,
+    /// The latest sitemap read, on a host whose `lastmod` is believed, that listed the page
+    /// with a `lastmod` no newer than the copy.
+    pub lastmod_quiet_until_ms: Option<i64>,
     /// For a feed: what it covers.
     pub feed: FeedState,
     /// Planned visits per day.
@@ -100,6 +106,8 @@ impl UrlState {
             covered_since_ms: None,
             unannounced: None,
             feed_agreements: 0,
+            change_to_confirm: None,
+            lastmod_quiet_until_ms: None,
             feed: FeedState::default(),
             planned_per_day: budget_share_per_day.max(1e-6),
             nutch_interval_days: start,
@@ -139,6 +147,9 @@ impl UrlState {
         }
         if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
             self.nutch_interval_days = policy::nutch_interval(self.nutch_interval_days, c);
+        }
+        if let (Some(true), Some(last)) = (changed, self.last_check_ms) {
+            self.change_to_confirm = Some((last, at));
         }
         self.last_check_ms = Some(at);
         self.known_change_ms = None;
