@@ -9,6 +9,8 @@
 //! - `FRESHET_FUZZ_SEED`: the generator's seed (default fixed, so a failure reproduces).
 //! - `FRESHET_FUZZ_LAST`: a file each input is written to before it runs (finds the input of
 //!   an abort such as a stack overflow; slow).
+//! - `FRESHET_FUZZ_SKIP`: generated inputs to skip before running (with `_LAST`, reaches the
+//!   input of an abort quickly).
 //!
 //! The on-demand run, one core, ten million inputs per parser:
 //! `FRESHET_FUZZ_CASES=10000000 cargo test --release --test fuzz_parsers -- --nocapture --test-threads=1`
@@ -327,9 +329,15 @@ fn fuzz(name: &str, dir: &str, tokens: &[&[u8]], target: impl Fn(&[u8])) {
     for (n, input) in seeds.iter().enumerate() {
         run(&input[..input.len().min(MAX_INPUT)], n as u64);
     }
+    // FRESHET_FUZZ_SKIP=N generates the first N inputs without running them, to reach a late
+    // input (a stack overflow found at input N) quickly.
+    let skip = env_u64("FRESHET_FUZZ_SKIP", 0);
     let mut report_at = 1_000_000;
     for n in 0..cases {
         let input = generator.input();
+        if n < skip {
+            continue;
+        }
         run(&input, seeds.len() as u64 + n);
         if n + 1 == report_at {
             let secs = started.elapsed().as_secs_f64();

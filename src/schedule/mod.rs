@@ -17,6 +17,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod cronexpr;
+mod nesting;
 mod raw;
 mod site;
 #[cfg(test)]

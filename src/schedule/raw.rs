@@ -128,6 +128,18 @@ pub(super) struct RawRead {
 /// Reads a schedule file's text into [`RawSite`]s, collecting every problem (see module docs).
 pub(super) fn read(text: &str) -> RawRead {
     let mut out = RawRead::default();
+    if let Some(at) = super::nesting::too_deep_at(text) {
+        out.problems.push(Problem {
+            at,
+            key: None,
+            message: format!(
+                "arrays and inline tables nested deeper than {} levels (or left unclosed); \
+                 not read further",
+                super::nesting::MAX_NESTING
+            ),
+        });
+        return out;
+    }
     let (mut doc, syntax) = DeTable::parse_recoverable(text);
     if !syntax.is_empty() {
         // What follows a syntax error is a guess; report the syntax and nothing else.
