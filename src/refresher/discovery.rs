@@ -49,7 +49,7 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     }
     info!(site = %site.site.name, "discovering");
     let mut listed = Vec::new();
-    discover_site(ctx, site, &mut listed).await?;
+    let documents = discover_site(ctx, site, &mut listed).await?;
     let rows = ctx.store.urls_of_site(site.id).await?;
     ctx.sync_rows(&rows);
     let ids: HashMap<&str, i64> = rows.iter().map(|r| (r.url.as_str(), r.id)).collect();
@@ -58,12 +58,16 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
         .filter_map(|l| Some((*ids.get(l.url.as_str())?, l.read_ms, l.lastmod_ms)))
         .collect();
     ctx.ledger.sitemap_listings(&listings);
+    let reads_per_day = ctx.ledger.sitemaps_read(site.id, documents);
     let done = ctx.clock.now_ms();
     ctx.store.set_site_discovered(site.id, done).await?;
-    Ok(next_discovery(site, done))
+    let worth_ms = (crate::clock::MS_PER_DAY / reads_per_day.max(1e-9)) as i64;
+    Ok(next_discovery(site, done.saturating_add(worth_ms - 1)))
 }
 
-/// When a site is next due for discovery after one at `at_ms`.
+/// When a site is next due for discovery: the first `rediscover` time after `at_ms` (the last
+/// discovery, or later when the scheduler finds sitemap reads not worth their requests sooner:
+/// [`crate::scheduler::Scheduler::sitemap_reads_per_day`]).
 fn next_discovery(site: &SiteState, at_ms: i64) -> i64 {
     site.site
         .next_rediscover(crate::clock::ms_to_datetime(at_ms))
@@ -95,7 +99,8 @@ async fn discover_site(
     ctx: &Context,
     site: &SiteState,
     listed: &mut Vec<Listed>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<usize> {
+    let mut documents = 0;
     let origins: BTreeSet<String> = site.site.origins();
     let mut roots: Vec<Url> = site.site.sitemaps.clone();
     // robots.txt Sitemap: lines of the site's own origins, and which hosts vouch for which
@@ -130,8 +135,9 @@ async fn discover_site(
         let mut queue = VecDeque::from([(root, 0usize)]);
         while let Some((url, depth)) = queue.pop_front() {
             if ctx.is_stopping() {
-                return Ok(());
+                return Ok(documents);
             }
+            documents += 1;
             let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
             for child in read_sitemap(ctx, site, &url, &cross, listed).await? {
                 match walk.admit(child.as_str(), depth + 1) {
@@ -147,7 +153,7 @@ async fn discover_site(
         // Read when the scheduler says so (super::feeds).
         document_row(ctx, site, feed_url, "feed").await?;
     }
-    Ok(())
+    Ok(documents)
 }
 
 /// The stored row of a sitemap or feed URL (inserted if new).

@@ -75,6 +75,19 @@ impl Ledger {
         inner.site_ids.push(site_id);
     }
 
+    /// A discovery pass of the site read `documents` sitemap documents; returns the re-reads
+    /// per day its plan finds worth their requests.
+    pub fn sitemaps_read(&self, site_id: i64, documents: usize) -> f64 {
+        let mut inner = self.lock();
+        match inner.site_keys.get(&site_id).copied() {
+            Some(site) => {
+                inner.sched.set_sitemap_documents(site, documents);
+                inner.sched.sitemap_reads_per_day(site)
+            }
+            None => crate::scheduler::MAX_SITEMAP_READS_PER_DAY,
+        }
+    }
+
     /// A sitemap read listed these URLs: (row id, read at, lastmod), clock ms (see
     /// [`crate::scheduler::Scheduler::handle_sitemap_listing`]).
     pub fn sitemap_listings(&self, listings: &[(i64, i64, i64)]) {

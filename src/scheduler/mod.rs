@@ -28,6 +28,7 @@ pub mod frontier;
 mod lastmod;
 pub mod policy;
 mod replan;
+mod sitemaps;
 mod url_state;
 
 use crate::clock::MS_PER_DAY;
@@ -37,6 +38,7 @@ use crate::plan::{self, Multipliers};
 pub use freshness::Freshness;
 pub use frontier::{Bucket, HostKey, SiteKey, UrlKey};
 pub use policy::PolicyKind;
+pub use sitemaps::{MAX_SITEMAP_READS_PER_DAY, MIN_SITEMAP_READS_PER_DAY};
 pub use url_state::UrlKind;
 use url_state::UrlState;
 
@@ -205,6 +207,10 @@ struct SiteState {
     requests: u64,
     /// URLs added.
     urls: usize,
+    /// Sitemap documents its last discovery pass read (the requests a re-read costs).
+    sitemap_documents: usize,
+    /// Sitemap re-reads per day its last plan found worth their requests.
+    sitemap_reads_per_day: Option<f64>,
 }
 
 /// A host: politeness and what it has taught.
@@ -269,6 +275,8 @@ impl Scheduler {
             overhead_per_day: 0.0,
             requests: 0,
             urls: 0,
+            sitemap_documents: 0,
+            sitemap_reads_per_day: None,
         });
         key
     }

@@ -237,6 +237,7 @@ impl Scheduler {
             }
         }
         let (rates, multipliers) = solved;
+        self.price_sitemaps(site, &page_keys, &pages, &rates, &multipliers);
         for (&url, &f) in page_keys.iter().zip(&rates) {
             self.urls[url].planned_per_day = if f.is_finite() && f > 0.0 { f } else { 1e-6 };
         }

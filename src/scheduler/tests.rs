@@ -296,3 +296,32 @@ fn a_believed_sitemap_lastmod_watches_the_copy_and_a_stale_one_is_not_believed()
         assert_eq!(sched.watched(last), expected);
     }
 }
+
+/// Sitemap re-reads are priced like feed polls: worth more on a host whose `lastmod`s are
+/// believed and whose pages change often and are not announced by a feed; never less than daily;
+/// as often as the cron allows while their cost is unknown or the budget does not bind.
+#[test]
+fn sitemap_reads_are_worth_their_requests_only_where_lastmod_is_believed() {
+    let reads = |believed: bool, documents: usize, budget: f64| {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, budget, 0);
+        let host = sched.add_host(0, 0);
+        for _ in 0..50 {
+            sched.add_url(0, page(site, host, 24.0));
+        }
+        if believed {
+            sched.hosts[host].lastmod.agreements = 10;
+        }
+        sched.set_sitemap_documents(site, documents);
+        sched.replan(0);
+        sched.sitemap_reads_per_day(site)
+    };
+    assert_eq!(reads(true, 0, 100.0), MAX_SITEMAP_READS_PER_DAY);
+    assert_eq!(reads(false, 2, 100.0), MIN_SITEMAP_READS_PER_DAY);
+    let believed = reads(true, 2, 100.0);
+    assert!(believed > MIN_SITEMAP_READS_PER_DAY, "{believed}");
+    assert!(
+        reads(true, 20, 100.0) < believed,
+        "ten times the cost, fewer reads"
+    );
+}
