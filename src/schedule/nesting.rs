@@ -10,11 +10,12 @@
 pub const MAX_NESTING: usize = 32;
 
 /// The byte offset where `text` first nests deeper than [`MAX_NESTING`], if it does. Brackets
-/// inside strings (basic, literal, multi-line) and comments do not count; a closing bracket never
-/// takes the depth below zero.
+/// inside strings (basic, literal, multi-line) and comments do not count; a closing bracket
+/// closes only the innermost open one of its kind (`]` for `[`, `}` for `{`): the recovering
+/// parser keeps an inline table open past stray `]`s, so they must not lower the depth.
 pub fn too_deep_at(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
-    let mut depth = 0usize;
+    let mut open: Vec<u8> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -28,13 +29,18 @@ pub fn too_deep_at(text: &str) -> Option<usize> {
                 i = skip_string(bytes, i, quote);
                 continue;
             }
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_NESTING {
+            opener @ (b'[' | b'{') => {
+                open.push(opener);
+                if open.len() > MAX_NESTING {
                     return Some(i);
                 }
             }
-            b']' | b'}' => depth = depth.saturating_sub(1),
+            b']' if open.last() == Some(&b'[') => {
+                open.pop();
+            }
+            b'}' if open.last() == Some(&b'{') => {
+                open.pop();
+            }
             _ => {}
         }
         i += 1;
@@ -78,6 +84,8 @@ mod tests {
         assert_eq!(too_deep_at(&deep), Some(4 + MAX_NESTING));
         let unclosed = "name = {e first\n\n[[site]]\n".repeat(100);
         assert!(too_deep_at(&unclosed).is_some());
+        let stray_closers = "name = {e first\n\n[[site]]]]\n".repeat(100);
+        assert!(too_deep_at(&stray_closers).is_some());
         let escaped = format!("s = \"\\\"{}\"\n", "[".repeat(40));
         assert_eq!(too_deep_at(&escaped), None);
     }
