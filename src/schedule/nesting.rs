@@ -1,74 +1,41 @@
 //! A guard in front of the TOML parser: how deeply a schedule file nests arrays and inline
-//! tables, found by a scan that knows only strings and comments.
+//! tables, counted on the parser's own tokens.
 //!
-//! The parser and the values it builds recurse once per level, so a hostile or garbled file
-//! (thousands of unclosed `{`, which the recovering parser nests) overflows a thread's stack, and
-//! the refresher reads schedules on tokio's worker threads (2 MiB). No real schedule nests more
-//! than a few levels; a file past [`MAX_NESTING`] is refused before it is parsed.
+//! The recovering parser recurses once per open inline table and array without a limit, so a
+//! hostile or garbled file (thousands of unclosed `{`) overflows a thread's stack, and the
+//! refresher reads schedules on tokio's worker threads (2 MiB). No real schedule nests more than a
+//! few levels; a file past [`MAX_NESTING`] is refused before it is parsed. The tokens come from
+//! `toml_parser`'s lexer, the one the parser reads, so strings and comments are what it thinks
+//! they are; a closing bracket closes only the innermost open one of its kind (`]` for `[`, `}`
+//! for `{`), because the parser keeps an inline table open past stray `]`s.
+
+use toml_parser::Source;
+use toml_parser::lexer::TokenKind;
 
 /// The deepest nesting of `[` and `{` a schedule file may have.
 pub const MAX_NESTING: usize = 32;
 
-/// The byte offset where `text` first nests deeper than [`MAX_NESTING`], if it does. Brackets
-/// inside strings (basic, literal, multi-line) and comments do not count; a closing bracket
-/// closes only the innermost open one of its kind (`]` for `[`, `}` for `{`): the recovering
-/// parser keeps an inline table open past stray `]`s, so they must not lower the depth.
+/// The byte offset where `text` first nests deeper than [`MAX_NESTING`], if it does.
 pub fn too_deep_at(text: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut open: Vec<u8> = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'#' => {
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    i += 1;
-                }
-                continue;
-            }
-            quote @ (b'"' | b'\'') => {
-                i = skip_string(bytes, i, quote);
-                continue;
-            }
-            opener @ (b'[' | b'{') => {
-                open.push(opener);
+    let mut open: Vec<TokenKind> = Vec::new();
+    for token in Source::new(text).lex() {
+        match token.kind() {
+            kind @ (TokenKind::LeftSquareBracket | TokenKind::LeftCurlyBracket) => {
+                open.push(kind);
                 if open.len() > MAX_NESTING {
-                    return Some(i);
+                    return Some(token.span().start());
                 }
             }
-            b']' if open.last() == Some(&b'[') => {
+            TokenKind::RightSquareBracket if open.last() == Some(&TokenKind::LeftSquareBracket) => {
                 open.pop();
             }
-            b'}' if open.last() == Some(&b'{') => {
+            TokenKind::RightCurlyBracket if open.last() == Some(&TokenKind::LeftCurlyBracket) => {
                 open.pop();
             }
             _ => {}
         }
-        i += 1;
     }
     None
-}
-
-/// The offset just past the string that opens at `start` with `quote` (or the end of the text).
-fn skip_string(bytes: &[u8], start: usize, quote: u8) -> usize {
-    let triple = bytes.get(start..start + 3) == Some(&[quote; 3][..]);
-    let mut i = start + if triple { 3 } else { 1 };
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' if quote == b'"' => i += 2,
-            b'\n' if !triple => return i,
-            b if b == quote => {
-                if !triple {
-                    return i + 1;
-                }
-                if bytes.get(i..i + 3) == Some(&[quote; 3][..]) {
-                    return i + 3;
-                }
-                i += 1;
-            }
-            _ => i += 1,
-        }
-    }
-    bytes.len()
 }
 
 #[cfg(test)]
@@ -86,7 +53,26 @@ mod tests {
         assert!(too_deep_at(&unclosed).is_some());
         let stray_closers = "name = {e first\n\n[[site]]]]\n".repeat(100);
         assert!(too_deep_at(&stray_closers).is_some());
+        // A triple quote where no string may start is not a string that hides the rest.
+        let stray_quotes = format!("[[site]]x\"\"\"y\n{}", "name = {e it's\n".repeat(100));
+        assert!(too_deep_at(&stray_quotes).is_some());
         let escaped = format!("s = \"\\\"{}\"\n", "[".repeat(40));
         assert_eq!(too_deep_at(&escaped), None);
+    }
+
+    /// The inputs that overflowed a 2 MiB stack in the fuzzer, kept in its corpus.
+    #[test]
+    fn the_fuzzers_overflows_are_found() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_corpus/schedule");
+        for name in [
+            "overflow-unclosed-inline-tables.toml",
+            "overflow-stray-closers.toml",
+            "overflow-stray-quotes.toml",
+        ] {
+            let bytes = std::fs::read(dir.join(name)).expect(name);
+            let text = String::from_utf8_lossy(&bytes);
+            assert!(too_deep_at(&text).is_some(), "{name}");
+        }
     }
 }
