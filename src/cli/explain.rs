@@ -182,9 +182,12 @@ fn describe_row(
 pub fn staleness_evidence(staleness: &Staleness, row: &UrlStatusRow) -> Option<String> {
     match (staleness.known_stale, row.watched_until_ms) {
         (true, _) => Some("a newer version was announced: known stale".to_string()),
-        (false, Some(quiet)) if row.last_checked_ms.is_some_and(|last| quiet > last) => Some(
-            format!("its feed listed no change of it until {}", ms_to_rfc3339(quiet)),
-        ),
+        (false, Some(quiet)) if row.last_checked_ms.is_some_and(|last| quiet > last) => {
+            Some(format!(
+                "its feed listed no change of it until {}",
+                ms_to_rfc3339(quiet)
+            ))
+        }
         _ => None,
     }
 }

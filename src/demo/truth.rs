@@ -419,7 +419,10 @@ mod tests {
         assert!((f.mean_age_days - 1.0).abs() < 1e-12);
         assert!((f.share_stale - 0.5).abs() < 1e-12);
         let none = true_freshness_at(pages, 0);
-        assert_eq!((none.copies, none.mean_age_days, none.share_stale), (0, 0.0, 0.0));
+        assert_eq!(
+            (none.copies, none.mean_age_days, none.share_stale),
+            (0, 0.0, 0.0)
+        );
     }
 
     fn p_stale_gamma(shape: f64, rate: f64, since_days: f64) -> f64 {

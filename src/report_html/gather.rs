@@ -167,7 +167,10 @@ pub async fn gather(store: &Store, now_ms: i64) -> anyhow::Result<ReportData> {
     let mut staleness: BTreeMap<String, SiteStaleness> = BTreeMap::new();
     let unknown = |id: i64| format!("site #{id}");
     for s in &estimated {
-        let name = site_name.get(&s.site_id).cloned().unwrap_or(unknown(s.site_id));
+        let name = site_name
+            .get(&s.site_id)
+            .cloned()
+            .unwrap_or(unknown(s.site_id));
         let entry = staleness.entry(name.clone()).or_default();
         entry.site = name;
         entry
@@ -175,7 +178,10 @@ pub async fn gather(store: &Store, now_ms: i64) -> anyhow::Result<ReportData> {
             .push((x(s.at_ms), s.mean_expected_age_days, s.mean_p_stale));
     }
     for s in &truth {
-        let name = site_name.get(&s.site_id).cloned().unwrap_or(unknown(s.site_id));
+        let name = site_name
+            .get(&s.site_id)
+            .cloned()
+            .unwrap_or(unknown(s.site_id));
         let entry = staleness.entry(name.clone()).or_default();
         entry.site = name;
         entry

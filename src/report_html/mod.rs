@@ -48,7 +48,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let html = html_for(&args.db).await?;
     if args.out.as_os_str() == "-" {
         let mut stdout = std::io::stdout().lock();
-        match stdout.write_all(html.as_bytes()).and_then(|()| stdout.flush()) {
+        match stdout
+            .write_all(html.as_bytes())
+            .and_then(|()| stdout.flush())
+        {
             Ok(()) => {}
             // A reader that stops early (`| head`) is not an error.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}

@@ -1,6 +1,7 @@
 //! The HTML page around the plots: one self-contained document (inline CSS and SVG, no script,
-//! no fonts or anything else fetched), readable on a phone (the SVGs scale, wide tables scroll)
-//! and in print (a print stylesheet: no navigation, no page break inside a figure).
+//! no fonts or anything else fetched), readable on a phone (the SVGs scale down to a width where
+//! their text stays legible, then scroll sideways, as wide tables do) and in print (a print
+//! stylesheet: no navigation, no page break inside a figure).
 //!
 //! Every plot sits in `<figure id="plot-…" class="plot">`, the ids the browser test looks for.
 
@@ -19,8 +20,8 @@ h1 { font-size: 1.6rem; margin: 0.5rem 0; }
 h2 { font-size: 1.25rem; margin: 2rem 0 0.5rem; border-bottom: 1px solid var(--line); }
 p.note, figcaption { color: var(--muted); font-size: 0.9rem; }
 nav ul { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; padding: 0; list-style: none; }
-figure { margin: 0.5rem 0 1.5rem; }
-svg.chart { display: block; width: 100%; height: auto; max-width: 100%; }
+figure { margin: 0.5rem 0 1.5rem; overflow-x: auto; }
+svg.chart { display: block; width: 100%; height: auto; min-width: 34rem; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
 th, td { border-bottom: 1px solid var(--line); padding: 0.3rem 0.5rem; text-align: left;
@@ -33,13 +34,15 @@ dl.summary dd { margin: 0; }
 @media (max-width: 40rem) {
   body { padding: 0.5rem; font-size: 15px; }
   th, td { padding: 0.25rem; }
+  td.url { min-width: 9rem; }
 }
 @media print {
   nav { display: none; }
   body { max-width: none; font-size: 10pt; }
   h2 { break-after: avoid; }
   figure, tr { break-inside: avoid; }
-  .scroll { overflow: visible; }
+  .scroll, figure { overflow: visible; }
+  svg.chart { min-width: 0; }
 }
 "#;
 
@@ -99,10 +102,10 @@ pub fn render(data: &ReportData, db: &str) -> anyhow::Result<String> {
          <header>\n<h1>freshet report</h1>\n",
         escape(db)
     );
-    let _ = write!(
+    let _ = writeln!(
         html,
         "<dl class=\"summary\"><dt>database</dt><dd>{}</dd><dt>as of</dt><dd>{}</dd>\
-         <dt>sites</dt><dd>{}</dd><dt>pages</dt><dd>{}</dd><dt>requests</dt><dd>{}</dd></dl>\n",
+         <dt>sites</dt><dd>{}</dd><dt>pages</dt><dd>{}</dd><dt>requests</dt><dd>{}</dd></dl>",
         escape(db),
         ms_to_rfc3339(data.now_ms),
         escape(&data.sites.join(", ")),
@@ -162,9 +165,9 @@ pub fn render(data: &ReportData, db: &str) -> anyhow::Result<String> {
         "One point per page: its estimated change rate and the visits per day the planner gives \
          it. The age-optimal plan visits fast-changing pages more, but not in proportion.",
     );
-    let width = data
-        .buckets
-        .map_or(String::new(), |b| duration_text(b.width_ms as f64 / 86_400_000.0));
+    let width = data.buckets.map_or(String::new(), |b| {
+        duration_text(b.width_ms as f64 / 86_400_000.0)
+    });
     figure(
         &mut html,
         SECTIONS[4],
@@ -210,9 +213,9 @@ fn figure(html: &mut String, (id, title): (&str, &str), svg: Option<String>, not
             );
         }
         None => {
-            let _ = write!(
+            let _ = writeln!(
                 html,
-                "<p class=\"note empty\" id=\"empty-{id}\">No data yet for this plot.</p>\n"
+                "<p class=\"note empty\" id=\"empty-{id}\">No data yet for this plot.</p>"
             );
         }
     }
@@ -242,9 +245,11 @@ fn stalest_table(html: &mut String, data: &ReportData) {
             escape(&s.why)
         );
     }
-    html.push_str("</tbody></table></div>\n<p class=\"note\">As <code>freshet explain URL</code> \
+    html.push_str(
+        "</tbody></table></div>\n<p class=\"note\">As <code>freshet explain URL</code> \
                    judges them: the expected age under the change-rate posterior, or the exact \
-                   age when a newer version was announced.</p>\n</section>\n");
+                   age when a newer version was announced.</p>\n</section>\n",
+    );
 }
 
 fn duplicates_table(html: &mut String, data: &ReportData) {
@@ -277,7 +282,10 @@ mod tests {
 
     #[test]
     fn escapes_and_units() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
         assert_eq!(duration_text(10.0 / 86_400.0), "10 s");
         assert_eq!(duration_text(5.0 / 1440.0), "5 min");
         assert_eq!(duration_text(0.5), "12.0 h");

@@ -40,7 +40,9 @@ fn colour(i: usize) -> RGBColor {
 }
 
 /// Runs `draw` on a fresh white SVG and returns it, made responsive.
-fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult) -> anyhow::Result<String> {
+fn svg(
+    draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+) -> anyhow::Result<String> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
@@ -51,7 +53,11 @@ fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult) -> 
             .map_err(|e| anyhow::anyhow!("finishing a plot: {e}"))?;
     }
     let fixed = format!("width=\"{}\" height=\"{}\" ", SIZE.0, SIZE.1);
-    Ok(out.replacen(&fixed, "class=\"chart\" preserveAspectRatio=\"xMidYMid meet\" ", 1))
+    Ok(out.replacen(
+        &fixed,
+        "class=\"chart\" preserveAspectRatio=\"xMidYMid meet\" ",
+        1,
+    ))
 }
 
 /// Which staleness measure a plot shows.
@@ -207,16 +213,28 @@ fn bars(
             .disable_x_mesh()
             .x_labels(labels.len())
             .x_label_formatter(&label_of)
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .x_desc(x_desc)
             .y_desc(y_desc)
             .label_style(("sans-serif", 15))
             .draw()?;
-        chart.draw_series(
-            Histogram::vertical(&chart)
-                .style(fill.filled())
-                .margin(8)
-                .data(counts.iter().enumerate().map(|(i, &c)| (i as u32, c))),
-        )?;
+        // Rectangles in order, not plotters' `Histogram` (which iterates a hash map, so the
+        // same data would give a different file each time); empty bins draw nothing.
+        chart.draw_series(counts.iter().enumerate().filter(|(_, c)| **c > 0.0).map(
+            |(i, &c)| {
+                let i = i as u32;
+                // The last bar ends at the axis's end (`Exact(n)` is out of range).
+                let end = if i + 1 < n {
+                    SegmentValue::Exact(i + 1)
+                } else {
+                    SegmentValue::Last
+                };
+                let mut bar =
+                    Rectangle::new([(SegmentValue::Exact(i), 0.0), (end, c)], fill.filled());
+                bar.set_margin(0, 0, 8, 8);
+                bar
+            },
+        ))?;
         Ok(())
     })
     .map(Some)
@@ -297,10 +315,12 @@ pub fn requests(
     let y_desc = format!("requests per {unit}");
     svg(|root| {
         let mut builder = ChartBuilder::on(root);
-        builder.margin(12).x_label_area_size(44).y_label_area_size(64);
+        builder
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(64);
         if log_y {
-            let mut chart =
-                builder.build_cartesian_2d(0.0..x_max, (y_lo..y_hi).log_scale())?;
+            let mut chart = builder.build_cartesian_2d(0.0..x_max, (y_lo..y_hi).log_scale())?;
             chart
                 .configure_mesh()
                 .x_desc("days since the first request")
@@ -399,7 +419,18 @@ mod tests {
         };
         let svg = staleness(&[site], Measure::ShareStale).unwrap().unwrap();
         assert!(svg.contains("s estimated") && svg.contains("s true"));
-        let bars = copy_ages(&[0.0, 2.0]).unwrap().unwrap();
-        assert!(bars.contains("#1F77B4"), "bars in the palette colour");
+        let bars = copy_ages(&[0.0, 2.0, 30.0]).unwrap().unwrap();
+        assert_eq!(bars.matches("fill=\"#1F77B4\"").count(), 3, "{bars}");
+        // One kind alone, and the last bin, are drawn with a positive width (a regression: the
+        // browser refused a negative one).
+        let one = errors(&[("check: HTTP 4xx".to_string(), 2)])
+            .unwrap()
+            .unwrap();
+        for svg in [&bars, &one] {
+            assert!(
+                !svg.contains("width=\"-") && !svg.contains("width=\"0\""),
+                "{svg}"
+            );
+        }
     }
 }
