@@ -4,7 +4,8 @@
 //! tables are there, and screenshots are saved (desktop and phone width). An empty database gives
 //! a page that says there is no data yet, also without a console message.
 //!
-//! Without a Chromium on the machine the test prints SKIPPED and passes, unless
+//! Without a Chromium on the machine the test checks the page's file only (the demo's truth
+//! samples, every plot present) and prints SKIPPED for the browser part, unless
 //! `FRESHET_REQUIRE_BROWSER=1` (set by `.ci/run`), when it fails. Screenshots go to
 //! `FRESHET_SCREENSHOT_DIR` when set, else to the test's temporary folder (printed).
 
@@ -127,32 +128,28 @@ fn screenshot(browser: &Path, page: &Path, width: u32, height: u32, out: &Path, 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_report_of_a_demo_renders_in_a_real_browser_with_every_plot_drawn() {
-    let Some(browser) = browser() else {
-        return;
-    };
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path();
 
-    // The browser notices console errors: a page that logs one is caught.
-    let bad = dir.join("bad.html");
-    std::fs::write(
-        &bad,
-        "<!DOCTYPE html><title>x</title><script>console.error('canary-error')</script>",
-    )
-    .unwrap();
-    let run = chromium::run(&browser, &bad, &["--dump-dom".to_string()], dir);
-    assert!(
-        run.console.iter().any(|l| l.contains("canary-error")),
-        "console messages are not seen; log:\n{}",
-        run.log
-    );
-
-    // A short real demo: a day of virtual time, freshness sampled every 15 clock minutes.
+    // A short real demo: a day of virtual time, freshness sampled every 15 clock minutes, and
+    // the truth recorded at the same instants.
     let db = dir.join("demo.db");
     let db_arg = db.to_str().unwrap();
     freshet(&["demo", "--duration", "6", "--db", db_arg]);
-    // The demo's world serves no errors; one recorded problem lets the errors plot draw it.
     let store = Store::open(&db).await.unwrap();
+    let estimated: Vec<i64> = store
+        .freshness_samples(i64::MIN, i64::MAX)
+        .await
+        .unwrap()
+        .iter()
+        .map(|s| s.at_ms)
+        .collect();
+    let truth = store.true_freshness_samples().await.unwrap();
+    assert!(estimated.len() >= 20, "{} samples", estimated.len());
+    assert_eq!(truth.iter().map(|s| s.at_ms).collect::<Vec<_>>(), estimated);
+    assert!(truth.iter().all(|s| s.copies <= 120 && s.stale <= s.copies));
+    assert!(truth.iter().any(|s| s.copies > 0 && s.mean_age_days > 0.0));
+    // The demo's world serves no errors; one recorded problem lets the errors plot draw it.
     let problem = ErrorRecord {
         scope: "fetch",
         url: Some("http://news.freshet.test/missing".into()),
@@ -190,6 +187,27 @@ async fn the_report_of_a_demo_renders_in_a_real_browser_with_every_plot_drawn() 
         );
     }
     assert_eq!(stdout.len(), html.len());
+
+    for id in PLOTS {
+        assert!(html.contains(&format!("<figure id=\"{id}\"")), "no {id}");
+    }
+
+    let Some(browser) = browser() else {
+        return;
+    };
+    // The browser notices console errors: a page that logs one is caught.
+    let bad = dir.join("bad.html");
+    std::fs::write(
+        &bad,
+        "<!DOCTYPE html><title>x</title><script>console.error('canary-error')</script>",
+    )
+    .unwrap();
+    let run = chromium::run(&browser, &bad, &["--dump-dom".to_string()], dir);
+    assert!(
+        run.console.iter().any(|l| l.contains("canary-error")),
+        "console messages are not seen; log:\n{}",
+        run.log
+    );
 
     let run = chromium::run(&browser, &page, &["--dump-dom".to_string()], dir);
     assert!(run.console.is_empty(), "console: {:#?}", run.console);

@@ -23,7 +23,7 @@ pub struct ReportData {
     pub now_ms: i64,
     /// Sites, by name.
     pub sites: Vec<String>,
-    /// Page URLs known, and checks made (observations).
+    /// Page URLs known.
     pub pages: usize,
     /// Requests recorded (observations).
     pub requests: i64,

@@ -263,6 +263,8 @@ pub fn rates(points: &[(f64, f64)]) -> anyhow::Result<Option<String>> {
             .configure_mesh()
             .x_desc("learnt change rate (per day)")
             .y_desc("planned visits per day")
+            .x_label_formatter(&|v| compact(*v))
+            .y_label_formatter(&|v| compact(*v))
             .label_style(("sans-serif", 15))
             .draw()?;
         chart
@@ -325,6 +327,7 @@ pub fn requests(
                 .configure_mesh()
                 .x_desc("days since the first request")
                 .y_desc(&y_desc)
+                .y_label_formatter(&|v| compact(*v))
                 .label_style(("sans-serif", 15))
                 .draw()?;
             draw_rates(&mut chart, series, &drawn, x_max, limit_label)?;
@@ -335,6 +338,7 @@ pub fn requests(
                 .configure_mesh()
                 .x_desc("days since the first request")
                 .y_desc(&y_desc)
+                .y_label_formatter(&|v| compact(*v))
                 .label_style(("sans-serif", 15))
                 .draw()?;
             draw_rates(&mut chart, series, &drawn, x_max, limit_label)?;
@@ -380,12 +384,14 @@ where
     Ok(())
 }
 
-/// A number in few characters: 3600, 2.5, 0.042.
+/// A number in few characters: 3600, 2.5, 0.042, 0.001.
 pub fn compact(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
         format!("{v:.1}")
+    } else if v >= 0.01 {
+        format!("{v:.2}")
     } else {
         format!("{v:.3}")
     }
