@@ -22,6 +22,7 @@
 //!   shared by `run`, `simulate` and `demo`.
 //! - [`refresher`]: the daemon: the scheduler with the real fetcher, discovery and the store.
 //! - [`report`]: table / JSON / CSV output of reports.
+//! - [`report_html`]: `freshet report html`, one self-contained page of plots and tables.
 //! - [`simulate`]: a deterministic discrete-event world for comparing policies.
 //! - [`demo`]: a living synthetic web on loopback for `freshet demo`.
 //! - [`warc`]: a WARC 1.1 writer for `freshet export warc`.
@@ -40,6 +41,7 @@ pub mod plan;
 pub mod politeness;
 pub mod refresher;
 pub mod report;
+pub mod report_html;
 pub mod robots;
 pub mod schedule;
 pub mod scheduler;

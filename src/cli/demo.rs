@@ -10,9 +10,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::demo::calibration::UrlBelief;
+use crate::demo::outcome::synced_page;
+use crate::demo::schedule::SITE_NAME;
+use crate::demo::server::RequestRecord;
 use crate::demo::session::{SessionOptions, run_session};
+use crate::demo::truth::true_freshness_at;
 use crate::demo::world::World;
 use crate::store::Store;
+use crate::store::report_data::TrueFreshnessSample;
 use crate::store::reports::FreshnessSample;
 
 /// Arguments of `freshet demo`.
@@ -86,6 +91,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     outcome.freshet.estimated_mean_age_days = view.estimated_mean_age_days;
     outcome.compare_learned(&result.world, &view.learned);
     outcome.calibrate(&result.world, &result.log, &view.beliefs);
+    record_true_freshness(&result.world, &result.log, &result.db_path).await?;
     if args.json {
         let mut report = serde_json::to_value(&outcome)?;
         report["run"] = serde_json::json!({
@@ -199,4 +205,65 @@ async fn freshet_view(
         learned,
         beliefs,
     })
+}
+
+/// Records, at every instant the refresher sampled its estimated freshness, the true freshness of
+/// the demo site's copies (`true_freshness_samples`), for `freshet report html` to plot beside the
+/// estimate: the world knows every change and the server's log every fetch that synchronised a
+/// copy ([`synced_page`], a mirror URL refreshing its page too).
+async fn record_true_freshness(
+    world: &World,
+    log: &[RequestRecord],
+    db: &Path,
+) -> anyhow::Result<()> {
+    let mut syncs: Vec<Vec<i64>> = vec![Vec::new(); world.pages.len()];
+    for record in log {
+        if let Some(page) = world
+            .host(&record.host)
+            .and_then(|(_, host)| synced_page(host, record))
+        {
+            syncs[page].push(record.at_ms);
+        }
+    }
+    for page in &mut syncs {
+        page.sort_unstable();
+    }
+    let store = Store::open_existing(db).await?;
+    let result = async {
+        let Some(site_id) = store.site_id(SITE_NAME).await? else {
+            return Ok(());
+        };
+        let mut instants: Vec<i64> = store
+            .freshness_samples(i64::MIN, i64::MAX)
+            .await?
+            .into_iter()
+            .filter(|s| s.site_id == site_id)
+            .map(|s| s.at_ms)
+            .collect();
+        instants.dedup();
+        let samples: Vec<TrueFreshnessSample> = instants
+            .into_iter()
+            .map(|at_ms| {
+                let pages = world
+                    .pages
+                    .iter()
+                    .zip(&syncs)
+                    .map(|(page, syncs)| (page.changes.as_slice(), syncs.as_slice()));
+                let truth = true_freshness_at(pages, at_ms);
+                TrueFreshnessSample {
+                    site_id,
+                    at_ms,
+                    copies: truth.copies as i64,
+                    stale: truth.stale as i64,
+                    mean_age_days: truth.mean_age_days,
+                    share_stale: truth.share_stale,
+                }
+            })
+            .collect();
+        store.add_true_freshness_samples(&samples).await?;
+        anyhow::Ok(())
+    }
+    .await;
+    store.close().await;
+    result.context("recording the true freshness samples")
 }

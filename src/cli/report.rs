@@ -35,6 +35,9 @@ pub enum Command {
     /// Duplicate classes (content, redirect, near) with canonical and members, and permanent
     /// redirect cycles as rows of kind `redirect-cycle`.
     Duplicates(DuplicatesArgs),
+    /// One self-contained HTML page with plots: staleness over time, copy ages, rates, requests
+    /// against limits and budgets, errors, the stalest URLs, duplicate classes.
+    Html(crate::report_html::Args),
 }
 
 /// Options of `freshet report duplicates`.
@@ -51,6 +54,7 @@ pub struct DuplicatesArgs {
 /// Runs `freshet report`; returns the exit code.
 pub async fn run(command: Command) -> anyhow::Result<u8> {
     let (args, text) = match command {
+        Command::Html(args) => return crate::report_html::run(args).await,
         Command::Duplicates(args) => {
             let store = Store::open_existing(&args.db).await?;
             let rows = duplicate_rows(&store).await;

@@ -12,6 +12,9 @@ use super::world::World;
 /// File name [`write_schedule`] writes.
 pub const SCHEDULE_FILE: &str = "demo.toml";
 
+/// The name of the one site the schedule declares (spanning every host of the world).
+pub const SITE_NAME: &str = "demo-web";
+
 /// The knobs of the generated schedule.
 #[derive(Debug, Clone)]
 pub struct ScheduleConfig {
@@ -65,7 +68,7 @@ pub fn schedule_toml(world: &World, port: u16, config: &ScheduleConfig) -> Strin
     let _ = write!(
         toml,
         "\n[[site]]\n\
-         name = \"demo-web\"\n\
+         name = \"{SITE_NAME}\"\n\
          sitemaps = {sitemaps}\n\
          feeds = {feeds}\n\
          seeds = {seeds}\n\

@@ -68,6 +68,54 @@ pub fn mean_age_days(changes: &[i64], syncs: &[i64], from: i64, to: i64) -> f64 
     age_integral_ms2(changes, syncs, from, to) / (to - from) as f64 / MS_PER_DAY
 }
 
+/// The true age of a copy at `t_ms`, in ms: 0 while current, else the time since the first
+/// change after the last sync at or before `t_ms`; `None` when no sync happened by then (there is
+/// no copy). `changes` and `syncs` ascending.
+pub fn copy_age_at_ms(changes: &[i64], syncs: &[i64], t_ms: i64) -> Option<i64> {
+    let synced = *syncs[..syncs.partition_point(|&s| s <= t_ms)].last()?;
+    let missed = changes.partition_point(|&c| c <= synced);
+    Some(match changes.get(missed) {
+        Some(&c) if c <= t_ms => t_ms - c,
+        _ => 0,
+    })
+}
+
+/// The true freshness of a set of pages' copies at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrueFreshness {
+    /// Pages with a copy (synced at least once by then).
+    pub copies: usize,
+    /// Of them, changed since their last sync.
+    pub stale: usize,
+    /// Mean age of those copies, days (0 without copies).
+    pub mean_age_days: f64,
+    /// `stale / copies` (0 without copies).
+    pub share_stale: f64,
+}
+
+/// [`TrueFreshness`] at `t_ms` of pages given as (changes, syncs), both ascending: what
+/// freshet's sampled estimate (`freshness_samples`) is judged against. Every page weighs the same.
+pub fn true_freshness_at<'a>(
+    pages: impl IntoIterator<Item = (&'a [i64], &'a [i64])>,
+    t_ms: i64,
+) -> TrueFreshness {
+    let (mut copies, mut stale, mut age_ms) = (0usize, 0usize, 0.0);
+    for (changes, syncs) in pages {
+        if let Some(age) = copy_age_at_ms(changes, syncs, t_ms) {
+            copies += 1;
+            stale += usize::from(age > 0);
+            age_ms += age as f64;
+        }
+    }
+    let n = copies.max(1) as f64;
+    TrueFreshness {
+        copies,
+        stale,
+        mean_age_days: age_ms / n / MS_PER_DAY,
+        share_stale: stale as f64 / n,
+    }
+}
+
 /// `requests` syncs evenly spaced over [from, to] with phase `phase` ∈ [0, 1) of an interval.
 pub fn uniform_syncs(requests: u64, phase: f64, from: i64, to: i64) -> Vec<i64> {
     if requests == 0 || to <= from {
@@ -345,6 +393,36 @@ mod tests {
         // Both fractions are a half: the one leftover request is a fair draw between them.
         assert!((60..140).contains(&fractional), "{fractional} of 200");
         assert_eq!(plan_syncs(&rates, 5, 5, 1), vec![Vec::<i64>::new(); 4]);
+    }
+
+    #[test]
+    fn true_freshness_at_an_instant() {
+        // Page A: synced at 1, changes at 2 and 3: at day 4 its age is 2 days.
+        // Page B: synced at 1 and 3, change at 2: current at day 4 (the sync at 3 saw it).
+        // Page C: never synced by day 4: no copy, not counted.
+        let (a_changes, a_syncs) = (vec![2 * DAY, 3 * DAY], vec![DAY]);
+        let (b_changes, b_syncs) = (vec![2 * DAY], vec![DAY, 3 * DAY]);
+        let (c_changes, c_syncs) = (vec![DAY], vec![5 * DAY]);
+        assert_eq!(copy_age_at_ms(&a_changes, &a_syncs, 4 * DAY), Some(2 * DAY));
+        assert_eq!(copy_age_at_ms(&b_changes, &b_syncs, 4 * DAY), Some(0));
+        assert_eq!(copy_age_at_ms(&c_changes, &c_syncs, 4 * DAY), None);
+        // A sync at exactly the instant makes the copy current; a change at it has no age yet.
+        assert_eq!(copy_age_at_ms(&[DAY], &[DAY], DAY), Some(0));
+        assert_eq!(copy_age_at_ms(&[2 * DAY], &[DAY], 2 * DAY), Some(0));
+        let pages = [
+            (a_changes.as_slice(), a_syncs.as_slice()),
+            (b_changes.as_slice(), b_syncs.as_slice()),
+            (c_changes.as_slice(), c_syncs.as_slice()),
+        ];
+        let f = true_freshness_at(pages, 4 * DAY);
+        assert_eq!((f.copies, f.stale), (2, 1));
+        assert!((f.mean_age_days - 1.0).abs() < 1e-12);
+        assert!((f.share_stale - 0.5).abs() < 1e-12);
+        let none = true_freshness_at(pages, 0);
+        assert_eq!(
+            (none.copies, none.mean_age_days, none.share_stale),
+            (0, 0.0, 0.0)
+        );
     }
 
     fn p_stale_gamma(shape: f64, rate: f64, since_days: f64) -> f64 {
