@@ -51,6 +51,9 @@ pub struct UrlStatusRow {
     pub watched_from_ms: Option<i64>,
     /// End of that span.
     pub watched_until_ms: Option<i64>,
+    /// Checks that saw the main content change (migration 0012; `changes` counts the bytes).
+    #[sqlx(default)]
+    pub content_changes: i64,
 }
 
 /// One page URL's belief about its copy: its last check, an announced change and the posterior
