@@ -12,6 +12,9 @@ ALTER TABLE observations ADD COLUMN content_changed INTEGER;
 -- change (counted from this migration on; `changes` counts byte changes).
 ALTER TABLE urls ADD COLUMN content_fingerprint INTEGER;
 ALTER TABLE urls ADD COLUMN content_changes INTEGER NOT NULL DEFAULT 0;
+-- sites.change_signal: the site's `change_signal` as last loaded ('content' or 'bytes'; NULL for
+-- a site not loaded since this migration).
+ALTER TABLE sites ADD COLUMN change_signal TEXT;
 
 -- The views that list changes show content changes next to them (definitions otherwise as in
 -- 0008_freshness and 0001_initial).

@@ -91,6 +91,9 @@ pub struct HostStatusRow {
     pub checks: i64,
     /// Changes seen.
     pub changes: i64,
+    /// Checks that saw the main content change (migration 0012).
+    #[sqlx(default)]
+    pub content_changes: i64,
     /// URLs whose last check failed.
     pub urls_in_error: i64,
     /// Last check of any URL.
