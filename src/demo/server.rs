@@ -4,8 +4,8 @@
 //! Routes per host: `/robots.txt`, `/sitemap.xml` (an index) -> `/sitemap-pages.xml.gz` (a gzip
 //! urlset), `/feed.xml`, `/` (links to every page), the pages, the private page (behind a robots
 //! `Disallow`; any request to it is in the log for all to see), and the redirects. Responses carry
-//! an `ETag` (a hash of the body; on a noise-only page, of its content version, so that it stays
-//! put across the noise) and a `Last-Modified` (the true last change, or "now" on the lying host), and answer 304 to a matching `If-None-Match`, or to `If-Modified-Since` when there is no
+//! an `ETag` (a hash of the body) and a `Last-Modified` (the true last change, or "now" on the lying
+//! host), and answer 304 to a matching `If-None-Match`, or to `If-Modified-Since` when there is no
 //! `If-None-Match` (the liar ignores `If-Modified-Since`). HEAD gets the headers without the body.
 //!
 //! The server binds `127.0.0.1:0` only; clients reach the virtual names through their resolver
@@ -189,8 +189,6 @@ struct Resource {
     body: Vec<u8>,
     content_type: &'static str,
     last_modified_ms: i64,
-    /// The ETag when it is not a hash of the body.
-    etag: Option<String>,
 }
 
 fn respond(
@@ -228,7 +226,6 @@ fn resource(world: &World, host: &Host, base: &str, path: &str, now: i64) -> Opt
         body: body.into_bytes(),
         content_type,
         last_modified_ms,
-        etag: None,
     };
     let latest = || render::latest_change(world, host, now);
     let created = world.pages.first().map_or(now, |p| p.created_ms);
@@ -247,7 +244,6 @@ fn resource(world: &World, host: &Host, base: &str, path: &str, now: i64) -> Opt
             body: render::gzip(&render::sitemap_urlset(world, host, base, now)),
             content_type: "application/gzip",
             last_modified_ms: latest(),
-            etag: None,
         },
         "/feed.xml" => {
             let content_type = match host.feed {
@@ -267,17 +263,11 @@ fn resource(world: &World, host: &Host, base: &str, path: &str, now: i64) -> Opt
         _ => {
             let page = &world.pages[host.page_at(path)?];
             let version = page.version_at(now);
-            Resource {
-                // A well-kept server's ETag names the content, not its noise.
-                etag: page
-                    .noise_period_ms
-                    .map(|_| format!("\"{:x}-v{version}\"", page.id)),
-                ..text(
-                    render::page_html(world, host, base, page, version, now),
-                    HTML,
-                    page.last_change_at(now),
-                )
-            }
+            text(
+                render::page_html(world, host, base, page, version, now),
+                HTML,
+                page.last_change_at(now),
+            )
         }
     })
 }
@@ -292,10 +282,7 @@ fn serve(
     lies: bool,
     now: i64,
 ) -> Response {
-    let etag = resource
-        .etag
-        .clone()
-        .unwrap_or_else(|| format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(&resource.body)));
+    let etag = format!("\"{:016x}\"", xxhash_rust::xxh3::xxh3_64(&resource.body));
     let last_modified = if lies { now } else { resource.last_modified_ms };
     let not_modified = match headers.get(header::IF_NONE_MATCH) {
         Some(value) => value.to_str().is_ok_and(|v| etag_matches(v, &etag)),

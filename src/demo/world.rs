@@ -21,9 +21,10 @@
 //! - `live.freshet.test`: noise-only pages. Their article text changes rarely (a month apart, the
 //!   slowest rate), but every response carries noise that changes all the time: an ad block, a
 //!   "readers online" counter and a CSRF token that change every [`Page::noise_period_ms`], and an
-//!   "updated N minutes ago" line (see [`super::render::page_html`]). Its ETag names the content
-//!   version (it stays put across the noise, as a well-kept server's does). Its feed lists none
-//!   of them: what freshet learns of them comes from its own checks.
+//!   "updated N minutes ago" line (see [`super::render::page_html`]). Like any dynamic page's,
+//!   its ETag is a hash of the body (it changes with the noise) and its Last-Modified the last
+//!   change of the article. Its feed lists none of them: what freshet learns of them comes from
+//!   its own checks.
 //! - `mirror.freshet.test`: serves the same pages as `docs` (same paths, same article text).
 //!
 //! A page's `changes` are changes of its *content*: noise is a pure function of the time
