@@ -290,6 +290,18 @@ fn bad_cron_expressions() {
 }
 
 #[test]
+fn a_bad_change_signal_says_what_is_expected() {
+    let err = only_problem(&site_with("change_signal = \"html\""));
+    assert_eq!((err.line, err.key.as_deref()), (4, Some("change_signal")));
+    assert!(
+        err.message.contains("`html` is not a change signal")
+            && err.message.contains("\"content\"")
+            && err.message.contains("\"bytes\""),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_rates_and_quantities() {
     for (extra, key) in [
         ("host_rate = \"fast\"", "host_rate"),
