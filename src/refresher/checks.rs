@@ -300,6 +300,8 @@ async fn fetch_and_record_extracted(
         .then(|| super::dedup_hook::extract(ctx, row, &outcome))
         .flatten();
     let content_fingerprint = match (&extracted, &outcome.body) {
+        // A rejected body is no copy of anything.
+        _ if outcome.error.is_some() => None,
         (Some(extracted), Some(body)) => Some(content_fp(extracted, body)),
         // No text to extract (or not a page): the bytes are the content.
         _ => outcome.fingerprint,
