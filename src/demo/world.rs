@@ -62,7 +62,7 @@ pub struct WorldConfig {
     pub history_days: f64,
     /// Days of changes generated after the origin (the demo must not run longer).
     pub horizon_days: f64,
-    /// Multiplies every host's page count (1.0 = 120 distinct pages).
+    /// Multiplies every host's page count (1.0 = 136 distinct pages).
     pub scale: f64,
 }
 
