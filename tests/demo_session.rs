@@ -122,7 +122,8 @@ async fn a_session_serves_judges_and_stops() {
     // How many checks fit in the session's 1.5 real seconds depends on the machine's load, so
     // only that there were some is asserted (it was "> 100": a wall-clock assertion).
     assert!(result.summary.checks > 0, "{:?}", result.summary);
-    assert_eq!(outcome.sites.len(), 4);
+    // One per host but the mirror (news, blog, docs, shop, live).
+    assert_eq!(outcome.sites.len(), 5);
     let syncs: u64 = outcome.sites.iter().map(|s| s.page_syncs).sum();
     // The server counts a request when it serves it; the walker counts it when the answer
     // arrives. Shutdown can fall between the two for the one request in flight.
@@ -155,6 +156,10 @@ async fn a_session_serves_judges_and_stops() {
         json["oracle"]
     );
     assert!(json["oracle"]["requests"].as_u64().is_some());
+    // The walker visits every page round robin: the noise-only pages get their share.
+    let noise = &json["noise_pages"];
+    assert!(noise["requests"].as_u64().is_some_and(|n| n > 0), "{noise}");
+    assert!(finite(&noise["share_of_requests"]), "{noise}");
     assert!(json["calibration"].is_null());
     let mut last_fetch = std::collections::BTreeMap::new();
     for r in result.log.iter().filter(|r| r.method == "GET") {

@@ -80,7 +80,7 @@ fn describe(site: &Site) -> String {
     };
     format!(
         "{name} ({file}:{line}): {sitemaps}, {feeds}, {seeds}; {budget} requests/day, host {rate}, \
-         weight {weight}, {method:?}, rediscover `{rediscover}`, fetch {window}",
+         weight {weight}, {method:?}, changes of {signal}, rediscover `{rediscover}`, fetch {window}",
         name = site.name,
         file = site.source.display(),
         line = site.line,
@@ -91,6 +91,7 @@ fn describe(site: &Site) -> String {
         rate = site.host_rate,
         weight = site.weight,
         method = site.method,
+        signal = site.change_signal.as_str(),
         rediscover = site.rediscover.source(),
     )
 }

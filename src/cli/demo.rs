@@ -10,12 +10,14 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::demo::calibration::UrlBelief;
+use crate::demo::noise::{LearntRates, learnt_noise_rates};
 use crate::demo::outcome::synced_page;
 use crate::demo::schedule::SITE_NAME;
 use crate::demo::server::RequestRecord;
 use crate::demo::session::{SessionOptions, run_session};
 use crate::demo::truth::true_freshness_at;
 use crate::demo::world::World;
+use crate::schedule::ChangeSignal;
 use crate::store::Store;
 use crate::store::report_data::TrueFreshnessSample;
 use crate::store::reports::FreshnessSample;
@@ -42,12 +44,25 @@ pub struct Args {
     /// Budget: visits per page per day, on average, per site.
     #[arg(long, default_value_t = 2.0)]
     pub budget: f64,
-    /// Multiplies the number of pages (1.0 = 120 pages on 4 sites, plus a mirror).
+    /// Multiplies the number of pages (1.0 = 136 pages on 5 sites, plus a mirror).
     #[arg(long, default_value_t = 1.0)]
     pub scale: f64,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Which changes the refresher learns the rates of: `content` (of the main text; noise
+    /// such as ads, counters and tokens does not count) or `bytes` (any change of the body).
+    #[arg(long, default_value = "content", value_parser = parse_change_signal)]
+    pub change_signal: ChangeSignal,
+}
+
+/// `--change-signal`: `content` or `bytes`.
+fn parse_change_signal(text: &str) -> Result<ChangeSignal, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "content" => Ok(ChangeSignal::Content),
+        "bytes" => Ok(ChangeSignal::Bytes),
+        _ => Err(format!("`{text}`: expected \"content\" or \"bytes\"")),
+    }
 }
 
 /// Runs `freshet demo`; returns the exit code (1 when a robots.txt Disallow was not obeyed).
@@ -75,6 +90,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         visits_per_page_per_day: args.budget,
         db_path: Some(args.db),
         progress: true,
+        change_signal: args.change_signal,
     };
     if let Some(db) = &options.db_path {
         clear_demo_database(db).await?;
@@ -91,6 +107,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     outcome.freshet.estimated_mean_age_days = view.estimated_mean_age_days;
     outcome.compare_learned(&result.world, &view.learned);
     outcome.calibrate(&result.world, &result.log, &view.beliefs);
+    outcome.noise_pages.set_learnt(&view.noise);
     record_true_freshness(&result.world, &result.log, &result.db_path).await?;
     if args.json {
         let mut report = serde_json::to_value(&outcome)?;
@@ -100,6 +117,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             "changes": result.summary.changes,
             "errors": result.summary.errors,
         });
+        report["change_signal"] = serde_json::json!(args.change_signal.as_str());
         report["db"] = serde_json::json!(result.db_path);
         report["schedule"] = serde_json::json!(result.schedule_path);
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -147,6 +165,8 @@ struct FreshetView {
     learned: Vec<(String, f64)>,
     /// What it believes about each page URL it checked and holds a posterior for, by URL.
     beliefs: Vec<UrlBelief>,
+    /// What it learnt of the noise-only pages.
+    noise: LearntRates,
 }
 
 /// The time average over `samples` (taken at a steady pace) of the weighted mean expected age of
@@ -177,6 +197,7 @@ async fn freshet_view(
     let rows = store.url_status(None).await?;
     let samples = store.freshness_samples(from_ms, to_ms).await?;
     let belief_rows = store.page_beliefs().await?;
+    let noise = learnt_noise_rates(world, &store).await?;
     store.close().await;
     let mut learned = Vec::new();
     for row in rows.iter().filter(|r| r.kind == "page") {
@@ -204,6 +225,7 @@ async fn freshet_view(
         estimated_mean_age_days: estimated,
         learned,
         beliefs,
+        noise,
     })
 }
 

@@ -71,7 +71,9 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
             let status = store.url_status_of(&row.url).await?;
             let checks = store.observations_for(row.id, RECENT_CHECKS).await?;
             let from = store.discovered_from(&row.url).await?;
+            let signal = store.site_change_signal(row.site_id).await?;
             describe_row(&mut out, row, status.as_ref(), from.as_deref(), now_ms);
+            describe_changes(&mut out, row, signal.as_deref());
             describe_checks(&mut out, &checks);
         }
         None => {
@@ -132,9 +134,11 @@ fn describe_row(
     }
     let _ = writeln!(
         out,
-        "  {} check(s), {} change(s) seen; last check {}, last status {}",
+        "  {} check(s), {} change(s) of the bytes seen, {} of the main content; last check {}, \
+         last status {}",
         row.checks,
         row.changes,
+        row.content_changes,
         time(row.last_checked_ms),
         row.last_status.map_or("-".to_string(), |s| s.to_string())
     );
@@ -177,19 +181,43 @@ fn describe_row(
 }
 
 /// What, beyond the rate and the time since the last check, decided a copy's staleness: an
-/// announced newer version, or a feed that listed no change of the page for a while after the
-/// copy. `None` when only the posterior judged it. Shared with `freshet report html`.
+/// announced newer version, or a feed or believed sitemap that showed no change of the page for a
+/// while after the copy. `None` when only the posterior judged it. Shared with `freshet report html`.
 pub fn staleness_evidence(staleness: &Staleness, row: &UrlStatusRow) -> Option<String> {
     match (staleness.known_stale, row.watched_until_ms) {
         (true, _) => Some("a newer version was announced: known stale".to_string()),
         (false, Some(quiet)) if row.last_checked_ms.is_some_and(|last| quiet > last) => {
             Some(format!(
-                "its feed listed no change of it until {}",
+                "its feed or sitemap showed no change of it until {}",
                 ms_to_rfc3339(quiet)
             ))
         }
         _ => None,
     }
+}
+
+/// Which of the two change counts the site's estimator learns from.
+fn describe_changes(out: &mut String, row: &UrlRow, signal: Option<&str>) {
+    let (signal, counted) = match signal {
+        Some("bytes") => ("bytes", row.changes),
+        Some("content") => ("content", row.content_changes),
+        _ => {
+            let _ = writeln!(
+                out,
+                "  its site's change_signal is not recorded (not loaded since migration 0012)"
+            );
+            return;
+        }
+    };
+    let _ = writeln!(
+        out,
+        "  its site learns from changes of the {} (change_signal = \"{signal}\"): {counted} counted",
+        if signal == "bytes" {
+            "bytes"
+        } else {
+            "main content"
+        },
+    );
 }
 
 fn describe_checks(out: &mut String, checks: &[ObservationRow]) {
@@ -198,11 +226,16 @@ fn describe_checks(out: &mut String, checks: &[ObservationRow]) {
         let _ = writeln!(out, "  none");
     }
     for c in checks {
-        let changed = match c.changed {
+        let verdict = |v: Option<i64>| match v {
             Some(1) => "changed",
             Some(0) => "unchanged",
             _ => "unknown",
         };
+        let changed = format!(
+            "bytes {}, content {}",
+            verdict(c.changed),
+            verdict(c.content_changed)
+        );
         let _ = writeln!(
             out,
             "  {}  {}  {}  {}  evidence {}  {} bytes{}",

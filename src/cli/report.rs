@@ -28,9 +28,10 @@ pub struct ReportArgs {
 /// Subcommands of `freshet report`.
 #[derive(Debug, clap::Subcommand)]
 pub enum Command {
-    /// Per URL: last check, checks, changes, status, next due, estimated rate and staleness.
+    /// Per URL: last check, checks, changes (of the bytes) and content changes (of the main
+    /// text), status, next due, estimated rate and staleness.
     Age(ReportArgs),
-    /// Per host: URLs, checks, changes, errors, politeness state.
+    /// Per host: URLs, checks, changes, content changes, errors, politeness state.
     Hosts(ReportArgs),
     /// Duplicate classes (content, redirect, near) with canonical and members, and permanent
     /// redirect cycles as rows of kind `redirect-cycle`.
@@ -118,6 +119,7 @@ pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
         "last_checked",
         "checks",
         "changes",
+        "content_changes",
         "last_status",
         "next_due",
         "rate_per_day",
@@ -138,6 +140,7 @@ pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
             time(row.last_checked_ms),
             json!(row.checks),
             json!(row.changes),
+            json!(row.content_changes),
             row.last_status.map(Value::from).unwrap_or(Value::Null),
             time(row.next_due_ms),
             float(row.rate_per_day),
@@ -163,6 +166,7 @@ pub async fn hosts_report(store: &Store, site: Option<&str>) -> anyhow::Result<R
         "urls",
         "checks",
         "changes",
+        "content_changes",
         "urls_in_error",
         "last_checked",
         "next_due",
@@ -176,6 +180,7 @@ pub async fn hosts_report(store: &Store, site: Option<&str>) -> anyhow::Result<R
             json!(row.urls),
             json!(row.checks),
             json!(row.changes),
+            json!(row.content_changes),
             json!(row.urls_in_error),
             time(row.last_checked_ms),
             time(row.next_due_ms),

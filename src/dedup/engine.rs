@@ -14,14 +14,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use url::Url;
-use xxhash_rust::xxh3::xxh3_64;
-
-use super::charset;
 use super::class::{Class, ClassId, ClassKind, Hysteresis};
 use super::config::DedupConfig;
-use super::extract::{self, Extracted};
-use super::fingerprint::{content_fingerprint, simhash};
+use super::content;
+use super::extract::Extracted;
+use super::fingerprint::simhash;
 use super::near::NearIndex;
 use super::page::{DedupError, DedupOutcome, FetchedPage, Hop};
 use super::redirects::{PermanentRedirects, RedirectError};
@@ -111,6 +108,17 @@ impl DedupEngine {
 
     /// Files one fetched page; see the module documentation.
     pub fn observe(&mut self, page: FetchedPage) -> Result<DedupOutcome, DedupError> {
+        self.observe_extracted(page, None)
+    }
+
+    /// [`DedupEngine::observe`] with the page's extraction done already by
+    /// [`content::extract_page`] with this engine's URL rules (the refresher extracts once per
+    /// fetch, for change detection and for the engine); `None` extracts here.
+    pub fn observe_extracted(
+        &mut self,
+        page: FetchedPage,
+        extracted: Option<Extracted>,
+    ) -> Result<DedupOutcome, DedupError> {
         let url = self.norm(&page.url)?;
         let final_url = self.norm(&page.final_url)?;
         let hops = page
@@ -121,7 +129,8 @@ impl DedupEngine {
         let errors = self.record_redirects(&url, &final_url, &hops);
 
         let owner = self.permanent.rewrite(&url).to_string();
-        let extracted = self.extract(&page, &final_url);
+        let extracted =
+            extracted.unwrap_or_else(|| content::extract_page(&page, &self.config.url_rules));
         let (content_fp, sim) = self.fingerprints(&page, &extracted);
         let mut seen = BTreeSet::new();
         let links: Vec<String> = extracted
@@ -243,37 +252,13 @@ impl DedupEngine {
         errors
     }
 
-    fn extract(&self, page: &FetchedPage, final_url: &str) -> Extracted {
-        let content_type = page.content_type.as_deref().unwrap_or("");
-        let looks_html = content_type.contains("html")
-            || (content_type.is_empty()
-                && page
-                    .body
-                    .iter()
-                    .find(|b| !b.is_ascii_whitespace())
-                    .is_some_and(|&b| b == b'<'));
-        let is_text = looks_html || content_type.is_empty() || content_type.starts_with("text/");
-        if !is_text {
-            return Extracted::default();
-        }
-        let decoded = charset::decode(&page.body, page.content_type.as_deref());
-        if looks_html {
-            let base = Url::parse(final_url).ok();
-            extract::extract_html(&decoded.text, base.as_ref(), &self.config.url_rules)
-        } else {
-            extract::extract_plain(&decoded.text)
-        }
-    }
-
     fn fingerprints(&self, page: &FetchedPage, extracted: &Extracted) -> (u64, u64) {
-        if extracted.main_text.is_empty() {
-            // Binary or empty: the bytes themselves are the content.
-            return (xxh3_64(&page.body), 0);
-        }
-        (
-            content_fingerprint(&extracted.main_text),
-            simhash(&extracted.main_text, self.config.shingle_words),
-        )
+        let sim = if extracted.main_text.is_empty() {
+            0
+        } else {
+            simhash(&extracted.main_text, self.config.shingle_words)
+        };
+        (content::content_fp(extracted, &page.body), sim)
     }
 
     fn set_out_links(&mut self, owner: &str, links: &[String], touched: &mut BTreeSet<String>) {

@@ -4,6 +4,8 @@
 //! - [`charset`]: body bytes to text (BOM, `Content-Type` charset, `<meta charset>`).
 //! - [`extract`]: main text without boilerplate (DOM heuristics + document slope), links,
 //!   `rel=canonical`.
+//! - [`content`]: a fetched page's main text and content fingerprint, extracted once per fetch
+//!   and shared by the engine and the refresher's change detection.
 //! - [`urlnorm`]: URL normalisation and the 64-bit URL fingerprint.
 //! - [`fingerprint`]: the exact content fingerprint and the 64-bit simhash.
 //! - [`near`]: the near-duplicate index over simhashes (permuted tables, Manku et al. 2007).
@@ -22,6 +24,7 @@
 pub mod charset;
 pub mod class;
 pub mod config;
+pub mod content;
 pub mod engine;
 pub mod extract;
 pub mod fingerprint;

@@ -9,6 +9,7 @@
 //! - [`truth`]: true time-averaged age of a copy, the uniform baseline, rate comparison (pure).
 //! - [`schedule`]: the schedule file (TOML) that points the refresher at the world.
 //! - [`outcome`]: the demo's report from the world and the server's request log.
+//! - [`noise`]: the noise-only pages' share of requests and learnt rates.
 //! - [`calibration`]: freshet's beliefs about its copies at the end against the truth (pure).
 //! - [`session`]: one run: world, server, schedule, a refresher for a while, the judgement.
 //!
@@ -17,6 +18,7 @@
 //! and judge the fetches with [`outcome::evaluate`].
 
 pub mod calibration;
+pub mod noise;
 pub mod outcome;
 pub mod render;
 pub mod schedule;

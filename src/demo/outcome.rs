@@ -19,6 +19,7 @@
 use std::fmt::Write as _;
 
 use super::calibration::{self, Calibration, UrlBelief};
+use super::noise::{self, NoisePages};
 use super::server::RequestRecord;
 use super::truth::{self, RateComparison};
 use super::world::{Host, World};
@@ -104,6 +105,8 @@ pub struct DemoOutcome {
     pub calibration: Option<Calibration>,
     /// Politeness as the server saw it.
     pub politeness: Politeness,
+    /// The noise-only pages: their share of the requests, and (when supplied) learnt rates.
+    pub noise_pages: NoisePages,
 }
 
 /// How [`evaluate`] judges.
@@ -232,6 +235,7 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
             disallowed_requests: disallowed,
             hosts,
         },
+        noise_pages: noise::noise_figures(world, log, from, to, requests),
     }
 }
 
@@ -364,6 +368,21 @@ impl DemoOutcome {
              requests",
             self.oracle.true_mean_age_days, self.oracle.requests
         );
+        let n = &self.noise_pages;
+        let rate = |r: Option<f64>| r.map_or("n/a".to_string(), |r| format!("{r:.3}/d"));
+        let _ = writeln!(
+            out,
+            "  noise-only pages: {} ({:.0}% of pages) took {} requests ({:.1}%); true content \
+             rate {:.3}/d, learnt: content {}, bytes {}, scheduler's {}",
+            n.pages,
+            n.share_of_pages * 100.0,
+            n.requests,
+            n.share_of_requests * 100.0,
+            n.mean_true_rate,
+            rate(n.mean_learnt_content_rate),
+            rate(n.mean_learnt_byte_rate),
+            rate(n.mean_learnt_rate),
+        );
         match &self.rates {
             Some(r) => {
                 let rho = r.spearman.map_or("n/a".to_string(), |s| format!("{s:.2}"));
@@ -495,7 +514,7 @@ mod tests {
     #[test]
     fn the_oracle_spends_the_same_requests_and_beats_uniform() {
         for seed in 1..=6 {
-            // 12 pages, two visits a page a day for 20 days.
+            // 16 pages, 480 requests over 20 days.
             let outcome = judged(seed, 20, 480, 1000);
             assert_eq!(outcome.oracle.requests, 480);
             assert!(
@@ -509,10 +528,10 @@ mod tests {
 
     #[test]
     fn the_oracle_keeps_to_the_host_limits() {
-        // One request a host a day: 4 hosts with pages, 20 days, whatever the budget.
+        // One request a host a day: 5 hosts with pages, 20 days, whatever the budget.
         let outcome = judged(1, 20, 480, MS_PER_DAY as i64);
         assert!(
-            (78..=82).contains(&outcome.oracle.requests),
+            (98..=102).contains(&outcome.oracle.requests),
             "{:?}",
             outcome.oracle
         );

@@ -4,7 +4,10 @@
 //! (`http://name:port`), so two requests at the same time get the same bytes and an ETag (a hash
 //! of the body) is stable. Page bodies depend only on (page, version): a page "changes" exactly at
 //! its change times. A mirror's pages have the same article as the original; only the header says
-//! which host served them.
+//! which host served them. A noise-only page (see [`super::world`]) also carries noise that
+//! depends on the time: an "updated N minutes ago" line in its header, an ad block, a CSRF token
+//! in its subscription form and a "readers online" counter in its footer, all outside its article,
+//! where a main-text extractor leaves them.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -53,8 +56,16 @@ const LOREM: [&str; 32] = [
     "timetable",
 ];
 
-/// The HTML of `page` as served by `host` at version `version`.
-pub fn page_html(world: &World, host: &Host, base: &str, page: &Page, version: usize) -> String {
+/// The HTML of `page` as served by `host` at version `version`, at `now_ms` (which only a
+/// noise-only page's noise depends on).
+pub fn page_html(
+    world: &World,
+    host: &Host,
+    base: &str,
+    page: &Page,
+    version: usize,
+    now_ms: i64,
+) -> String {
     let mut rng = SplitMix(page.id as u64 ^ ((version as u64) << 32) ^ 0x9e37_79b9);
     let updated = match version {
         0 => page.created_ms,
@@ -75,9 +86,15 @@ pub fn page_html(world: &World, host: &Host, base: &str, page: &Page, version: u
     if let Some(original) = host.mirror_of {
         let _ = write!(html, " | mirror of {}", world.hosts[original].name);
     }
+    html.push_str("</nav>");
+    let noise = page.noise_at(now_ms);
+    if noise.is_some() {
+        let minutes = (now_ms - updated).max(0) / 60_000;
+        let _ = write!(html, "<p class=\"ago\">Updated {minutes} minutes ago</p>");
+    }
     let _ = write!(
         html,
-        "</nav></header>\n<main><article>\n<h1>{}</h1>\n<p class=\"updated\">Version {version}, \
+        "</header>\n<main><article>\n<h1>{}</h1>\n<p class=\"updated\">Version {version}, \
          updated {}</p>\n",
         page.title,
         ms_to_datetime(updated).format("%Y-%m-%d %H:%M UTC"),
@@ -95,13 +112,38 @@ pub fn page_html(world: &World, host: &Host, base: &str, page: &Page, version: u
     }
     html.push_str("</article>\n<aside><h2>Related</h2><ul>\n");
     link_items(&mut html, world, base, &page.links);
+    html.push_str("</ul></aside>");
+    if let Some(epoch) = noise {
+        noise_blocks(&mut html, page, epoch);
+    }
     let _ = write!(
         html,
-        "</ul></aside></main>\n<footer><p>&copy; 2026 {} &middot; a freshet demo host</p>\
-         </footer>\n</body></html>\n",
+        "</main>\n<footer><p>&copy; 2026 {} &middot; a freshet demo host</p>",
         host.name
     );
+    if let Some(epoch) = noise {
+        let mut rng = SplitMix(page.id as u64 ^ epoch.rotate_left(17) ^ 0xc0ffee);
+        let _ = write!(html, "<p>{} readers online</p>", 50 + rng.below(950));
+    }
+    html.push_str("</footer>\n</body></html>\n");
     html
+}
+
+/// A noise-only page's ad block and subscription form (with its CSRF token) for noise `epoch`.
+fn noise_blocks(html: &mut String, page: &Page, epoch: u64) {
+    let mut rng = SplitMix(page.id as u64 ^ epoch.rotate_left(29) ^ 0xad5);
+    html.push_str("\n<aside class=\"ad\"><p>Sponsored:");
+    for _ in 0..8 {
+        html.push(' ');
+        html.push_str(LOREM[rng.below(LOREM.len())]);
+    }
+    let _ = write!(
+        html,
+        "</p></aside>\n<form action=\"/subscribe\" method=\"post\">\
+         <input type=\"hidden\" name=\"csrf\" value=\"{:016x}\">\
+         <input type=\"email\" name=\"email\"><button>Subscribe</button></form>\n",
+        rng.next()
+    );
 }
 
 /// The home page of `host`: a link to every page it serves (stable: titles never change).
@@ -340,10 +382,48 @@ mod tests {
         let w = world();
         let host = &w.hosts[0];
         let page = &w.pages[host.pages[0]];
-        let a = page_html(&w, host, "http://x", page, 3);
-        assert_eq!(a, page_html(&w, host, "http://x", page, 3));
-        assert_ne!(a, page_html(&w, host, "http://x", page, 4));
+        let a = page_html(&w, host, "http://x", page, 3, 0);
+        assert_eq!(a, page_html(&w, host, "http://x", page, 3, 1_000_000));
+        assert_ne!(a, page_html(&w, host, "http://x", page, 4, 0));
         assert!(a.contains("<h1>") && a.contains("<footer>") && a.contains("/private/drafts"));
+    }
+
+    #[test]
+    fn noise_pages_change_their_bytes_but_not_their_content() {
+        use crate::dedup::FetchedPage;
+        use crate::dedup::content::{content_fp, extract_page};
+        let w = world();
+        let (_, live) = w.host(crate::demo::world::NOISE_HOST).unwrap();
+        let page = live
+            .pages
+            .iter()
+            .map(|&p| &w.pages[p])
+            .find(|p| !p.changes.is_empty())
+            .expect("a noise-only page with an edit");
+        let period = page.noise_period_ms.expect("a noise-only page");
+        let fp = |version: usize, at: i64| {
+            let html = page_html(&w, live, "http://l", page, version, at);
+            let fetched = FetchedPage::html(&format!("http://l{}", page.path), html.clone());
+            let extracted = extract_page(&fetched, &Default::default());
+            (html, content_fp(&extracted, &fetched.body))
+        };
+        let t = page.changes[0] + 1;
+        let v = page.version_at(t);
+        let (a, fa) = fp(v, t);
+        let (b, fb) = fp(v, t + period);
+        let (c, _) = fp(v, t + 60_000);
+        assert!(a.contains("class=\"ad\"") && a.contains("csrf") && a.contains("minutes ago"));
+        assert!(a != b && a != c, "the noise changes the bytes");
+        assert_eq!(fa, fb, "but not the main content");
+        let (_, fc) = fp(v - 1, t);
+        assert_ne!(fa, fc, "a new version changes the content");
+        // Pages of other hosts carry no noise.
+        assert!(
+            w.hosts[0]
+                .pages
+                .iter()
+                .all(|&p| w.pages[p].noise_at(t).is_none())
+        );
     }
 
     #[test]
@@ -357,8 +437,8 @@ mod tests {
             let end = html.find("</article>").unwrap();
             html[start..end].to_string()
         };
-        let m = page_html(&w, mirror, "http://m", page, 2);
-        let d = page_html(&w, docs, "http://d", page, 2);
+        let m = page_html(&w, mirror, "http://m", page, 2, 0);
+        let d = page_html(&w, docs, "http://d", page, 2, 0);
         assert_ne!(m, d);
         assert_eq!(article(m), article(d));
     }

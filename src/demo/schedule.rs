@@ -25,6 +25,8 @@ pub struct ScheduleConfig {
     pub host_min_interval: Duration,
     /// When sitemaps and feeds are re-read (six-field cron, in clock time).
     pub rediscover: String,
+    /// Which changes the refresher learns the rates of (the schedule's `change_signal`).
+    pub change_signal: crate::schedule::ChangeSignal,
 }
 
 impl Default for ScheduleConfig {
@@ -33,6 +35,7 @@ impl Default for ScheduleConfig {
             visits_per_page_per_day: 2.0,
             host_min_interval: Duration::from_secs(1),
             rediscover: "0 0 */6 * * *".to_string(),
+            change_signal: crate::schedule::ChangeSignal::default(),
         }
     }
 }
@@ -78,6 +81,7 @@ pub fn schedule_toml(world: &World, port: u16, config: &ScheduleConfig) -> Strin
          requests_per_day = {budget:.1}\n\
          host_rate = \"{rate}\"\n\
          rediscover = \"{rediscover}\"\n\
+         change_signal = \"{signal}\"\n\
          allow_networks = [\"127.0.0.0/8\", \"::1/128\"]\n",
         sitemaps = list(
             world
@@ -101,6 +105,7 @@ pub fn schedule_toml(world: &World, port: u16, config: &ScheduleConfig) -> Strin
             .join(", "),
         rate = host_rate(config.host_min_interval),
         rediscover = config.rediscover,
+        signal = config.change_signal.as_str(),
     );
     toml
 }
@@ -151,6 +156,7 @@ mod tests {
             keys,
             [
                 "allow_networks",
+                "change_signal",
                 "exclude",
                 "feeds",
                 "host_rate",
@@ -198,6 +204,7 @@ mod tests {
             Some(requests_per_day(&world, &odd))
         );
         assert_eq!(web["host_rate"].as_str(), Some("1/s"));
+        assert_eq!(web["change_signal"].as_str(), Some("content"));
         assert_eq!(host_rate(Duration::from_millis(500)), "2/s");
         assert_eq!(host_rate(Duration::from_secs(4)), "0.25/s");
     }

@@ -264,7 +264,7 @@ fn resource(world: &World, host: &Host, base: &str, path: &str, now: i64) -> Opt
             let page = &world.pages[host.page_at(path)?];
             let version = page.version_at(now);
             text(
-                render::page_html(world, host, base, page, version),
+                render::page_html(world, host, base, page, version, now),
                 HTML,
                 page.last_change_at(now),
             )

@@ -44,6 +44,8 @@ pub struct SessionOptions {
     pub db_path: Option<PathBuf>,
     /// Show progress on stderr.
     pub progress: bool,
+    /// Which changes the refresher learns (the schedule's `change_signal`).
+    pub change_signal: crate::schedule::ChangeSignal,
 }
 
 impl Default for SessionOptions {
@@ -56,6 +58,7 @@ impl Default for SessionOptions {
             visits_per_page_per_day: 2.0,
             db_path: None,
             progress: false,
+            change_signal: crate::schedule::ChangeSignal::default(),
         }
     }
 }
@@ -118,6 +121,7 @@ where
         .map_or_else(|| PathBuf::from("."), PathBuf::from);
     let schedule_config = ScheduleConfig {
         visits_per_page_per_day: options.visits_per_page_per_day,
+        change_signal: options.change_signal,
         ..ScheduleConfig::default()
     };
     let schedule_dir = folder.join("freshet-demo-schedules");

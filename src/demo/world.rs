@@ -18,7 +18,18 @@
 //! - `docs.freshet.test`: slow-changing pages, an RSS feed.
 //! - `shop.freshet.test`: the liar: `Last-Modified` is "now" on every response, its sitemap
 //!   `lastmod` is stale and its `changefreq` hints are random; its feed is honest.
+//! - `live.freshet.test`: noise-only pages. Their article text changes rarely (a month apart, the
+//!   slowest rate), but every response carries noise that changes all the time: an ad block, a
+//!   "readers online" counter and a CSRF token that change every [`Page::noise_period_ms`], and an
+//!   "updated N minutes ago" line (see [`super::render::page_html`]). Like any dynamic page's,
+//!   its ETag is a hash of the body (it changes with the noise) and its Last-Modified the last
+//!   change of the article. Its feed lists none of them: what freshet learns of them comes from
+//!   its own checks.
 //! - `mirror.freshet.test`: serves the same pages as `docs` (same paths, same article text).
+//!
+//! A page's `changes` are changes of its *content*: noise is a pure function of the time
+//! ([`Page::noise_at`]), never a change, so the demo's truth (the age of the content) is the
+//! same whatever a refresher makes of the noise.
 
 use std::collections::HashMap;
 
@@ -51,7 +62,7 @@ pub struct WorldConfig {
     pub history_days: f64,
     /// Days of changes generated after the origin (the demo must not run longer).
     pub horizon_days: f64,
-    /// Multiplies every host's page count (1.0 = 120 distinct pages).
+    /// Multiplies every host's page count (1.0 = 136 distinct pages).
     pub scale: f64,
 }
 
@@ -214,12 +225,21 @@ pub struct Page {
     pub priority: f64,
     /// Other pages of the same host it links to (stable across versions).
     pub links: Vec<usize>,
+    /// For a noise-only page: how often its noise (ads, counter, token) changes, clock ms.
+    pub noise_period_ms: Option<i64>,
 }
 
 impl Page {
     /// Number of changes at or before `t_ms`: the version served at that time.
     pub fn version_at(&self, t_ms: i64) -> usize {
         self.changes.partition_point(|&c| c <= t_ms)
+    }
+
+    /// The noise epoch served at `t_ms` (None for a page without noise): it changes every
+    /// [`Page::noise_period_ms`], and is no change of the content.
+    pub fn noise_at(&self, t_ms: i64) -> Option<u64> {
+        let period = self.noise_period_ms?.max(1);
+        Some((t_ms - self.created_ms).div_euclid(period) as u64)
     }
 
     /// When the version served at `t_ms` began (its true Last-Modified).
@@ -251,9 +271,11 @@ struct HostSpec {
     feed_share: f64,
     feed: FeedFormat,
     lies: bool,
+    /// Pages carry noise that changes every this many minutes (a range), or none.
+    noise_minutes: Option<(i64, i64)>,
 }
 
-const HOSTS: [HostSpec; 4] = [
+const HOSTS: [HostSpec; 5] = [
     HostSpec {
         name: "news.freshet.test",
         section: "news",
@@ -262,6 +284,7 @@ const HOSTS: [HostSpec; 4] = [
         feed_share: 0.8,
         feed: FeedFormat::Rss,
         lies: false,
+        noise_minutes: None,
     },
     HostSpec {
         name: "blog.freshet.test",
@@ -271,6 +294,7 @@ const HOSTS: [HostSpec; 4] = [
         feed_share: 0.6,
         feed: FeedFormat::Atom,
         lies: false,
+        noise_minutes: None,
     },
     HostSpec {
         name: "docs.freshet.test",
@@ -280,6 +304,7 @@ const HOSTS: [HostSpec; 4] = [
         feed_share: 0.4,
         feed: FeedFormat::Rss,
         lies: false,
+        noise_minutes: None,
     },
     HostSpec {
         name: "shop.freshet.test",
@@ -289,8 +314,22 @@ const HOSTS: [HostSpec; 4] = [
         feed_share: 0.5,
         feed: FeedFormat::Atom,
         lies: true,
+        noise_minutes: None,
+    },
+    HostSpec {
+        name: "live.freshet.test",
+        section: "live",
+        pages: 16,
+        median_rate: MIN_RATE_PER_DAY,
+        feed_share: 0.0,
+        feed: FeedFormat::Rss,
+        lies: false,
+        noise_minutes: Some((20, 60)),
     },
 ];
+
+/// Name of the host whose pages change only in their noise (but for rare edits).
+pub const NOISE_HOST: &str = "live.freshet.test";
 
 /// Name of the host that mirrors `docs`.
 pub const MIRROR_HOST: &str = "mirror.freshet.test";
@@ -348,6 +387,9 @@ impl World {
                     changefreq,
                     priority: (rng.random_range(1..=10) as f64) / 10.0,
                     links,
+                    noise_period_ms: spec
+                        .noise_minutes
+                        .map(|(lo, hi)| rng.random_range(lo..=hi) * 60_000),
                 });
             }
             hosts.push(Host {

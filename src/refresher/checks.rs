@@ -9,6 +9,8 @@ use std::time::Duration;
 use tracing::{debug, info, warn};
 use url::Url;
 
+use crate::dedup::content::content_fp;
+use crate::dedup::extract::Extracted;
 use crate::fetch::{FetchError, FetchOutcome, FetchRequest, Method, Validators};
 use crate::politeness::{NotNow, origin_of};
 use crate::schedule;
@@ -18,7 +20,9 @@ use crate::store::observations::NewObservation;
 use crate::store::urls::{SummaryUpdate, UrlRow};
 
 use super::context::{Context, Counters, SiteState};
-use super::evidence::{PreviousCopy, Response, detect_change, empty_body_error};
+use super::evidence::{
+    PreviousCopy, Response, counted, detect_change, detect_content_change, empty_body_error,
+};
 use super::ledger::Due;
 use super::robots_cache::RobotsGate;
 
@@ -84,8 +88,9 @@ async fn check_page(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         schedule::Method::Head => Method::Head,
         schedule::Method::Get => Method::Get,
     };
-    let outcome = fetch_and_record(ctx, site, &row, &url, method, None, None).await?;
-    super::dedup_hook::after_fetch(ctx, site, &row, &outcome).await?;
+    let (outcome, extracted) =
+        fetch_and_record_extracted(ctx, site, &row, &url, method, None, None).await?;
+    super::dedup_hook::after_fetch(ctx, site, &row, &outcome, extracted).await?;
     Ok(())
 }
 
@@ -195,6 +200,26 @@ pub async fn fetch_and_record(
     max_body: Option<u64>,
     sitemap_due_ms: Option<i64>,
 ) -> anyhow::Result<FetchOutcome> {
+    let checked = fetch_and_record_extracted(ctx, site, row, url, method, max_body, sitemap_due_ms);
+    Ok(checked.await?.0)
+}
+
+/// [`fetch_and_record`], also giving a page's extraction (done once per fetch: its content
+/// fingerprint decides whether the main content changed, and the dedup engine files it).
+///
+/// A page's observation records two verdicts: `changed` (the decoded bytes) and
+/// `content_changed` (the main text, see [`crate::dedup::content`]); the site's
+/// `change_signal` picks the one the scheduler learns from, and the one the host's validators
+/// are judged by. Feeds and sitemaps have no main text: their bytes are their content.
+async fn fetch_and_record_extracted(
+    ctx: &Context,
+    site: &SiteState,
+    row: &UrlRow,
+    url: &Url,
+    method: Method,
+    max_body: Option<u64>,
+    sitemap_due_ms: Option<i64>,
+) -> anyhow::Result<(FetchOutcome, Option<Extracted>)> {
     let previous = PreviousCopy {
         exists: row
             .last_status
@@ -202,6 +227,7 @@ pub async fn fetch_and_record(
         etag: row.etag.clone(),
         last_modified: row.last_modified.clone(),
         fingerprint: row.fingerprint.map(crate::store::hash_from_db),
+        content_fingerprint: row.content_fingerprint.map(crate::store::hash_from_db),
     };
     let trust = ctx.ledger.trust(row.host_id);
     let validators = if previous.exists {
@@ -243,7 +269,7 @@ pub async fn fetch_and_record(
             ctx.ledger.defer(row.id, until);
         }
         debug!(url = %url, %reason, "request not sent");
-        return Ok(outcome);
+        return Ok((outcome, None));
     }
     let mut requests = outcome.hops.len().max(1) as u32;
     let mut audited = false;
@@ -270,18 +296,32 @@ pub async fn fetch_and_record(
         outcome.reject(error);
     }
 
+    let extracted = (row.kind == "page" && outcome.error.is_none())
+        .then(|| super::dedup_hook::extract(ctx, row, &outcome))
+        .flatten();
+    let content_fingerprint = match (&extracted, &outcome.body) {
+        // A rejected body is no copy of anything.
+        _ if outcome.error.is_some() => None,
+        (Some(extracted), Some(body)) => Some(content_fp(extracted, body)),
+        // No text to extract (or not a page): the bytes are the content.
+        _ => outcome.fingerprint,
+    };
     let response = Response {
         status: outcome.status,
         etag: outcome.etag.clone(),
         last_modified: outcome.last_modified.clone(),
         fingerprint: outcome.fingerprint,
+        content_fingerprint,
     };
-    let (changed, evidence_kind, mut lesson) = if outcome.error.is_some() {
+    let (changed, evidence_kind, lesson) = if outcome.error.is_some() {
         // A failed check (truncated or empty body, ...) says nothing about change.
         (None, None, None)
     } else {
         detect_change(&previous, &response, trust.trust_etag())
     };
+    let content_changed = detect_content_change(&previous, &response, changed, evidence_kind);
+    let (counted_change, mut lesson) =
+        counted(site.site.change_signal, changed, content_changed, lesson);
     if audited && let Some(lesson) = &mut lesson {
         lesson.audit = Some(lesson.content_changed);
     }
@@ -314,6 +354,8 @@ pub async fn fetch_and_record(
         error: error.clone(),
         changed,
         change_evidence: evidence_kind,
+        content_fingerprint,
+        content_changed,
         final_url: (outcome.final_url.as_str() != url.as_str())
             .then(|| outcome.final_url.to_string()),
         redirects_json: (!outcome.hops.is_empty()).then(|| {
@@ -331,11 +373,12 @@ pub async fn fetch_and_record(
         etag: outcome.etag.clone(),
         last_modified: outcome.last_modified.clone(),
         fingerprint: outcome.fingerprint,
+        content_fingerprint,
         min_interval_ms,
         ..Default::default()
     };
     let now = ctx.clock.now_ms();
-    let seen = match (got_copy, changed) {
+    let seen = match (got_copy, counted_change) {
         (false, _) => Seen::Failed,
         (true, Some(true)) => Seen::Changed,
         (true, Some(false)) => Seen::Unchanged,
@@ -379,7 +422,7 @@ pub async fn fetch_and_record(
     if let Some(message) = error {
         record_error(ctx, site, url.as_str(), message).await?;
     }
-    Ok(outcome)
+    Ok((outcome, extracted))
 }
 
 /// Commits a check, trying again a few times on a transient store error (the store already

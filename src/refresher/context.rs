@@ -110,6 +110,9 @@ impl Context {
                 source_file: site.source.to_str(),
             };
             let id = store.upsert_site(&record, clock.now_ms()).await?;
+            store
+                .set_site_change_signal(id, site.change_signal.as_str())
+                .await?;
             ledger.add_site(id, site.weight, site.requests_per_day, clock.now_ms());
             let user_agent = site
                 .user_agent

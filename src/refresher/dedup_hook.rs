@@ -26,6 +26,8 @@ use tokio::sync::Mutex;
 use tracing::{debug, warn};
 use url::Url;
 
+use crate::dedup::content;
+use crate::dedup::extract::Extracted;
 use crate::dedup::{DedupConfig, DedupEngine, DedupOutcome, FetchedPage, Hop};
 use crate::fetch::{FetchError, FetchOutcome};
 use crate::politeness::origin_of;
@@ -45,6 +47,8 @@ pub const MAX_NEW_LINKS_PER_PAGE: usize = 50;
 pub struct Dedup {
     /// Engine and last-saved state.
     inner: Mutex<Runtime>,
+    /// The engine's settings, to extract a page without waiting for the engine.
+    config: DedupConfig,
 }
 
 /// The engine with its last-saved state.
@@ -66,13 +70,14 @@ impl Dedup {
     pub async fn load(store: &Store, config: DedupConfig) -> anyhow::Result<Dedup> {
         let state = store.load_dedup_state().await?;
         let saved = SavedDedup::from_state(&state);
-        let engine = DedupEngine::from_state(config, state);
+        let engine = DedupEngine::from_state(config.clone(), state);
         Ok(Dedup {
             inner: Mutex::new(Runtime {
                 engine,
                 saved,
                 pending: 0,
             }),
+            config,
         })
     }
 }
@@ -89,12 +94,23 @@ enum Input {
     },
 }
 
+/// The extraction of a page check's body, if the engine will file it: the one extraction of the
+/// fetch, used for change detection and handed to [`after_fetch`].
+pub fn extract(ctx: &Context, row: &UrlRow, outcome: &FetchOutcome) -> Option<Extracted> {
+    match input_of(row, outcome)? {
+        Input::Page(page) => Some(content::extract_page(&page, &ctx.dedup.config.url_rules)),
+        Input::Redirects { .. } => None,
+    }
+}
+
 /// Runs the engine on a page check's outcome and applies what follows (see the module docs).
+/// `extracted` is the page's extraction when [`extract`] did it already.
 pub async fn after_fetch(
     ctx: &Context,
     site: &SiteState,
     row: &UrlRow,
     outcome: &FetchOutcome,
+    extracted: Option<Extracted>,
 ) -> anyhow::Result<()> {
     let Some(input) = input_of(row, outcome) else {
         return Ok(());
@@ -102,7 +118,10 @@ pub async fn after_fetch(
     let now = ctx.clock.now_ms();
     let mut rt = ctx.dedup.inner.lock().await;
     let observed: Result<Option<DedupOutcome>, _> = match &input {
-        Input::Page(page) => rt.engine.observe(page.clone()).map(Some),
+        Input::Page(page) => rt
+            .engine
+            .observe_extracted(page.clone(), extracted)
+            .map(Some),
         Input::Redirects { url, chain, last } => {
             rt.engine.observe_redirects(url, chain, last).map(|_| None)
         }

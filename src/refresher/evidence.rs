@@ -14,8 +14,10 @@ pub struct PreviousCopy {
     pub etag: Option<String>,
     /// Its raw Last-Modified.
     pub last_modified: Option<String>,
-    /// Its content fingerprint.
+    /// Its fingerprint (of the decoded body: every byte counts).
     pub fingerprint: Option<u64>,
+    /// Its content fingerprint (of the main text; None for a copy taken before they were kept).
+    pub content_fingerprint: Option<u64>,
 }
 
 /// What one response says about the copy.
@@ -27,8 +29,10 @@ pub struct Response {
     pub etag: Option<String>,
     /// Raw Last-Modified.
     pub last_modified: Option<String>,
-    /// Content fingerprint, when a body was read.
+    /// Fingerprint of the decoded body, when a body was read.
     pub fingerprint: Option<u64>,
+    /// Content fingerprint of the main text, when a body was read.
+    pub content_fingerprint: Option<u64>,
 }
 
 /// Whether a check saw a change, and what told us; plus what the check teaches about the
@@ -77,6 +81,53 @@ pub fn detect_change(
         return (Some(changed), Some("last-modified"), None);
     }
     (None, None, None)
+}
+
+/// Whether the main content changed, given the byte-level verdict of [`detect_change`] and what
+/// told it: a 304 is unchanged; bodies compared by fingerprint are compared by content
+/// fingerprint (unchanged bytes are unchanged content; unknown when the copy has no content
+/// fingerprint yet); a HEAD check judged by validators has nothing better than them.
+pub fn detect_content_change(
+    previous: &PreviousCopy,
+    response: &Response,
+    changed: Option<bool>,
+    evidence: Option<&str>,
+) -> Option<bool> {
+    match evidence? {
+        "304" => Some(false),
+        "fingerprint" if changed == Some(false) => Some(false),
+        "fingerprint" => match (previous.content_fingerprint, response.content_fingerprint) {
+            (Some(before), Some(now)) => Some(before != now),
+            _ => None,
+        },
+        "etag" | "last-modified" => changed,
+        _ => None,
+    }
+}
+
+/// The verdict that counts for a site with `signal` and the validator lesson judged by it: a
+/// host whose ETag, Last-Modified or 304 stays put while only noise changes told the truth about
+/// the content. A lesson that cannot be judged by its signal (no content fingerprint yet) is
+/// dropped rather than judged by the other one.
+pub fn counted(
+    signal: crate::schedule::ChangeSignal,
+    changed: Option<bool>,
+    content_changed: Option<bool>,
+    lesson: Option<ValidatorCheck>,
+) -> (Option<bool>, Option<ValidatorCheck>) {
+    match signal {
+        crate::schedule::ChangeSignal::Bytes => (changed, lesson),
+        crate::schedule::ChangeSignal::Content => {
+            let lesson = match (lesson, content_changed) {
+                (Some(lesson), Some(content_changed)) => Some(ValidatorCheck {
+                    content_changed,
+                    ..lesson
+                }),
+                _ => None,
+            };
+            (content_changed, lesson)
+        }
+    }
 }
 
 /// Why a 2xx body must not replace our copy, if it must not: it is empty (or decodes to
@@ -190,6 +241,7 @@ mod tests {
             etag: Some("\"a\"".into()),
             last_modified: Some("Mon, 01 Jan 2024 00:00:00 GMT".into()),
             fingerprint: Some(1),
+            content_fingerprint: None,
         }
     }
 
@@ -208,6 +260,76 @@ mod tests {
         let (seen, why, lesson) = detect_change(&copy(), &changed, true);
         assert_eq!((seen, why), (Some(true), Some("fingerprint")));
         assert_eq!(lesson.unwrap().etag_changed, None);
+    }
+
+    #[test]
+    fn content_changes_are_judged_by_the_main_text_and_a_304_is_unchanged_for_both() {
+        use crate::schedule::ChangeSignal;
+        let copy = PreviousCopy {
+            content_fingerprint: Some(10),
+            ..copy()
+        };
+        // Ad churn: new bytes, same main text, the ETag stays put.
+        let churn = Response {
+            status: Some(200),
+            etag: Some("\"a\"".into()),
+            fingerprint: Some(2),
+            content_fingerprint: Some(10),
+            ..Default::default()
+        };
+        let (changed, why, lesson) = detect_change(&copy, &churn, true);
+        assert_eq!((changed, why), (Some(true), Some("fingerprint")));
+        let content = detect_content_change(&copy, &churn, changed, why);
+        assert_eq!(content, Some(false));
+        let (seen, judged) = counted(ChangeSignal::Content, changed, content, lesson);
+        assert_eq!(seen, Some(false));
+        let judged = judged.unwrap();
+        assert!(!judged.content_changed && judged.etag_changed == Some(false));
+        // The bytes signal keeps the byte verdict and lesson.
+        let (seen, judged) = counted(ChangeSignal::Bytes, changed, content, lesson);
+        assert_eq!((seen, judged.unwrap().content_changed), (Some(true), true));
+
+        let edit = Response {
+            content_fingerprint: Some(11),
+            ..churn.clone()
+        };
+        let (changed, why, _) = detect_change(&copy, &edit, true);
+        assert_eq!(
+            detect_content_change(&copy, &edit, changed, why),
+            Some(true)
+        );
+        let not_modified = Response {
+            status: Some(304),
+            ..Default::default()
+        };
+        let (changed, why, _) = detect_change(&copy, &not_modified, true);
+        assert_eq!(
+            detect_content_change(&copy, &not_modified, changed, why),
+            Some(false)
+        );
+        // A copy taken before content fingerprints were kept: unknown, and no lesson.
+        let old = PreviousCopy {
+            content_fingerprint: None,
+            ..copy.clone()
+        };
+        let (changed, why, lesson) = detect_change(&old, &churn, true);
+        let content = detect_content_change(&old, &churn, changed, why);
+        assert_eq!(content, None);
+        assert_eq!(
+            counted(ChangeSignal::Content, changed, content, lesson),
+            (None, None)
+        );
+        // Same bytes: same content, whatever the fingerprints.
+        let same = Response {
+            fingerprint: Some(1),
+            content_fingerprint: None,
+            ..churn
+        };
+        let (changed, why, _) = detect_change(&old, &same, true);
+        assert_eq!(
+            detect_content_change(&old, &same, changed, why),
+            Some(false)
+        );
     }
 
     #[test]
@@ -232,6 +354,7 @@ mod tests {
             etag: Some("\"a\"".into()),
             last_modified: Some("Tue, 02 Jan 2024 00:00:00 GMT".into()),
             fingerprint: None,
+            content_fingerprint: None,
         };
         assert_eq!(
             detect_change(&copy(), &head, true),
@@ -260,6 +383,8 @@ mod tests {
             change_evidence: None,
             final_url: None,
             redirects: None,
+            content_fingerprint: None,
+            content_changed: None,
         };
         let observations = vec![obs(0, None), obs(day, Some(1)), obs(5 * day, Some(1))];
         let evidence = evidence_for(

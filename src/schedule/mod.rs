@@ -26,7 +26,7 @@ mod units;
 mod validate;
 
 pub use cronexpr::parse_cron;
-pub use site::{Method, Site, Window, defaults};
+pub use site::{ChangeSignal, Method, Site, Window, defaults};
 pub use units::{HostRate, format_duration, parse_duration, parse_size};
 pub use validate::MAX_CONCURRENCY;
 

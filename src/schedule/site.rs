@@ -49,6 +49,28 @@ pub enum Method {
     Head,
 }
 
+/// Which changes of a page count: the ones the estimator learns the rate of, and so the ones
+/// the budget chases. Both are recorded on every check either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChangeSignal {
+    /// A change of the extracted main text (ads, counters, tokens, "updated N minutes ago"
+    /// lines and navigation do not count): the default.
+    #[default]
+    Content,
+    /// Any change of the decoded body, noise included.
+    Bytes,
+}
+
+impl ChangeSignal {
+    /// The schedule-file spelling: `content` or `bytes`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeSignal::Content => "content",
+            ChangeSignal::Bytes => "bytes",
+        }
+    }
+}
+
 /// When fetching is allowed: windows that open at each time a cron expression fires and stay
 /// open for `length`. Outside every window nothing of the site is fetched.
 #[derive(Debug, Clone)]
@@ -122,6 +144,8 @@ pub struct Site {
     pub user_agent: Option<String>,
     /// How pages are checked.
     pub method: Method,
+    /// Which changes feed the estimator: main content (default) or bytes.
+    pub change_signal: ChangeSignal,
     /// Largest response body kept, in decompressed bytes.
     pub max_body: u64,
     /// Total time allowed for one request.

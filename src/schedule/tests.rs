@@ -81,6 +81,7 @@ fn a_minimal_site_gets_the_defaults() {
     assert_eq!(site.host_rate, HostRate::parse("1/s").unwrap());
     assert_eq!(defaults::HOST_RATE, HostRate::parse("1/s").unwrap());
     assert_eq!(site.method, Method::Get);
+    assert_eq!(site.change_signal, ChangeSignal::Content);
     assert_eq!(site.max_body, defaults::MAX_BODY);
     assert_eq!(site.timeout, Duration::from_secs(30));
     assert_eq!(site.concurrency, defaults::CONCURRENCY);
@@ -105,6 +106,7 @@ window = ["0 1 * * 1-5", "0 0 9 * * Sat"]
 window_length = "5h"
 user_agent = "freshet (+https://example.org/bot)"
 method = "HEAD"
+change_signal = "Bytes"
 max_body = "2MiB"
 timeout = "1m30s"
 concurrency = 2
@@ -128,6 +130,7 @@ drop_params = ["sessionid", "utm_*"]"#,
         Some("freshet (+https://example.org/bot)")
     );
     assert_eq!(site.method, Method::Head);
+    assert_eq!(site.change_signal, ChangeSignal::Bytes);
     assert_eq!(site.max_body, 2 * 1024 * 1024);
     assert_eq!(site.timeout, Duration::from_secs(90));
     assert_eq!(site.concurrency.get(), 2);
@@ -287,6 +290,18 @@ fn bad_cron_expressions() {
 }
 
 #[test]
+fn a_bad_change_signal_says_what_is_expected() {
+    let err = only_problem(&site_with("change_signal = \"html\""));
+    assert_eq!((err.line, err.key.as_deref()), (4, Some("change_signal")));
+    assert!(
+        err.message.contains("`html` is not a change signal")
+            && err.message.contains("\"content\"")
+            && err.message.contains("\"bytes\""),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_rates_and_quantities() {
     for (extra, key) in [
         ("host_rate = \"fast\"", "host_rate"),
@@ -299,6 +314,7 @@ fn bad_rates_and_quantities() {
         ("concurrency = 0", "concurrency"),
         ("concurrency = 1000", "concurrency"),
         ("method = \"post\"", "method"),
+        ("change_signal = \"html\"", "change_signal"),
         ("user_agent = \"\"", "user_agent"),
         ("user_agent = \"bøt\"", "user_agent"),
         ("drop_params = [\"*\"]", "drop_params"),

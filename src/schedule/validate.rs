@@ -11,7 +11,7 @@ use url::Url;
 
 use super::cronexpr::parse_cron;
 use super::raw::{Problem, RawSite, StringList, one_line};
-use super::site::{Method, Site, Window, defaults};
+use super::site::{ChangeSignal, Method, Site, Window, defaults};
 use super::units::{HostRate, parse_duration, parse_size};
 
 /// The most requests in flight per host a schedule may ask for.
@@ -120,6 +120,7 @@ pub(super) fn site(
     let window = check_window(&mut check, raw.window, raw.window_length);
     let user_agent = check.value("user_agent", raw.user_agent, check_user_agent);
     let method = check.value("method", raw.method, check_method);
+    let change_signal = check.value("change_signal", raw.change_signal, check_change_signal);
     let max_body = check.value("max_body", raw.max_body, |s| {
         parse_size(&s).and_then(|n| match n {
             0 => Err("must be larger than zero".to_owned()),
@@ -152,6 +153,7 @@ pub(super) fn site(
         window,
         user_agent,
         method: method.unwrap_or_default(),
+        change_signal: change_signal.unwrap_or_default(),
         max_body: max_body.unwrap_or(defaults::MAX_BODY),
         timeout: timeout.unwrap_or(defaults::TIMEOUT),
         concurrency: concurrency.unwrap_or(defaults::CONCURRENCY),
@@ -271,6 +273,18 @@ fn check_method(text: String) -> Result<Method, String> {
         "head" => Ok(Method::Head),
         _ => Err(format!(
             "`{text}` is not a method: expected \"get\" or \"head\""
+        )),
+    }
+}
+
+/// `"content"` or `"bytes"`, any case.
+fn check_change_signal(text: String) -> Result<ChangeSignal, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "content" => Ok(ChangeSignal::Content),
+        "bytes" => Ok(ChangeSignal::Bytes),
+        _ => Err(format!(
+            "`{text}` is not a change signal: expected \"content\" (changes of the main text) \
+             or \"bytes\" (any change of the body)"
         )),
     }
 }

@@ -29,6 +29,11 @@ pub struct NewObservation {
     pub changed: Option<bool>,
     /// What told us: `304`, `etag`, `last-modified`, `fingerprint`, `first`.
     pub change_evidence: Option<&'static str>,
+    /// Content fingerprint of the body read: of its extracted main text (of the bytes for a
+    /// body without text).
+    pub content_fingerprint: Option<u64>,
+    /// Whether the main content changed: Some(true/false), None when it cannot be told.
+    pub content_changed: Option<bool>,
     /// Where the redirects ended, if anywhere else.
     pub final_url: Option<String>,
     /// Each redirect hop as JSON `[[url, status], ...]`.
@@ -60,6 +65,12 @@ pub struct ObservationRow {
     pub changed: Option<i64>,
     /// What told us.
     pub change_evidence: Option<String>,
+    /// Content fingerprint (as stored); None before migration 0012.
+    #[sqlx(default)]
+    pub content_fingerprint: Option<i64>,
+    /// 1 the main content changed, 0 not, None unknown (and before migration 0012).
+    #[sqlx(default)]
+    pub content_changed: Option<i64>,
     /// Final URL after redirects.
     pub final_url: Option<String>,
     /// Redirect hops JSON.
@@ -75,7 +86,8 @@ impl Store {
     ) -> sqlx::Result<Vec<ObservationRow>> {
         let mut rows: Vec<ObservationRow> = sqlx::query_as(
             "SELECT checked_ms, method, status, etag, last_modified_ms, fingerprint, bytes,
-                    duration_ms, error, changed, change_evidence, final_url, redirects
+                    duration_ms, error, changed, change_evidence, final_url, redirects,
+                    content_fingerprint, content_changed
              FROM observations WHERE url_id = ? ORDER BY checked_ms DESC, id DESC LIMIT ?",
         )
         .bind(url_id)

@@ -51,6 +51,9 @@ pub struct UrlStatusRow {
     pub watched_from_ms: Option<i64>,
     /// End of that span.
     pub watched_until_ms: Option<i64>,
+    /// Checks that saw the main content change (migration 0012; `changes` counts the bytes).
+    #[sqlx(default)]
+    pub content_changes: i64,
 }
 
 /// One page URL's belief about its copy: its last check, an announced change and the posterior
@@ -88,6 +91,9 @@ pub struct HostStatusRow {
     pub checks: i64,
     /// Changes seen.
     pub changes: i64,
+    /// Checks that saw the main content change (migration 0012).
+    #[sqlx(default)]
+    pub content_changes: i64,
     /// URLs whose last check failed.
     pub urls_in_error: i64,
     /// Last check of any URL.

@@ -39,6 +39,28 @@ impl Store {
         .await
     }
 
+    /// Records which changes a site's estimator learns (`content` or `bytes`).
+    pub async fn set_site_change_signal(&self, site_id: i64, signal: &str) -> sqlx::Result<()> {
+        self.write("set_site_change_signal", |mut tx| async move {
+            sqlx::query("UPDATE sites SET change_signal = ? WHERE id = ?")
+                .bind(signal)
+                .bind(site_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
+    }
+
+    /// Which changes a site's estimator learns, as last recorded (None: not recorded).
+    pub async fn site_change_signal(&self, site_id: i64) -> sqlx::Result<Option<String>> {
+        sqlx::query_scalar("SELECT change_signal FROM sites WHERE id = ?")
+            .bind(site_id)
+            .fetch_optional(self.reader())
+            .await
+            .map(Option::flatten)
+    }
+
     /// The names of every site in the database.
     pub async fn site_names(&self) -> sqlx::Result<Vec<String>> {
         sqlx::query_scalar("SELECT name FROM sites ORDER BY name")

@@ -67,6 +67,12 @@ pub struct UrlRow {
     pub next_due_ms: Option<i64>,
     /// The scheduler's folded evidence ([`crate::estimate::Stats`] as JSON).
     pub stats: Option<String>,
+    /// Content fingerprint of our copy's main text (migration 0012).
+    #[sqlx(default)]
+    pub content_fingerprint: Option<i64>,
+    /// Checks that saw the main content change (migration 0012).
+    #[sqlx(default)]
+    pub content_changes: i64,
 }
 
 /// A URL found by discovery.
@@ -102,6 +108,8 @@ pub struct SummaryUpdate {
     pub last_modified: Option<String>,
     /// New fingerprint.
     pub fingerprint: Option<u64>,
+    /// New content fingerprint.
+    pub content_fingerprint: Option<u64>,
     /// Server floor on the revisit interval.
     pub min_interval_ms: Option<i64>,
     /// The estimate after this check.
@@ -230,8 +238,8 @@ impl Store {
             sqlx::query(
                 "INSERT INTO observations (url_id, checked_ms, method, status, etag, last_modified_ms,
                      fingerprint, bytes, duration_ms, error, changed, change_evidence, final_url,
-                     redirects)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                     redirects, content_fingerprint, content_changed)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(obs.url_id)
             .bind(obs.checked_ms)
@@ -247,9 +255,12 @@ impl Store {
             .bind(obs.change_evidence)
             .bind(&obs.final_url)
             .bind(&obs.redirects_json)
+            .bind(obs.content_fingerprint.map(hash_to_db))
+            .bind(obs.content_changed)
             .execute(&mut *tx)
             .await?;
             let changed = i64::from(obs.changed == Some(true));
+            let content_changed = i64::from(obs.content_changed == Some(true));
             let estimate = update.rate.as_ref();
             sqlx::query(
                 "UPDATE urls SET checks = checks + 1, changes = changes + ?,
@@ -258,6 +269,9 @@ impl Store {
                      etag = CASE WHEN ? THEN COALESCE(?, etag) ELSE etag END,
                      last_modified = CASE WHEN ? THEN COALESCE(?, last_modified) ELSE last_modified END,
                      fingerprint = CASE WHEN ? THEN COALESCE(?, fingerprint) ELSE fingerprint END,
+                     content_changes = content_changes + ?,
+                     content_fingerprint = CASE WHEN ? THEN COALESCE(?, content_fingerprint)
+                                                ELSE content_fingerprint END,
                      known_change_ms = CASE WHEN ? THEN NULL ELSE known_change_ms END,
                      min_interval_ms = ?,
                      rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
@@ -279,6 +293,9 @@ impl Store {
             .bind(&update.last_modified)
             .bind(update.got_copy)
             .bind(update.fingerprint.map(hash_to_db))
+            .bind(content_changed)
+            .bind(update.got_copy)
+            .bind(update.content_fingerprint.map(hash_to_db))
             .bind(update.got_copy)
             .bind(update.min_interval_ms)
             .bind(estimate.map(|e| e.rate_per_day))
