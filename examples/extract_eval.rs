@@ -18,20 +18,17 @@ use freshet::dedup::urlnorm::UrlRules;
 
 type Extractor = fn(&str) -> String;
 
+/// freshet's `extract_html`: dom_smoothie, the hand-written extractor as fallback.
 fn freshet_extract(html: &str) -> String {
     extract_html(html, None, &UrlRules::default()).main_text
 }
 
-#[cfg(feature = "extract-eval")]
-fn dom_smoothie_extract(html: &str) -> String {
-    dom_smoothie::Readability::new(html, None, None)
-        .ok()
-        .and_then(|mut r| r.parse().ok())
-        .map(|a| a.text_content.to_string())
-        .unwrap_or_default()
+/// The hand-written extractor alone (the fallback).
+fn freshet_heuristic(html: &str) -> String {
+    freshet::dedup::extract::heuristic::main_text(&scraper::Html::parse_document(html))
 }
 
-#[cfg(feature = "extract-eval")]
+/// dom_smoothie alone, as freshet calls it but without the fallback.
 fn dom_smoothie_formatted(html: &str) -> String {
     let cfg = dom_smoothie::Config {
         text_mode: dom_smoothie::TextMode::Formatted,
@@ -69,12 +66,14 @@ fn readabilityrs_extract(html: &str) -> String {
 
 fn extractors() -> Vec<(&'static str, Extractor)> {
     #[allow(unused_mut)]
-    let mut list: Vec<(&'static str, Extractor)> = vec![("freshet", freshet_extract)];
+    let mut list: Vec<(&'static str, Extractor)> = vec![
+        ("freshet", freshet_extract),
+        ("freshet heuristic", freshet_heuristic),
+        ("dom_smoothie 0.19", dom_smoothie_formatted),
+    ];
     #[cfg(feature = "extract-eval")]
     list.extend([
-        ("dom_smoothie 0.19", dom_smoothie_extract as Extractor),
-        ("dom_smoothie fmt", dom_smoothie_formatted),
-        ("rs-trafilatura 0.2", rs_trafilatura_extract),
+        ("rs-trafilatura 0.2", rs_trafilatura_extract as Extractor),
         ("trafilatura 0.6", trafilatura_extract),
         ("readabilityrs 0.1", readabilityrs_extract),
     ]);
