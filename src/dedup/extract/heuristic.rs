@@ -177,11 +177,17 @@ fn is_boilerplate(element: &ElementRef, inside_article: bool) -> bool {
     if el.attr("hidden").is_some() || el.attr("aria-hidden") == Some("true") {
         return true;
     }
-    let names = el.attr("class").into_iter().chain(el.attr("id"));
-    let named = names
+    (is_boilerplate_name(el.attr("class"), el.attr("id")) || name == "form")
+        && !holds_content(element)
+}
+
+/// Whether a `class` or `id` value holds a boilerplate word (`ad-slot`, `site-nav`, ...).
+pub fn is_boilerplate_name(class: Option<&str>, id: Option<&str>) -> bool {
+    class
+        .into_iter()
+        .chain(id)
         .flat_map(|v| v.split(|c: char| !c.is_ascii_alphanumeric()))
-        .any(|word| BOILERPLATE_WORDS.contains(&word.to_ascii_lowercase().as_str()));
-    (named || name == "form") && !holds_content(element)
+        .any(|word| BOILERPLATE_WORDS.contains(&word.to_ascii_lowercase().as_str()))
 }
 
 /// One step of [`Walker::walk`].
