@@ -76,8 +76,14 @@ async fn a_file_gives_title_main_text_canonical_links_and_fingerprints() {
     let out = freshet(strings(&["inspect", "page", &file])).await;
     assert!(out.status.success());
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains(&format!("fingerprint: {}", v["fingerprint"].as_str().unwrap())));
-    assert!(stdout.contains("main text (") && stdout.contains("links ("), "{stdout}");
+    assert!(stdout.contains(&format!(
+        "fingerprint: {}",
+        v["fingerprint"].as_str().unwrap()
+    )));
+    assert!(
+        stdout.contains("main text (") && stdout.contains("links ("),
+        "{stdout}"
+    );
 
     let missing = freshet(strings(&["inspect", "page", "/nonexistent/page.html"])).await;
     assert_eq!(missing.status.code(), Some(1));
@@ -98,12 +104,17 @@ async fn a_url_goes_through_the_fetcher_robots_and_address_policy() {
             "/robots.txt",
             get(|| async { "User-agent: *\nDisallow: /private/\n" }),
         )
-        .route("/news/flood.html", get(move || async move { axum::response::Html(article) }))
+        .route(
+            "/news/flood.html",
+            get(move || async move { axum::response::Html(article) }),
+        )
         .route("/private/draft.html", get(|| async { "secret" }))
-        .layer(axum::middleware::from_fn(move |req: Request, next: axum::middleware::Next| {
-            recorder.lock().unwrap().push(req.uri().path().to_string());
-            async move { next.run(req).await }
-        }));
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: axum::middleware::Next| {
+                recorder.lock().unwrap().push(req.uri().path().to_string());
+                async move { next.run(req).await }
+            },
+        ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -151,5 +162,9 @@ async fn a_url_goes_through_the_fetcher_robots_and_address_policy() {
         "{}",
         String::from_utf8_lossy(&disallowed.stderr)
     );
-    assert!(!requests().iter().any(|p| p.starts_with("/private/")), "{:?}", requests());
+    assert!(
+        !requests().iter().any(|p| p.starts_with("/private/")),
+        "{:?}",
+        requests()
+    );
 }

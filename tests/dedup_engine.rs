@@ -249,7 +249,11 @@ fn same_article_with_other_date_line_and_ads_is_one_near_group_and_templates_are
     // A verified near group decides canonicals like an exact class: one of the two is the
     // canonical, the other gets the duplicate's planner weight.
     assert!(e.is_canonical(urls[0].0) != e.is_canonical(urls[1].0));
-    let copy = if e.is_canonical(urls[0].0) { urls[1].0 } else { urls[0].0 };
+    let copy = if e.is_canonical(urls[0].0) {
+        urls[1].0
+    } else {
+        urls[0].0
+    };
     assert_eq!(e.planner_weight(copy), e.config().duplicate_weight);
     assert!(e.is_canonical(urls[2].0) && e.is_canonical(urls[3].0));
     assert!(e.classes().iter().all(|c| c.id.kind != ClassKind::Content));
@@ -446,8 +450,11 @@ fn the_original_wins_over_its_mirror() {
         let mut e = engine();
         let fetch = |e: &mut DedupEngine, host: &str| {
             for n in 0..3 {
-                e.observe(listed(&format!("http://{host}/guide/{n}"), article(host, n)))
-                    .unwrap();
+                e.observe(listed(
+                    &format!("http://{host}/guide/{n}"),
+                    article(host, n),
+                ))
+                .unwrap();
             }
         };
         let (first, second) = if mirror_first {
@@ -476,7 +483,11 @@ fn the_original_wins_over_its_mirror() {
             assert!(e.is_canonical(&docs), "{}", e.explain(&docs));
             assert!(!e.is_canonical(&mirror), "{}", e.explain(&mirror));
             assert_eq!(e.planner_weight(&mirror), e.config().duplicate_weight);
-            assert!(e.explain(&docs).contains("(1 from other hosts)"), "{}", e.explain(&docs));
+            assert!(
+                e.explain(&docs).contains("(1 from other hosts)"),
+                "{}",
+                e.explain(&docs)
+            );
         }
         // And after a save and load the decision and its evidence hold.
         let e2 = DedupEngine::from_state(DedupConfig::default(), e.state());

@@ -42,7 +42,10 @@ fn the_sets_own_duplicate_pages_are_grouped() {
 }
 
 fn first_words(text: &str, n: usize) -> String {
-    text.split_whitespace().take(n).collect::<Vec<_>>().join(" ")
+    text.split_whitespace()
+        .take(n)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The two perturbed copies of `body`.

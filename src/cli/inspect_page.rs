@@ -64,7 +64,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let html = page.content_type.as_deref().map_or_else(
         || {
             let name = args.source.file_or_url.to_ascii_lowercase();
-            [".htm", ".html", ".xhtml"].iter().any(|e| name.ends_with(e))
+            [".htm", ".html", ".xhtml"]
+                .iter()
+                .any(|e| name.ends_with(e))
                 || decoded.text.trim_start().starts_with('<')
         },
         |ct| ct.contains("html"),
@@ -96,7 +98,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         println!("url:         {}", page.url);
         println!("title:       {}", extracted.title.as_deref().unwrap_or("-"));
-        println!("canonical:   {}", extracted.canonical.as_deref().unwrap_or("-"));
+        println!(
+            "canonical:   {}",
+            extracted.canonical.as_deref().unwrap_or("-")
+        );
         println!("fingerprint: {fingerprint:016x}");
         println!("simhash:     {sim:016x}");
         println!(
@@ -151,7 +156,13 @@ async fn fetch(url: Url, allow_networks: &[Cidr]) -> Result<Page, String> {
     };
     let cap = fetcher.config().max_body_bytes;
     let outcome = fetcher
-        .fetch_gated(&FetchRequest::get(url.clone()), cap, &pool, clock.as_ref(), &gate)
+        .fetch_gated(
+            &FetchRequest::get(url.clone()),
+            cap,
+            &pool,
+            clock.as_ref(),
+            &gate,
+        )
         .await;
     if let Some(error) = outcome.error {
         return Err(format!("cannot fetch {url}: {error}"));

@@ -307,7 +307,11 @@ impl DedupEngine {
             *self.in_links.entry(*fp).or_default() += 1;
             touched.extend(self.by_fp.get(fp).cloned());
         }
-        let host = |u: &str| Url::parse(u).ok().and_then(|u| u.host_str().map(str::to_string));
+        let host = |u: &str| {
+            Url::parse(u)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+        };
         let own_host = host(owner);
         let new_external: BTreeSet<u64> = links
             .iter()

@@ -146,7 +146,6 @@ fn canonical(doc: &Html, base: Option<&Url>, rules: &UrlRules) -> Option<String>
         .map(String::from)
 }
 
-
 /// dom_smoothie's main text, one block per line; `None` when the document is too deep or too
 /// large for it, it finds no article, or it panics.
 fn readable_text(html: &str, doc: &Html) -> Option<String> {
@@ -196,7 +195,7 @@ fn remove_named_boilerplate(document: &dom_query::Document) {
         .cloned()
         .collect();
     for node in named {
-        let inside = dom_query::Selection::from(node.clone());
+        let inside = dom_query::Selection::from(node);
         let holds_content = inside.select("article, main, h1").exists()
             || inside.select("p").length() >= heuristic::CONTENT_PARAGRAPHS;
         if !holds_content && !matches!(node.node_name().as_deref(), Some("html" | "body")) {
@@ -244,7 +243,9 @@ mod tests {
             assert!(!out.main_text.contains(junk), "{junk} in {}", out.main_text);
         }
         assert!(
-            out.main_text.lines().all(|l| !l.is_empty() && !l.contains("  ")),
+            out.main_text
+                .lines()
+                .all(|l| !l.is_empty() && !l.contains("  ")),
             "{:?}",
             out.main_text
         );
@@ -281,7 +282,10 @@ mod tests {
         for (html, want) in [
             ("<p>Just a line of text.</p>", "Just a line of text."),
             ("plain words, no tags", "plain words, no tags"),
-            ("<html><body><div>one</div><div>two</div></body></html>", "one"),
+            (
+                "<html><body><div>one</div><div>two</div></body></html>",
+                "one",
+            ),
         ] {
             let out = extract_html(html, None, &UrlRules::default());
             assert!(out.main_text.contains(want), "{html}: {:?}", out.main_text);

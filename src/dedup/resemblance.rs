@@ -109,7 +109,7 @@ impl Sketch {
 /// The seeds of the hash functions: fixed, so sketches stay comparable across runs.
 const SEEDS: [u64; SKETCH_LEN] = {
     let mut seeds = [0u64; SKETCH_LEN];
-    let mut state = 0x5EED_0F_F5E5_4E7u64;
+    let mut state = 0x0005_EED0_FF5E_54E7_u64;
     let mut i = 0;
     while i < SKETCH_LEN {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -229,10 +229,7 @@ mod tests {
 
     #[test]
     fn sketch_is_case_and_punctuation_insensitive() {
-        assert_eq!(
-            Sketch::of("The River, rose!"),
-            Sketch::of("the river rose")
-        );
+        assert_eq!(Sketch::of("The River, rose!"), Sketch::of("the river rose"));
     }
 
     #[test]

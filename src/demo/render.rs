@@ -390,15 +390,31 @@ mod tests {
     fn other_hosts_link_to_the_original_not_the_mirror() {
         let w = world();
         let news = &w.hosts[0];
-        let html = page_html(&w, news, "http://news.freshet.test:9", &w.pages[news.pages[0]], 1);
-        assert!(html.contains("href=\"http://docs.freshet.test:9/"), "{html}");
+        let html = page_html(
+            &w,
+            news,
+            "http://news.freshet.test:9",
+            &w.pages[news.pages[0]],
+            1,
+        );
+        assert!(
+            html.contains("href=\"http://docs.freshet.test:9/"),
+            "{html}"
+        );
         assert!(!html.contains("mirror.freshet.test"));
         for name in ["docs.freshet.test", MIRROR_HOST] {
             let (_, host) = w.host(name).unwrap();
             let base = format!("http://{name}:9");
             let html = page_html(&w, host, &base, &w.pages[host.pages[0]], 1);
-            let other = if name == MIRROR_HOST { "docs.freshet.test" } else { MIRROR_HOST };
-            assert!(!html.contains(&format!("href=\"http://{other}")), "{name}: {html}");
+            let other = if name == MIRROR_HOST {
+                "docs.freshet.test"
+            } else {
+                MIRROR_HOST
+            };
+            assert!(
+                !html.contains(&format!("href=\"http://{other}")),
+                "{name}: {html}"
+            );
         }
     }
 

@@ -43,7 +43,12 @@ pub fn load() -> Vec<Page> {
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str()?.strip_suffix(".txt").map(String::from))
+        .filter_map(|e| {
+            e.file_name()
+                .to_str()?
+                .strip_suffix(".txt")
+                .map(String::from)
+        })
         .collect();
     names.sort();
     names
@@ -57,8 +62,8 @@ pub fn load() -> Vec<Page> {
             .read_to_end(&mut bytes)
             .unwrap_or_else(|e| panic!("{}: {e}", gz.display()));
             let txt = dir.join(format!("{name}.txt"));
-            let expected = std::fs::read_to_string(&txt)
-                .unwrap_or_else(|e| panic!("{}: {e}", txt.display()));
+            let expected =
+                std::fs::read_to_string(&txt).unwrap_or_else(|e| panic!("{}: {e}", txt.display()));
             Page {
                 name,
                 html: String::from_utf8_lossy(&bytes).into_owned(),
@@ -74,7 +79,7 @@ fn unspaced_script(c: char) -> bool {
         | 0x1000..=0x109F    // Burmese
         | 0x3040..=0x30FF    // kana
         | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF // CJK ideographs
-        | 0xAC00..=0xD7AF)   // hangul
+        | 0xAC00..=0xD7AF) // hangul
 }
 
 /// The tokens of `text` (see the module docs).

@@ -33,8 +33,8 @@ pub const CONTENT_PARAGRAPHS: usize = 5;
 
 /// Elements skipped with everything inside them.
 const SKIP_TAGS: &[&str] = &[
-    "script", "style", "noscript", "template", "svg", "iframe", "nav", "aside", "button",
-    "select", "textarea", "menu", "object", "embed", "canvas", "head",
+    "script", "style", "noscript", "template", "svg", "iframe", "nav", "aside", "button", "select",
+    "textarea", "menu", "object", "embed", "canvas", "head",
 ];
 
 /// Elements that end a text block.
@@ -380,15 +380,19 @@ mod tests {
     /// Regression: a wrapper named like boilerplate, or a page-wide form, dropped the whole page.
     #[test]
     fn wrappers_named_like_boilerplate_and_page_wide_forms_keep_the_page() {
-        let paragraphs = "<p>Storm clouds gathered over the harbour as the boats came in.</p>"
-            .repeat(6);
+        let paragraphs =
+            "<p>Storm clouds gathered over the harbour as the boats came in.</p>".repeat(6);
         for wrapper in [
             "<div class='and-w-sidebar'>",
             "<div class='non-ad-column'>",
             "<div class='has-section-nav'>",
             "<form id='aspnetForm' action='/'>",
         ] {
-            let close = if wrapper.starts_with("<form") { "</form>" } else { "</div>" };
+            let close = if wrapper.starts_with("<form") {
+                "</form>"
+            } else {
+                "</div>"
+            };
             let out = text(&format!(
                 "<body>{wrapper}<div class='sidebar'>Popular: other things</div>{paragraphs}{close}</body>"
             ));
