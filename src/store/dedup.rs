@@ -365,7 +365,10 @@ mod tests {
     fn page(url: &str, text: &str) -> FetchedPage {
         FetchedPage::html(
             url,
-            format!("<html><body><main><p>{text}</p><a href=\"/x\">x</a></main></body></html>"),
+            format!(
+                "<html><body><main><p>{text}</p><a href=\"/x\">x</a>\
+                 <a href=\"http://c.test/elsewhere\">c</a></main></body></html>"
+            ),
         )
     }
 
@@ -398,7 +401,11 @@ mod tests {
             .unwrap();
         let first = save(&store, &mut saved, &engine).await;
         assert!(!first.classes.is_empty() && first.new_errors.len() == 1);
-        assert_eq!(store.load_dedup_state().await.unwrap(), engine.state());
+        // The sketch and the links to other hosts (migration 0011) are saved too.
+        let state = engine.state();
+        assert!(state.urls.iter().any(|u| u.sketch.is_some()));
+        assert!(state.urls.iter().any(|u| !u.external_out_links.is_empty()));
+        assert_eq!(store.load_dedup_state().await.unwrap(), state);
 
         // Only what changed is written the second time; a moved page leaves its class.
         assert!(save(&store, &mut saved, &engine).await.is_empty());
