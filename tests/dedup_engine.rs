@@ -246,8 +246,16 @@ fn same_article_with_other_date_line_and_ads_is_one_near_group_and_templates_are
     let members: Vec<&str> = near[0].members.iter().map(|m| m.url.as_str()).collect();
     assert_eq!(members.len(), 2);
     assert!(members.contains(&urls[0].0) && members.contains(&urls[1].0));
-    // Near groups are reported only by default: both stay canonical of their own content.
-    assert!(e.is_canonical(urls[0].0) && e.is_canonical(urls[1].0));
+    // A verified near group decides canonicals like an exact class: one of the two is the
+    // canonical, the other gets the duplicate's planner weight.
+    assert!(e.is_canonical(urls[0].0) != e.is_canonical(urls[1].0));
+    let copy = if e.is_canonical(urls[0].0) {
+        urls[1].0
+    } else {
+        urls[0].0
+    };
+    assert_eq!(e.planner_weight(copy), e.config().duplicate_weight);
+    assert!(e.is_canonical(urls[2].0) && e.is_canonical(urls[3].0));
     assert!(e.classes().iter().all(|c| c.id.kind != ClassKind::Content));
 }
 
@@ -406,4 +414,87 @@ fn bad_input_is_an_error_or_data_never_a_panic() {
     );
     assert!(e.observe(garbage).is_ok());
     assert_eq!(e.planner_weight("https://unknown.example/"), 1.0);
+}
+
+/// The demo's shape: a docs host and its mirror serve the same pages, each listed by its own
+/// host's sitemap with the same priority, each linking to its own host's pages; the mirror's
+/// URL is fetched first (so it starts as canonical). Pages of another host link to the docs
+/// pages: the original must end up canonical, whatever the order of fetches.
+#[test]
+fn the_original_wins_over_its_mirror() {
+    let article = |host: &str, n: usize| {
+        // Three distinct guides (not near-duplicates of each other).
+        let topics = [
+            "Install the package from the archive, unpack it into the home folder and run \
+             the setup script once as an administrator before the first start.",
+            "Backups are taken every night at two; keep seven daily copies, four weekly ones \
+             and restore them with the recover command when a disk fails.",
+            "The proxy forwards requests by host name; add a route per upstream, set its \
+             timeout in seconds and reload the configuration without a restart.",
+        ];
+        let paragraphs: String = (0..4)
+            .map(|p| format!("<p>{} Step {p}.</p>", topics[n]))
+            .collect();
+        let links: String = (0..3)
+            .map(|m| format!("<li><a href='http://{host}/guide/{m}'>Guide {m}</a></li>"))
+            .collect();
+        format!(
+            "<html><head><title>Guide {n}</title></head><body><nav><a href='/'>{host}</a></nav>\
+             <main><article><h1>Guide {n}</h1>{paragraphs}</article></main>\
+             <aside><ul>{links}</ul></aside></body></html>"
+        )
+        .into_bytes()
+    };
+    let listed = |url: &str, body: Vec<u8>| with_priority(url, body, 0.6);
+    for mirror_first in [true, false] {
+        let mut e = engine();
+        let fetch = |e: &mut DedupEngine, host: &str| {
+            for n in 0..3 {
+                e.observe(listed(
+                    &format!("http://{host}/guide/{n}"),
+                    article(host, n),
+                ))
+                .unwrap();
+            }
+        };
+        let (first, second) = if mirror_first {
+            ("mirror.freshet.test", "docs.freshet.test")
+        } else {
+            ("docs.freshet.test", "mirror.freshet.test")
+        };
+        fetch(&mut e, first);
+        fetch(&mut e, second);
+        // A news page links to one docs page (the rest of the web links to the original).
+        let news: String = (0..3)
+            .map(|n| format!("<a href='http://docs.freshet.test/guide/{n}'>docs</a> "))
+            .collect();
+        e.observe(FetchedPage::html(
+            "http://news.freshet.test/today",
+            format!(
+                "<html><body><article><p>{}</p><p>{news}</p></article></body></html>",
+                "Today the river rose and the council met to discuss the bridge. ".repeat(5)
+            )
+            .into_bytes(),
+        ))
+        .unwrap();
+        for n in 0..3 {
+            let docs = format!("http://docs.freshet.test/guide/{n}");
+            let mirror = format!("http://mirror.freshet.test/guide/{n}");
+            assert!(e.is_canonical(&docs), "{}", e.explain(&docs));
+            assert!(!e.is_canonical(&mirror), "{}", e.explain(&mirror));
+            assert_eq!(e.planner_weight(&mirror), e.config().duplicate_weight);
+            assert!(
+                e.explain(&docs).contains("(1 from other hosts)"),
+                "{}",
+                e.explain(&docs)
+            );
+        }
+        // And after a save and load the decision and its evidence hold.
+        let e2 = DedupEngine::from_state(DedupConfig::default(), e.state());
+        assert!(e2.is_canonical("http://docs.freshet.test/guide/0"));
+        assert_eq!(
+            e2.score("http://docs.freshet.test/guide/0"),
+            e.score("http://docs.freshet.test/guide/0")
+        );
+    }
 }

@@ -31,6 +31,8 @@ pub enum Command {
     Feed(FeedArgs),
     /// Near-duplicate groups among local HTML or text files, to tune the thresholds.
     Duplicates(super::inspect_duplicates::Args),
+    /// Title, main text, canonical, links and fingerprints of one page (file or URL).
+    Page(super::inspect_page::Args),
 }
 
 /// Where the document comes from.
@@ -83,6 +85,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Sitemap(args) => inspect_sitemap(args).await,
         Command::Feed(args) => inspect_feed(args).await,
         Command::Duplicates(args) => super::inspect_duplicates::run(args).await,
+        Command::Page(args) => super::inspect_page::run(args).await,
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::dedup::fingerprint::DEFAULT_SHINGLE_WORDS;
 use crate::dedup::inspect::{FileFingerprint, Group, fingerprint_file, group, groups_json};
+use crate::dedup::resemblance::NEAR_DUPLICATE_RESEMBLANCE;
 
 /// Arguments of `freshet inspect duplicates`.
 #[derive(Debug, clap::Args)]
@@ -13,10 +14,12 @@ pub struct Args {
     /// HTML (.html, .htm, or starting with `<`) or plain-text files to compare.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// Print `{"groups": [[file, ..], ..]}` instead of text.
+    /// Print `{"groups": [[file, ..], ..], "pairs": [{"a", "b", "resemblance",
+    /// "simhash_distance"}, ..]}` instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Largest simhash Hamming distance (of 64 bits) counted as a near-duplicate.
+    /// Largest simhash Hamming distance (of 64 bits) that makes two files candidates (LSH bands
+    /// find candidates too); every candidate pair is verified by resemblance.
     #[arg(short = 'k', long = "distance", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(0..=31))]
     pub distance: u32,
@@ -59,9 +62,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
 
 fn render_text(files: &[FileFingerprint], groups: &[Group], args: &Args) -> String {
     let mut out = format!(
-        "{} file(s), {} group(s) of near-duplicates (distance <= {}, shingles of {} word(s))",
+        "{} file(s), {} group(s) of near-duplicates (verified resemblance >= {}; candidates: \
+         simhash distance <= {} with shingles of {} word(s), or a shared LSH band)",
         files.len(),
         groups.len(),
+        NEAR_DUPLICATE_RESEMBLANCE,
         args.distance,
         args.shingle
     );
@@ -82,6 +87,12 @@ fn render_text(files: &[FileFingerprint], groups: &[Group], args: &Args) -> Stri
         ));
         for f in &g.files {
             out.push_str(&format!("\n  {f}"));
+        }
+        for p in &g.pairs {
+            out.push_str(&format!(
+                "\n  resemblance {:.3} (simhash distance {}): {} ~ {}",
+                p.resemblance, p.simhash_distance, p.a, p.b
+            ));
         }
     }
     out

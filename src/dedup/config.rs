@@ -16,12 +16,14 @@ pub struct DedupConfig {
     pub additive_margin: f64,
     /// ...and by at least this factor (default 1.1) before the canonical moves.
     pub multiplicative_margin: f64,
-    /// Largest simhash Hamming distance of near-duplicates (default 3).
+    /// Largest simhash Hamming distance of near-duplicate candidates (default 3); every
+    /// candidate is verified by resemblance (see [`super::resemblance`]).
     pub near_distance: u32,
     /// Words per simhash shingle (default 2).
     pub shingle_words: usize,
     /// Whether a near-duplicate group also decides canonicals, like an exact content class
-    /// (default false: near groups are only reported).
+    /// (default true: a verified near-copy gets the duplicate's planner weight; false only
+    /// reports near groups).
     pub near_joins_content: bool,
     /// Planner weight multiplier of a known non-canonical page (default 0.1).
     pub duplicate_weight: f64,
@@ -41,7 +43,7 @@ impl Default for DedupConfig {
             multiplicative_margin: 1.1,
             near_distance: 3,
             shingle_words: DEFAULT_SHINGLE_WORDS,
-            near_joins_content: false,
+            near_joins_content: true,
             duplicate_weight: 0.1,
             redirect_weight: 0.02,
             url_rules: UrlRules::default(),

@@ -14,6 +14,8 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use url::Url;
+
 use super::class::{Class, ClassId, ClassKind, Hysteresis};
 use super::config::DedupConfig;
 use super::content;
@@ -22,6 +24,7 @@ use super::fingerprint::simhash;
 use super::near::NearIndex;
 use super::page::{DedupError, DedupOutcome, FetchedPage, Hop};
 use super::redirects::{PermanentRedirects, RedirectError};
+use super::resemblance::{LshIndex, Sketch};
 use super::score::{self, ScoreInputs};
 use super::state::UrlRecord;
 use super::urlnorm::{UrlError, normalize, url_fingerprint};
@@ -41,14 +44,21 @@ pub struct DedupEngine {
     pub(super) errors: Vec<RedirectError>,
     /// Links pointing at a URL fingerprint from other known pages.
     pub(super) in_links: HashMap<u64, u32>,
+    /// Of those, links from pages on another host: a mirror's pages link to the mirror, the
+    /// rest of the web links to the original.
+    pub(super) external_in_links: HashMap<u64, u32>,
     /// `rel=canonical` votes per URL fingerprint.
     pub(super) votes: HashMap<u64, u32>,
     /// Known URL by fingerprint, to rescore link targets.
     pub(super) by_fp: HashMap<u64, String>,
     /// URLs per content fingerprint.
     pub(super) by_content: HashMap<u64, BTreeSet<String>>,
-    /// Simhashes of the distinct contents, keyed by content fingerprint.
+    /// Simhashes of the distinct contents, keyed by content fingerprint: candidates.
     pub(super) near: NearIndex,
+    /// Resemblance sketches of the distinct contents, by content fingerprint: verification.
+    pub(super) sketches: HashMap<u64, Sketch>,
+    /// LSH bands of the sketches, by content fingerprint: candidates simhash misses.
+    pub(super) lsh: LshIndex,
     /// Near group of each content fingerprint in the index.
     pub(super) group_of: HashMap<u64, u64>,
     /// Content fingerprints of each near group.
@@ -62,12 +72,15 @@ impl DedupEngine {
     pub fn new(config: DedupConfig) -> Self {
         DedupEngine {
             near: NearIndex::new(config.near_distance),
+            sketches: HashMap::new(),
+            lsh: LshIndex::new(),
             config,
             urls: HashMap::new(),
             classes: HashMap::new(),
             permanent: PermanentRedirects::new(),
             errors: Vec::new(),
             in_links: HashMap::new(),
+            external_in_links: HashMap::new(),
             votes: HashMap::new(),
             by_fp: HashMap::new(),
             by_content: HashMap::new(),
@@ -132,6 +145,7 @@ impl DedupEngine {
         let extracted =
             extracted.unwrap_or_else(|| content::extract_page(&page, &self.config.url_rules));
         let (content_fp, sim) = self.fingerprints(&page, &extracted);
+        let sketch = Sketch::of(&extracted.main_text);
         let mut seen = BTreeSet::new();
         let links: Vec<String> = extracted
             .links
@@ -147,10 +161,10 @@ impl DedupEngine {
         }
         self.set_out_links(&owner, &links, &mut touched);
         self.set_vote(&owner, extracted.canonical.clone(), &mut touched);
-        self.set_content(&owner, content_fp, sim, &mut touched);
+        self.set_content(&owner, content_fp, sim, &sketch, &mut touched);
         if final_url != owner && !self.permanent.is_source(&final_url) {
             touched.insert(final_url.clone());
-            self.set_content(&final_url, content_fp, sim, &mut touched);
+            self.set_content(&final_url, content_fp, sim, &sketch, &mut touched);
         }
         for u in &touched {
             self.sync(u);
@@ -229,6 +243,7 @@ impl DedupEngine {
                         // It is no longer a page: its content now lives at the target.
                         let record = self.record(source);
                         record.temp_target = None;
+                        record.sketch = None;
                         let old = (record.content_fp.take(), record.simhash.take());
                         if let (Some(fp), Some(sim)) = old {
                             let mut others = BTreeSet::new();
@@ -279,7 +294,37 @@ impl DedupEngine {
             *self.in_links.entry(*fp).or_default() += 1;
             touched.extend(self.by_fp.get(fp).cloned());
         }
-        self.record(owner).out_links = new.into_iter().collect();
+        let host = |u: &str| {
+            Url::parse(u)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_string))
+        };
+        let own_host = host(owner);
+        let new_external: BTreeSet<u64> = links
+            .iter()
+            .filter(|l| host(l) != own_host)
+            .map(|l| url_fingerprint(l))
+            .filter(|&fp| fp != own)
+            .collect();
+        let old_external: BTreeSet<u64> = self
+            .record(owner)
+            .external_out_links
+            .iter()
+            .copied()
+            .collect();
+        for fp in old_external.difference(&new_external) {
+            if let Some(n) = self.external_in_links.get_mut(fp) {
+                *n = n.saturating_sub(1);
+            }
+            touched.extend(self.by_fp.get(fp).cloned());
+        }
+        for fp in new_external.difference(&old_external) {
+            *self.external_in_links.entry(*fp).or_default() += 1;
+            touched.extend(self.by_fp.get(fp).cloned());
+        }
+        let record = self.record(owner);
+        record.out_links = new.into_iter().collect();
+        record.external_out_links = new_external.into_iter().collect();
     }
 
     fn set_vote(&mut self, owner: &str, target: Option<String>, touched: &mut BTreeSet<String>) {
@@ -302,10 +347,18 @@ impl DedupEngine {
     }
 
     /// Gives `url` new content; keeps the content index and near groups in step.
-    fn set_content(&mut self, url: &str, fp: u64, sim: u64, touched: &mut BTreeSet<String>) {
+    fn set_content(
+        &mut self,
+        url: &str,
+        fp: u64,
+        sim: u64,
+        sketch: &Sketch,
+        touched: &mut BTreeSet<String>,
+    ) {
         let record = self.record(url);
         let old = record.content_fp.replace(fp);
         let old_sim = record.simhash.replace(sim);
+        record.sketch = (!sketch.is_empty()).then(|| sketch.clone());
         if old == Some(fp) {
             return;
         }
@@ -315,7 +368,7 @@ impl DedupEngine {
         let users = self.by_content.entry(fp).or_default();
         users.insert(url.to_string());
         if users.len() == 1 && sim != 0 {
-            self.join_near(fp, sim, touched);
+            self.join_near(fp, sim, sketch, touched);
         }
     }
 
@@ -329,6 +382,9 @@ impl DedupEngine {
         }
         self.by_content.remove(&fp);
         self.near.remove(sim, fp);
+        if let Some(sketch) = self.sketches.remove(&fp) {
+            self.lsh.remove(&sketch, fp);
+        }
         if let Some(group) = self.group_of.remove(&fp)
             && let Some(contents) = self.groups.get_mut(&group)
         {
@@ -343,14 +399,30 @@ impl DedupEngine {
         }
     }
 
-    /// Adds a new distinct content to the near index and to the group of its near matches
-    /// (merging groups the new content bridges).
-    fn join_near(&mut self, fp: u64, sim: u64, touched: &mut BTreeSet<String>) {
-        let mut matched: BTreeSet<u64> = BTreeSet::new();
+    /// Adds a new distinct content to the near indexes and to the group of its verified near
+    /// matches (merging groups the new content bridges). Candidates come from the simhash
+    /// tables and the sketch's LSH bands; a candidate joins only if the resemblance of the two
+    /// sketches reaches [`super::resemblance::NEAR_DUPLICATE_RESEMBLANCE`] (a content without
+    /// a sketch, saved before sketches existed, is never verified and so never joined).
+    fn join_near(&mut self, fp: u64, sim: u64, sketch: &Sketch, touched: &mut BTreeSet<String>) {
+        let mut candidates: BTreeSet<u64> = self.lsh.candidates(sketch).into_iter().collect();
         self.near.for_each_match(sim, |other, _| {
-            matched.insert(other);
+            candidates.insert(other);
         });
+        let matched: BTreeSet<u64> = candidates
+            .into_iter()
+            .filter(|c| *c != fp)
+            .filter(|c| {
+                self.sketches
+                    .get(c)
+                    .is_some_and(|other| other.is_near_duplicate(sketch))
+            })
+            .collect();
         self.near.insert(sim, fp);
+        if !sketch.is_empty() {
+            self.lsh.insert(sketch, fp);
+            self.sketches.insert(fp, sketch.clone());
+        }
         let mut groups: Vec<u64> = matched
             .iter()
             .filter_map(|c| self.group_of.get(c).copied())
@@ -419,6 +491,7 @@ impl DedupEngine {
             sitemap_priority: self.urls.get(url).and_then(|r| r.sitemap_priority),
             canonical_votes: self.votes.get(&fp).copied().unwrap_or(0),
             in_links: self.in_links.get(&fp).copied().unwrap_or(0),
+            external_in_links: self.external_in_links.get(&fp).copied().unwrap_or(0),
         }
     }
 

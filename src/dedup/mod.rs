@@ -33,6 +33,7 @@ pub mod near;
 pub mod page;
 mod queries;
 pub mod redirects;
+pub mod resemblance;
 pub mod score;
 pub mod state;
 pub mod urlnorm;

@@ -11,6 +11,7 @@ use super::config::DedupConfig;
 use super::engine::DedupEngine;
 use super::near::NearIndex;
 use super::redirects::{PermanentRedirects, RedirectError};
+use super::resemblance::{LshIndex, Sketch};
 use super::urlnorm::url_fingerprint;
 
 /// What the engine knows of one URL. Plain data, saved as it is.
@@ -22,6 +23,9 @@ pub struct UrlRecord {
     pub content_fp: Option<u64>,
     /// Simhash of its content.
     pub simhash: Option<u64>,
+    /// Resemblance sketch of its content (128 bytes), to verify near-duplicates.
+    #[serde(default)]
+    pub sketch: Option<Sketch>,
     /// Sitemap priority, if given.
     pub sitemap_priority: Option<f64>,
     /// The final target when the URL temporarily redirects.
@@ -30,6 +34,9 @@ pub struct UrlRecord {
     pub declared_canonical: Option<String>,
     /// Fingerprints of the URLs it links to (not itself), for in-link counts.
     pub out_links: Vec<u64>,
+    /// The subset of `out_links` on another host than this URL's: votes of the wider web.
+    #[serde(default)]
+    pub external_out_links: Vec<u64>,
     /// Classes it is a member of.
     pub memberships: Vec<ClassId>,
 }
@@ -91,6 +98,9 @@ impl DedupEngine {
             for fp in &record.out_links {
                 *engine.in_links.entry(*fp).or_default() += 1;
             }
+            for fp in &record.external_out_links {
+                *engine.external_in_links.entry(*fp).or_default() += 1;
+            }
             if let Some(target) = &record.declared_canonical {
                 *engine.votes.entry(url_fingerprint(target)).or_default() += 1;
             }
@@ -101,6 +111,9 @@ impl DedupEngine {
                     .or_default()
                     .insert(record.url.clone());
                 simhashes.insert(fp, sim);
+                if let Some(sketch) = &record.sketch {
+                    engine.sketches.insert(fp, sketch.clone());
+                }
             }
             engine
                 .by_fp
@@ -110,6 +123,10 @@ impl DedupEngine {
         engine.near = NearIndex::new(engine.config.near_distance);
         for (&fp, &sim) in simhashes.iter().filter(|&(_, &sim)| sim != 0) {
             engine.near.insert(sim, fp);
+        }
+        engine.lsh = LshIndex::new();
+        for (&fp, sketch) in &engine.sketches {
+            engine.lsh.insert(sketch, fp);
         }
         let mut groups: HashMap<u64, BTreeSet<u64>> = HashMap::new();
         for (content, group) in state.near_groups {

@@ -112,6 +112,7 @@ pub fn page_html(
     }
     html.push_str("</article>\n<aside><h2>Related</h2><ul>\n");
     link_items(&mut html, world, base, &page.links);
+    external_link(&mut html, world, host, base, page.id);
     html.push_str("</ul></aside>");
     if let Some(epoch) = noise {
         noise_blocks(&mut html, page, epoch);
@@ -168,6 +169,26 @@ fn link_items(html: &mut String, world: &World, base: &str, pages: &[usize]) {
             page.path, page.title
         );
     }
+}
+
+/// On hosts other than the mirrored one and its mirror, a link to one page of the mirrored host
+/// (its own URL, not the mirror's): the rest of the web links to the original, which is what
+/// tells it from its mirror when choosing canonicals (`dedup::score`).
+fn external_link(html: &mut String, world: &World, host: &Host, base: &str, page_id: usize) {
+    let Some(original) = world.hosts.iter().find_map(|h| h.mirror_of) else {
+        return;
+    };
+    let original = &world.hosts[original];
+    if host.name == original.name || host.mirror_of.is_some() || original.pages.is_empty() {
+        return;
+    }
+    let target = &world.pages[original.pages[page_id % original.pages.len()]];
+    let original_base = base.replacen(&host.name, &original.name, 1);
+    let _ = writeln!(
+        html,
+        "<li><a href=\"{original_base}{}\">{}</a></li>",
+        target.path, target.title
+    );
 }
 
 /// The page behind a robots.txt `Disallow`: it exists, but a polite client never sees it.
@@ -441,6 +462,41 @@ mod tests {
         let d = page_html(&w, docs, "http://d", page, 2, 0);
         assert_ne!(m, d);
         assert_eq!(article(m), article(d));
+    }
+
+    /// Other hosts link to the original docs pages, never to the mirror: what tells the
+    /// original from its mirror when canonicals are chosen.
+    #[test]
+    fn other_hosts_link_to_the_original_not_the_mirror() {
+        let w = world();
+        let news = &w.hosts[0];
+        let html = page_html(
+            &w,
+            news,
+            "http://news.freshet.test:9",
+            &w.pages[news.pages[0]],
+            1,
+            0,
+        );
+        assert!(
+            html.contains("href=\"http://docs.freshet.test:9/"),
+            "{html}"
+        );
+        assert!(!html.contains("mirror.freshet.test"));
+        for name in ["docs.freshet.test", MIRROR_HOST] {
+            let (_, host) = w.host(name).unwrap();
+            let base = format!("http://{name}:9");
+            let html = page_html(&w, host, &base, &w.pages[host.pages[0]], 1, 0);
+            let other = if name == MIRROR_HOST {
+                "docs.freshet.test"
+            } else {
+                MIRROR_HOST
+            };
+            assert!(
+                !html.contains(&format!("href=\"http://{other}")),
+                "{name}: {html}"
+            );
+        }
     }
 
     #[test]

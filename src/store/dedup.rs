@@ -13,6 +13,7 @@ use sqlx::{Sqlite, Transaction};
 pub use super::dedup_changes::{DedupChanges, SavedDedup};
 use super::documents::DocumentWrite;
 use super::{Store, hash_from_db, hash_to_db};
+use crate::dedup::resemblance::Sketch;
 use crate::dedup::{Class, ClassId, ClassKind, DedupState, Member, RedirectError, UrlRecord};
 
 /// The name of a class kind in the tables and reports.
@@ -70,6 +71,8 @@ type UrlDbRow = (
     Option<String>,
     String,
     String,
+    Option<Vec<u8>>,
+    String,
 );
 
 /// kind, key, canonical, reason, members as a JSON array.
@@ -81,17 +84,19 @@ impl Store {
         let mut state = DedupState::default();
         let rows: Vec<UrlDbRow> = sqlx::query_as(
             "SELECT url, content_fp, simhash, sitemap_priority, temp_target, declared_canonical,
-                    out_links, memberships FROM dedup_urls ORDER BY url",
+                    out_links, memberships, sketch, external_out_links FROM dedup_urls ORDER BY url",
         )
         .fetch_all(self.reader())
         .await?;
-        for (url, fp, sim, priority, temp, declared, links, memberships) in rows {
+        for (url, fp, sim, priority, temp, declared, links, memberships, sketch, external) in rows {
             state.urls.push(UrlRecord {
                 out_links: serde_json::from_str(&links)?,
+                external_out_links: serde_json::from_str(&external)?,
                 memberships: serde_json::from_str(&memberships)?,
                 url,
                 content_fp: fp.map(hash_from_db),
                 simhash: sim.map(hash_from_db),
+                sketch: sketch.map(Sketch),
                 sitemap_priority: priority,
                 temp_target: temp,
                 declared_canonical: declared,
@@ -252,8 +257,9 @@ async fn save_changes(
     for r in &changes.urls {
         sqlx::query(
             "INSERT OR REPLACE INTO dedup_urls (url, content_fp, simhash, sitemap_priority,
-                 temp_target, declared_canonical, out_links, memberships)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 temp_target, declared_canonical, out_links, memberships, sketch,
+                 external_out_links)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&r.url)
         .bind(r.content_fp.map(hash_to_db))
@@ -263,6 +269,8 @@ async fn save_changes(
         .bind(&r.declared_canonical)
         .bind(serde_json::to_string(&r.out_links).unwrap_or_else(|_| "[]".into()))
         .bind(serde_json::to_string(&r.memberships).unwrap_or_else(|_| "[]".into()))
+        .bind(r.sketch.as_ref().map(|s| s.0.clone()))
+        .bind(serde_json::to_string(&r.external_out_links).unwrap_or_else(|_| "[]".into()))
         .execute(&mut **tx)
         .await?;
     }
@@ -357,7 +365,10 @@ mod tests {
     fn page(url: &str, text: &str) -> FetchedPage {
         FetchedPage::html(
             url,
-            format!("<html><body><main><p>{text}</p><a href=\"/x\">x</a></main></body></html>"),
+            format!(
+                "<html><body><main><p>{text}</p><a href=\"/x\">x</a>\
+                 <a href=\"http://c.test/elsewhere\">c</a></main></body></html>"
+            ),
         )
     }
 
@@ -390,7 +401,11 @@ mod tests {
             .unwrap();
         let first = save(&store, &mut saved, &engine).await;
         assert!(!first.classes.is_empty() && first.new_errors.len() == 1);
-        assert_eq!(store.load_dedup_state().await.unwrap(), engine.state());
+        // The sketch and the links to other hosts (migration 0011) are saved too.
+        let state = engine.state();
+        assert!(state.urls.iter().any(|u| u.sketch.is_some()));
+        assert!(state.urls.iter().any(|u| !u.external_out_links.is_empty()));
+        assert_eq!(store.load_dedup_state().await.unwrap(), state);
 
         // Only what changed is written the second time; a moved page leaves its class.
         assert!(save(&store, &mut saved, &engine).await.is_empty());
