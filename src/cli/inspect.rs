@@ -172,7 +172,7 @@ async fn inspect_robots(args: RobotsArgs) -> anyhow::Result<u8> {
         }))?;
         return Ok(0);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     writeln!(out, "status:      {}", status_note(loaded.status, &rules))?;
     writeln!(
         out,
@@ -248,7 +248,7 @@ async fn inspect_sitemap(args: SitemapArgs) -> anyhow::Result<u8> {
 }
 
 fn print_sitemap(doc: &sitemap::SitemapDoc) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     writeln!(
         out,
         "kind: {:?}   urls: {}   child sitemaps: {}   errors: {}",
@@ -313,7 +313,7 @@ async fn inspect_feed(args: FeedArgs) -> anyhow::Result<u8> {
         }))?;
         return Ok(0);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     writeln!(out, "title:   {}", doc.title.as_deref().unwrap_or("-"))?;
     match doc.ttl_minutes {
         Some(t) => writeln!(out, "ttl:     {t} min")?,
@@ -336,7 +336,7 @@ async fn inspect_feed(args: FeedArgs) -> anyhow::Result<u8> {
 }
 
 fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
     Ok(())

@@ -13,6 +13,7 @@ pub mod explain;
 pub mod export;
 pub mod inspect;
 pub mod inspect_duplicates;
+pub mod output;
 pub mod plan;
 pub mod report;
 pub mod run;
