@@ -15,6 +15,7 @@ use crate::schedule;
 use crate::scheduler::{Fetched, Seen, UrlKind};
 use crate::store::errors::ErrorRecord;
 use crate::store::observations::NewObservation;
+use crate::store::refusals::RefusalReason;
 use crate::store::urls::{SummaryUpdate, UrlRow};
 
 use super::context::{Context, Counters, SiteState};
@@ -150,6 +151,9 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
             .defer(row.id, until_ms.max(now + MIN_ROBOTS_WAIT_MS));
         if row.disallowed == 0 {
             ctx.store.set_disallowed(row.id, true).await?;
+            let rule = format!("{origin}/robots.txt: {rule}");
+            let refused = vec![(row.url.clone(), RefusalReason::Robots, rule)];
+            ctx.refuse(site, Some("check"), refused).await?;
         }
         return Ok(None);
     }
@@ -376,10 +380,27 @@ pub async fn fetch_and_record(
             Counters::add(&ctx.counters.changes, 1);
         }
     }
+    if let Some(refused) = outcome.error.as_ref().and_then(refusal_of) {
+        ctx.refuse(site, Some("check"), vec![refused]).await?;
+    }
     if let Some(message) = error {
         record_error(ctx, site, url.as_str(), message).await?;
     }
     Ok(outcome)
+}
+
+/// The refusal a fetch met, if one of freshet's rules stopped it: the address policy, or
+/// robots.txt on a redirect hop.
+fn refusal_of(error: &FetchError) -> Option<(String, RefusalReason, String)> {
+    match error {
+        FetchError::AddressRefused { url, refused } => {
+            Some((url.clone(), RefusalReason::Address, refused.to_string()))
+        }
+        FetchError::Disallowed { url, rule } => {
+            Some((url.clone(), RefusalReason::Robots, rule.clone()))
+        }
+        _ => None,
+    }
 }
 
 /// Commits a check, trying again a few times on a transient store error (the store already

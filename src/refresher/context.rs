@@ -9,6 +9,7 @@ use crate::fetch::{FetchConfig, Fetcher};
 use crate::politeness::{HostPool, Journal, Stop};
 use crate::schedule::Site;
 use crate::store::Store;
+use crate::store::refusals::{Refusal, RefusalReason};
 use crate::store::sites::SiteRecord;
 use crate::store::urls::UrlRow;
 
@@ -173,6 +174,30 @@ impl Context {
             (key, interval.as_millis() as i64, open_at)
         };
         self.ledger.sync(rows, self.clock.now_ms(), host_gate);
+    }
+
+    /// Records URLs refused by one of freshet's rules for `site` (`refused`: URL, reason, the
+    /// rule that decided), found in `source`; `explain` shows them. Not errors: nothing failed.
+    pub async fn refuse(
+        &self,
+        site: &SiteState,
+        source: Option<&str>,
+        refused: Vec<(String, RefusalReason, String)>,
+    ) -> anyhow::Result<()> {
+        let rows: Vec<Refusal> = refused
+            .into_iter()
+            .map(|(url, reason, rule)| Refusal {
+                url,
+                reason,
+                rule,
+                site: Some(site.site.name.clone()),
+                source: source.map(str::to_string),
+            })
+            .collect();
+        self.store
+            .record_refusals(self.clock.now_ms(), &rows)
+            .await?;
+        Ok(())
     }
 
     /// Counts an error.
