@@ -22,6 +22,7 @@
 //!   shared by `run`, `simulate` and `demo`.
 //! - [`refresher`]: the daemon: the scheduler with the real fetcher, discovery and the store.
 //! - [`report`]: table / JSON / CSV output of reports.
+//! - [`metrics`]: what a run exposes to Prometheus (`run --metrics`) and to the live status line.
 //! - [`simulate`]: a deterministic discrete-event world for comparing policies.
 //! - [`demo`]: a living synthetic web on loopback for `freshet demo`.
 //! - [`warc`]: a WARC 1.1 writer for `freshet export warc`.
@@ -36,6 +37,7 @@ pub mod discover;
 pub mod estimate;
 pub mod fetch;
 pub mod localfile;
+pub mod metrics;
 pub mod plan;
 pub mod politeness;
 pub mod refresher;

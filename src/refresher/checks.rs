@@ -69,6 +69,8 @@ pub async fn check(ctx: &Context, due: Due) {
     if let Err(err) = result {
         warn!(url = %due.url, error = %err, "check could not be recorded");
         ctx.count_error();
+        let site = ctx.site(due.site_id).map_or("", |s| s.site.name.as_str());
+        ctx.metrics.error(site, "store");
         // Free the host; the URL is tried again after the error delay.
         let at = ctx.clock.now_ms();
         ctx.ledger
@@ -250,6 +252,7 @@ pub async fn fetch_and_record(
         return Ok(outcome);
     }
     let mut requests = outcome.hops.len().max(1) as u32;
+    crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
     let mut audited = false;
     if outcome.not_modified() && method == Method::Get && trust.audit_after_304() {
         // The 304 is a claim: check it now with an unconditional GET (see estimate::trust).
@@ -263,6 +266,7 @@ pub async fn fetch_and_record(
             )
             .await;
         requests += audit.hops.len() as u32;
+        crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &audit);
         if audit.is_success() && audit.fingerprint.is_some() {
             debug!(url = %url, "audited a 304 with an unconditional GET");
             outcome = audit;
@@ -379,6 +383,15 @@ pub async fn fetch_and_record(
         if changed == Some(true) {
             Counters::add(&ctx.counters.changes, 1);
         }
+        let seen = match (&error, changed) {
+            (Some(_), _) => "failed",
+            (None, Some(true)) => "changed",
+            (None, Some(false)) => "unchanged",
+            (None, None) => "first",
+        };
+        let seconds = outcome.duration_ms.max(0) as f64 / 1000.0;
+        ctx.metrics
+            .check(&site.site.name, seen, changed == Some(true), seconds);
     }
     if let Some(refused) = outcome.error.as_ref().and_then(refusal_of) {
         ctx.refuse(site, Some("check"), vec![refused]).await?;
@@ -440,6 +453,7 @@ pub async fn record_error(
     message: String,
 ) -> anyhow::Result<()> {
     ctx.count_error();
+    ctx.metrics.error(&site.site.name, "fetch");
     let record = ErrorRecord {
         scope: "fetch",
         site: Some(site.site.name.clone()),

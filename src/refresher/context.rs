@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::clock::SharedClock;
 use crate::fetch::{FetchConfig, Fetcher};
+use crate::metrics::Metrics;
 use crate::politeness::{HostPool, Journal, Stop};
 use crate::schedule::Site;
 use crate::store::Store;
@@ -86,6 +87,8 @@ pub struct Context {
     pub stop: Stop,
     /// The run's counters.
     pub counters: Counters,
+    /// What the run exposes to Prometheus and the status line (reported where things happen).
+    pub metrics: Metrics,
     /// The duplicate and canonical-page engine, loaded from the store at start.
     pub dedup: Dedup,
     /// One check of a URL at a time, from reading its row to the dedup engine's verdict.
@@ -148,6 +151,7 @@ impl Context {
             sites: states,
             stop,
             counters: Counters::default(),
+            metrics: Metrics::new(),
             url_locks: Default::default(),
         })
     }

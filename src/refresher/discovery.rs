@@ -368,6 +368,7 @@ async fn record(
 ) -> anyhow::Result<()> {
     warn!(site = %site.site.name, url, %message, "discovery problem");
     ctx.count_error();
+    ctx.metrics.error(&site.site.name, scope);
     let error = ErrorRecord {
         scope,
         site: Some(site.site.name.clone()),
