@@ -54,7 +54,13 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     ctx.sync_rows(&rows);
     let done = ctx.clock.now_ms();
     ctx.store.set_site_discovered(site.id, done).await?;
-    Ok(next_discovery(site, done))
+    let next = next_discovery(site, done);
+    // Every sitemap of the site is next read at the next discovery, whether this pass read it,
+    // found it unchanged, or skipped it (server ttl, closed host, robots.txt): its next_due is
+    // that time, never the pass's own time left behind in the past.
+    let due = (next != i64::MAX).then_some(next);
+    ctx.store.set_sitemaps_due(site.id, due).await?;
+    Ok(next)
 }
 
 /// When a site is next due for discovery after one at `at_ms`.

@@ -39,7 +39,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     if outcome.status == Some(304) {
         // Nothing new: the feed has watched its pages for one more interval.
         ctx.ledger.feed_read(now, row.id, &[]);
-        return Ok(());
+        return save_feed_plan(ctx, row.id).await;
     }
     let Some(body) = outcome
         .body
@@ -125,6 +125,16 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     }
     ctx.ledger.feed_read(now, row.id, &events);
     info!(feed = %url, entries = doc.entries.len(), "feed read");
+    save_feed_plan(ctx, row.id).await
+}
+
+/// Stores the feed's next read as the scheduler planned it after the read: the check's commit
+/// stored the due time from before the entries were counted, which could lie in the past and
+/// stay there in `report hosts` until the next read.
+async fn save_feed_plan(ctx: &Context, feed_id: i64) -> anyhow::Result<()> {
+    if let Some(plan) = ctx.ledger.plan_of(feed_id) {
+        ctx.store.save_plan(&[plan]).await?;
+    }
     Ok(())
 }
 

@@ -237,6 +237,20 @@ impl Ledger {
         inner.sched.handle_feed(now_ms, feed, &keyed);
     }
 
+    /// One URL's planned rate and due time as the scheduler holds them now (what [`Self::plans`]
+    /// gives for every URL).
+    pub fn plan_of(&self, url_id: i64) -> Option<PlanUpdate> {
+        let inner = self.lock();
+        let key = *inner.url_keys.get(&url_id)?;
+        let (planned_per_day, due) = inner.sched.planned(key);
+        Some(PlanUpdate {
+            url_id,
+            planned_per_day,
+            next_due_ms: due?,
+            watched: inner.sched.watched(key),
+        })
+    }
+
     /// Charges requests made outside the frontier (robots.txt, sitemaps) to a site.
     pub fn charge(&self, site_id: i64, now_ms: i64, n: u32) {
         let mut inner = self.lock();
