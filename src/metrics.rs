@@ -58,9 +58,20 @@ pub struct Gauges {
     pub urls_due: u64,
     /// Hosts closed now by back-off or Retry-After.
     pub hosts_in_backoff: u64,
-    /// Per site: name, budget (requests per day), estimated weighted mean age of the copies in
-    /// days and share of them stale (`None` before any copy).
-    pub sites: Vec<(String, f64, Option<(f64, f64)>)>,
+    /// Per site: its budget and estimated staleness.
+    pub sites: Vec<SiteGauges>,
+}
+
+/// One site's gauges.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SiteGauges {
+    /// The site's name in the schedule.
+    pub site: String,
+    /// Its budget, requests per day.
+    pub budget_per_day: f64,
+    /// The estimated importance-weighted mean age of its copies in days, and the share of them
+    /// stale; `None` before any copy.
+    pub staleness: Option<(f64, f64)>,
 }
 
 /// A snapshot for the live status line.
@@ -174,11 +185,7 @@ impl Metrics {
             "The site's budget: requests per day",
             m.budget.clone(),
         );
-        registry.register(
-            "freshet_urls_due",
-            "URLs due now",
-            m.urls_due.clone(),
-        );
+        registry.register("freshet_urls_due", "URLs due now", m.urls_due.clone());
         registry.register(
             "freshet_hosts_in_backoff",
             "Hosts closed now by back-off or Retry-After",
@@ -251,16 +258,16 @@ impl Metrics {
     pub fn set_gauges(&self, gauges: &Gauges) {
         self.urls_due.set(gauges.urls_due as i64);
         self.hosts_in_backoff.set(gauges.hosts_in_backoff as i64);
-        let budget: f64 = gauges.sites.iter().map(|s| s.1).sum();
+        let budget: f64 = gauges.sites.iter().map(|s| s.budget_per_day).sum();
         self.budget_sum.store(budget.to_bits(), Ordering::Relaxed);
-        for (site, budget, staleness) in &gauges.sites {
-            let label = SiteLabel { site: site.clone() };
-            self.budget.get_or_create(&label).set(*budget);
-            if let Some((age_days, stale)) = staleness {
-                self.mean_age
-                    .get_or_create(&label)
-                    .set(age_days * 86_400.0);
-                self.stale_ratio.get_or_create(&label).set(*stale);
+        for site in &gauges.sites {
+            let label = SiteLabel {
+                site: site.site.clone(),
+            };
+            self.budget.get_or_create(&label).set(site.budget_per_day);
+            if let Some((age_days, stale)) = site.staleness {
+                self.mean_age.get_or_create(&label).set(age_days * 86_400.0);
+                self.stale_ratio.get_or_create(&label).set(stale);
             }
         }
     }
@@ -270,7 +277,11 @@ impl Metrics {
         let day = now_ms.div_euclid(MS_PER_DAY as i64);
         let requests_today = {
             let today = self.today.lock().unwrap_or_else(|e| e.into_inner());
-            if today.0 == day { today.1.values().sum() } else { 0 }
+            if today.0 == day {
+                today.1.values().sum()
+            } else {
+                0
+            }
         };
         let budget_per_day = f64::from_bits(self.budget_sum.load(Ordering::Relaxed));
         Snapshot {
@@ -361,7 +372,11 @@ mod tests {
         m.set_gauges(&Gauges {
             urls_due: 7,
             hosts_in_backoff: 1,
-            sites: vec![("a".into(), 100.0, Some((0.5, 0.25)))],
+            sites: vec![SiteGauges {
+                site: "a".into(),
+                budget_per_day: 100.0,
+                staleness: Some((0.5, 0.25)),
+            }],
         });
         let text = m.encode();
         for line in [
@@ -382,6 +397,9 @@ mod tests {
         let next_day = MS_PER_DAY as i64 + 5;
         assert_eq!(m.snapshot(next_day).requests_today, 0);
         m.requests("a", "2xx", 2, next_day);
-        assert!(m.encode().contains("freshet_budget_used_requests{site=\"a\"} 2"));
+        assert!(
+            m.encode()
+                .contains("freshet_budget_used_requests{site=\"a\"} 2")
+        );
     }
 }

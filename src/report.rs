@@ -90,7 +90,13 @@ impl Report {
         let cells: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|r| self.columns.iter().zip(r).map(|(c, v)| cell(c, v)).collect())
+            .map(|r| {
+                self.columns
+                    .iter()
+                    .zip(r)
+                    .map(|(c, v)| cell(c, v))
+                    .collect()
+            })
             .collect();
         let widths: Vec<usize> = self
             .columns

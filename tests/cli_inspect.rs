@@ -60,13 +60,19 @@ fn robots_file() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("allowed:     no"));
     // The JSON carries what the text shows: status, agent, group, URL, the deciding rule.
-    assert!(text.contains("200: rules parsed") && text.contains("(Global group)"), "{text}");
+    assert!(
+        text.contains("200: rules parsed") && text.contains("(Global group)"),
+        "{text}"
+    );
     assert_eq!(v["status"], 200);
     assert_eq!(v["status_note"], "200: rules parsed");
     assert_eq!(v["agent"], "freshet");
     assert_eq!(v["group"], "global");
     assert_eq!(v["url"], "http://localhost/private/x");
-    assert!(text.contains(&format!("rule:        {}", v["disallowed_by"].as_str().unwrap())));
+    assert!(text.contains(&format!(
+        "rule:        {}",
+        v["disallowed_by"].as_str().unwrap()
+    )));
     assert_eq!(greedy["group"], "specific");
     assert_eq!(args("http://localhost/", "otherbot")["group"], "global");
 }
@@ -96,11 +102,20 @@ fn a_saved_sitemap_lists_its_urls_and_base_applies_the_cross_host_rule() {
         )
     };
     assert_eq!(count(&[]), (84, 0));
-    assert_eq!(count(&["--base", "https://blog.example.org/sitemap.xml"]), (84, 0));
-    assert_eq!(count(&["--base", "https://other.example.org/sitemap.xml"]), (0, 84));
+    assert_eq!(
+        count(&["--base", "https://blog.example.org/sitemap.xml"]),
+        (84, 0)
+    );
+    assert_eq!(
+        count(&["--base", "https://other.example.org/sitemap.xml"]),
+        (0, 84)
+    );
     let help = freshet(&["inspect", "sitemap", "--help"]);
     let help = String::from_utf8_lossy(&help.stdout);
-    assert!(help.contains("--base") && help.contains("cross-host"), "{help}");
+    assert!(
+        help.contains("--base") && help.contains("cross-host"),
+        "{help}"
+    );
 }
 
 #[test]

@@ -40,7 +40,11 @@ fn fixture(name: &str) -> String {
 async fn report_age_json_into_a_closed_pipe_is_quiet() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("f.db");
-    freshet::store::Store::open(&db).await.unwrap().close().await;
+    freshet::store::Store::open(&db)
+        .await
+        .unwrap()
+        .close()
+        .await;
     let db = db.display().to_string();
     for format in ["json", "table", "csv"] {
         assert_quiet(&["report", "age", "--db", &db, "--format", format]);
@@ -50,7 +54,9 @@ async fn report_age_json_into_a_closed_pipe_is_quiet() {
 
 #[test]
 fn bench_into_a_closed_pipe_is_quiet() {
-    assert_quiet(&["bench", "--pages", "2000", "--hosts", "10", "--only", "planner"]);
+    assert_quiet(&[
+        "bench", "--pages", "2000", "--hosts", "10", "--only", "planner",
+    ]);
 }
 
 #[test]

@@ -40,11 +40,19 @@ fn total(scrape: &Scrape, name: &str) -> f64 {
 async fn metrics_are_scraped_during_a_run_and_agree_with_the_server() {
     let server = RecordingServer::start().await;
     let base = format!("http://{HOST}:{}", server.addr.port());
-    server.route(HOST, "/robots.txt", Reply::text("User-agent: *\nAllow: /\n"));
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
     let list: String = (0..PAGES).map(|i| format!("{base}/p{i}\n")).collect();
     server.route(HOST, "/sitemap.txt", Reply::text(list));
     for i in 0..PAGES {
-        server.route(HOST, &format!("/p{i}"), Reply::html(format!("<p>page {i}</p>")));
+        server.route(
+            HOST,
+            &format!("/p{i}"),
+            Reply::html(format!("<p>page {i}</p>")),
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let schedule = write_schedule(
@@ -109,7 +117,10 @@ async fn metrics_are_scraped_during_a_run_and_agree_with_the_server() {
             (format!("{}/{}", &s.labels["site"], &s.labels["outcome"]), v)
         })
         .collect();
-    assert!(by_outcome["local/2xx"] >= (PAGES + 2) as f64, "{by_outcome:?}");
+    assert!(
+        by_outcome["local/2xx"] >= (PAGES + 2) as f64,
+        "{by_outcome:?}"
+    );
     let checks = total(&scrape, "freshet_checks_total");
     assert!(checks >= PAGES as f64, "{checks}");
     assert!(total(&scrape, "freshet_budget_used_requests") <= requests);

@@ -35,7 +35,11 @@ async fn db_max_due(db: &std::path::Path) -> i64 {
 async fn sitemaps_and_feeds_are_due_at_their_next_read() {
     let server = RecordingServer::start().await;
     let base = format!("http://{HOST}:{}", server.addr.port());
-    server.route(HOST, "/robots.txt", Reply::text("User-agent: *\nAllow: /\n"));
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
     // A day's max-age (nginx `expires 1d`): the second pass does not read the sitemap again.
     server.route(
         HOST,
@@ -75,7 +79,11 @@ async fn sitemaps_and_feeds_are_due_at_their_next_read() {
             .output()
             .await
             .unwrap();
-        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
     };
     run_once().await;
     // A second pass once the next rediscovery (every two seconds) has come: it skips the
@@ -105,7 +113,10 @@ async fn sitemaps_and_feeds_are_due_at_their_next_read() {
     for (kind, checked, due) in &rows {
         let due = due.unwrap_or_else(|| panic!("{kind}: no next read"));
         assert!(checked.is_some(), "{kind} was read");
-        assert!(due > ended, "{kind}: next read {due} is before the run's end {ended}");
+        assert!(
+            due > ended,
+            "{kind}: next read {due} is before the run's end {ended}"
+        );
         if kind == "sitemap" {
             // The next rediscovery: on a two-second boundary, within two seconds.
             assert_eq!(due % TWO_SECONDS_MS, 0, "{due}");

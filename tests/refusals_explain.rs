@@ -83,7 +83,9 @@ async fn refusals_are_recorded_and_explained() {
     let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
     assert!(paths.contains(&"/one".to_string()), "{paths:?}");
     assert!(
-        !paths.iter().any(|p| p.starts_with("/no/") || p.starts_with("/drafts/")),
+        !paths
+            .iter()
+            .any(|p| p.starts_with("/no/") || p.starts_with("/drafts/")),
         "{paths:?}"
     );
 

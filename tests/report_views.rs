@@ -75,7 +75,10 @@ async fn store_with_pages(dir: &std::path::Path, n: usize) -> (Store, sqlx::Sqli
             priority: None,
         })
         .collect();
-    store.upsert_discovered(&found, END - 10 * DAY).await.unwrap();
+    store
+        .upsert_discovered(&found, END - 10 * DAY)
+        .await
+        .unwrap();
     let run = store
         .start_run(END - 3 * DAY, "learned", 14_400.0)
         .await
@@ -84,17 +87,41 @@ async fn store_with_pages(dir: &std::path::Path, n: usize) -> (Store, sqlx::Sqli
     (store, pool(&path).await, site_id)
 }
 
+/// A page's state: (last check before END, shape, rate, watched span, known change, point rate).
+type Case = (
+    i64,
+    Option<f64>,
+    Option<f64>,
+    Option<(i64, i64)>,
+    Option<i64>,
+    Option<f64>,
+);
+
 #[tokio::test]
 async fn age_now_judges_copies_at_the_runs_clock_as_report_age_does() {
     let dir = tempfile::tempdir().unwrap();
     let (store, pool, _) = store_with_pages(dir.path(), 5).await;
     // (last check before END, shape, rate, watched span, known change, point rate)
-    let cases: [(i64, Option<f64>, Option<f64>, Option<(i64, i64)>, Option<i64>, Option<f64>); 5] = [
+    let cases: [Case; 5] = [
         (3 * 60_000, Some(2.0), Some(4.0), None, None, Some(0.5)), // checked 3 min ago
         (DAY + DAY / 2, Some(1.0), Some(2.0), None, None, Some(0.5)), // a = 1 exactly
-        (2 * DAY, Some(3.5), Some(1.5), Some((END - DAY - DAY / 2, END - DAY / 2)), None, Some(2.0)),
-        (DAY, Some(2.0), Some(4.0), None, Some(END - DAY / 4), Some(0.5)), // known stale
-        (DAY / 2, None, None, None, None, Some(3.0)),                      // point estimate only
+        (
+            2 * DAY,
+            Some(3.5),
+            Some(1.5),
+            Some((END - DAY - DAY / 2, END - DAY / 2)),
+            None,
+            Some(2.0),
+        ),
+        (
+            DAY,
+            Some(2.0),
+            Some(4.0),
+            None,
+            Some(END - DAY / 4),
+            Some(0.5),
+        ), // known stale
+        (DAY / 2, None, None, None, None, Some(3.0)), // point estimate only
     ];
     for (i, (ago, shape, rate, watched, known, point)) in cases.iter().enumerate() {
         sqlx::query(
@@ -123,21 +150,42 @@ async fn age_now_judges_copies_at_the_runs_clock_as_report_age_does() {
     for row in &rows {
         let view = views.iter().find(|v| v["url"] == row.url.as_str()).unwrap();
         let rust = staleness_of(row, END).expect("a judged copy");
-        assert_eq!(view["now_ms"], END, "{}: the view's now is the run's end", row.url);
+        assert_eq!(
+            view["now_ms"], END,
+            "{}: the view's now is the run's end",
+            row.url
+        );
         let since = num(view, "days_since_check");
         let expected_since = (END - row.last_checked_ms.unwrap()) as f64 / DAY as f64;
-        assert!((since - expected_since).abs() < 1e-9, "{}: {since}", row.url);
-        assert!(since < 3.0, "{}: days since check read from the wall clock", row.url);
+        assert!(
+            (since - expected_since).abs() < 1e-9,
+            "{}: {since}",
+            row.url
+        );
+        assert!(
+            since < 3.0,
+            "{}: days since check read from the wall clock",
+            row.url
+        );
         let p = num(view, "p_stale");
         let age = num(view, "expected_age_days");
-        assert!((p - rust.p_stale).abs() < 1e-9, "{}: p {p} vs {}", row.url, rust.p_stale);
+        assert!(
+            (p - rust.p_stale).abs() < 1e-9,
+            "{}: p {p} vs {}",
+            row.url,
+            rust.p_stale
+        );
         assert!(
             (age - rust.expected_age_days).abs() < 1e-9 + 1e-6 * rust.expected_age_days,
             "{}: expected age {age} vs {}",
             row.url,
             rust.expected_age_days
         );
-        assert!(age > 0.0, "{}: a copy with unseen time has some expected age", row.url);
+        assert!(
+            age > 0.0,
+            "{}: a copy with unseen time has some expected age",
+            row.url
+        );
         assert_eq!(view["known_stale"] == 1, rust.known_stale, "{}", row.url);
     }
     // The copy checked three minutes ago: its expected age is under three minutes, and not 0.
@@ -190,10 +238,18 @@ async fn staleness_by_site_counts_pages_apart_from_duplicates_and_redirects() {
     drop(pool);
     let db = dir.path().join("v.db");
     let row = &shell(&db, "SELECT * FROM staleness_by_site WHERE site = 's'")[0];
-    let counts: Vec<f64> = ["urls", "pages", "duplicates", "redirects", "checks", "changes", "copies"]
-        .iter()
-        .map(|k| num(row, k))
-        .collect();
+    let counts: Vec<f64> = [
+        "urls",
+        "pages",
+        "duplicates",
+        "redirects",
+        "checks",
+        "changes",
+        "copies",
+    ]
+    .iter()
+    .map(|k| num(row, k))
+    .collect();
     assert_eq!(counts, [4.0, 2.0, 1.0, 1.0, 8.0, 4.0, 4.0], "{row}");
     let weighted = &shell(
         &db,
@@ -215,8 +271,14 @@ async fn report_clock_is_the_wall_clock_after_a_real_run() {
     store.update_run(run, Some(END + 1), [0; 4]).await.unwrap();
     store.close().await;
     drop(pool);
-    let row = &shell(&dir.path().join("v.db"), "SELECT now_ms, clock FROM report_clock")[0];
-    let (now, clock) = (row["now_ms"].as_i64().unwrap(), row["clock"].as_str().unwrap());
+    let row = &shell(
+        &dir.path().join("v.db"),
+        "SELECT now_ms, clock FROM report_clock",
+    )[0];
+    let (now, clock) = (
+        row["now_ms"].as_i64().unwrap(),
+        row["clock"].as_str().unwrap(),
+    );
     let wall = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

@@ -134,7 +134,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     }
     crate::outln!(
         "{:>12} {:>14} {:>12} {:>10}  host",
-        "change/day", "visits/day", "age (days)", "freshness"
+        "change/day",
+        "visits/day",
+        "age (days)",
+        "freshness"
     );
     for ((page, &f), (_, host)) in pages.iter().zip(&rates).zip(&rows) {
         let interval = if f > 0.0 { 1.0 / f } else { f64::INFINITY };

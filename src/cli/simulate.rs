@@ -85,12 +85,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .unwrap_or_else(|| SimConfig::default_warmup(args.days));
     crate::outln!(
         "{} pages, {} hosts, {} days (measured after {warmup} days), budget {} visits/page/day, signals {}",
-        args.pages, args.hosts, args.days, args.budget, args.signals
+        args.pages,
+        args.hosts,
+        args.days,
+        args.budget,
+        args.signals
     );
     let oracle = report.policies["oracle"].mean_age_days;
     crate::outln!(
         "{:<14} {:>14} {:>10} {:>10} {:>12} {:>12}",
-        "policy", "mean age (d)", "vs oracle", "freshness", "page fetches", "requests"
+        "policy",
+        "mean age (d)",
+        "vs oracle",
+        "freshness",
+        "page fetches",
+        "requests"
     );
     for (name, _) in POLICIES {
         let r = &report.policies[name];

@@ -54,8 +54,8 @@ use crate::store::Store;
 use crate::store::errors::ErrorRecord;
 use context::Context;
 pub use context::Counters;
-pub use watch::{Watch, status_line};
 use ledger::Ledger;
+pub use watch::{Watch, status_line};
 
 /// Which revisit policy the refresher uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinHandle;
 use tracing::warn;
 
-use crate::metrics::{Gauges, Snapshot};
+use crate::metrics::{Gauges, SiteGauges, Snapshot};
 
 use super::context::Context;
 
@@ -56,7 +56,11 @@ pub fn gauges(ctx: &Context) -> Gauges {
                     .iter()
                     .find(|f| f.site_id == s.id)
                     .map(|f| (f.mean_expected_age_days, f.mean_p_stale));
-                (s.site.name.clone(), s.site.requests_per_day, judged)
+                SiteGauges {
+                    site: s.site.name.clone(),
+                    budget_per_day: s.site.requests_per_day,
+                    staleness: judged,
+                }
             })
             .collect(),
     }

@@ -163,7 +163,10 @@ impl Site {
                 .iter()
                 .map(|re| format!("'{}'", re.as_str()))
                 .collect();
-            return Some(format!("matches no include pattern ({})", patterns.join(", ")));
+            return Some(format!(
+                "matches no include pattern ({})",
+                patterns.join(", ")
+            ));
         }
         None
     }

@@ -121,12 +121,27 @@ mod tests {
             site: Some("a".into()),
             source: Some("http://a.test/sitemap.xml".into()),
         };
-        store.record_refusals(10, &[refusal("Disallow: /private")]).await.unwrap();
-        store.record_refusals(20, &[refusal("Disallow: /priv")]).await.unwrap();
+        store
+            .record_refusals(10, &[refusal("Disallow: /private")])
+            .await
+            .unwrap();
+        store
+            .record_refusals(20, &[refusal("Disallow: /priv")])
+            .await
+            .unwrap();
         let rows = store.refusals_of("http://a.test/private/x").await.unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!((rows[0].first_ms, rows[0].last_ms, rows[0].times), (10, 20, 2));
+        assert_eq!(
+            (rows[0].first_ms, rows[0].last_ms, rows[0].times),
+            (10, 20, 2)
+        );
         assert_eq!(rows[0].rule, "Disallow: /priv");
-        assert!(store.refusals_of("http://a.test/").await.unwrap().is_empty());
+        assert!(
+            store
+                .refusals_of("http://a.test/")
+                .await
+                .unwrap()
+                .is_empty()
+        );
     }
 }

@@ -188,8 +188,8 @@ impl<'a> Collector<'a> {
         if !ctx.home_known
             || ctx
                 .cross_submitted_hosts
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(host))
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host))
         {
             return Some(url.into());
         }
