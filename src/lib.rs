@@ -23,6 +23,7 @@
 //! - [`refresher`]: the daemon: the scheduler with the real fetcher, discovery and the store.
 //! - [`report`]: table / JSON / CSV output of reports.
 //! - [`report_html`]: `freshet report html`, one self-contained page of plots and tables.
+//! - [`metrics`]: what a run exposes to Prometheus (`run --metrics`) and to the live status line.
 //! - [`simulate`]: a deterministic discrete-event world for comparing policies.
 //! - [`demo`]: a living synthetic web on loopback for `freshet demo`.
 //! - [`warc`]: a WARC 1.1 writer for `freshet export warc`.
@@ -37,6 +38,7 @@ pub mod discover;
 pub mod estimate;
 pub mod fetch;
 pub mod localfile;
+pub mod metrics;
 pub mod plan;
 pub mod politeness;
 pub mod refresher;

@@ -17,6 +17,15 @@ async fn main() -> ExitCode {
     let cli = freshet::cli::Cli::parse();
     match freshet::cli::dispatch(cli).await {
         Ok(code) => code,
+        // A reader that went away is not an error (freshet::cli::output).
+        Err(err)
+            if err.chain().any(|e| {
+                e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             eprintln!("error: {err:#}");
             ExitCode::from(2)

@@ -1,6 +1,11 @@
 //! Report rendering: a table of named columns printed as aligned text, JSON (an array of objects
 //! with the column names as keys, in column order) or CSV. The report commands build a
 //! [`Report`]; nothing here knows about the database.
+//!
+//! Durations: a column whose name ends in `_days` holds days as a number in JSON (machines keep
+//! one unit), and in the table and CSV, which people read, a value in the unit that fits it
+//! (`45 s`, `3.2 min`, `1.5 h`, `2.1 d`) under the name without `_days`: a copy refreshed every
+//! few minutes must not read `0`.
 
 use std::fmt::Write as _;
 
@@ -74,9 +79,9 @@ impl Report {
 
     fn to_csv(&self) -> String {
         let mut writer = csv::Writer::from_writer(Vec::new());
-        let _ = writer.write_record(&self.columns);
+        let _ = writer.write_record(self.columns.iter().map(|c| human_name(c)));
         for row in &self.rows {
-            let _ = writer.write_record(row.iter().map(plain));
+            let _ = writer.write_record(self.columns.iter().zip(row).map(|(c, v)| cell(c, v)));
         }
         String::from_utf8(writer.into_inner().unwrap_or_default()).unwrap_or_default()
     }
@@ -85,7 +90,13 @@ impl Report {
         let cells: Vec<Vec<String>> = self
             .rows
             .iter()
-            .map(|r| r.iter().map(plain).collect())
+            .map(|r| {
+                self.columns
+                    .iter()
+                    .zip(r)
+                    .map(|(c, v)| cell(c, v))
+                    .collect()
+            })
             .collect();
         let widths: Vec<usize> = self
             .columns
@@ -95,7 +106,7 @@ impl Report {
                 cells
                     .iter()
                     .map(|r| r[i].chars().count())
-                    .chain([name.len()])
+                    .chain([human_name(name).len()])
                     .max()
                     .unwrap_or(0)
             })
@@ -115,7 +126,7 @@ impl Report {
             }
             out.push('\n');
         };
-        line(&mut out, &mut self.columns.iter().copied());
+        line(&mut out, &mut self.columns.iter().map(|c| human_name(c)));
         for row in &cells {
             line(&mut out, &mut row.iter().map(String::as_str));
         }
@@ -124,6 +135,49 @@ impl Report {
         }
         out
     }
+}
+
+/// A column's name for people: a `_days` column carries its unit in each value.
+fn human_name(column: &str) -> &str {
+    column.strip_suffix("_days").unwrap_or(column)
+}
+
+/// A value as text for people, in its column: days in the unit that fits, else [`plain`].
+fn cell(column: &str, value: &Value) -> String {
+    match value.as_f64() {
+        Some(days) if column.ends_with("_days") => human_days(days),
+        _ => plain(value),
+    }
+}
+
+/// A duration given in days, in the unit that fits it: seconds under a minute, minutes under an
+/// hour, hours under a day, else days; three significant figures below 10 of the unit, one
+/// decimal above (`0.0864 s`, `3.2 min`, `1.5 h`, `2.1 d`, `324.0 d`).
+pub fn human_days(days: f64) -> String {
+    if !days.is_finite() {
+        return String::new();
+    }
+    if days == 0.0 {
+        return "0 s".to_string();
+    }
+    let sign = if days < 0.0 { "-" } else { "" };
+    let seconds = days.abs() * 86_400.0;
+    let (value, unit) = if seconds < 60.0 {
+        (seconds, "s")
+    } else if seconds < 3_600.0 {
+        (seconds / 60.0, "min")
+    } else if seconds < 86_400.0 {
+        (seconds / 3_600.0, "h")
+    } else {
+        (seconds / 86_400.0, "d")
+    };
+    let decimals = if value >= 1.0 {
+        1
+    } else {
+        // Three significant figures: 0.0864 s, not 0.1 s nor 0.
+        (2 - value.log10().floor() as i32).clamp(1, 9) as usize
+    };
+    format!("{sign}{value:.decimals$} {unit}")
 }
 
 /// A value as plain text: strings unquoted, null empty, floats with at most 4 decimals.
@@ -173,6 +227,34 @@ mod tests {
         let text = sample().render(Format::Csv);
         assert_eq!(text.lines().next(), Some("url,checks,rate"));
         assert_eq!(text.lines().nth(1), Some("\"http://a/x,y\",3,0.1235"));
+    }
+
+    #[test]
+    fn durations_read_in_the_unit_that_fits() {
+        assert_eq!(human_days(3.2 / 1440.0), "3.2 min");
+        assert_eq!(human_days(1.5 / 24.0), "1.5 h");
+        assert_eq!(human_days(2.1), "2.1 d");
+        assert_eq!(human_days(45.0 / 86_400.0), "45.0 s");
+        // A copy refreshed every few minutes: the JSON's 1e-6 days is not 0 for people.
+        assert_eq!(human_days(1e-6), "0.0864 s");
+        assert_eq!(human_days(0.0), "0 s");
+        assert_eq!(human_days(-2.0 / 24.0), "-2.0 h");
+    }
+
+    #[test]
+    fn day_columns_carry_units_in_table_and_csv_and_stay_days_in_json() {
+        let mut report = Report::new(&["url", "expected_age_days"]);
+        report.push(vec![json!("http://a/"), json!(5e-6)]);
+        report.push(vec![json!("http://b/"), json!(3.0 / 1440.0)]);
+        let table = report.render(Format::Table);
+        assert!(table.lines().next().unwrap().ends_with("expected_age"));
+        assert!(table.contains("0.432 s"), "{table}");
+        assert!(table.contains("3.0 min"), "{table}");
+        let csv = report.render(Format::Csv);
+        assert_eq!(csv.lines().next(), Some("url,expected_age"));
+        assert_eq!(csv.lines().nth(1), Some("http://a/,0.432 s"));
+        let json: Vec<Value> = serde_json::from_str(&report.render(Format::Json)).unwrap();
+        assert_eq!(json[0]["expected_age_days"], json!(5e-6));
     }
 
     #[test]

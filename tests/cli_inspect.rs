@@ -57,7 +57,65 @@ fn robots_file() {
     assert_eq!(greedy["allowed"], false);
     assert_eq!(greedy["crawl_delay_s"], Value::Null);
     let text = freshet(&["inspect", "robots", &robots, "--url", "/private/x"]);
-    assert!(String::from_utf8_lossy(&text.stdout).contains("allowed:     no"));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("allowed:     no"));
+    // The JSON carries what the text shows: status, agent, group, URL, the deciding rule.
+    assert!(
+        text.contains("200: rules parsed") && text.contains("(Global group)"),
+        "{text}"
+    );
+    assert_eq!(v["status"], 200);
+    assert_eq!(v["status_note"], "200: rules parsed");
+    assert_eq!(v["agent"], "freshet");
+    assert_eq!(v["group"], "global");
+    assert_eq!(v["url"], "http://localhost/private/x");
+    assert!(text.contains(&format!(
+        "rule:        {}",
+        v["disallowed_by"].as_str().unwrap()
+    )));
+    assert_eq!(greedy["group"], "specific");
+    assert_eq!(args("http://localhost/", "otherbot")["group"], "global");
+}
+
+/// The case: a saved copy of a real sitemap, all on its own host, listed 0 URLs (each
+/// "on another host than the sitemap") and nothing hinted at --base.
+#[test]
+fn a_saved_sitemap_lists_its_urls_and_base_applies_the_cross_host_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sitemap.xml");
+    let urls: String = (0..84)
+        .map(|i| format!("<url><loc>https://blog.example.org/posts/{i}/</loc></url>"))
+        .collect();
+    std::fs::write(
+        &path,
+        format!("<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">{urls}</urlset>"),
+    )
+    .unwrap();
+    let path = path.display().to_string();
+    let count = |extra: &[&str]| {
+        let mut args = vec!["inspect", "sitemap", path.as_str(), "--json"];
+        args.extend_from_slice(extra);
+        let v = json(&freshet(&args));
+        (
+            v["urls"].as_array().unwrap().len(),
+            v["errors"].as_array().unwrap().len() + v["errors_dropped"].as_u64().unwrap() as usize,
+        )
+    };
+    assert_eq!(count(&[]), (84, 0));
+    assert_eq!(
+        count(&["--base", "https://blog.example.org/sitemap.xml"]),
+        (84, 0)
+    );
+    assert_eq!(
+        count(&["--base", "https://other.example.org/sitemap.xml"]),
+        (0, 84)
+    );
+    let help = freshet(&["inspect", "sitemap", "--help"]);
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--base") && help.contains("cross-host"),
+        "{help}"
+    );
 }
 
 #[test]
@@ -69,6 +127,19 @@ fn sitemap_file() {
         "--json",
     ]));
     assert_eq!(v["kind"], "urlset");
+    // A saved file has no host: it lists everything it holds, the other host's URL too.
+    let all = v["urls"].as_array().unwrap();
+    assert_eq!(all.len(), 4, "{v}");
+    assert_eq!(all[3]["loc"], "http://elsewhere.example/page");
+    // --base says where it lives: the cross-host rule applies as `run` applies it.
+    let v = json(&freshet(&[
+        "inspect",
+        "sitemap",
+        &fixture("sitemap.xml"),
+        "--base",
+        "http://localhost/sitemap.xml",
+        "--json",
+    ]));
     let urls = v["urls"].as_array().unwrap();
     assert_eq!(urls.len(), 3);
     assert_eq!(urls[0]["lastmod"], "2024-05-01T10:00:00+00:00");

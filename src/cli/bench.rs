@@ -45,7 +45,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     if matches!(args.only, Which::All | Which::Dedup) {
         tokio::task::spawn_blocking(|| {
             let options = super::bench_dedup::DedupBenchOptions::default();
-            super::bench_dedup::run_dedup_bench(&options, &mut std::io::stdout())
+            super::bench_dedup::run_dedup_bench(&options, &mut super::output::stdout())
         })
         .await??;
     }
@@ -81,7 +81,7 @@ pub fn bench_planner(pages: usize, hosts: usize) -> anyhow::Result<()> {
     };
     let started = Instant::now();
     plan::curves::warm_up();
-    println!(
+    crate::outln!(
         "planner: tables built in {:.3}s",
         started.elapsed().as_secs_f64()
     );
@@ -98,7 +98,7 @@ pub fn bench_planner(pages: usize, hosts: usize) -> anyhow::Result<()> {
         let (rates, mult) = plan::solve_full(policy, &plan_pages, &limits, objective);
         let elapsed = started.elapsed().as_secs_f64();
         let (age, fresh) = plan::mean_age_and_freshness(&plan_pages, &rates);
-        println!(
+        crate::outln!(
             "planner: {name:<18} {pages} URLs, {hosts} hosts in {elapsed:.2}s ({:.0} URLs/s); \
              visits/day {:.0} of {:.0}; mean age {age:.3} d, freshness {fresh:.3}",
             pages as f64 / elapsed,
@@ -111,7 +111,7 @@ pub fn bench_planner(pages: usize, hosts: usize) -> anyhow::Result<()> {
             check += plan::rate_for(p, &mult);
         }
         let per = started.elapsed().as_secs_f64() / pages as f64;
-        println!(
+        crate::outln!(
             "planner: {name:<18} incremental rate_for {:.0} ns/URL (sum {check:.0})",
             per * 1e9
         );
@@ -139,7 +139,7 @@ pub fn bench_planner(pages: usize, hosts: usize) -> anyhow::Result<()> {
         total += estimate::posterior(s, &Prior::default()).mean();
     }
     let mean_only = started.elapsed().as_secs_f64() / sample as f64;
-    println!(
+    crate::outln!(
         "estimator: {sample} URLs × 30 checks: {:.1} µs/URL with the 90% interval, {:.1} µs/URL \
          mean only (checksum {total:.0})",
         with_interval * 1e6,

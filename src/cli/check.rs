@@ -26,7 +26,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         args.paths
     };
     let loaded = schedule::load(&paths);
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     for error in &loaded.errors {
         writeln!(out, "{error}")?;
     }

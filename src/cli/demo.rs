@@ -120,10 +120,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         report["change_signal"] = serde_json::json!(args.change_signal.as_str());
         report["db"] = serde_json::json!(result.db_path);
         report["schedule"] = serde_json::json!(result.schedule_path);
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", outcome.to_table());
-        println!(
+        crate::out!("{}", outcome.to_table());
+        crate::outln!(
             "  database {}, schedule {}",
             result.db_path.display(),
             result.schedule_path.display()

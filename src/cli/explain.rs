@@ -11,6 +11,7 @@ use crate::dedup::{DedupConfig, DedupEngine};
 use crate::estimate::Staleness;
 use crate::store::Store;
 use crate::store::observations::ObservationRow;
+use crate::store::refusals::RefusalRow;
 use crate::store::reports::UrlStatusRow;
 use crate::store::urls::UrlRow;
 
@@ -35,7 +36,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     store.close().await;
     match result? {
         Some(text) => {
-            print!("{text}");
+            crate::out!("{text}");
             Ok(0)
         }
         None => {
@@ -62,8 +63,17 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
     let engine = DedupEngine::from_state(DedupConfig::default(), store.load_dedup_state().await?);
     let engine_knows = engine.url_record(&normalized).is_some()
         || engine.permanent_redirects().is_source(&normalized);
+    let mut refusals = store.refusals_of(url).await?;
+    if normalized != url {
+        refusals.extend(store.refusals_of(&normalized).await?);
+    }
     if row.is_none() && !engine_knows {
-        return Ok(None);
+        if refusals.is_empty() {
+            return Ok(None);
+        }
+        let mut out = format!("{url}\n  not fetched: refused by freshet's rules\n");
+        describe_refusals(&mut out, &refusals);
+        return Ok(Some(out));
     }
     let mut out = String::new();
     match &row {
@@ -74,6 +84,7 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
             let signal = store.site_change_signal(row.site_id).await?;
             describe_row(&mut out, row, status.as_ref(), from.as_deref(), now_ms);
             describe_changes(&mut out, row, signal.as_deref());
+            describe_refusals(&mut out, &refusals);
             describe_checks(&mut out, &checks);
         }
         None => {
@@ -103,6 +114,36 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
         engine.planner_weight(&normalized)
     );
     Ok(Some(out))
+}
+
+/// Each refusal: the reason, the rule that decided, where the URL came from, when and how often.
+fn describe_refusals(out: &mut String, refusals: &[RefusalRow]) {
+    for r in refusals {
+        let what = match r.reason.as_str() {
+            "robots" => "robots.txt",
+            "filter" => "the site's URL filters",
+            "address" => "the address policy",
+            "cross-host" => "the cross-host rule",
+            other => other,
+        };
+        let _ = writeln!(
+            out,
+            "  refused by {what}: {}{}{}; last {}{}",
+            r.rule,
+            r.site
+                .as_deref()
+                .map_or(String::new(), |s| format!(" (site {s})")),
+            r.source
+                .as_deref()
+                .map_or(String::new(), |s| format!(", found in {s}")),
+            ms_to_rfc3339(r.last_ms),
+            if r.times > 1 {
+                format!(", {} times since {}", r.times, ms_to_rfc3339(r.first_ms))
+            } else {
+                String::new()
+            }
+        );
+    }
 }
 
 fn time(ms: Option<i64>) -> String {

@@ -77,7 +77,7 @@ async fn warc(args: WarcArgs) -> anyhow::Result<u8> {
     writer
         .finish()
         .with_context(|| format!("writing {}", args.out.display()))?;
-    println!(
+    crate::outln!(
         "wrote {} response record(s) and a warcinfo record to {}",
         records.saturating_sub(1),
         args.out.display()

@@ -40,9 +40,12 @@ pub enum Command {
 pub struct Source {
     /// A file path, or an http(s) URL to fetch.
     pub file_or_url: String,
-    /// The URL a local file stands for (base of relative links, home host of a sitemap).
-    #[arg(long, default_value = "http://localhost/")]
-    pub base: Url,
+    /// The URL a local file stands for: the base of relative links and, for a sitemap, its
+    /// home host and directory, so that the cross-host and directory rules apply as `freshet
+    /// run` applies them. Without it a file has no host: a sitemap lists every URL it holds,
+    /// and relative links resolve against http://localhost/.
+    #[arg(long, value_name = "URL")]
+    pub base: Option<Url>,
     /// Print JSON instead of a summary.
     #[arg(long)]
     pub json: bool,
@@ -115,9 +118,14 @@ async fn load(source: &Source) -> Result<Loaded, String> {
         })?;
     Ok(Loaded {
         body,
-        url: source.base.clone(),
+        url: source.base.clone().unwrap_or_else(placeholder_base),
         status: 200,
     })
+}
+
+/// What a local file read without `--base` stands for.
+pub(crate) fn placeholder_base() -> Url {
+    Url::parse("http://localhost/").expect("a valid URL")
 }
 
 /// One plain GET with timeouts and a body cap.
@@ -169,13 +177,19 @@ async fn inspect_robots(args: RobotsArgs) -> anyhow::Result<u8> {
     let delay = rules.crawl_delay().map(|d| d.as_secs_f64());
     if args.source.json {
         print_json(&json!({
+            "status": loaded.status,
+            "status_note": status_note(loaded.status, &rules),
+            "agent": args.agent,
+            "group": rules.group_match(),
+            "url": target,
             "allowed": allowed,
+            "disallowed_by": rules.disallowed_by(&target),
             "crawl_delay_s": delay,
             "sitemaps": rules.sitemaps(),
         }))?;
         return Ok(0);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     writeln!(out, "status:      {}", status_note(loaded.status, &rules))?;
     writeln!(
         out,
@@ -185,6 +199,9 @@ async fn inspect_robots(args: RobotsArgs) -> anyhow::Result<u8> {
     )?;
     writeln!(out, "url:         {target}")?;
     writeln!(out, "allowed:     {}", if allowed { "yes" } else { "no" })?;
+    if let Some(rule) = rules.disallowed_by(&target) {
+        writeln!(out, "rule:        {rule}")?;
+    }
     match delay {
         Some(d) => writeln!(out, "crawl delay: {d} s")?,
         None => writeln!(out, "crawl delay: none")?,
@@ -209,8 +226,11 @@ async fn inspect_sitemap(args: SitemapArgs) -> anyhow::Result<u8> {
     let now = ms_to_datetime(SystemClock.now_ms());
     let path = &args.source.file_or_url;
     let is_url = path.starts_with("http://") || path.starts_with("https://");
-    let mut ctx = sitemap::SitemapContext::new(args.source.base.clone(), now);
+    let base = args.source.base.clone();
+    let mut ctx = sitemap::SitemapContext::new(base.clone().unwrap_or_else(placeholder_base), now);
     ctx.cross_submitted_hosts = args.cross_submitted.clone();
+    // A saved file without --base has no host: it lists what it holds (see SitemapContext).
+    ctx.home_known = is_url || base.is_some();
     let doc = if is_url {
         let loaded = match load(&args.source).await {
             Ok(l) => l,
@@ -238,11 +258,13 @@ async fn inspect_sitemap(args: SitemapArgs) -> anyhow::Result<u8> {
                 "changefreq": u.changefreq,
                 "priority": u.priority,
             })).collect::<Vec<_>>(),
+            "document_date": doc.lastmod.map(|d| d.to_rfc3339()),
             "sitemaps": doc.sitemaps.iter().map(|s| json!({
                 "loc": s.loc,
                 "lastmod": s.lastmod.map(|d| d.to_rfc3339()),
             })).collect::<Vec<_>>(),
             "errors": doc.errors.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "errors_dropped": doc.errors_dropped,
         }))?;
     } else {
         print_sitemap(&doc)?;
@@ -251,7 +273,7 @@ async fn inspect_sitemap(args: SitemapArgs) -> anyhow::Result<u8> {
 }
 
 fn print_sitemap(doc: &sitemap::SitemapDoc) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     writeln!(
         out,
         "kind: {:?}   urls: {}   child sitemaps: {}   errors: {}",
@@ -316,7 +338,7 @@ async fn inspect_feed(args: FeedArgs) -> anyhow::Result<u8> {
         }))?;
         return Ok(0);
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     writeln!(out, "title:   {}", doc.title.as_deref().unwrap_or("-"))?;
     match doc.ttl_minutes {
         Some(t) => writeln!(out, "ttl:     {t} min")?,
@@ -339,7 +361,7 @@ async fn inspect_feed(args: FeedArgs) -> anyhow::Result<u8> {
 }
 
 fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = super::output::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
     Ok(())

@@ -56,7 +56,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     } else {
         render_text(&files, &groups, &args)
     };
-    println!("{output}");
+    crate::outln!("{output}");
     Ok(u8::from(failed))
 }
 

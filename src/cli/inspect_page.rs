@@ -136,7 +136,11 @@ async fn load(args: &Args) -> Result<Page, String> {
     Ok(Page {
         body,
         content_type: None,
-        url: args.source.base.clone(),
+        url: args
+            .source
+            .base
+            .clone()
+            .unwrap_or_else(super::inspect::placeholder_base),
     })
 }
 

@@ -14,6 +14,7 @@ pub mod export;
 pub mod inspect;
 pub mod inspect_duplicates;
 pub mod inspect_page;
+pub mod output;
 pub mod plan;
 pub mod report;
 pub mod run;

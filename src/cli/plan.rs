@@ -129,16 +129,19 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             "mean_age_days": age,
             "mean_freshness": fresh,
         });
-        println!("{out}");
+        crate::outln!("{out}");
         return Ok(0);
     }
-    println!(
+    crate::outln!(
         "{:>12} {:>14} {:>12} {:>10}  host",
-        "change/day", "visits/day", "age (days)", "freshness"
+        "change/day",
+        "visits/day",
+        "age (days)",
+        "freshness"
     );
     for ((page, &f), (_, host)) in pages.iter().zip(&rates).zip(&rows) {
         let interval = if f > 0.0 { 1.0 / f } else { f64::INFINITY };
-        println!(
+        crate::outln!(
             "{:>12.4} {:>14.4} {:>12.4} {:>10.4}  {}",
             page.rate_per_day,
             f,
@@ -147,11 +150,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             host
         );
     }
-    println!(
+    crate::outln!(
         "visits/day used: {:.4} of {}",
         rates.iter().sum::<f64>(),
         args.budget
     );
-    println!("mean age: {age:.4} days   mean freshness: {fresh:.4}");
+    crate::outln!("mean age: {age:.4} days   mean freshness: {fresh:.4}");
     Ok(0)
 }

@@ -60,7 +60,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
             let store = Store::open_existing(&args.db).await?;
             let rows = duplicate_rows(&store).await;
             store.close().await;
-            print!("{}", render_duplicates(&rows?, args.format));
+            crate::out!("{}", render_duplicates(&rows?, args.format));
             return Ok(0);
         }
         Command::Age(args) => {
@@ -79,7 +79,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         }
     };
     let _ = args;
-    print!("{text}");
+    crate::out!("{text}");
     Ok(0)
 }
 

@@ -1,11 +1,13 @@
 //! `freshet run`: the refresher, continuously (Ctrl-C / SIGTERM finish the checks in flight,
 //! commit and exit 0) or one full pass with `--once`.
 
+use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::clock::SystemClock;
-use crate::refresher::{self, PolicyChoice, RunOptions};
+use crate::refresher::{self, PolicyChoice, RunOptions, Watch};
 
 /// Arguments of `freshet run`.
 #[derive(Debug, clap::Args)]
@@ -22,6 +24,14 @@ pub struct Args {
     /// How revisit rates are chosen.
     #[arg(long, value_enum, default_value_t = PolicyChoice::Learned)]
     pub policy: PolicyChoice,
+    /// Serve Prometheus metrics at http://ADDR/metrics while running (e.g. 127.0.0.1:9464;
+    /// exactly the address given is bound; port 0 picks a free port, printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<SocketAddr>,
+    /// No live status line, even on a terminal (it is never drawn when stderr is not one:
+    /// then the log lines are all there is, as with FRESHET_LOG).
+    #[arg(long)]
+    pub no_status: bool,
 }
 
 /// Runs `freshet run`; returns the exit code.
@@ -37,7 +47,21 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         resolve: Vec::new(),
         policy: args.policy,
     };
-    let summary = refresher::run(options, shutdown).await?;
+    let watch = Watch {
+        metrics: match args.metrics {
+            Some(addr) => {
+                let listener = crate::metrics::bind(addr).await?;
+                eprintln!(
+                    "freshet: metrics at http://{}/metrics",
+                    listener.local_addr()?
+                );
+                Some(listener)
+            }
+            None => None,
+        },
+        status: !args.no_status && std::io::stderr().is_terminal(),
+    };
+    let summary = refresher::run_watched(options, watch, shutdown).await?;
     for (host, until) in &summary.skipped_hosts {
         eprintln!(
             "freshet: skipped {host}: closed (back-off or Retry-After) until {}, longer than the pass",

@@ -77,24 +77,33 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let started = Instant::now();
     let report = tokio::task::spawn_blocking(move || simulate::run(&config)).await?;
     if args.json {
-        println!("{}", serde_json::to_string(&report)?);
+        crate::outln!("{}", serde_json::to_string(&report)?);
         return Ok(0);
     }
     let warmup = args
         .warmup
         .unwrap_or_else(|| SimConfig::default_warmup(args.days));
-    println!(
+    crate::outln!(
         "{} pages, {} hosts, {} days (measured after {warmup} days), budget {} visits/page/day, signals {}",
-        args.pages, args.hosts, args.days, args.budget, args.signals
+        args.pages,
+        args.hosts,
+        args.days,
+        args.budget,
+        args.signals
     );
     let oracle = report.policies["oracle"].mean_age_days;
-    println!(
+    crate::outln!(
         "{:<14} {:>14} {:>10} {:>10} {:>12} {:>12}",
-        "policy", "mean age (d)", "vs oracle", "freshness", "page fetches", "requests"
+        "policy",
+        "mean age (d)",
+        "vs oracle",
+        "freshness",
+        "page fetches",
+        "requests"
     );
     for (name, _) in POLICIES {
         let r = &report.policies[name];
-        println!(
+        crate::outln!(
             "{:<14} {:>14.4} {:>9.1}% {:>10.4} {:>12} {:>12}",
             name,
             r.mean_age_days,
@@ -104,7 +113,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             r.requests
         );
     }
-    println!(
+    crate::outln!(
         "budget in the measured window: {:.0} requests; every policy is the same scheduler \
          (only the network is simulated); ran in {:.1}s",
         report.budget_requests,

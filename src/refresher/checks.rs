@@ -17,6 +17,7 @@ use crate::schedule;
 use crate::scheduler::{Fetched, Seen, UrlKind};
 use crate::store::errors::ErrorRecord;
 use crate::store::observations::NewObservation;
+use crate::store::refusals::RefusalReason;
 use crate::store::urls::{SummaryUpdate, UrlRow};
 
 use super::context::{Context, Counters, SiteState};
@@ -72,6 +73,8 @@ pub async fn check(ctx: &Context, due: Due) {
     if let Err(err) = result {
         warn!(url = %due.url, error = %err, "check could not be recorded");
         ctx.count_error();
+        let site = ctx.site(due.site_id).map_or("", |s| s.site.name.as_str());
+        ctx.metrics.error(site, "store");
         // Free the host; the URL is tried again after the error delay.
         let at = ctx.clock.now_ms();
         ctx.ledger
@@ -155,6 +158,9 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
             .defer(row.id, until_ms.max(now + MIN_ROBOTS_WAIT_MS));
         if row.disallowed == 0 {
             ctx.store.set_disallowed(row.id, true).await?;
+            let rule = format!("{origin}/robots.txt: {rule}");
+            let refused = vec![(row.url.clone(), RefusalReason::Robots, rule)];
+            ctx.refuse(site, Some("check"), refused).await?;
         }
         return Ok(None);
     }
@@ -272,6 +278,7 @@ async fn fetch_and_record_extracted(
         return Ok((outcome, None));
     }
     let mut requests = outcome.hops.len().max(1) as u32;
+    crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
     let mut audited = false;
     if outcome.not_modified() && method == Method::Get && trust.audit_after_304() {
         // The 304 is a claim: check it now with an unconditional GET (see estimate::trust).
@@ -285,6 +292,7 @@ async fn fetch_and_record_extracted(
             )
             .await;
         requests += audit.hops.len() as u32;
+        crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &audit);
         if audit.is_success() && audit.fingerprint.is_some() {
             debug!(url = %url, "audited a 304 with an unconditional GET");
             outcome = audit;
@@ -418,11 +426,37 @@ async fn fetch_and_record_extracted(
         if changed == Some(true) {
             Counters::add(&ctx.counters.changes, 1);
         }
+        let seen = match (&error, changed) {
+            (Some(_), _) => "failed",
+            (None, Some(true)) => "changed",
+            (None, Some(false)) => "unchanged",
+            (None, None) => "first",
+        };
+        let seconds = outcome.duration_ms.max(0) as f64 / 1000.0;
+        ctx.metrics
+            .check(&site.site.name, seen, changed == Some(true), seconds);
+    }
+    if let Some(refused) = outcome.error.as_ref().and_then(refusal_of) {
+        ctx.refuse(site, Some("check"), vec![refused]).await?;
     }
     if let Some(message) = error {
         record_error(ctx, site, url.as_str(), message).await?;
     }
     Ok((outcome, extracted))
+}
+
+/// The refusal a fetch met, if one of freshet's rules stopped it: the address policy, or
+/// robots.txt on a redirect hop.
+fn refusal_of(error: &FetchError) -> Option<(String, RefusalReason, String)> {
+    match error {
+        FetchError::AddressRefused { url, refused } => {
+            Some((url.clone(), RefusalReason::Address, refused.to_string()))
+        }
+        FetchError::Disallowed { url, rule } => {
+            Some((url.clone(), RefusalReason::Robots, rule.clone()))
+        }
+        _ => None,
+    }
 }
 
 /// Commits a check, trying again a few times on a transient store error (the store already
@@ -462,6 +496,7 @@ pub async fn record_error(
     message: String,
 ) -> anyhow::Result<()> {
     ctx.count_error();
+    ctx.metrics.error(&site.site.name, "fetch");
     let record = ErrorRecord {
         scope: "fetch",
         site: Some(site.site.name.clone()),

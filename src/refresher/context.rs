@@ -6,9 +6,11 @@ use std::time::Duration;
 
 use crate::clock::SharedClock;
 use crate::fetch::{FetchConfig, Fetcher};
+use crate::metrics::Metrics;
 use crate::politeness::{HostPool, Journal, Stop};
 use crate::schedule::Site;
 use crate::store::Store;
+use crate::store::refusals::{Refusal, RefusalReason};
 use crate::store::sites::SiteRecord;
 use crate::store::urls::UrlRow;
 
@@ -85,6 +87,8 @@ pub struct Context {
     pub stop: Stop,
     /// The run's counters.
     pub counters: Counters,
+    /// What the run exposes to Prometheus and the status line (reported where things happen).
+    pub metrics: Metrics,
     /// The duplicate and canonical-page engine, loaded from the store at start.
     pub dedup: Dedup,
     /// One check of a URL at a time, from reading its row to the dedup engine's verdict.
@@ -150,6 +154,7 @@ impl Context {
             sites: states,
             stop,
             counters: Counters::default(),
+            metrics: Metrics::new(),
             url_locks: Default::default(),
         })
     }
@@ -176,6 +181,30 @@ impl Context {
             (key, interval.as_millis() as i64, open_at)
         };
         self.ledger.sync(rows, self.clock.now_ms(), host_gate);
+    }
+
+    /// Records URLs refused by one of freshet's rules for `site` (`refused`: URL, reason, the
+    /// rule that decided), found in `source`; `explain` shows them. Not errors: nothing failed.
+    pub async fn refuse(
+        &self,
+        site: &SiteState,
+        source: Option<&str>,
+        refused: Vec<(String, RefusalReason, String)>,
+    ) -> anyhow::Result<()> {
+        let rows: Vec<Refusal> = refused
+            .into_iter()
+            .map(|(url, reason, rule)| Refusal {
+                url,
+                reason,
+                rule,
+                site: Some(site.site.name.clone()),
+                source: source.map(str::to_string),
+            })
+            .collect();
+        self.store
+            .record_refusals(self.clock.now_ms(), &rows)
+            .await?;
+        Ok(())
     }
 
     /// Counts an error.

@@ -344,6 +344,7 @@ async fn record(
     message: String,
 ) -> anyhow::Result<()> {
     ctx.count_error();
+    ctx.metrics.error(site.unwrap_or_default(), "dedup");
     let error = ErrorRecord {
         scope: "dedup",
         site: site.map(str::to_string),

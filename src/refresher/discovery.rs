@@ -20,6 +20,7 @@ use crate::discover::sitemap::{self, SitemapContext, SitemapWalk};
 use crate::fetch::Method;
 use crate::politeness::origin_of;
 use crate::store::errors::ErrorRecord;
+use crate::store::refusals::RefusalReason;
 use crate::store::urls::{Discovered, UrlRow};
 
 use super::checks::fetch_and_record;
@@ -61,8 +62,14 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     let reads_per_day = ctx.ledger.sitemaps_read(site.id, documents);
     let done = ctx.clock.now_ms();
     ctx.store.set_site_discovered(site.id, done).await?;
-    let worth_ms = (crate::clock::MS_PER_DAY / reads_per_day.max(1e-9)) as i64;
-    Ok(next_discovery(site, done.saturating_add(worth_ms - 1)))
+    let worth_ms = reads_per_day.map_or(0, |r| (crate::clock::MS_PER_DAY / r.max(1e-9)) as i64);
+    let next = next_discovery(site, done.saturating_add((worth_ms - 1).max(0)));
+    // Every sitemap of the site is next read at the next discovery, whether this pass read it,
+    // found it unchanged, or skipped it (server ttl, closed host, robots.txt): its next_due is
+    // that time, never the pass's own time left behind in the past.
+    let due = (next != i64::MAX).then_some(next);
+    ctx.store.set_sitemaps_due(site.id, due).await?;
+    Ok(next)
 }
 
 /// When a site is next due for discovery: the first `rediscover` time after `at_ms` (the last
@@ -263,9 +270,24 @@ async fn read_sitemap(
     let mut context = SitemapContext::new(url.clone(), ctx.clock.now());
     context.cross_submitted_hosts = cross.to_vec();
     let doc = sitemap::parse(&body[..], &context);
+    let mut refused = Vec::new();
     for error in &doc.errors {
         record(ctx, site, "sitemap", url.as_str(), error.to_string()).await?;
+        match error {
+            sitemap::SitemapError::ForeignHost { loc } => refused.push((
+                loc.clone(),
+                RefusalReason::CrossHost,
+                "on another host than the sitemap and not cross-submitted by its robots.txt".into(),
+            )),
+            sitemap::SitemapError::OutsideDirectory { loc, dir } => refused.push((
+                loc.clone(),
+                RefusalReason::CrossHost,
+                format!("outside the sitemap's directory {dir}"),
+            )),
+            _ => {}
+        }
     }
+    ctx.refuse(site, Some(url.as_str()), refused).await?;
     let pages = doc.urls.iter().filter_map(|entry| {
         let loc = Url::parse(&entry.loc).ok()?;
         Some((
@@ -324,20 +346,22 @@ async fn add_pages(
     let now = ctx.clock.now_ms();
     let mut hosts: HashMap<String, i64> = HashMap::new();
     let mut batch: Vec<Discovered> = Vec::new();
-    let mut refused = 0usize;
+    let mut refused = Vec::new();
     for (url, lastmod_ms, changefreq, priority) in pages {
         let url = site.site.strip_params(&url);
-        if !matches!(url.scheme(), "http" | "https") || !site.site.matches(url.as_str()) {
+        if let Some(rule) = site.site.refused_by(&url) {
+            refused.push((url.to_string(), RefusalReason::Filter, rule));
             continue;
         }
         let origin = origin_of(&url);
-        if !ctx
+        if let Some(rule) = ctx
             .robots
             .rules(ctx, site, &origin)
             .await
-            .is_allowed(url.as_str())
+            .disallowed_by(url.as_str())
         {
-            refused += 1;
+            let rule = format!("{origin}/robots.txt: {rule}");
+            refused.push((url.to_string(), RefusalReason::Robots, rule));
             continue;
         }
         let host_id = match hosts.get(&origin) {
@@ -365,11 +389,13 @@ async fn add_pages(
         }
     }
     ctx.store.upsert_discovered(&batch, now).await?;
-    if refused > 0 {
+    if !refused.is_empty() {
         info!(
             from,
-            refused, "URLs disallowed by robots.txt were not added"
+            refused = refused.len(),
+            "URLs refused by robots.txt or the site's filters were not added (see `refusals`)"
         );
+        ctx.refuse(site, Some(from), refused).await?;
     }
     Ok(added)
 }
@@ -384,6 +410,7 @@ async fn record(
 ) -> anyhow::Result<()> {
     warn!(site = %site.site.name, url, %message, "discovery problem");
     ctx.count_error();
+    ctx.metrics.error(&site.site.name, scope);
     let error = ErrorRecord {
         scope,
         site: Some(site.site.name.clone()),

@@ -12,6 +12,7 @@ use url::Url;
 
 use crate::discover::feed;
 use crate::fetch::Method;
+use crate::store::refusals::RefusalReason;
 use crate::store::urls::Discovered;
 
 use super::checks::{admitted, fetch_and_record, record_error};
@@ -38,7 +39,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     if outcome.status == Some(304) {
         // Nothing new: the feed has watched its pages for one more interval.
         ctx.ledger.feed_read(now, row.id, &[]);
-        return Ok(());
+        return save_feed_plan(ctx, row.id).await;
     }
     let Some(body) = outcome
         .body
@@ -59,12 +60,14 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let mut found = Vec::new();
     let mut timed = Vec::new();
     let mut vouching: Option<Vec<String>> = None;
+    let mut refused = Vec::new();
     for entry in &doc.entries {
         let Some(link) = entry.link.as_deref().and_then(|l| url::Url::parse(l).ok()) else {
             continue;
         };
         let link = site.site.strip_params(&link);
-        if !matches!(link.scheme(), "http" | "https") || !site.site.matches(link.as_str()) {
+        if let Some(rule) = site.site.refused_by(&link) {
+            refused.push((link.to_string(), RefusalReason::Filter, rule));
             continue;
         }
         if !crate::discover::same_host(&link, &url) {
@@ -83,6 +86,9 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
                      cross-submitted by its robots.txt"
                 );
                 record_error(ctx, site, url.as_str(), message).await?;
+                let rule = "on another host than the feed and not cross-submitted by its \
+                            robots.txt";
+                refused.push((link.to_string(), RefusalReason::CrossHost, rule.into()));
                 continue;
             }
         }
@@ -109,6 +115,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         }
     }
     add_found(ctx, &found).await?;
+    ctx.refuse(site, Some(url.as_str()), refused).await?;
     let mut events = Vec::new();
     for (link, at) in timed {
         if let Some(page) = ctx.store.url_row(&link).await? {
@@ -118,6 +125,16 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     }
     ctx.ledger.feed_read(now, row.id, &events);
     info!(feed = %url, entries = doc.entries.len(), "feed read");
+    save_feed_plan(ctx, row.id).await
+}
+
+/// Stores the feed's next read as the scheduler planned it after the read: the check's commit
+/// stored the due time from before the entries were counted, which could lie in the past and
+/// stay there in `report hosts` until the next read.
+async fn save_feed_plan(ctx: &Context, feed_id: i64) -> anyhow::Result<()> {
+    if let Some(plan) = ctx.ledger.plan_of(feed_id) {
+        ctx.store.save_plan(&[plan]).await?;
+    }
     Ok(())
 }
 

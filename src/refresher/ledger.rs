@@ -76,16 +76,12 @@ impl Ledger {
     }
 
     /// A discovery pass of the site read `documents` sitemap documents; returns the re-reads
-    /// per day its plan finds worth their requests.
-    pub fn sitemaps_read(&self, site_id: i64, documents: usize) -> f64 {
+    /// per day its plan finds worth their requests (`None`: no limit but the cron).
+    pub fn sitemaps_read(&self, site_id: i64, documents: usize) -> Option<f64> {
         let mut inner = self.lock();
-        match inner.site_keys.get(&site_id).copied() {
-            Some(site) => {
-                inner.sched.set_sitemap_documents(site, documents);
-                inner.sched.sitemap_reads_per_day(site)
-            }
-            None => crate::scheduler::MAX_SITEMAP_READS_PER_DAY,
-        }
+        let site = inner.site_keys.get(&site_id).copied()?;
+        inner.sched.set_sitemap_documents(site, documents);
+        inner.sched.sitemap_reads_per_day(site)
     }
 
     /// A sitemap read listed these URLs: (row id, read at, lastmod), clock ms (see
@@ -261,6 +257,20 @@ impl Ledger {
             .filter_map(|(id, at)| Some((*inner.url_keys.get(id)?, *at)))
             .collect();
         inner.sched.handle_feed(now_ms, feed, &keyed);
+    }
+
+    /// One URL's planned rate and due time as the scheduler holds them now (what [`Self::plans`]
+    /// gives for every URL).
+    pub fn plan_of(&self, url_id: i64) -> Option<PlanUpdate> {
+        let inner = self.lock();
+        let key = *inner.url_keys.get(&url_id)?;
+        let (planned_per_day, due) = inner.sched.planned(key);
+        Some(PlanUpdate {
+            url_id,
+            planned_per_day,
+            next_due_ms: due?,
+            watched: inner.sched.watched(key),
+        })
     }
 
     /// Charges requests made outside the frontier (robots.txt, sitemaps) to a site.

@@ -34,6 +34,7 @@ mod evidence;
 mod feeds;
 mod ledger;
 mod robots_cache;
+mod watch;
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -54,6 +55,7 @@ use crate::store::errors::ErrorRecord;
 use context::Context;
 pub use context::Counters;
 use ledger::Ledger;
+pub use watch::{Watch, status_line};
 
 /// Which revisit policy the refresher uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -132,8 +134,17 @@ pub async fn run(
     options: RunOptions,
     shutdown: impl Future<Output = ()> + Send,
 ) -> anyhow::Result<RunSummary> {
+    run_watched(options, Watch::default(), shutdown).await
+}
+
+/// [`run`], watched as `watch` asks: Prometheus metrics on a listener, a live status line.
+pub async fn run_watched(
+    options: RunOptions,
+    watch: Watch,
+    shutdown: impl Future<Output = ()> + Send,
+) -> anyhow::Result<RunSummary> {
     let stop = Stop::new();
-    let body = run_until_stopped(options, stop.clone());
+    let body = run_until_stopped(options, stop.clone(), watch);
     tokio::pin!(body, shutdown);
     let mut asked = false;
     loop {
@@ -149,7 +160,11 @@ pub async fn run(
 }
 
 /// [`run`] with the stop flag instead of the shutdown future.
-async fn run_until_stopped(options: RunOptions, stop: Stop) -> anyhow::Result<RunSummary> {
+async fn run_until_stopped(
+    options: RunOptions,
+    stop: Stop,
+    watch: Watch,
+) -> anyhow::Result<RunSummary> {
     let clock = options.clock.clone();
     let loaded = schedule::load(&options.schedules);
     let store = Store::open(&options.db_path).await?;
@@ -221,7 +236,9 @@ async fn run_until_stopped(options: RunOptions, stop: Stop) -> anyhow::Result<Ru
     let run_id = store
         .start_run(clock.now_ms(), options.policy.name(), clock.speed())
         .await?;
+    let watching = watch::start(&ctx, watch);
     let result = main_loop(&ctx, options.once).await;
+    drop(watching);
     let mut skipped_hosts = Vec::new();
     if options.once {
         skipped_hosts = ctx.pool.closed_hosts(clock.now_ms() + ONCE_PATIENCE_MS);
@@ -319,6 +336,8 @@ impl Discoveries {
             Err(error) => {
                 warn!(site_id, error = %error, "discovery failed; trying again in an hour");
                 ctx.count_error();
+                let name = ctx.site(site_id).map_or("", |s| s.site.name.as_str());
+                ctx.metrics.error(name, "discovery");
                 let record = ErrorRecord {
                     scope: "discovery",
                     site: ctx.site(site_id).map(|s| s.site.name.clone()),

@@ -189,6 +189,7 @@ impl RobotsCache {
         }
         let requests = outcome.hops.len().max(1);
         Counters::add(&ctx.counters.requests, requests as u64);
+        crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
         ctx.ledger.charge(site.id, checked_ms, requests as u32);
         let body = outcome.body.as_deref().unwrap_or_default();
         let robots = match outcome.status {
@@ -199,6 +200,7 @@ impl RobotsCache {
         if let Some(message) = &error {
             warn!(origin, error = %message, "robots.txt unreachable: host disallowed for now");
             ctx.count_error();
+            ctx.metrics.error(&site.site.name, "robots");
             let record = ErrorRecord {
                 scope: "robots",
                 site: Some(site.site.name.clone()),

@@ -172,6 +172,29 @@ impl Site {
             && !self.exclude.iter().any(|re| re.is_match(url))
     }
 
+    /// Why the site's filters refuse `url`, or `None` when they keep it: a scheme other than
+    /// http(s), the exclude pattern it matches, or the include patterns it matches none of.
+    pub fn refused_by(&self, url: &Url) -> Option<String> {
+        if !matches!(url.scheme(), "http" | "https") {
+            return Some(format!("scheme {}: only http and https", url.scheme()));
+        }
+        if let Some(re) = self.exclude.iter().find(|re| re.is_match(url.as_str())) {
+            return Some(format!("exclude = '{}'", re.as_str()));
+        }
+        if !self.include.is_empty() && !self.include.iter().any(|re| re.is_match(url.as_str())) {
+            let patterns: Vec<String> = self
+                .include
+                .iter()
+                .map(|re| format!("'{}'", re.as_str()))
+                .collect();
+            return Some(format!(
+                "matches no include pattern ({})",
+                patterns.join(", ")
+            ));
+        }
+        None
+    }
+
     /// True if fetching is allowed at `at` (always, without a `window`).
     pub fn fetch_allowed(&self, at: DateTime<Utc>) -> bool {
         self.window.as_ref().is_none_or(|window| window.allows(at))

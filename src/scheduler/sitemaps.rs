@@ -7,7 +7,8 @@
 //! weighted rate of such changes that find a current copy and `μ` the plan's marginal value of a
 //! request, `c` requests a read, the reads per day that minimise age plus requests are
 //! `φ = (Λ / 3μc)^{1/3}`, between [`MIN_SITEMAP_READS_PER_DAY`] (new URLs must still be found) and
-//! [`MAX_SITEMAP_READS_PER_DAY`]. The schedule's `rediscover` cron stays the most often a site is
+//! [`MAX_SITEMAP_READS_PER_DAY`]; unpriced (cost unknown, or a budget that does not bind), only the
+//! cron limits them. The schedule's `rediscover` cron stays the most often a site is
 //! re-read; the refresher reads it at the first cron time at least `1/φ` after the last read.
 
 use super::{Scheduler, SiteKey, UrlKey};
@@ -16,7 +17,7 @@ use crate::plan::{Multipliers, PlanPage};
 /// The least a site's sitemaps are re-read: daily, so that new URLs are found.
 pub const MIN_SITEMAP_READS_PER_DAY: f64 = 1.0;
 
-/// The most a site's sitemaps are re-read when the budget does not bind.
+/// The most a priced site's sitemaps are re-read (every quarter of an hour).
 pub const MAX_SITEMAP_READS_PER_DAY: f64 = 96.0;
 
 impl Scheduler {
@@ -25,12 +26,11 @@ impl Scheduler {
         self.sites[site].sitemap_documents = documents;
     }
 
-    /// Sitemap re-reads per day the site's last plan found worth their requests (the
-    /// most often when it was never planned).
-    pub fn sitemap_reads_per_day(&self, site: SiteKey) -> f64 {
-        self.sites[site]
-            .sitemap_reads_per_day
-            .unwrap_or(MAX_SITEMAP_READS_PER_DAY)
+    /// Sitemap re-reads per day the site's last plan found worth their requests; `None` when it
+    /// sets no limit (never planned with a known cost, or a budget that does not bind): then the
+    /// `rediscover` cron alone decides.
+    pub fn sitemap_reads_per_day(&self, site: SiteKey) -> Option<f64> {
+        self.sites[site].sitemap_reads_per_day
     }
 
     /// Prices the site's sitemap reads against the solved plan (`rates` of `pages`, which are
@@ -45,7 +45,7 @@ impl Scheduler {
     ) {
         let documents = self.sites[site].sitemap_documents;
         let phi = if documents == 0 || !(multipliers.mu > 0.0 && multipliers.mu.is_finite()) {
-            MAX_SITEMAP_READS_PER_DAY
+            None
         } else {
             let mut lambda_w = 0.0;
             for ((&url, page), &f) in page_keys.iter().zip(pages).zip(rates) {
@@ -56,10 +56,12 @@ impl Scheduler {
                 lambda_w +=
                     page.weight * page.rate_per_day * f / (f + page.rate_per_day).max(1e-12);
             }
-            (lambda_w / (3.0 * multipliers.mu * documents as f64))
-                .cbrt()
-                .clamp(MIN_SITEMAP_READS_PER_DAY, MAX_SITEMAP_READS_PER_DAY)
+            Some(
+                (lambda_w / (3.0 * multipliers.mu * documents as f64))
+                    .cbrt()
+                    .clamp(MIN_SITEMAP_READS_PER_DAY, MAX_SITEMAP_READS_PER_DAY),
+            )
         };
-        self.sites[site].sitemap_reads_per_day = Some(phi);
+        self.sites[site].sitemap_reads_per_day = phi;
     }
 }

@@ -299,7 +299,7 @@ fn a_believed_sitemap_lastmod_watches_the_copy_and_a_stale_one_is_not_believed()
 
 /// Sitemap re-reads are priced like feed polls: worth more on a host whose `lastmod`s are
 /// believed and whose pages change often and are not announced by a feed; never less than daily;
-/// as often as the cron allows while their cost is unknown or the budget does not bind.
+/// only the cron limits them while their cost is unknown or the budget does not bind.
 #[test]
 fn sitemap_reads_are_worth_their_requests_only_where_lastmod_is_believed() {
     let reads = |believed: bool, documents: usize, budget: f64| {
@@ -316,12 +316,19 @@ fn sitemap_reads_are_worth_their_requests_only_where_lastmod_is_believed() {
         sched.replan(0);
         sched.sitemap_reads_per_day(site)
     };
-    assert_eq!(reads(true, 0, 100.0), MAX_SITEMAP_READS_PER_DAY);
-    assert_eq!(reads(false, 2, 100.0), MIN_SITEMAP_READS_PER_DAY);
-    let believed = reads(true, 2, 100.0);
+    assert_eq!(
+        reads(true, 0, 100.0),
+        None,
+        "cost unknown: the cron decides"
+    );
+    assert_eq!(reads(false, 2, 100.0), Some(MIN_SITEMAP_READS_PER_DAY));
+    let believed = reads(true, 2, 100.0).expect("priced");
     assert!(believed > MIN_SITEMAP_READS_PER_DAY, "{believed}");
-    assert!(
-        reads(true, 20, 100.0) < believed,
-        "ten times the cost, fewer reads"
+    let costly = reads(true, 20, 100.0).expect("priced");
+    assert!(costly < believed, "ten times the cost, fewer reads");
+    assert_eq!(
+        reads(true, 2, 1e9),
+        Some(MAX_SITEMAP_READS_PER_DAY),
+        "a budget that hardly binds"
     );
 }

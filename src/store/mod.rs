@@ -27,6 +27,7 @@ pub mod errors;
 pub mod hosts;
 pub mod observations;
 pub mod politeness;
+pub mod refusals;
 pub mod report_data;
 pub mod reports;
 pub mod runs;

@@ -337,6 +337,19 @@ impl Store {
             .await
     }
 
+    /// Sets the next read of every sitemap of a site (`None`: never again: no `rediscover`).
+    pub async fn set_sitemaps_due(&self, site_id: i64, due_ms: Option<i64>) -> sqlx::Result<()> {
+        self.write("set_sitemaps_due", |mut tx| async move {
+            sqlx::query("UPDATE urls SET next_due_ms = ? WHERE site_id = ? AND kind = 'sitemap'")
+                .bind(due_ms)
+                .bind(site_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
+    }
+
     /// Writes re-planned rates and due times in one transaction (weights belong to the dedup
     /// engine, which may change them while a plan is being solved).
     pub async fn save_plan(&self, rows: &[PlanUpdate]) -> sqlx::Result<()> {

@@ -50,13 +50,28 @@ pub struct Run {
 }
 
 /// Kills the browser's whole process group when dropped (renderers and helpers included).
+///
+/// The leader is reaped only after the group is killed: until then its PID (the group's id) stays
+/// taken, so the kill can never reach an unrelated group that reused the number.
 struct Group(Child);
+
+/// Whether process `pid` has exited (a zombie not yet reaped), without reaping it.
+fn exited(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => true,
+    }
+}
 
 impl Drop for Group {
     fn drop(&mut self) {
         let pid = self.0.id();
         let _ = Command::new("kill")
-            .args(["-KILL", &format!("-{pid}")])
+            // `--` first: without it a negative number may be read as an option (and `-1` is every
+            // process the user may signal).
+            .args(["-KILL", "--", &format!("-{pid}")])
             .stderr(Stdio::null())
             .status();
         let _ = self.0.kill();
@@ -104,18 +119,15 @@ pub fn run(browser: &Path, page: &Path, extra: &[String], scratch: &Path) -> Run
         .stdout(std::fs::File::create(&out_path).expect("stdout file"))
         .stderr(std::fs::File::create(&err_path).expect("stderr file"))
         .process_group(0);
-    let mut group = Group(command.spawn().expect("start the browser"));
+    let group = Group(command.spawn().expect("start the browser"));
     let started = Instant::now();
-    loop {
-        match group.0.try_wait().expect("wait for the browser") {
-            Some(_) => break,
-            None if started.elapsed() > TIMEOUT => {
-                let log = std::fs::read_to_string(&err_path).unwrap_or_default();
-                drop(group);
-                panic!("the browser did not finish within {TIMEOUT:?}; its log:\n{log}");
-            }
-            None => std::thread::sleep(Duration::from_millis(50)),
+    while !exited(group.0.id()) {
+        if started.elapsed() > TIMEOUT {
+            let log = std::fs::read_to_string(&err_path).unwrap_or_default();
+            drop(group);
+            panic!("the browser did not finish within {TIMEOUT:?}; its log:\n{log}");
         }
+        std::thread::sleep(Duration::from_millis(50));
     }
     drop(group);
     let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();

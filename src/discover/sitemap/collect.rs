@@ -185,10 +185,11 @@ impl<'a> Collector<'a> {
         }
         let host = url.host_str().unwrap_or_default();
         let ctx = self.ctx;
-        if ctx
-            .cross_submitted_hosts
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case(host))
+        if !ctx.home_known
+            || ctx
+                .cross_submitted_hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(host))
         {
             return Some(url.into());
         }

@@ -79,6 +79,10 @@ pub struct SitemapContext {
     pub cross_submitted_hosts: Vec<String>,
     /// Refuse same-host URLs outside the sitemap's directory (default true; see module docs).
     pub restrict_to_directory: bool,
+    /// Whether `url` is where the sitemap really lives (default true). False for a saved file
+    /// read without a URL (`freshet inspect sitemap FILE`): it has no host, so neither the
+    /// cross-host nor the directory rule can apply, and every URL it holds is listed.
+    pub home_known: bool,
     /// Size and count limits.
     pub limits: SitemapLimits,
 }
@@ -91,6 +95,7 @@ impl SitemapContext {
             now,
             cross_submitted_hosts: Vec::new(),
             restrict_to_directory: true,
+            home_known: true,
             limits: SitemapLimits::default(),
         }
     }

@@ -1,0 +1,112 @@
+//! Every refusal is recorded and `freshet explain URL` shows it (issue 12): a URL that
+//! robots.txt disallows, one the site's filters exclude, one a sitemap names on another host,
+//! and a redirect hop to an address the policy refuses. Before, robots refusals were one INFO
+//! line and `explain` said freshet "does not know" the URL.
+
+#[path = "support/recording_server.rs"]
+mod recording_server;
+
+use std::process::Output;
+
+use recording_server::{RecordingServer, Reply};
+
+const HOST: &str = "127.0.0.1";
+
+async fn freshet(args: &[&str]) -> Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args(args)
+        .env_remove("FRESHET_LOG")
+        .output()
+        .await
+        .expect("run the freshet binary")
+}
+
+async fn explain(db: &str, url: &str) -> String {
+    let out = freshet(&["explain", url, "--db", db]).await;
+    assert!(
+        out.status.success(),
+        "explain {url}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_are_recorded_and_explained() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nDisallow: /no/\n"),
+    );
+    server.route(
+        HOST,
+        "/sitemap.txt",
+        Reply::text(format!(
+            "{base}/one\n{base}/no/way\n{base}/drafts/x\n{base}/hop\nhttp://elsewhere.test/page\n"
+        )),
+    );
+    server.route(HOST, "/one", Reply::html("<p>one</p>"));
+    // A redirect to an address the policy refuses (link-local: never allowed here).
+    server.route(
+        HOST,
+        "/hop",
+        Reply::redirect(302, "http://169.254.169.254/latest"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = dir.path().join("site.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.txt\"]\n\
+             exclude = ['/drafts/']\nhost_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("f.db").display().to_string();
+    let run = freshet(&[
+        "run",
+        "--once",
+        "--schedules",
+        &schedule.display().to_string(),
+        "--db",
+        &db,
+    ])
+    .await;
+    assert!(
+        run.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // The server saw no request for what was refused.
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(paths.contains(&"/one".to_string()), "{paths:?}");
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.starts_with("/no/") || p.starts_with("/drafts/")),
+        "{paths:?}"
+    );
+
+    let text = explain(&db, &format!("{base}/no/way")).await;
+    assert!(text.contains("refused by robots.txt"), "{text}");
+    assert!(text.contains("Disallow: /no/"), "{text}");
+    assert!(text.contains("sitemap.txt"), "where it was found: {text}");
+
+    let text = explain(&db, &format!("{base}/drafts/x")).await;
+    assert!(text.contains("refused by the site's URL filters"), "{text}");
+    assert!(text.contains("exclude = '/drafts/'"), "{text}");
+
+    let text = explain(&db, "http://elsewhere.test/page").await;
+    assert!(text.contains("refused by the cross-host rule"), "{text}");
+
+    let text = explain(&db, "http://169.254.169.254/latest").await;
+    assert!(text.contains("refused by the address policy"), "{text}");
+    assert!(text.contains("link-local"), "{text}");
+
+    // A URL nobody named is still unknown, and says so.
+    let unknown = freshet(&["explain", &format!("{base}/never"), "--db", &db]).await;
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("does not know"));
+}
