@@ -47,11 +47,23 @@ fn rates(seed: u64) -> Vec<f64> {
         .collect()
 }
 
+/// Page `page` at `version`: its own words, all new at each version, so that no two pages are
+/// near-duplicates of each other (the duplicate engine would give all but one a duplicate's
+/// small weight) and every version is a change of the main text.
 fn body(page: usize, version: usize) -> String {
+    let mut rng = StdRng::seed_from_u64(((page as u64) << 32) ^ version as u64);
+    let words: Vec<String> = (0..120)
+        .map(|_| {
+            (0..rng.random_range(3..9))
+                .map(|_| char::from(b'a' + rng.random_range(0..26u8)))
+                .collect()
+        })
+        .collect();
     format!(
-        "<html><head><title>Page {page}</title></head><body><h1>Page {page}</h1>\
-         <p>Version {version} of page {page}: {}</p></body></html>\n",
-        "words that make the page a page ".repeat(20)
+        "<html><head><title>Page {page}</title></head><body><article><h1>Page {page}</h1>\
+         <p>Version {version}. {}.</p><p>{}.</p></article></body></html>\n",
+        words[..60].join(" "),
+        words[60..].join(" ")
     )
 }
 
