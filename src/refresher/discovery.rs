@@ -372,17 +372,18 @@ async fn add_pages(
                 id
             }
         };
+        let (url, lastmod_ms) = (url.to_string(), lastmod_ms.filter(|&t| t <= now));
+        added.push((url.clone(), lastmod_ms));
         batch.push(Discovered {
-            url: url.to_string(),
+            url,
             site_id: site.id,
             host_id,
             kind: "page",
             discovered_from: Some(from.to_string()),
-            lastmod_ms: lastmod_ms.filter(|&t| t <= now),
+            lastmod_ms,
             changefreq,
             priority,
         });
-        added.push((url.to_string(), lastmod_ms.filter(|&t| t <= now)));
         if batch.len() >= UPSERT_BATCH {
             ctx.store.upsert_discovered(&batch, now).await?;
             batch.clear();
