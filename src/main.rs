@@ -8,6 +8,9 @@ use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    // Before anything else (the runtime is all that comes first): from here on a SIGTERM or
+    // Ctrl-C is `run`'s clean shutdown, and the usual prompt exit for every other command.
+    let shutdown = freshet::cli::run::shutdown_signal();
     tracing_subscriber::fmt()
         .with_env_filter(
             EnvFilter::try_from_env("FRESHET_LOG").unwrap_or_else(|_| EnvFilter::new("warn")),
@@ -15,7 +18,7 @@ async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = freshet::cli::Cli::parse();
-    match freshet::cli::dispatch(cli).await {
+    match freshet::cli::dispatch(cli, shutdown).await {
         Ok(code) => code,
         // A reader that went away is not an error (freshet::cli::output).
         Err(err)

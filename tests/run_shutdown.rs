@@ -184,3 +184,49 @@ async fn sigterm_with_a_check_in_flight_exits_cleanly() {
     })
     .await;
 }
+
+/// Whether the process has a handler for SIGTERM (bit 15 of `SigCgt` in `/proc/PID/status`).
+#[cfg(target_os = "linux")]
+fn catches_sigterm(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (15 - 1)) != 0)
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_the_moment_the_handler_exists_exits_cleanly() {
+    // The handler is installed before arguments are parsed or the database opened: a SIGTERM
+    // the instant the kernel shows it (polled as fast as the test can) is a clean shutdown.
+    let server = RecordingServer::start().await;
+    server.route(HOST, "/robots.txt", Reply::status(404));
+    server.handle(HOST, "/sitemap.txt", |_| slow_reply());
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(dir.path(), &site("early", &server, "20/s"));
+    let run = Freshet::run(&schedule, &dir.path().join("f.db"), &[]);
+    let pid = run.child.id().expect("running");
+    let until = Instant::now() + Duration::from_secs(30);
+    while !catches_sigterm(pid) {
+        assert!(
+            Instant::now() < until,
+            "freshet never installed a SIGTERM handler"
+        );
+        std::thread::yield_now();
+    }
+    let sent = run.terminate();
+    let (status, stderr) = run
+        .finish(EXIT_BOUND)
+        .await
+        .expect("still running after SIGTERM");
+    eprintln!(
+        "SIGTERM at the first instant: exit {:?} after {:?}",
+        status.code(),
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}

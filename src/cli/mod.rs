@@ -57,10 +57,26 @@ pub enum Command {
 }
 
 /// Runs the parsed command line and returns the exit code.
-pub async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+/// `shutdown` ([`run::shutdown_signal`], installed by `main` before anything else) resolves to
+/// the signal's number; it stops `run` cleanly and ends any other command at once with the
+/// shell's `128 + signal` code.
+pub async fn dispatch(
+    cli: Cli,
+    shutdown: impl Future<Output = i32> + Send + 'static,
+) -> anyhow::Result<ExitCode> {
+    let shutdown = match cli.command {
+        Command::Run(_) => Some(shutdown),
+        _ => {
+            tokio::spawn(async move {
+                let signal = shutdown.await;
+                std::process::exit(128 + signal);
+            });
+            None
+        }
+    };
     let code = match cli.command {
         Command::Check(args) => check::run(args).await?,
-        Command::Run(args) => run::run(args).await?,
+        Command::Run(args) => run::run(args, shutdown.expect("kept for run")).await?,
         Command::Report(cmd) => report::run(cmd).await?,
         Command::Inspect(cmd) => inspect::run(cmd).await?,
         Command::Plan(args) => plan::run(args).await?,

@@ -35,10 +35,13 @@ pub struct Args {
 }
 
 /// Runs `freshet run`; returns the exit code.
-pub async fn run(args: Args) -> anyhow::Result<u8> {
-    // First of all, so that a SIGTERM at any moment (opening the database, the first discovery
-    // pass) is a clean shutdown, not a kill.
-    let shutdown = shutdown_signal();
+/// `shutdown` is [`shutdown_signal`], installed when the process started, so that a SIGTERM at
+/// any moment (parsing arguments, opening the database, the first discovery pass) is a clean
+/// shutdown, not a kill.
+pub async fn run(
+    args: Args,
+    shutdown: impl Future<Output = i32> + Send + 'static,
+) -> anyhow::Result<u8> {
     let options = RunOptions {
         schedules: args.schedules,
         db_path: args.db.clone(),
@@ -61,6 +64,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         },
         status: !args.no_status && std::io::stderr().is_terminal(),
     };
+    let shutdown = async move {
+        shutdown.await;
+    };
     let summary = refresher::run_watched(options, watch, shutdown).await?;
     for (host, until) in &summary.skipped_hosts {
         eprintln!(
@@ -80,9 +86,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is called, not when the
-/// future is first polled.
-pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+/// Resolves on Ctrl-C or SIGTERM, to the signal's number. The handlers are installed when this
+/// is called, not when the future is first polled.
+pub fn shutdown_signal() -> impl Future<Output = i32> + Send + 'static {
+    const SIGINT: i32 = 2;
+    const SIGTERM: i32 = 15;
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
@@ -92,15 +100,17 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
             match (term, int) {
                 (Ok(mut term), Ok(mut int)) => {
                     tokio::select! {
-                        _ = term.recv() => {}
-                        _ = int.recv() => {}
+                        _ = term.recv() => SIGTERM,
+                        _ = int.recv() => SIGINT,
                     }
                 }
                 (Ok(mut term), Err(_)) => {
                     let _ = term.recv().await;
+                    SIGTERM
                 }
                 (Err(_), _) => {
                     let _ = tokio::signal::ctrl_c().await;
+                    SIGINT
                 }
             }
         }
@@ -109,6 +119,7 @@ pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
     {
         async {
             let _ = tokio::signal::ctrl_c().await;
+            SIGINT
         }
     }
 }

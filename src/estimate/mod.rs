@@ -26,11 +26,13 @@
 //! same, in closed form, over a stored Gamma). Storage, pooling and the planner take the Gamma
 //! with the posterior's mean and variance ([`posterior`]).
 
+pub mod population;
 pub mod posterior;
 pub mod prior;
 pub mod staleness;
 pub mod trust;
 
+pub use population::Population;
 pub use posterior::Posterior;
 pub use prior::{Prior, pool};
 pub use staleness::{CopyKnowledge, Staleness};

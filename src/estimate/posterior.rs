@@ -22,6 +22,7 @@
 //! piecewise exponential in `u` (log-linear between nodes), which also inverts in closed form for
 //! quantiles.
 
+use super::population::Population;
 use super::{Prior, Stats};
 
 /// Nodes of the grid in `u = ln λ`. A Gaussian-shaped posterior in `u` spans `±√(2 · 36) = ±8.5`
@@ -81,12 +82,7 @@ impl Posterior {
     fn with_nodes(stats: &Stats, prior: &Prior, nodes: usize) -> Self {
         let a = positive_or(prior.shape, 1e-6) + stats.events.max(0.0);
         let b = positive_or(prior.rate, 1e-9) + stats.exposure_days.max(0.0);
-        let bins: Vec<Bin> = stats
-            .changed_intervals
-            .iter()
-            .filter(|&&(t, n)| t > 0.0 && t.is_finite() && n > 0.0 && n.is_finite())
-            .map(|&(t, n)| Bin { t, n, ln_t: t.ln() })
-            .collect();
+        let bins = bins_of(stats);
         if bins.is_empty() {
             let gamma = Prior { shape: a, rate: b };
             return Self {
@@ -95,7 +91,13 @@ impl Posterior {
                 form: Form::Gamma(gamma),
             };
         }
-        let grid = Grid::new(&LogPosterior { a, b, bins: &bins }, nodes.max(2));
+        let everywhere = (f64::NEG_INFINITY, f64::INFINITY);
+        let post = LogPosterior { a, b, bins: &bins };
+        let grid = Grid::new(&post, nodes.max(2), |_| 0.0, everywhere);
+        Self::from_grid(grid)
+    }
+
+    fn from_grid(grid: Grid) -> Self {
         let mean: f64 = grid
             .weights
             .iter()
@@ -113,6 +115,21 @@ impl Posterior {
             mean,
             variance,
         }
+    }
+
+    /// The posterior of a rate given sufficient statistics and a site's population of rates as
+    /// the prior ([`super::population`]): always tabulated, on a grid placed by the evidence
+    /// under the default prior, whose density then trades that prior for the population's.
+    pub fn with_population(stats: &Stats, population: &Population) -> Self {
+        let reference = Prior::default();
+        let a = reference.shape + stats.events.max(0.0);
+        let b = reference.rate + stats.exposure_days.max(0.0);
+        let bins = bins_of(stats);
+        let prior_log_density =
+            |u: f64| population.log_density(u) - (reference.shape * u - reference.rate * u.exp());
+        let post = LogPosterior { a, b, bins: &bins };
+        let grid = Grid::new(&post, GRID_NODES, prior_log_density, population.span());
+        Self::from_grid(grid)
     }
 
     /// Posterior mean, changes per day (> 0).
@@ -156,6 +173,22 @@ impl Posterior {
         }
     }
 
+    /// `E[g(λ)]` under the posterior (on its grid; a Gamma is tabulated for the call).
+    pub fn expect(&self, g: impl Fn(f64) -> f64) -> f64 {
+        match &self.form {
+            Form::Grid(grid) => grid.expect(1.0, |l, _| g(l)),
+            Form::Gamma(gamma) => {
+                let post = LogPosterior {
+                    a: gamma.shape,
+                    b: gamma.rate,
+                    bins: &[],
+                };
+                let everywhere = (f64::NEG_INFINITY, f64::INFINITY);
+                Grid::new(&post, GRID_NODES, |_| 0.0, everywhere).expect(1.0, |l, _| g(l))
+            }
+        }
+    }
+
     /// The Gamma with the same mean and variance (for pooling, storage and the planner); the
     /// posterior itself when it is a Gamma.
     pub fn gamma(&self) -> Prior {
@@ -167,6 +200,31 @@ impl Posterior {
             },
         }
     }
+}
+
+/// The changed-only checks of `stats` that carry information.
+fn bins_of(stats: &Stats) -> Vec<Bin> {
+    stats
+        .changed_intervals
+        .iter()
+        .filter(|&&(t, n)| t > 0.0 && t.is_finite() && n > 0.0 && n.is_finite())
+        .map(|&(t, n)| Bin { t, n, ln_t: t.ln() })
+        .collect()
+}
+
+/// The log-likelihood of the evidence in `stats` at each rate `e^u` of `us` (up to a constant),
+/// into `out`.
+pub(super) fn log_likelihood(stats: &Stats, us: &[f64], out: &mut Vec<f64>) {
+    let bins = bins_of(stats);
+    // With A = k and B = T (no prior), ℓ(u) is the log-likelihood: the Jacobian λ and a flat
+    // prior in λ cancel to a flat one in u.
+    let post = LogPosterior {
+        a: stats.events.max(0.0),
+        b: stats.exposure_days.max(0.0),
+        bins: &bins,
+    };
+    out.clear();
+    out.extend(us.iter().map(|&u| post.value(u)));
 }
 
 /// `x` if it is a positive finite number, else `fallback`.
@@ -333,7 +391,15 @@ impl LogPosterior<'_> {
 }
 
 impl Grid {
-    fn new(post: &LogPosterior<'_>, nodes: usize) -> Self {
+    /// The grid of `post` with `extra(u)` added to its log density (a change of prior: it must
+    /// not move the mass far beyond where `post` has it, since the grid spans only that), within
+    /// `bounds` in `u` (where the new prior has its mass) unless `post` has none there.
+    fn new(
+        post: &LogPosterior<'_>,
+        nodes: usize,
+        extra: impl Fn(f64) -> f64,
+        bounds: (f64, f64),
+    ) -> Self {
         let mode = post.mode();
         let peak = post.value(mode);
         let (_, d2) = post.slope(mode);
@@ -343,12 +409,18 @@ impl Grid {
         } else {
             1.0
         };
-        let lo = post.tail_end(mode, peak, scale, -1.0);
-        let hi = post.tail_end(mode, peak, scale, 1.0);
+        let mut lo = post.tail_end(mode, peak, scale, -1.0);
+        let mut hi = post.tail_end(mode, peak, scale, 1.0);
+        if lo.max(bounds.0) < hi.min(bounds.1) {
+            (lo, hi) = (lo.max(bounds.0), hi.min(bounds.1));
+        }
         let step = (hi - lo) / (nodes - 1) as f64;
         let rates: Vec<f64> = (0..nodes).map(|j| (lo + step * j as f64).exp()).collect();
         let mut log_density: Vec<f64> = (0..nodes)
-            .map(|j| post.value(lo + step * j as f64))
+            .map(|j| {
+                let u = lo + step * j as f64;
+                post.value(u) + extra(u)
+            })
             .collect();
         let top = log_density
             .iter()

@@ -35,6 +35,55 @@ pub fn h(r: f64) -> f64 {
     }
 }
 
+/// `q(r) = g(r) / r²`: the age one more visit a day cuts, `-dĀ/df`, times `f²`. It rises from 0
+/// (≈ r/3: a slow page's cut is proportional to its rate) to 1/2 (a page that changes between
+/// every two visits: the cut no longer depends on its rate), so it is concave, and a rate
+/// known only as a spread of values cuts less than its mean would: see
+/// [`super::certainty_equivalent_rate`].
+pub fn q(r: f64) -> f64 {
+    if r.is_nan() || r <= 0.0 {
+        return 0.0;
+    }
+    if r.is_infinite() {
+        return 0.5;
+    }
+    if r < 0.1 {
+        // g's series divided by r².
+        let tail = 1.0 / 144.0 - r * (1.0 / 840.0 - r * (1.0 / 5760.0 - r / 45360.0));
+        r * (1.0 / 3.0 - r * (1.0 / 8.0 - r * (1.0 / 30.0 - r * tail)))
+    } else {
+        g(r) / (r * r)
+    }
+}
+
+/// `q⁻¹(y)` for `0 ≤ y < 1/2` (0 at or below 0, ∞ from 1/2), by bisection in `ln r` between
+/// the bounds `3y ≤ r ≤ (1/2 - y)^{-1/2}` (`q` lies below its tangent `r/3` at 0 and above
+/// `1/2 - 1/r²`).
+pub fn q_inv(y: f64) -> f64 {
+    if y.is_nan() || y <= 0.0 {
+        return 0.0;
+    }
+    if y >= 0.5 {
+        return f64::INFINITY;
+    }
+    let (mut lo, mut hi) = ((3.0 * y).ln(), -0.5 * (0.5 - y).ln());
+    if hi <= lo {
+        return lo.exp();
+    }
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if q(mid.exp()) < y {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-12 {
+            break;
+        }
+    }
+    (0.5 * (lo + hi)).exp()
+}
+
 /// Solves `curve(r) = y` for increasing `curve` by bisection on `[0, hi]` (slow; builds tables).
 fn invert_exact(curve: fn(f64) -> f64, y: f64) -> f64 {
     let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
@@ -165,6 +214,18 @@ mod tests {
             let closed_h = 1.0 - (1.0 + r) * (-r).exp();
             assert!((h(r) - closed_h).abs() / closed_h < 1e-9, "h({r})");
         }
+    }
+
+    #[test]
+    fn q_is_g_over_r_squared_and_inverts() {
+        for &r in &[1e-6, 0.01, 0.099, 0.1, 0.5, 2.0, 30.0, 1e4] {
+            let direct = g(r) / (r * r);
+            assert!((q(r) - direct).abs() <= 1e-9 * direct.max(1e-12), "q({r})");
+            let back = q_inv(q(r));
+            assert!((back - r).abs() <= 1e-8 * r, "q_inv(q({r})) = {back}");
+        }
+        assert_eq!(q_inv(0.0), 0.0);
+        assert!(q_inv(0.5).is_infinite());
     }
 
     #[test]

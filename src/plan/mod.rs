@@ -52,6 +52,22 @@ pub fn p_stale(rate_per_day: f64, since_days: f64) -> f64 {
     -(-rate_per_day * since_days).exp_m1()
 }
 
+/// The rate to plan a page by when its rate is known only as a posterior: the rate whose age
+/// cut from one more visit, at the page's planned interval `t`, is the expected cut,
+/// `q(λ_eff t) = E[q(λ t)]` with `expected_q` that expectation ([`curves::q`]). The optimum
+/// of `E[Ā(f, λ)] + μ f` is where the expected cut meets `μ`, and since `q` is concave the
+/// posterior mean overstates it for a page whose rate is uncertain: a page that is slow or
+/// fast with even odds is worth fewer visits than one known to change at the average rate.
+/// Evaluated at the last plan's interval, it is a fixed point the periodic re-plan reaches.
+/// `None` when the interval or the expectation gives no answer.
+pub fn certainty_equivalent_rate(interval_days: f64, expected_q: f64) -> Option<f64> {
+    if !(interval_days > 0.0 && interval_days.is_finite()) {
+        return None;
+    }
+    let r = curves::q_inv(expected_q);
+    (r.is_finite() && r > 0.0).then(|| r / interval_days)
+}
+
 /// Time-averaged age in days of a page refreshed every `interval_days` (infinite for an infinite
 /// interval of a changing page).
 pub fn time_averaged_age(rate_per_day: f64, interval_days: f64) -> f64 {

@@ -105,7 +105,7 @@ pub async fn admitted<'a>(
 ) -> anyhow::Result<Option<(&'a SiteState, UrlRow, Url)>> {
     let (Some(site), Some(row)) = (ctx.site(due.site_id), ctx.store.url_row(&due.url).await?)
     else {
-        ctx.ledger.refuse(due.url_id);
+        ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
         return Ok(None);
     };
     Ok(admit(ctx, site, &row).await?.map(|url| (site, row, url)))
@@ -126,6 +126,7 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
             .as_ref()
             .and_then(|w| w.next_open(ctx.clock.now()));
         ctx.ledger.defer(
+            now,
             row.id,
             open.map_or(now + 3_600_000, |t| t.timestamp_millis()),
         );
@@ -134,7 +135,7 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
     let url = match Url::parse(&row.url) {
         Ok(url) => url,
         Err(err) => {
-            ctx.ledger.refuse(row.id);
+            ctx.ledger.refuse(now, row.id);
             record_error(ctx, site, &row.url, format!("unparsable URL: {err}")).await?;
             return Ok(None);
         }
@@ -155,7 +156,7 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
     if let Some(rule) = robots.disallowed_by(url.as_str()) {
         debug!(url = %url, %rule, "disallowed by robots.txt: not fetched while these rules hold");
         ctx.ledger
-            .defer(row.id, until_ms.max(now + MIN_ROBOTS_WAIT_MS));
+            .defer(now, row.id, until_ms.max(now + MIN_ROBOTS_WAIT_MS));
         if row.disallowed == 0 {
             ctx.store.set_disallowed(row.id, true).await?;
             let rule = format!("{origin}/robots.txt: {rule}");
@@ -176,7 +177,7 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
 fn not_now(ctx: &Context, row: &UrlRow, origin: &str) -> bool {
     let now = ctx.clock.now_ms();
     if ctx.is_stopping() {
-        ctx.ledger.defer(row.id, now);
+        ctx.ledger.defer(now, row.id, now);
         return true;
     }
     if let Some(until_ms) = ctx.pool.closed_beyond_patience(origin) {
@@ -187,7 +188,7 @@ fn not_now(ctx: &Context, row: &UrlRow, origin: &str) -> bool {
             "host closed (back-off or Retry-After): skipped until it opens"
         );
         ctx.ledger.close_host(row.host_id, until_ms);
-        ctx.ledger.defer(row.id, until_ms);
+        ctx.ledger.defer(now, row.id, until_ms);
         return true;
     }
     false
@@ -272,7 +273,7 @@ async fn fetch_and_record_extracted(
                 }
                 NotNow::Stopping => ctx.clock.now_ms(),
             };
-            ctx.ledger.defer(row.id, until);
+            ctx.ledger.defer(ctx.clock.now_ms(), row.id, until);
         }
         debug!(url = %url, %reason, "request not sent");
         return Ok((outcome, None));

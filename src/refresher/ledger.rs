@@ -222,11 +222,11 @@ impl Ledger {
         Some((inner.sched.summary(key), stats))
     }
 
-    /// Hands a URL back unfetched, due again at `until_ms`.
-    pub fn defer(&self, url_id: i64, until_ms: i64) {
+    /// Hands a URL back unfetched (its site's credit with it), due again at `until_ms`.
+    pub fn defer(&self, now_ms: i64, url_id: i64, until_ms: i64) {
         let mut inner = self.lock();
         if let Some(&key) = inner.url_keys.get(&url_id) {
-            inner.sched.defer(key, until_ms);
+            inner.sched.defer(now_ms, key, until_ms);
         }
     }
 
@@ -239,10 +239,10 @@ impl Ledger {
     }
 
     /// A URL handed out can never be requested (its site or row is gone, it does not parse).
-    pub fn refuse(&self, url_id: i64) {
+    pub fn refuse(&self, now_ms: i64, url_id: i64) {
         let mut inner = self.lock();
         if let Some(&key) = inner.url_keys.get(&url_id) {
-            inner.sched.refuse(key);
+            inner.sched.refuse(now_ms, key);
         }
     }
 

@@ -7,7 +7,7 @@
 //! feed caught missing a change covers the page no more. The staleness of a copy is then judged
 //! by [`CopyKnowledge::staleness`] under the page's posterior.
 
-use crate::estimate::{self, CopyKnowledge, Prior, RateEstimate};
+use crate::estimate::{CopyKnowledge, Prior, RateEstimate};
 
 use super::{Scheduler, SiteKey, UrlKey, UrlKind};
 
@@ -72,7 +72,7 @@ impl Scheduler {
     /// the same mean and the same P(stale) over the URL's planned interval (what is stored).
     pub fn estimate(&self, url: UrlKey) -> RateEstimate {
         let u = &self.urls[url];
-        let post = estimate::Posterior::new(&u.stats, &self.prior_of(url));
+        let post = self.full_posterior(url);
         let horizon_days = 1.0 / u.planned_per_day.max(1e-9);
         RateEstimate::from_posterior(&post).matching_staleness(&post, horizon_days)
     }

@@ -76,6 +76,12 @@ impl Bucket {
         self.credit -= n;
     }
 
+    /// Gives back `n` requests charged but not made (never beyond the bucket's capacity).
+    pub fn refund(&mut self, now_ms: i64, n: f64) {
+        self.refill(now_ms);
+        self.credit = (self.credit + n).min(self.capacity);
+    }
+
     /// When the credit reaches `level` (now if it has).
     pub fn time_of(&mut self, now_ms: i64, level: f64) -> i64 {
         self.refill(now_ms);
@@ -327,6 +333,14 @@ impl Frontier {
     pub fn charge(&mut self, site: SiteKey, now_ms: i64, n: f64) {
         if n > 0.0 {
             self.buckets[site].charge(now_ms, n);
+        }
+    }
+
+    /// Gives a site back `n` requests charged but not made. Heap keys stay lower bounds: with more
+    /// credit a host may go sooner than its key, never later than without the refund.
+    pub fn refund(&mut self, site: SiteKey, now_ms: i64, n: f64) {
+        if n > 0.0 {
+            self.buckets[site].refund(now_ms, n);
         }
     }
 

@@ -32,7 +32,9 @@ mod sitemaps;
 mod url_state;
 
 use crate::clock::MS_PER_DAY;
-use crate::estimate::{self, Prior, RateEstimate, Stats, ValidatorCheck, ValidatorTrust};
+use crate::estimate::{
+    self, Population, Posterior, Prior, RateEstimate, Stats, ValidatorCheck, ValidatorTrust,
+};
 use crate::plan::{self, Multipliers};
 
 pub use freshness::Freshness;
@@ -193,8 +195,17 @@ pub struct UrlSummary {
 struct SiteState {
     weight: f64,
     requests_per_day: f64,
-    /// The pooled prior of its pages (empirical Bayes).
+    /// The pooled prior of its pages (empirical Bayes), for pages whose `changefreq` hint is
+    /// believed (the hint centres it) and until the site has a [`SiteState::population`].
     prior: Prior,
+    /// Its pages' rates as a population (nonparametric empirical Bayes), once enough have
+    /// evidence: every other page's prior.
+    population: Option<Population>,
+    /// The rates of its pages that carry each `changefreq` (by the hint's bits), among the
+    /// pages of hosts whose hints are believed, once enough have evidence.
+    hint_populations: std::collections::HashMap<u64, Population>,
+    /// When the populations were last fitted.
+    population_fitted_ms: Option<i64>,
     /// The last solved plan, and the planner's host index of each host key.
     multipliers: Option<Multipliers>,
     plan_hosts: std::collections::HashMap<HostKey, usize>,
@@ -268,6 +279,9 @@ impl Scheduler {
             weight,
             requests_per_day,
             prior: Prior::default(),
+            population: None,
+            hint_populations: Default::default(),
+            population_fitted_ms: None,
             multipliers: None,
             plan_hosts: Default::default(),
             last_plan_ms: None,
@@ -364,10 +378,11 @@ impl Scheduler {
         }
     }
 
-    /// A request handed out was not made (outside the site's fetch window, say): the host is
-    /// free at once and the URL waits until `until_ms`.
-    pub fn defer(&mut self, url: UrlKey, until_ms: i64) {
-        if !self.take_back(url) {
+    /// A request handed out was not made (outside the site's fetch window, robots.txt disallows
+    /// it for now, the host closed): the host is free at once, the site gets its credit back and
+    /// the URL waits until `until_ms`.
+    pub fn defer(&mut self, now_ms: i64, url: UrlKey, until_ms: i64) {
+        if !self.take_back(now_ms, url) {
             return;
         }
         // Respected by every later re-plan, like a retry.
@@ -375,22 +390,26 @@ impl Scheduler {
         self.frontier.set_due(url, Some(until_ms), 0);
     }
 
-    /// Frees the host of a request handed out but not made (its budget stays spent: heap keys
-    /// are lower bounds, and credit given back would make them late); false when the URL was
-    /// not in flight (reported already).
-    fn take_back(&mut self, url: UrlKey) -> bool {
+    /// Frees the host of a request handed out but not made, and gives its site the request back
+    /// (a URL that robots.txt disallows costs nothing each time its rules are re-read); false
+    /// when the URL was not in flight (reported already).
+    fn take_back(&mut self, now_ms: i64, url: UrlKey) -> bool {
         if !self.urls[url].in_flight {
             return false;
         }
-        self.frontier.release(self.urls[url].host);
+        let (host, site) = (self.urls[url].host, self.urls[url].site);
+        self.frontier.release(host);
+        self.frontier.refund(site, now_ms, 1.0);
+        let s = &mut self.sites[site];
+        s.requests = s.requests.saturating_sub(1);
         self.urls[url].in_flight = false;
         true
     }
 
-    /// A request handed out was refused before it was made (robots.txt disallows it): the host
-    /// is free at once and the URL retired.
-    pub fn refuse(&mut self, url: UrlKey) {
-        if self.take_back(url) {
+    /// A request handed out was refused before it was made (its URL does not parse, its site is
+    /// gone): the host is free at once and the URL retired.
+    pub fn refuse(&mut self, now_ms: i64, url: UrlKey) {
+        if self.take_back(now_ms, url) {
             self.retire(url);
         }
     }
@@ -514,11 +533,24 @@ impl Scheduler {
         }
     }
 
-    /// The change-rate posterior of a URL (the planner's input for freshet's policy).
-    pub fn posterior(&self, url: UrlKey) -> Prior {
+    /// The change-rate posterior of a URL: its evidence under its site's population of rates:
+    /// the population of the pages with its `changefreq` while its host's hints are believed,
+    /// else of all the site's pages; before there is one, under the pooled Gamma (centred on a
+    /// believed hint).
+    pub fn full_posterior(&self, url: UrlKey) -> Posterior {
         let u = &self.urls[url];
-        let prior = self.prior_of(url);
-        estimate::posterior(&u.stats, &prior)
+        let site = &self.sites[u.site];
+        let population = match u
+            .changefreq_per_day
+            .filter(|_| self.hosts[u.host].believe_hints)
+        {
+            Some(hint) => site.hint_populations.get(&hint.to_bits()),
+            None => site.population.as_ref(),
+        };
+        match population {
+            Some(population) => Posterior::with_population(&u.stats, population),
+            None => Posterior::new(&u.stats, &self.prior_of(url)),
+        }
     }
 
     /// The prior a URL's evidence is weighed against: its site's pooled prior, centred on its

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use crate::clock::MS_PER_DAY;
-use crate::estimate::{self, Prior, pool};
+use crate::estimate::{self, Population, Prior, Stats, pool};
 use crate::plan::{self, Limits, Objective, PlanPage};
 
 use super::policy::{self, PolicyKind};
@@ -31,6 +31,9 @@ const HINT_TOLERANCE: f64 = 5.0;
 /// Pages sampled for a site's pooled prior, and per host to judge its hints.
 const POOL_SAMPLE: usize = 4_000;
 const HINT_JUDGES: usize = 50;
+/// How often a site's population of rates is fitted again (each fit moves every page's
+/// posterior a little; the pages' own evidence moves them between fits).
+const POPULATION_REFIT_MS: i64 = 6 * 3_600_000;
 /// The share of a site's budget always left to its pages, whatever its overheads.
 const MIN_PAGE_SHARE: f64 = 0.1;
 /// The most a feed is read per day, and the largest share of its host's limit it may take.
@@ -46,7 +49,7 @@ impl Scheduler {
         self.last_replan_ms = Some(now_ms);
         self.next_replan_ms = now_ms.saturating_add(self.config.replan_every_ms);
         if self.config.policy == PolicyKind::Learned {
-            self.pool_priors();
+            self.pool_priors(now_ms);
             self.judge_hints();
         }
         let mut by_site: Vec<Vec<UrlKey>> = vec![Vec::new(); self.sites.len()];
@@ -68,22 +71,64 @@ impl Scheduler {
         }
     }
 
-    /// Each site's prior: its pages' own evidence pooled (hints left out: they are judged
-    /// against this).
-    fn pool_priors(&mut self) {
+    /// Each site's priors: its pages' own evidence pooled into a Gamma and, once enough pages
+    /// have some, into populations of rates: one of all its pages (hints left out: they are
+    /// judged against these) and one per `changefreq` value among the pages whose hints are
+    /// believed, so a hint says exactly as much as the pages that carry it have shown.
+    fn pool_priors(&mut self, now_ms: i64) {
         let mut posteriors: Vec<Vec<Prior>> = vec![Vec::new(); self.sites.len()];
+        let mut evidence: Vec<Vec<&Stats>> = vec![Vec::new(); self.sites.len()];
+        let mut by_hint: Vec<HashMap<u64, Vec<&Stats>>> = vec![HashMap::new(); self.sites.len()];
         // A few thousand pages fix a prior as well as all of them would.
         let stride = (self.urls.len() / POOL_SAMPLE).max(1);
         for u in self.urls.iter().step_by(stride) {
-            // Only pages with some exposure: a page whose every check saw a change only bounds
-            // its rate from below, and its posterior's upper tail is the prior's own.
-            let has_evidence = u.stats.exposure_days > 0.0;
-            if u.kind == UrlKind::Page && !u.retired && has_evidence {
+            if u.kind != UrlKind::Page || u.retired {
+                continue;
+            }
+            // The Gamma takes only pages with some exposure: a page whose every check saw a
+            // change only bounds its rate from below, and its posterior's upper tail is the
+            // prior's own. The populations take every likelihood as it is.
+            if u.stats.exposure_days > 0.0 {
                 posteriors[u.site].push(estimate::posterior(&u.stats, &Prior::default()));
             }
+            evidence[u.site].push(&u.stats);
+            if let Some(hint) = u
+                .changefreq_per_day
+                .filter(|_| self.hosts[u.host].believe_hints)
+            {
+                by_hint[u.site]
+                    .entry(hint.to_bits())
+                    .or_default()
+                    .push(&u.stats);
+            }
         }
-        for (site, list) in self.sites.iter_mut().zip(&posteriors) {
-            site.prior = pool(list, Prior::default());
+        let mut fitted = Vec::new();
+        for (site, (s, list)) in self.sites.iter().zip(&posteriors).enumerate() {
+            let prior = pool(list, Prior::default());
+            let due = s
+                .population_fitted_ms
+                .is_none_or(|at| now_ms - at >= POPULATION_REFIT_MS);
+            if !due {
+                fitted.push((prior, None));
+                continue;
+            }
+            let population = Population::fit(evidence[site].iter().copied(), s.population.as_ref());
+            let hinted: HashMap<u64, Population> = by_hint[site]
+                .iter()
+                .filter_map(|(&hint, pages)| {
+                    let previous = s.hint_populations.get(&hint);
+                    Some((hint, Population::fit(pages.iter().copied(), previous)?))
+                })
+                .collect();
+            fitted.push((prior, population.map(|p| (p, hinted))));
+        }
+        for (s, (prior, populations)) in self.sites.iter_mut().zip(fitted) {
+            s.prior = prior;
+            if let Some((population, hinted)) = populations {
+                s.population = Some(population);
+                s.hint_populations = hinted;
+                s.population_fitted_ms = Some(now_ms);
+            }
         }
     }
 
@@ -127,7 +172,7 @@ impl Scheduler {
         let weight = self.sites[u.site].weight * u.weight;
         let fallback = Prior::default().mean();
         let rate = match self.config.policy {
-            PolicyKind::Learned => self.posterior(url).mean(),
+            PolicyKind::Learned => self.planning_rate(url),
             PolicyKind::Oracle | PolicyKind::Proportional => u.true_rate.unwrap_or(fallback),
             PolicyKind::Uniform => 1.0,
             PolicyKind::Changefreq => u.changefreq_per_day.unwrap_or(policy::TYPICAL_RATE_PER_DAY),
@@ -150,6 +195,20 @@ impl Scheduler {
                 f64::INFINITY
             },
         }
+    }
+
+    /// The rate freshet plans a page by: its posterior's certainty-equivalent rate at its
+    /// planned interval ([`plan::certainty_equivalent_rate`]), the mean once the rate is known
+    /// within a percent.
+    fn planning_rate(&self, url: UrlKey) -> f64 {
+        let post = self.full_posterior(url);
+        let mean = post.mean();
+        if post.variance() <= 1e-4 * mean * mean {
+            return mean;
+        }
+        let t = 1.0 / self.urls[url].planned_per_day.max(1e-9);
+        let expected_q = post.expect(|rate| plan::curves::q(rate * t));
+        plan::certainty_equivalent_rate(t, expected_q).unwrap_or(mean)
     }
 
     fn host_limit_per_day(&self, host: HostKey) -> f64 {

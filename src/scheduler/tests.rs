@@ -332,3 +332,36 @@ fn sitemap_reads_are_worth_their_requests_only_where_lastmod_is_believed() {
         "a budget that hardly binds"
     );
 }
+
+#[test]
+fn a_request_not_made_costs_its_site_nothing() {
+    // 24 requests a day: one an hour, and the bucket holds one. Two hosts: one whose URL
+    // robots.txt disallows (deferred each time it comes up), one with a page.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 24.0, 0);
+    let (blocked_host, open_host) = (sched.add_host(0, 0), sched.add_host(0, 0));
+    let blocked = sched.add_url(0, page(site, blocked_host, 1.0));
+    sched.add_url(0, page(site, open_host, 1.0));
+    let mut made = 0;
+    let mut now = 0;
+    while now < 2 * DAY {
+        while let Some(req) = sched.poll_request(now) {
+            if req.url == blocked {
+                // Disallowed for the next 10 minutes (rules that expire often).
+                sched.defer(now, blocked, now + 10 * 60_000);
+            } else {
+                made += 1;
+                sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+            }
+        }
+        now = sched.poll_timeout().expect("queued").max(now + 1);
+    }
+    assert_eq!(
+        sched.site_requests(site),
+        made,
+        "only requests made are counted"
+    );
+    // The disallowed URL came up every 10 minutes; had each cost a request, the page would have
+    // had almost none of what the two days allow.
+    assert!(made >= 20, "{made} requests made for the open page");
+}

@@ -1,0 +1,182 @@
+//! A site's population of change rates as a prior: nonparametric empirical Bayes on a fixed grid
+//! in `ln λ` (pure: no clock, database or network).
+//!
+//! A site's pages do not share one rate, and their rates are not Gamma-distributed: they spread
+//! over decades, log-normal-like or with several modes (an archive and a front page). A Gamma
+//! moment-matched to them ([`super::pool`]) puts its mass where the fast pages pull the mean, so a
+//! slow page with little evidence is believed faster than it is, and a page with a few checks is
+//! scattered around a centre that describes none of them. Instead the population itself is
+//! estimated: weights `π_k` on rates `λ_k = e^{u_k}` spread evenly in `u` from once in 27 years
+//! to 10,000 times a day, fitted to the pages' likelihoods `L_i(λ)` by maximising
+//! `Σ_i ln Σ_k π_k L_i(λ_k)`, the nonparametric maximum-likelihood estimate of a mixing
+//! distribution (Kiefer & Wolfowitz 1956; Laird, "Nonparametric maximum likelihood estimation of a
+//! mixing distribution", JASA 1978). Its EM step is `π_k ← π_k mean_i (L_ik / Σ_j π_j L_ij)`;
+//! each step is followed by a light smoothing of neighbouring weights (the EMS algorithm:
+//! Silverman, Jones, Wilson & Nychka, JRSS B 1990), which keeps the fitted prior smooth in `u`
+//! instead of the NPMLE's few spikes, and a floor that keeps every rate possible, so a page
+//! faster or slower than all its neighbours is still found by its own evidence. A page's
+//! posterior is then its likelihood times this prior ([`super::Posterior::with_population`]).
+//! Efron ("Empirical Bayes deconvolution estimates", Biometrika 2016) reviews the approach.
+
+use super::Stats;
+use super::posterior::log_likelihood;
+
+/// `ln λ` of the grid's first node: once in 10,000 days (27 years).
+const LOW_U: f64 = -9.210_340_371_976_184;
+/// `ln λ` of the grid's last node: 10,000 changes a day (one every 9 s).
+const HIGH_U: f64 = 9.210_340_371_976_184;
+/// Nodes of the grid: 0.2 in `ln λ` apart (a factor 1.22), finer than any page's own evidence
+/// resolves before dozens of checks, when the prior no longer matters.
+pub const NODES: usize = 93;
+/// EM steps from a uniform start; a refit from the previous prior takes [`REFIT_STEPS`].
+const FIT_STEPS: usize = 200;
+const REFIT_STEPS: usize = 30;
+/// The share of the prior spread evenly over the grid whatever the pages say.
+const FLOOR_SHARE: f64 = 0.02;
+/// Fewest pages with evidence for a population to be estimated at all.
+pub const MIN_PAGES: usize = 20;
+
+/// A population prior: weights on the grid of rates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Population {
+    /// `π_k`, summing to 1.
+    weights: Vec<f64>,
+}
+
+/// `u_k`, the log rate of node `k`.
+pub fn node_u(k: usize) -> f64 {
+    LOW_U + (HIGH_U - LOW_U) * k as f64 / (NODES - 1) as f64
+}
+
+impl Population {
+    /// Fits the population to the pages' evidence (each [`Stats`] one page's), starting from
+    /// `previous` when given (fewer steps); `None` with fewer than [`MIN_PAGES`] pages that have
+    /// any evidence.
+    pub fn fit<'a>(
+        pages: impl IntoIterator<Item = &'a Stats>,
+        previous: Option<&Population>,
+    ) -> Option<Self> {
+        let us: Vec<f64> = (0..NODES).map(node_u).collect();
+        let mut likelihoods: Vec<f64> = Vec::new();
+        let mut row = Vec::with_capacity(NODES);
+        let mut pages_used = 0;
+        for stats in pages {
+            if stats.events <= 0.0
+                && stats.exposure_days <= 0.0
+                && stats.changed_intervals.is_empty()
+            {
+                continue;
+            }
+            log_likelihood(stats, &us, &mut row);
+            let top = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if !top.is_finite() {
+                continue;
+            }
+            likelihoods.extend(row.iter().map(|l| (l - top).exp()));
+            pages_used += 1;
+        }
+        if pages_used < MIN_PAGES {
+            return None;
+        }
+        let (mut weights, steps) = match previous {
+            Some(p) => (p.weights.clone(), REFIT_STEPS),
+            None => (vec![1.0 / NODES as f64; NODES], FIT_STEPS),
+        };
+        let mut next = vec![0.0; NODES];
+        for _ in 0..steps {
+            next.iter_mut().for_each(|x| *x = 0.0);
+            for l in likelihoods.chunks_exact(NODES) {
+                let total: f64 = l.iter().zip(&weights).map(|(l, w)| l * w).sum();
+                if total > 0.0 {
+                    for (n, l) in next.iter_mut().zip(l) {
+                        *n += l / total;
+                    }
+                }
+            }
+            for (n, w) in next.iter_mut().zip(&weights) {
+                *n *= w / pages_used as f64;
+            }
+            smooth(&next, &mut weights);
+        }
+        Some(Self { weights })
+    }
+
+    /// `ln π(u)` per unit of `u`, interpolated between nodes (log-linearly) and flat beyond
+    /// the grid's ends.
+    pub fn log_density(&self, u: f64) -> f64 {
+        let x =
+            ((u - LOW_U) / (HIGH_U - LOW_U) * (NODES - 1) as f64).clamp(0.0, (NODES - 1) as f64);
+        let k = (x.floor() as usize).min(NODES - 2);
+        let f = x - k as f64;
+        let step = (HIGH_U - LOW_U) / (NODES - 1) as f64;
+        let (a, b) = (self.weights[k].ln(), self.weights[k + 1].ln());
+        a + f * (b - a) - step.ln()
+    }
+
+    /// The interval of `u` the grid covers (the prior has no mass outside it).
+    pub fn span(&self) -> (f64, f64) {
+        (LOW_U, HIGH_U)
+    }
+}
+
+/// One smoothing pass of EMS: each weight becomes `¼, ½, ¼` of itself and its neighbours (the
+/// ends reflect), then the floor is mixed in; the result sums to 1.
+fn smooth(raw: &[f64], out: &mut [f64]) {
+    let n = raw.len();
+    for k in 0..n {
+        let before = raw[k.saturating_sub(1)];
+        let after = raw[(k + 1).min(n - 1)];
+        out[k] = 0.25 * before + 0.5 * raw[k] + 0.25 * after;
+    }
+    let total: f64 = out.iter().sum();
+    for w in out.iter_mut() {
+        *w = (1.0 - FLOOR_SHARE) * *w / total + FLOOR_SHARE / n as f64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pages whose rates are `rates`, each observed with exact change times for `days`.
+    fn pages(rates: &[f64], days: f64) -> Vec<Stats> {
+        rates
+            .iter()
+            .map(|&r| Stats {
+                events: (r * days).round(),
+                exposure_days: days,
+                changed_intervals: Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_groups_of_pages_give_a_prior_with_two_modes() {
+        let mut rates = vec![0.02; 100];
+        rates.extend(vec![5.0; 100]);
+        let stats = pages(&rates, 60.0);
+        let p = Population::fit(&stats, None).expect("enough pages");
+        let density = |rate: f64| p.log_density(rate.ln());
+        assert!(density(0.02) > density(0.3) + 2.0, "{p:?}");
+        assert!(density(5.0) > density(0.3) + 2.0, "{p:?}");
+        // The floor keeps every rate possible.
+        assert!(density(1000.0).is_finite());
+        // Half the mass at each group (less the floor and the smoothing's spill).
+        let mass_near = |rate: f64| -> f64 {
+            (0..NODES)
+                .filter(|&k| (node_u(k) - rate.ln()).abs() <= 1.0)
+                .map(|k| p.weights[k])
+                .sum()
+        };
+        for rate in [0.02, 5.0] {
+            let mass = mass_near(rate);
+            assert!((0.4..=0.5).contains(&mass), "{mass} near {rate}: {p:?}");
+        }
+    }
+
+    #[test]
+    fn too_few_pages_give_no_population() {
+        assert!(Population::fit(&pages(&[1.0; 5], 10.0), None).is_none());
+        assert!(Population::fit(&vec![Stats::default(); 50], None).is_none());
+    }
+}
