@@ -365,3 +365,38 @@ fn a_request_not_made_costs_its_site_nothing() {
     // had almost none of what the two days allow.
     assert!(made >= 20, "{made} requests made for the open page");
 }
+
+#[test]
+fn a_changefreq_says_what_the_pages_carrying_it_have_shown() {
+    // Pages that say "daily" change every 8 hours; pages that say "monthly" every 10 days. Both
+    // hints are off by a factor of 3, within what a host's hints may be and still be believed.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let hosts: Vec<_> = (0..4).map(|_| sched.add_host(0, 0)).collect();
+    let with_hint = |host, hint: f64| NewUrl {
+        changefreq_per_day: Some(hint),
+        ..page(site, host, 1.0)
+    };
+    let (daily, monthly) = (1.0, 1.0 / 30.0);
+    let mut urls = Vec::new();
+    let mut every = Vec::new();
+    for i in 0..60 {
+        let (hint, period) = if i % 2 == 0 {
+            (daily, 8 * HOUR)
+        } else {
+            (monthly, 10 * DAY)
+        };
+        urls.push(sched.add_url(0, with_hint(hosts[i % 4], hint)));
+        every.push(period);
+    }
+    drive(&mut sched, &urls, &every, 30);
+    // New pages, never fetched: what their hint's pages have shown, not what the hint says.
+    let new_daily = sched.add_url(30 * DAY, with_hint(hosts[0], daily));
+    let new_monthly = sched.add_url(30 * DAY, with_hint(hosts[1], monthly));
+    let (fast, slow) = (
+        sched.estimate(new_daily).rate_per_day,
+        sched.estimate(new_monthly).rate_per_day,
+    );
+    assert!((2.0..=4.5).contains(&fast), "a new 'daily' page: {fast}/day");
+    assert!((0.04..=0.25).contains(&slow), "a new 'monthly' page: {slow}/day");
+}

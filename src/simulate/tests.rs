@@ -22,7 +22,8 @@ fn freshet_learns_close_to_the_oracle_and_beats_the_baselines() {
     let age = |name: &str| r.policies[name].mean_age_days;
     assert!(age("oracle") <= age("uniform"), "{r:?}");
     assert!(age("freshet") < age("uniform"), "{r:?}");
-    assert!(age("freshet") < 1.25 * age("oracle"), "{r:?}");
+    // 1.042 when measured (`simulate --pages 2000 --hosts 20 --days 40 --warmup 15 --seed 5`).
+    assert!(age("freshet") < 1.10 * age("oracle"), "{r:?}");
     assert!(age("freshet") < age("nutch") / 2.0, "{r:?}");
     assert!(age("uniform") < age("proportional"), "{r:?}");
     let budget = 0.5 * 2000.0 * 25.0;
