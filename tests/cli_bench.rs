@@ -6,7 +6,9 @@ use std::process::Command;
 
 fn bench_json(part: &str) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_freshet"))
-        .args(["bench", "--only", part, "--pages", "2000", "--hosts", "20", "--json"])
+        .args([
+            "bench", "--only", part, "--pages", "2000", "--hosts", "20", "--json",
+        ])
         .output()
         .expect("runs");
     assert!(
@@ -19,7 +21,11 @@ fn bench_json(part: &str) -> serde_json::Value {
 
 fn assert_figures(value: &serde_json::Value, part: &str, keys: &[&str]) {
     let object = value.as_object().expect("an object");
-    assert_eq!(object.keys().collect::<Vec<_>>(), [part], "keyed by part: {value}");
+    assert_eq!(
+        object.keys().collect::<Vec<_>>(),
+        [part],
+        "keyed by part: {value}"
+    );
     for key in keys {
         let figure = &value[part][key];
         assert!(

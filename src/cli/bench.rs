@@ -153,17 +153,14 @@ fn write_table(
     Ok(())
 }
 
-/// A figure for the table: whole numbers as they are, others to four significant digits.
+/// A figure for the table: whole numbers and large ones without decimals, others to four
+/// significant digits.
 fn shown(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        format!("{value:.0}")
-    } else if value.abs() >= 1000.0 {
-        format!("{value:.0}")
-    } else if value.abs() >= 1.0 {
-        format!("{value:.3}")
-    } else {
-        format!("{value:.4e}")
+    if value == 0.0 || !value.is_finite() || value.abs() >= 1000.0 || value.fract() == 0.0 {
+        return format!("{value:.0}");
     }
+    let decimals = (3 - value.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    format!("{value:.decimals$}")
 }
 
 #[cfg(test)]
@@ -178,7 +175,8 @@ mod tests {
         assert_eq!(one["plan"]["seconds"], 0.25);
         let two = as_json(&[(Part::Plan, vec![figures.clone(), figures])]);
         assert_eq!(two["plan"][1]["urls"], 2000);
-        assert_eq!(shown(0.000123), "1.2300e-4");
-        assert_eq!(shown(12.5), "12.500");
+        assert_eq!(shown(0.000123), "0.0001230");
+        assert_eq!(shown(0.61181), "0.6118");
+        assert_eq!(shown(12.5), "12.50");
     }
 }

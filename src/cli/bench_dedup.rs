@@ -164,7 +164,10 @@ pub fn run(simhashes: usize) -> Figures {
         ("near_lookup_p99_ms", lookup_p99_ms),
         ("linear_scan_ms", scan_ms),
         ("near_distance_bits", f64::from(k)),
-        ("planted_near_copies_found_share", found as f64 / planted.max(1) as f64),
+        (
+            "planted_near_copies_found_share",
+            found as f64 / planted.max(1) as f64,
+        ),
         ("index_build_seconds", index_build_s),
         ("text_bytes", bytes as f64),
         ("content_fingerprint_mb_per_second", content_fp_mb_s),

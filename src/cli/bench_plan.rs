@@ -26,7 +26,11 @@ const UPDATES: usize = 20_000;
 const ESTIMATES: usize = 200_000;
 
 /// The synthetic plan: pages and their limits.
-fn synthetic_plan(rng: &mut StdRng, pages: usize, hosts: usize) -> anyhow::Result<(Vec<PlanPage>, Limits)> {
+fn synthetic_plan(
+    rng: &mut StdRng,
+    pages: usize,
+    hosts: usize,
+) -> anyhow::Result<(Vec<PlanPage>, Limits)> {
     let rates = LogNormal::new(0.2f64.ln(), 1.5)?;
     let plan_pages: Vec<PlanPage> = (0..pages)
         .map(|_| {
@@ -115,7 +119,11 @@ fn incremental_updates(
         .map(|_| {
             let mut stats = Stats::default();
             for _ in 0..30 {
-                stats.add_check(rng.random_range(0.2..3.0), Some(rng.random_bool(0.33)), None);
+                stats.add_check(
+                    rng.random_range(0.2..3.0),
+                    Some(rng.random_bool(0.33)),
+                    None,
+                );
             }
             (stats, pages[rng.random_range(0..pages.len())])
         })
@@ -144,7 +152,11 @@ fn estimator(rng: &mut StdRng, count: usize) -> (f64, f64) {
         .map(|_| {
             let mut s = Stats::default();
             for _ in 0..30 {
-                s.add_check(rng.random_range(0.2..3.0), Some(rng.random_bool(0.33)), None);
+                s.add_check(
+                    rng.random_range(0.2..3.0),
+                    Some(rng.random_bool(0.33)),
+                    None,
+                );
             }
             s
         })

@@ -111,7 +111,12 @@ fn raw_scan(path: &PathBuf) -> anyhow::Result<u64> {
 fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line[field.len() + 1..].trim().trim_end_matches("kB").trim().parse().ok()?;
+    let kb: u64 = line[field.len() + 1..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
     Some(kb * 1024)
 }
 
@@ -144,7 +149,9 @@ pub fn run(urls: usize) -> anyhow::Result<Figures> {
 
     let mut ctx = SitemapContext::new(
         url::Url::parse("https://www.example.com/sitemap.xml")?,
-        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().unwrap_or_default(),
+        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+            .single()
+            .unwrap_or_default(),
     );
     // A sitemap larger than the protocol's limits is read whole (the limits are still checked).
     ctx.limits.max_urls = ctx.limits.max_urls.max(urls);

@@ -231,17 +231,29 @@ mod tests {
         // Inside each table, below it and above it.
         for y in [1e-20, 1e-9, 0.01, 1.0, 37.0, 1e9, 1e20] {
             let (ln_r, slope) = ln_g_inv(f64::ln(y));
-            assert!((ln_r.exp() - g_inv(y)).abs() <= 1e-12 * g_inv(y), "g at {y}");
+            assert!(
+                (ln_r.exp() - g_inv(y)).abs() <= 1e-12 * g_inv(y),
+                "g at {y}"
+            );
             let dy = 1e-4;
             let numeric = (g_inv(y * (1.0 + dy)).ln() - g_inv(y).ln()) / (1.0 + dy).ln();
-            assert!((slope - numeric).abs() < 1e-3, "g slope at {y}: {slope} vs {numeric}");
+            assert!(
+                (slope - numeric).abs() < 1e-3,
+                "g slope at {y}: {slope} vs {numeric}"
+            );
         }
         for y in [1e-20, 1e-6, 0.01, 0.3, 0.7, 0.99] {
             let (ln_r, slope) = ln_h_inv(f64::ln(y));
-            assert!((ln_r.exp() - h_inv(y)).abs() <= 1e-12 * h_inv(y), "h at {y}");
+            assert!(
+                (ln_r.exp() - h_inv(y)).abs() <= 1e-12 * h_inv(y),
+                "h at {y}"
+            );
             let dy = 1e-6;
             let numeric = (h_inv(y * (1.0 + dy)).ln() - h_inv(y).ln()) / (1.0 + dy).ln();
-            assert!((slope - numeric).abs() < 1e-3 * slope.max(1.0), "h slope at {y}: {slope} vs {numeric}");
+            assert!(
+                (slope - numeric).abs() < 1e-3 * slope.max(1.0),
+                "h slope at {y}: {slope} vs {numeric}"
+            );
         }
     }
 }

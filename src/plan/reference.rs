@@ -86,7 +86,6 @@ pub(super) fn solve_full_reference(
     (rates, mult)
 }
 
-
 mod agreement {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
@@ -146,8 +145,7 @@ mod agreement {
                 (Policy::Proportional, Objective::Age),
             ] {
                 let (fast, fast_mult) = solve_full(policy, &pages, &limits, objective);
-                let (plain, plain_mult) =
-                    solve_full_reference(policy, &pages, &limits, objective);
+                let (plain, plain_mult) = solve_full_reference(policy, &pages, &limits, objective);
                 let case = format!("round {round}, {policy:?}, {objective:?}");
                 if objective == Objective::Freshness {
                     freshness_agrees(&case, &pages, (&fast, &fast_mult), (&plain, &plain_mult));
@@ -158,7 +156,12 @@ mod agreement {
                     close(fast_mult.mu, plain_mult.mu, 3e-12),
                     "{case}: μ {fast_mult:?} vs {plain_mult:?}"
                 );
-                for (h, (a, b)) in fast_mult.host_mu.iter().zip(&plain_mult.host_mu).enumerate() {
+                for (h, (a, b)) in fast_mult
+                    .host_mu
+                    .iter()
+                    .zip(&plain_mult.host_mu)
+                    .enumerate()
+                {
                     assert!(close(*a, *b, 3e-12), "{case}: μ_{h} {a} vs {b}");
                 }
                 // A rate moves at most as m^{-1/2} with its multiplier.
@@ -180,12 +183,23 @@ mod agreement {
         (plain, plain_mult): (&[f64], &Multipliers),
     ) {
         let (spent_fast, spent_plain) = (fast.iter().sum::<f64>(), plain.iter().sum::<f64>());
-        assert!(close(spent_fast, spent_plain, 1e-6), "{case}: spent {spent_fast} vs {spent_plain}");
-        assert!(close(fast_mult.mu, plain_mult.mu, 1e-6), "{case}: μ {fast_mult:?} vs {plain_mult:?}");
+        assert!(
+            close(spent_fast, spent_plain, 1e-6),
+            "{case}: spent {spent_fast} vs {spent_plain}"
+        );
+        assert!(
+            close(fast_mult.mu, plain_mult.mu, 1e-6),
+            "{case}: μ {fast_mult:?} vs {plain_mult:?}"
+        );
         for (i, page) in pages.iter().enumerate() {
             let y = plain_mult.effective(page.host) * page.rate_per_day / page.weight;
             if (y - 1.0).abs() > 1e-6 {
-                assert!(close(fast[i], plain[i], 1e-5), "{case}: page {i}: {} vs {}", fast[i], plain[i]);
+                assert!(
+                    close(fast[i], plain[i], 1e-5),
+                    "{case}: page {i}: {} vs {}",
+                    fast[i],
+                    plain[i]
+                );
             }
         }
     }

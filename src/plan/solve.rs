@@ -67,11 +67,12 @@ impl Curve {
         if !(lambda > 0.0 && w > 0.0) {
             return None;
         }
+        let (ln_lambda, ln_w) = (lambda.ln(), w.ln());
         let (ln_scale, ln_numerator) = match (self, policy) {
-            (Curve::Age, _) => (2.0 * lambda.ln() - w.ln(), lambda.ln()),
-            (Curve::Freshness, _) => (lambda.ln() - w.ln(), lambda.ln()),
-            (Curve::Inverse, Policy::Proportional) => (0.0, w.ln() + lambda.ln()),
-            (Curve::Inverse, _) => (0.0, w.ln()),
+            (Curve::Age, _) => (2.0 * ln_lambda - ln_w, ln_lambda),
+            (Curve::Freshness, _) => (ln_lambda - ln_w, ln_lambda),
+            (Curve::Inverse, Policy::Proportional) => (0.0, ln_w + ln_lambda),
+            (Curve::Inverse, _) => (0.0, ln_w),
         };
         // `f.min(cap).max(0.0)` in `response`: a NaN cap caps nothing, a negative one to 0.
         let cap = if page.max_visits_per_day.is_nan() {
@@ -137,8 +138,8 @@ impl ByHost {
     fn new(curve: Curve, policy: Policy, pages: &[PlanPage], hosts: usize) -> Self {
         let mut starts = vec![0usize; hosts + 1];
         for p in pages {
-            if curve.term(policy, p).is_some() {
-                starts[p.host + 1] += 1;
+            if p.rate_per_day > 0.0 && p.weight > 0.0 {
+                starts[p.host + 1] += 1; // the pages `Curve::term` keeps
             }
         }
         for h in 0..hosts {

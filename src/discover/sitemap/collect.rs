@@ -32,7 +32,10 @@ pub(crate) struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    pub(super) fn new(ctx: &'a SitemapContext, sink: Option<&'a mut dyn FnMut(SitemapUrl)>) -> Self {
+    pub(super) fn new(
+        ctx: &'a SitemapContext,
+        sink: Option<&'a mut dyn FnMut(SitemapUrl)>,
+    ) -> Self {
         Collector {
             ctx,
             sink,
