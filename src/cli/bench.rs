@@ -1,149 +1,182 @@
-//! `freshet bench`: throughput figures of the planner and the estimator (and, from the dedup
-//! part, the fingerprints). Timings are printed, never asserted.
+//! `freshet bench`: the figures to read before sizing a deployment. Each part (`plan`, `sitemap`,
+//! `dedup`) runs at every size given by `--pages` and prints a table with one column per size
+//! (how each cost grows), or with `--json` one object keyed by part whose figures are numbers with
+//! their unit in the key. Timings are printed, never asserted: this is the one place in freshet
+//! that reads the wall clock (`std::time::Instant`) on purpose.
 
-use std::time::Instant;
+use std::io::Write;
 
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, LogNormal};
+use serde_json::{Map, Value};
 
-use crate::estimate::{self, Prior, Stats};
-use crate::plan::{self, Limits, Objective, PlanPage, Policy};
+use super::{bench_dedup, bench_plan, bench_sitemap};
 
 /// Arguments of `freshet bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// URLs to plan.
-    #[arg(long, default_value_t = 1_000_000)]
-    pub pages: usize,
-    /// Hosts the URLs are spread over.
-    #[arg(long, default_value_t = 1_000)]
-    pub hosts: usize,
-    /// Which benchmarks to run.
+    /// URLs each part runs on; several sizes, comma-separated (`1000000,10000000`), run one after
+    /// the other and are printed side by side. The plan part plans this many URLs, the sitemap
+    /// part reads a sitemap listing this many, the dedup part indexes this many simhashes.
+    #[arg(long, value_delimiter = ',', default_value = "1000000")]
+    pub pages: Vec<usize>,
+    /// Hosts the plan part spreads its URLs over (default: one host per 100 URLs).
+    #[arg(long)]
+    pub hosts: Option<usize>,
+    /// Which part to run.
     #[arg(long, value_enum, default_value = "all")]
-    pub only: Which,
+    pub only: Part,
+    /// Print one JSON object keyed by part instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--only`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Which {
-    /// Everything.
+pub enum Part {
+    /// Every part.
     All,
-    /// The planner and the estimator.
-    Planner,
-    /// Fingerprints, simhash and the near-duplicate index.
+    /// The planner: from-scratch planning and the incremental update after one observation.
+    #[value(alias = "planner")]
+    Plan,
+    /// The sitemap reader against a raw quick-xml scan of the same bytes, and its memory.
+    Sitemap,
+    /// Extraction, fingerprints and near-duplicate lookup.
     Dedup,
 }
 
+/// One part's figures at one size, in print order: the key names the unit (`seconds`, `_ms`,
+/// `_bytes`, `mb_per_second`) or the count (`urls`, `hosts`).
+pub type Figures = Vec<(&'static str, f64)>;
+
 /// Runs `freshet bench`; returns the exit code.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
-    if matches!(args.only, Which::All | Which::Planner) {
-        let pages = args.pages;
-        let hosts = args.hosts.max(1);
-        tokio::task::spawn_blocking(move || bench_planner(pages, hosts)).await??;
-    }
-    if matches!(args.only, Which::All | Which::Dedup) {
-        tokio::task::spawn_blocking(|| {
-            let options = super::bench_dedup::DedupBenchOptions::default();
-            super::bench_dedup::run_dedup_bench(&options, &mut super::output::stdout())
-        })
-        .await??;
+    let sizes: Vec<usize> = args.pages.iter().map(|&p| p.max(1)).collect();
+    let parts: Vec<Part> = match args.only {
+        // The sitemap first: its peak memory is read before the planner has held gigabytes.
+        Part::All => vec![Part::Sitemap, Part::Plan, Part::Dedup],
+        one => vec![one],
+    };
+    let hosts = args.hosts;
+    let results = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
+        let mut results: Vec<(Part, Vec<Figures>)> = Vec::new();
+        for part in parts {
+            let mut per_size = Vec::new();
+            for &pages in &sizes {
+                let hosts = hosts.unwrap_or(pages / 100).clamp(1, pages);
+                per_size.push(match part {
+                    Part::Plan => bench_plan::run(pages, hosts)?,
+                    Part::Sitemap => bench_sitemap::run(pages)?,
+                    Part::Dedup => bench_dedup::run(pages),
+                    Part::All => unreachable!("expanded above"),
+                });
+            }
+            results.push((part, per_size));
+        }
+        Ok(results)
+    })
+    .await??;
+    let mut out = super::output::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&as_json(&results))?)?;
+    } else {
+        write_table(&mut out, &args.pages, &results)?;
     }
     Ok(0)
 }
 
-/// Plans `pages` URLs over `hosts` hosts from scratch and estimates their rates; prints timings.
-pub fn bench_planner(pages: usize, hosts: usize) -> anyhow::Result<()> {
-    let mut rng = StdRng::seed_from_u64(42);
-    let rates = LogNormal::new(0.2f64.ln(), 1.5)?;
-    let plan_pages: Vec<PlanPage> = (0..pages)
-        .map(|_| {
-            let u: f64 = rng.random();
-            PlanPage {
-                rate_per_day: rates.sample(&mut rng),
-                weight: if rng.random_bool(0.05) { 0.05 } else { 1.0 },
-                host: ((hosts as f64 * u * u) as usize).min(hosts - 1),
-                max_visits_per_day: if rng.random_bool(0.01) {
-                    1.0
-                } else {
-                    f64::INFINITY
-                },
-            }
-        })
-        .collect();
-    let mut sizes = vec![0.0_f64; hosts];
-    for p in &plan_pages {
-        sizes[p.host] += 1.0;
+fn part_name(part: Part) -> &'static str {
+    match part {
+        Part::All => "all",
+        Part::Plan => "plan",
+        Part::Sitemap => "sitemap",
+        Part::Dedup => "dedup",
     }
-    let limits = Limits {
-        budget_per_day: 0.5 * pages as f64,
-        host_limits_per_day: sizes.iter().map(|s| (0.8 * s).max(1.0)).collect(),
+}
+
+/// One object keyed by part; a part's value is its figures, or a list of them (one per size,
+/// in `--pages` order) when several sizes ran.
+fn as_json(results: &[(Part, Vec<Figures>)]) -> Value {
+    let object = |figures: &Figures| {
+        Value::Object(
+            figures
+                .iter()
+                .map(|&(key, value)| (key.to_string(), number(value)))
+                .collect(),
+        )
     };
-    let started = Instant::now();
-    plan::curves::warm_up();
-    crate::outln!(
-        "planner: tables built in {:.3}s",
-        started.elapsed().as_secs_f64()
-    );
-    for (name, policy, objective) in [
-        ("age-optimal", Policy::AgeOptimal, Objective::Age),
-        (
-            "freshness-optimal",
-            Policy::AgeOptimal,
-            Objective::Freshness,
-        ),
-        ("uniform", Policy::Uniform, Objective::Age),
-    ] {
-        let started = Instant::now();
-        let (rates, mult) = plan::solve_full(policy, &plan_pages, &limits, objective);
-        let elapsed = started.elapsed().as_secs_f64();
-        let (age, fresh) = plan::mean_age_and_freshness(&plan_pages, &rates);
-        crate::outln!(
-            "planner: {name:<18} {pages} URLs, {hosts} hosts in {elapsed:.2}s ({:.0} URLs/s); \
-             visits/day {:.0} of {:.0}; mean age {age:.3} d, freshness {fresh:.3}",
-            pages as f64 / elapsed,
-            rates.iter().sum::<f64>(),
-            limits.budget_per_day,
-        );
-        let started = Instant::now();
-        let mut check = 0.0;
-        for p in &plan_pages {
-            check += plan::rate_for(p, &mult);
+    let mut top = Map::new();
+    for (part, per_size) in results {
+        let value = match per_size.as_slice() {
+            [one] => object(one),
+            many => Value::Array(many.iter().map(object).collect()),
+        };
+        top.insert(part_name(*part).to_string(), value);
+    }
+    Value::Object(top)
+}
+
+/// A figure as a JSON number: whole numbers as integers.
+fn number(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9e15 {
+        Value::from(value as i64)
+    } else {
+        serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// The table: per part, one row per figure and one column per size.
+fn write_table(
+    out: &mut dyn Write,
+    sizes: &[usize],
+    results: &[(Part, Vec<Figures>)],
+) -> std::io::Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    writeln!(out, "freshet bench on {cores} cores")?;
+    for (part, per_size) in results {
+        writeln!(out)?;
+        write!(out, "{:<34}", part_name(*part))?;
+        for size in sizes {
+            write!(out, " {:>14}", format!("{size} URLs"))?;
         }
-        let per = started.elapsed().as_secs_f64() / pages as f64;
-        crate::outln!(
-            "planner: {name:<18} incremental rate_for {:.0} ns/URL (sum {check:.0})",
-            per * 1e9
-        );
-    }
-    // The estimator: 30 checks per URL, a third with changes at irregular intervals.
-    let sample = pages.min(200_000);
-    let stats: Vec<Stats> = (0..sample)
-        .map(|_| {
-            let mut s = Stats::default();
-            for _ in 0..30 {
-                let interval = rng.random_range(0.2..3.0);
-                s.add_check(interval, Some(rng.random_bool(0.33)), None);
+        writeln!(out)?;
+        let Some(first) = per_size.first() else {
+            continue;
+        };
+        for (row, &(key, _)) in first.iter().enumerate() {
+            write!(out, "  {key:<32}")?;
+            for figures in per_size {
+                let cell = figures.get(row).map_or(String::new(), |&(_, v)| shown(v));
+                write!(out, " {cell:>14}")?;
             }
-            s
-        })
-        .collect();
-    let started = Instant::now();
-    let mut total = 0.0;
-    for s in &stats {
-        total += estimate::estimate_stats(s, &Prior::default()).rate_per_day;
+            writeln!(out)?;
+        }
     }
-    let with_interval = started.elapsed().as_secs_f64() / sample as f64;
-    let started = Instant::now();
-    for s in &stats {
-        total += estimate::posterior(s, &Prior::default()).mean();
-    }
-    let mean_only = started.elapsed().as_secs_f64() / sample as f64;
-    crate::outln!(
-        "estimator: {sample} URLs × 30 checks: {:.1} µs/URL with the 90% interval, {:.1} µs/URL \
-         mean only (checksum {total:.0})",
-        with_interval * 1e6,
-        mean_only * 1e6
-    );
     Ok(())
+}
+
+/// A figure for the table: whole numbers and large ones without decimals, others to four
+/// significant digits.
+fn shown(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() || value.abs() >= 1000.0 || value.fract() == 0.0 {
+        return format!("{value:.0}");
+    }
+    let decimals = (3 - value.abs().log10().floor() as i32).clamp(0, 12) as usize;
+    format!("{value:.decimals$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_size_gives_objects_and_several_give_lists() {
+        let figures: Figures = vec![("urls", 2000.0), ("seconds", 0.25)];
+        let one = as_json(&[(Part::Plan, vec![figures.clone()])]);
+        assert_eq!(one["plan"]["urls"], 2000);
+        assert_eq!(one["plan"]["seconds"], 0.25);
+        let two = as_json(&[(Part::Plan, vec![figures.clone(), figures])]);
+        assert_eq!(two["plan"][1]["urls"], 2000);
+        assert_eq!(shown(0.000123), "0.0001230");
+        assert_eq!(shown(0.61181), "0.6118");
+        assert_eq!(shown(12.5), "12.50");
+    }
 }

@@ -1,62 +1,25 @@
-//! The dedup benchmark for `freshet bench`: content-fingerprint, simhash and extraction throughput
-//! (MB/s) on synthetic pages, and near-duplicate lookup time among a million simhashes through the
-//! permuted-table index, against a linear scan. It measures wall time (`std::time::Instant`), which
-//! is what a benchmark is for; nothing here is asserted.
+//! The `dedup` part of `freshet bench`: content-fingerprint, simhash and main-text extraction
+//! throughput (MB/s) on synthetic pages, and near-duplicate lookup among N simhashes through the
+//! permuted-table index (each lookup timed alone), against a linear scan. It measures wall time
+//! (`std::time::Instant`), which is what a benchmark is for; nothing here is asserted.
 
 use std::hint::black_box;
-use std::io::Write;
 use std::time::Instant;
 
+use super::bench::Figures;
 use crate::dedup::extract::extract_html;
 use crate::dedup::fingerprint::{DEFAULT_SHINGLE_WORDS, content_fingerprint, hamming, simhash};
 use crate::dedup::near::NearIndex;
 use crate::dedup::urlnorm::UrlRules;
 
-/// Sizes of the dedup benchmark.
-#[derive(Debug, Clone)]
-pub struct DedupBenchOptions {
-    /// Simhashes stored in the near-duplicate index (default 1,000,000).
-    pub fingerprints: usize,
-    /// Lookups timed (half planted near copies, half random; default 10,000).
-    pub queries: usize,
-    /// Megabytes of synthetic text fingerprinted (default 16).
-    pub text_mb: usize,
-    /// Near-duplicate distance k (default 3).
-    pub distance: u32,
-    /// Seed of the synthetic data.
-    pub seed: u64,
-}
-
-impl Default for DedupBenchOptions {
-    fn default() -> Self {
-        DedupBenchOptions {
-            fingerprints: 1_000_000,
-            queries: 10_000,
-            text_mb: 16,
-            distance: 3,
-            seed: 42,
-        }
-    }
-}
-
-/// The measured figures.
-#[derive(Debug, Clone, Default)]
-pub struct DedupBenchFigures {
-    /// Exact content fingerprint throughput, MB/s of text.
-    pub content_fp_mb_s: f64,
-    /// Simhash throughput, MB/s of text.
-    pub simhash_mb_s: f64,
-    /// Main-text extraction throughput, MB/s of HTML.
-    pub extract_mb_s: f64,
-    /// Seconds to insert all fingerprints into the index.
-    pub index_build_s: f64,
-    /// Mean microseconds per indexed lookup.
-    pub lookup_us: f64,
-    /// Mean microseconds per linear-scan lookup (for comparison).
-    pub scan_us: f64,
-    /// Planted near copies found / planted.
-    pub planted_found: (usize, usize),
-}
+/// Lookups timed (half planted near copies, half random).
+const QUERIES: usize = 10_000;
+/// Linear scans timed for comparison.
+const SCANS: usize = 100;
+/// Near-duplicate distance k.
+const DISTANCE: u32 = 3;
+/// Synthetic text fingerprinted: 160 bytes per URL, between 1 and 16 MB.
+const TEXT_BYTES_PER_URL: usize = 160;
 
 struct Rng(u64);
 
@@ -119,27 +82,24 @@ fn mb_per_s(bytes: usize, seconds: f64) -> f64 {
     bytes as f64 / 1e6 / seconds.max(1e-9)
 }
 
-/// Runs the dedup benchmark and prints its figures to `out`.
-pub fn run_dedup_bench(
-    options: &DedupBenchOptions,
-    out: &mut dyn Write,
-) -> std::io::Result<DedupBenchFigures> {
-    let mut rng = Rng(options.seed);
-    let mut figures = DedupBenchFigures::default();
-    let pages = synthetic_pages(&mut rng, options.text_mb * 1_000_000);
+/// Runs the dedup part with `simhashes` fingerprints in the near-duplicate index.
+pub fn run(simhashes: usize) -> Figures {
+    let mut rng = Rng(42);
+    let text_bytes = (simhashes.saturating_mul(TEXT_BYTES_PER_URL)).clamp(1_000_000, 16_000_000);
+    let pages = synthetic_pages(&mut rng, text_bytes);
     let bytes: usize = pages.iter().map(String::len).sum();
 
     let start = Instant::now();
     for p in &pages {
         black_box(content_fingerprint(p));
     }
-    figures.content_fp_mb_s = mb_per_s(bytes, start.elapsed().as_secs_f64());
+    let content_fp_mb_s = mb_per_s(bytes, start.elapsed().as_secs_f64());
 
     let start = Instant::now();
     for p in &pages {
         black_box(simhash(p, DEFAULT_SHINGLE_WORDS));
     }
-    figures.simhash_mb_s = mb_per_s(bytes, start.elapsed().as_secs_f64());
+    let simhash_mb_s = mb_per_s(bytes, start.elapsed().as_secs_f64());
 
     let html: Vec<String> = pages
         .iter()
@@ -152,33 +112,21 @@ pub fn run_dedup_bench(
     for h in &html {
         black_box(extract_html(h, None, &rules));
     }
-    figures.extract_mb_s = mb_per_s(html_bytes, start.elapsed().as_secs_f64());
-    writeln!(
-        out,
-        "dedup fingerprints: {:.1} MB of text in {} pages of 8 KB\n  \
-         content fingerprint {:>8.1} MB/s\n  simhash (shingles of {} words) {:>8.1} MB/s\n  \
-         main-text extraction {:>8.1} MB/s of HTML ({:.1} MB)",
-        bytes as f64 / 1e6,
-        pages.len(),
-        figures.content_fp_mb_s,
-        DEFAULT_SHINGLE_WORDS,
-        figures.simhash_mb_s,
-        figures.extract_mb_s,
-        html_bytes as f64 / 1e6
-    )?;
+    let extract_mb_s = mb_per_s(html_bytes, start.elapsed().as_secs_f64());
+    drop((pages, html));
 
-    let stored: Vec<u64> = (0..options.fingerprints).map(|_| rng.next()).collect();
-    let mut index = NearIndex::new(options.distance);
+    let stored: Vec<u64> = (0..simhashes).map(|_| rng.next()).collect();
+    let mut index = NearIndex::new(DISTANCE);
     let start = Instant::now();
     for (id, &fp) in stored.iter().enumerate() {
         index.insert(fp, id as u64);
     }
-    figures.index_build_s = start.elapsed().as_secs_f64();
+    let index_build_s = start.elapsed().as_secs_f64();
 
     let k = index.distance();
-    let queries: Vec<(u64, bool)> = (0..options.queries)
+    let queries: Vec<(u64, bool)> = (0..QUERIES)
         .map(|i| {
-            if i.is_multiple_of(2) && !stored.is_empty() {
+            if i.is_multiple_of(2) {
                 let base = stored[(rng.next() % stored.len() as u64) as usize];
                 let flips = rng.next() % (u64::from(k) + 1);
                 let near = (0..flips).fold(base, |fp, _| fp ^ 1 << (rng.next() % 64));
@@ -189,39 +137,42 @@ pub fn run_dedup_bench(
         })
         .collect();
     let (mut found, mut planted) = (0, 0);
-    let start = Instant::now();
+    let mut latencies = Vec::with_capacity(queries.len());
     for &(q, is_planted) in &queries {
+        let start = Instant::now();
         let mut any = false;
         index.for_each_match(q, |_, _| any = true);
+        latencies.push(start.elapsed().as_secs_f64() * 1e3);
         if is_planted {
             planted += 1;
             found += usize::from(any);
         }
     }
-    figures.lookup_us = start.elapsed().as_secs_f64() * 1e6 / queries.len().max(1) as f64;
-    figures.planted_found = (found, planted);
+    latencies.sort_by(f64::total_cmp);
+    let lookup_ms = latencies.iter().sum::<f64>() / latencies.len() as f64;
+    let lookup_p99_ms = latencies[latencies.len() * 99 / 100];
 
-    let scans = queries.len().min(200);
     let start = Instant::now();
-    for &(q, _) in &queries[..scans] {
+    for &(q, _) in &queries[..SCANS] {
         black_box(stored.iter().filter(|&&fp| hamming(fp, q) <= k).count());
     }
-    figures.scan_us = start.elapsed().as_secs_f64() * 1e6 / scans.max(1) as f64;
-    writeln!(
-        out,
-        "dedup near-duplicate index: {} simhashes, k = {}, {} tables\n  \
-         build {:>10.2} s\n  lookup {:>9.2} us (permuted tables, {} queries; planted near copies found {}/{})\n  \
-         scan {:>11.2} us (linear, {} queries)",
-        options.fingerprints,
-        k,
-        k + 1,
-        figures.index_build_s,
-        figures.lookup_us,
-        queries.len(),
-        found,
-        planted,
-        figures.scan_us,
-        scans
-    )?;
-    Ok(figures)
+    let scan_ms = start.elapsed().as_secs_f64() * 1e3 / SCANS as f64;
+
+    vec![
+        ("urls", simhashes as f64),
+        ("near_lookup_ms", lookup_ms),
+        ("near_lookup_p99_ms", lookup_p99_ms),
+        ("linear_scan_ms", scan_ms),
+        ("near_distance_bits", f64::from(k)),
+        (
+            "planted_near_copies_found_share",
+            found as f64 / planted.max(1) as f64,
+        ),
+        ("index_build_seconds", index_build_s),
+        ("text_bytes", bytes as f64),
+        ("content_fingerprint_mb_per_second", content_fp_mb_s),
+        ("simhash_mb_per_second", simhash_mb_s),
+        ("html_bytes", html_bytes as f64),
+        ("extract_mb_per_second", extract_mb_s),
+    ]
 }

@@ -7,6 +7,8 @@ use clap::{Parser, Subcommand};
 
 pub mod bench;
 pub mod bench_dedup;
+pub mod bench_plan;
+pub mod bench_sitemap;
 pub mod check;
 pub mod demo;
 pub mod explain;
@@ -52,7 +54,7 @@ pub enum Command {
     /// Export stored documents.
     #[command(subcommand)]
     Export(export::Command),
-    /// Throughput benchmarks of the planner and the fingerprints.
+    /// Benchmarks to size a deployment by: the planner, the sitemap reader, the dedup engine.
     Bench(bench::Args),
 }
 

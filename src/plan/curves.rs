@@ -134,6 +134,18 @@ impl Table {
         let t = x - i as f64;
         Some(self.ln_r[i] + t * (self.ln_r[i + 1] - self.ln_r[i]))
     }
+
+    /// As [`Table::lookup`], with the slope `d ln r / d ln y` of the segment read.
+    fn lookup_with_slope(&self, ln_y: f64) -> Option<(f64, f64)> {
+        let x = (ln_y - self.ln_lo) / self.step;
+        if !(x >= 0.0 && x < (self.ln_r.len() - 1) as f64) {
+            return None;
+        }
+        let i = x as usize;
+        let t = x - i as f64;
+        let rise = self.ln_r[i + 1] - self.ln_r[i];
+        Some((self.ln_r[i] + t * rise, rise / self.step))
+    }
 }
 
 const G_LO: f64 = 1e-15;
@@ -180,6 +192,39 @@ pub fn h_inv(y: f64) -> f64 {
         Some(ln_r) => ln_r.exp(),
         None if y < H_LO => (2.0 * y).sqrt(),
         None => h_inv_tail(y),
+    }
+}
+
+/// `ln g⁻¹(y)` from `ln y`, with its slope `d ln g⁻¹ / d ln y`: the same table and asymptotes as
+/// [`g_inv`], read in log space so that the planner's fast solve needs no logarithm per page, and
+/// the slope gives it the derivative of its total for Newton steps.
+pub fn ln_g_inv(ln_y: f64) -> (f64, f64) {
+    if let Some(found) = g_table().lookup_with_slope(ln_y) {
+        return found;
+    }
+    if ln_y < G_LO.ln() {
+        // g⁻¹(y) = (3y)^{1/3}
+        ((3.0_f64.ln() + ln_y) / 3.0, 1.0 / 3.0)
+    } else {
+        // g⁻¹(y) = (2(y + 1))^{1/2}
+        let y = ln_y.exp();
+        (0.5 * (2.0 * (y + 1.0)).ln(), 0.5 * y / (y + 1.0))
+    }
+}
+
+/// `ln h⁻¹(y)` from `ln y < 0`, with its slope `d ln h⁻¹ / d ln y` (as [`ln_g_inv`] for `h`).
+pub fn ln_h_inv(ln_y: f64) -> (f64, f64) {
+    if let Some(found) = h_table().lookup_with_slope(ln_y) {
+        return found;
+    }
+    if ln_y < H_LO.ln() {
+        // h⁻¹(y) = (2y)^{1/2}
+        (0.5 * (2.0_f64.ln() + ln_y), 0.5)
+    } else {
+        // d ln r / d ln y = y / (r h'(r)) with h'(r) = r e^{-r}
+        let y = ln_y.exp();
+        let r = h_inv_tail(y);
+        (r.ln(), y * r.exp() / (r * r))
     }
 }
 
@@ -240,5 +285,36 @@ mod tests {
         }
         assert_eq!(g_inv(0.0), 0.0);
         assert!(h_inv(1.0).is_infinite());
+    }
+
+    #[test]
+    fn log_space_lookups_agree_with_the_inverses_and_their_slopes() {
+        // Inside each table, below it and above it.
+        for y in [1e-20, 1e-9, 0.01, 1.0, 37.0, 1e9, 1e20] {
+            let (ln_r, slope) = ln_g_inv(f64::ln(y));
+            assert!(
+                (ln_r.exp() - g_inv(y)).abs() <= 1e-12 * g_inv(y),
+                "g at {y}"
+            );
+            let dy = 1e-4;
+            let numeric = (g_inv(y * (1.0 + dy)).ln() - g_inv(y).ln()) / (1.0 + dy).ln();
+            assert!(
+                (slope - numeric).abs() < 1e-3,
+                "g slope at {y}: {slope} vs {numeric}"
+            );
+        }
+        for y in [1e-20, 1e-6, 0.01, 0.3, 0.7, 0.99] {
+            let (ln_r, slope) = ln_h_inv(f64::ln(y));
+            assert!(
+                (ln_r.exp() - h_inv(y)).abs() <= 1e-12 * h_inv(y),
+                "h at {y}"
+            );
+            let dy = 1e-6;
+            let numeric = (h_inv(y * (1.0 + dy)).ln() - h_inv(y).ln()) / (1.0 + dy).ln();
+            assert!(
+                (slope - numeric).abs() < 1e-3 * slope.max(1.0),
+                "h slope at {y}: {slope} vs {numeric}"
+            );
+        }
     }
 }

@@ -23,14 +23,23 @@ pub(crate) enum Dialect {
 pub(crate) struct Collector<'a> {
     ctx: &'a SitemapContext,
     doc: SitemapDoc,
+    /// Where page URLs go as they are read; `None` keeps them in [`SitemapDoc::urls`].
+    sink: Option<&'a mut dyn FnMut(SitemapUrl)>,
+    /// Page URLs accepted so far (the limit counts them wherever they went).
+    accepted: usize,
     /// Set when the URL limit was hit: reading stops.
     full: bool,
 }
 
 impl<'a> Collector<'a> {
-    pub(super) fn new(ctx: &'a SitemapContext) -> Self {
+    pub(super) fn new(
+        ctx: &'a SitemapContext,
+        sink: Option<&'a mut dyn FnMut(SitemapUrl)>,
+    ) -> Self {
         Collector {
             ctx,
+            sink,
+            accepted: 0,
             doc: SitemapDoc {
                 kind: SitemapKind::Unknown,
                 urls: Vec::new(),
@@ -46,6 +55,11 @@ impl<'a> Collector<'a> {
     /// The finished document.
     pub(super) fn finish(self) -> SitemapDoc {
         self.doc
+    }
+
+    /// The rules and limits being applied.
+    pub(super) fn context(&self) -> &'a SitemapContext {
+        self.ctx
     }
 
     pub(crate) fn set_kind(&mut self, kind: SitemapKind) {
@@ -91,7 +105,7 @@ impl<'a> Collector<'a> {
         if self.full {
             return false;
         }
-        if self.doc.urls.len() >= self.ctx.limits.max_urls {
+        if self.accepted >= self.ctx.limits.max_urls {
             return self.hit_limit();
         }
         let Some(loc) = self.check_loc(raw_loc, true) else {
@@ -122,12 +136,17 @@ impl<'a> Collector<'a> {
             }
             parsed
         });
-        self.doc.urls.push(SitemapUrl {
+        let url = SitemapUrl {
             loc,
             lastmod,
             changefreq,
             priority,
-        });
+        };
+        self.accepted += 1;
+        match self.sink.as_mut() {
+            Some(sink) => sink(url),
+            None => self.doc.urls.push(url),
+        }
         true
     }
 

@@ -102,8 +102,23 @@ impl SitemapContext {
 }
 
 /// Parses a sitemap from `reader` (gzip or not) under `ctx`'s rules and limits.
-pub fn parse<R: BufRead>(mut reader: R, ctx: &SitemapContext) -> SitemapDoc {
-    let mut out = Collector::new(ctx);
+pub fn parse<R: BufRead>(reader: R, ctx: &SitemapContext) -> SitemapDoc {
+    read(reader, Collector::new(ctx, None))
+}
+
+/// As [`parse`], but hands each page URL to `on_url` as soon as it is read instead of keeping it
+/// in [`SitemapDoc::urls`] (left empty; child sitemaps and errors are still kept): memory stays
+/// flat however many URLs the sitemap lists.
+pub fn parse_each<R: BufRead>(
+    reader: R,
+    ctx: &SitemapContext,
+    on_url: &mut dyn FnMut(SitemapUrl),
+) -> SitemapDoc {
+    read(reader, Collector::new(ctx, Some(on_url)))
+}
+
+fn read<R: BufRead>(mut reader: R, mut out: Collector<'_>) -> SitemapDoc {
+    let ctx = out.context();
     let gzip = match reader.fill_buf() {
         Ok(head) => is_gzip(head),
         Err(e) => {

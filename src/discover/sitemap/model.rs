@@ -44,16 +44,18 @@ pub enum ChangeFreq {
 impl ChangeFreq {
     /// Parses a `<changefreq>` value (case-insensitive, trimmed).
     pub fn parse(value: &str) -> Option<ChangeFreq> {
-        Some(match value.trim().to_ascii_lowercase().as_str() {
-            "always" => ChangeFreq::Always,
-            "hourly" => ChangeFreq::Hourly,
-            "daily" => ChangeFreq::Daily,
-            "weekly" => ChangeFreq::Weekly,
-            "monthly" => ChangeFreq::Monthly,
-            "yearly" => ChangeFreq::Yearly,
-            "never" => ChangeFreq::Never,
-            _ => return None,
-        })
+        let value = value.trim();
+        [
+            ChangeFreq::Always,
+            ChangeFreq::Hourly,
+            ChangeFreq::Daily,
+            ChangeFreq::Weekly,
+            ChangeFreq::Monthly,
+            ChangeFreq::Yearly,
+            ChangeFreq::Never,
+        ]
+        .into_iter()
+        .find(|f| f.as_str().eq_ignore_ascii_case(value))
     }
 
     /// The hinted change rate in changes per day: hourly 24, daily 1, weekly 1/7, monthly 1/30,

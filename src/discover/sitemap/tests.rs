@@ -178,6 +178,29 @@ fn url_limit_stops_reading() {
     assert_eq!(doc.errors, [SitemapError::TooManyUrls { limit: 3 }]);
 }
 
+#[test]
+fn streaming_hands_over_what_parse_keeps_and_counts_the_limit_alike() {
+    let c = ctx("http://a.example/dir/sitemap.xml");
+    let kept = parse(URLSET.as_bytes(), &c);
+    let mut streamed = Vec::new();
+    let doc = parse_each(URLSET.as_bytes(), &c, &mut |u| streamed.push(u));
+    assert_eq!(streamed, kept.urls);
+    assert!(doc.urls.is_empty());
+    assert_eq!(doc.errors, kept.errors);
+
+    let mut xml = String::from("<urlset>");
+    for i in 0..10 {
+        xml.push_str(&format!("<url><loc>http://a.example/{i}</loc></url>"));
+    }
+    xml.push_str("</urlset>");
+    let mut c = ctx("http://a.example/sitemap.xml");
+    c.limits.max_urls = 3;
+    let mut count = 0;
+    let doc = parse_each(xml.as_bytes(), &c, &mut |_| count += 1);
+    assert_eq!(count, 3);
+    assert_eq!(doc.errors, [SitemapError::TooManyUrls { limit: 3 }]);
+}
+
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     enc.write_all(data).unwrap();

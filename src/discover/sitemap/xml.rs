@@ -6,6 +6,9 @@
 //! taken for the page's `<loc>`. Text, CDATA and entity events are stitched together (quick-xml
 //! 0.42 reports `&amp;` as its own event). A second `<loc>` inside one entry starts a new entry.
 //! An entry without `<loc>` whose own text is a URL (`<sitemap>http://…</sitemap>`) uses it.
+//!
+//! Nothing is allocated per element or per entry: element names and field texts go into strings
+//! that are cleared and reused, so reading costs little more than quick-xml's own event scan.
 
 use std::io::BufRead;
 
@@ -31,19 +34,101 @@ enum Field {
     Published,
 }
 
-/// The entry being read.
+/// One field's text, its string reused from entry to entry.
+#[derive(Debug, Default)]
+struct Slot {
+    text: String,
+    set: bool,
+}
+
+impl Slot {
+    fn put(&mut self, value: &str) {
+        self.text.clear();
+        self.text.push_str(value);
+        self.set = true;
+    }
+
+    fn get(&self) -> Option<&str> {
+        self.set.then_some(self.text.as_str())
+    }
+}
+
+/// The entry being read (one value, reused for every entry).
 #[derive(Debug, Default)]
 struct Entry {
+    /// Whether an entry is open.
+    open: bool,
     /// Stack depth of the entry element.
     depth: usize,
-    loc: Option<String>,
-    lastmod: Option<String>,
-    published: Option<String>,
-    changefreq: Option<String>,
-    priority: Option<String>,
-    guid: Option<String>,
+    loc: Slot,
+    lastmod: Slot,
+    published: Slot,
+    changefreq: Slot,
+    priority: Slot,
+    guid: Slot,
     /// Text directly inside the entry element.
     bare: String,
+}
+
+impl Entry {
+    /// Opens a new, empty entry at `depth`.
+    fn start(&mut self, depth: usize) {
+        self.open = true;
+        self.depth = depth;
+        for slot in [
+            &mut self.loc,
+            &mut self.lastmod,
+            &mut self.published,
+            &mut self.changefreq,
+            &mut self.priority,
+            &mut self.guid,
+        ] {
+            slot.set = false;
+        }
+        self.bare.clear();
+    }
+}
+
+/// The names of the open elements (lower-case local names), in strings reused as the depth
+/// goes up and down.
+#[derive(Debug, Default)]
+struct Names {
+    names: Vec<String>,
+    depth: usize,
+}
+
+impl Names {
+    fn push(&mut self, local: &str) {
+        if self.depth == self.names.len() {
+            self.names.push(String::new());
+        }
+        let name = &mut self.names[self.depth];
+        name.clear();
+        name.push_str(local);
+        name.make_ascii_lowercase();
+        self.depth += 1;
+    }
+
+    fn pop(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    fn len(&self) -> usize {
+        self.depth
+    }
+
+    fn is_empty(&self) -> bool {
+        self.depth == 0
+    }
+
+    /// The name at `depth` (1 is the root).
+    fn at(&self, depth: usize) -> &str {
+        &self.names[depth - 1]
+    }
+
+    fn joined(&self) -> String {
+        self.names[..self.depth].join("><")
+    }
 }
 
 /// What text is currently being collected into.
@@ -58,8 +143,8 @@ pub(super) fn parse(reader: impl BufRead, out: &mut Collector<'_>) {
     let mut xml = Reader::from_reader(reader);
     xml.config_mut().trim_text(false);
     let mut buf = Vec::new();
-    let mut stack: Vec<String> = Vec::new();
-    let mut entry: Option<Entry> = None;
+    let mut stack = Names::default();
+    let mut entry = Entry::default();
     let mut target: Option<Target> = None;
     let mut text = String::new();
 
@@ -69,11 +154,12 @@ pub(super) fn parse(reader: impl BufRead, out: &mut Collector<'_>) {
             Ok(event) => event,
             Err(e) => {
                 // Text before the error ended at markup, so it is complete: keep the entry.
-                if let (Some(Target::Field(field, _)), Some(en)) = (target, entry.as_mut()) {
-                    store(en, field, &text, out.kind());
+                if let (Some(Target::Field(field, _)), true) = (target, entry.open) {
+                    store(&mut entry, field, &text, out.kind());
                 }
-                if let Some(en) = entry.take() {
-                    flush(en, out);
+                if entry.open {
+                    entry.open = false;
+                    flush(&entry, out);
                 }
                 if let quick_xml::Error::Io(io) = &e {
                     out.io_error(io);
@@ -88,8 +174,7 @@ pub(super) fn parse(reader: impl BufRead, out: &mut Collector<'_>) {
         };
         match event {
             Event::Start(start) => {
-                let name = local(&start);
-                stack.push(name);
+                stack.push(start.local_name().as_ref());
                 if stack.len() > MAX_DEPTH {
                     out.error(SitemapError::MalformedXml {
                         byte: xml.buffer_position(),
@@ -102,8 +187,7 @@ pub(super) fn parse(reader: impl BufRead, out: &mut Collector<'_>) {
                 }
             }
             Event::Empty(start) => {
-                let name = local(&start);
-                stack.push(name);
+                stack.push(start.local_name().as_ref());
                 let keep_going = open(&stack, &start, &mut entry, &mut target, &mut text, out);
                 stack.pop();
                 if !keep_going {
@@ -119,24 +203,18 @@ pub(super) fn parse(reader: impl BufRead, out: &mut Collector<'_>) {
                 let depth = stack.len();
                 match target {
                     Some(Target::Field(field, d)) if d == depth => {
-                        if let Some(en) = entry.as_mut() {
+                        if entry.open {
                             if field == Field::Loc
-                                && en.loc.is_some()
+                                && entry.loc.set
                                 && matches!(out.kind(), SitemapKind::Urlset | SitemapKind::Index)
                             {
                                 // A second <loc> in one entry: the first entry is complete.
-                                let done = std::mem::replace(
-                                    en,
-                                    Entry {
-                                        depth: en.depth,
-                                        ..Entry::default()
-                                    },
-                                );
-                                if !flush(done, out) {
+                                if !flush(&entry, out) {
                                     return;
                                 }
+                                entry.start(entry.depth);
                             }
-                            store(entry.as_mut().unwrap(), field, &text, out.kind());
+                            store(&mut entry, field, &text, out.kind());
                         }
                         target = None;
                     }
@@ -147,9 +225,9 @@ pub(super) fn parse(reader: impl BufRead, out: &mut Collector<'_>) {
                     }
                     _ => {}
                 }
-                if entry.as_ref().is_some_and(|en| en.depth == depth) {
-                    let en = entry.take().unwrap();
-                    if !flush(en, out) {
+                if entry.open && entry.depth == depth {
+                    entry.open = false;
+                    if !flush(&entry, out) {
                         return;
                     }
                 }
@@ -180,12 +258,13 @@ pub(super) fn parse(reader: impl BufRead, out: &mut Collector<'_>) {
             Event::Eof => {
                 if !stack.is_empty() {
                     // Truncated: the last text may be cut mid-URL, so only closed fields count.
-                    if let Some(en) = entry.take() {
-                        flush(en, out);
+                    if entry.open {
+                        entry.open = false;
+                        flush(&entry, out);
                     }
                     out.error(SitemapError::MalformedXml {
                         byte: xml.buffer_position(),
-                        message: format!("document ends inside <{}>", stack.join("><")),
+                        message: format!("document ends inside <{}>", stack.joined()),
                     });
                 } else if out.kind() == SitemapKind::Unknown {
                     out.error(SitemapError::UnknownFormat {
@@ -201,15 +280,15 @@ pub(super) fn parse(reader: impl BufRead, out: &mut Collector<'_>) {
 
 /// Handles an element start at the top of `stack`; returns false to stop reading.
 fn open(
-    stack: &[String],
+    stack: &Names,
     start: &BytesStart<'_>,
-    entry: &mut Option<Entry>,
+    entry: &mut Entry,
     target: &mut Option<Target>,
     text: &mut String,
     out: &mut Collector<'_>,
 ) -> bool {
     let depth = stack.len();
-    let name = stack[depth - 1].as_str();
+    let name = stack.at(depth);
     if depth == 1 {
         let kind = match name {
             "urlset" => SitemapKind::Urlset,
@@ -227,7 +306,8 @@ fn open(
         return true;
     }
     let kind = out.kind();
-    if let Some(en) = entry.as_mut() {
+    if entry.open {
+        let en = entry;
         if depth == en.depth + 1 && target.is_none() {
             let field = match (kind, name) {
                 (SitemapKind::Urlset | SitemapKind::Index, "loc") => Some(Field::Loc),
@@ -252,7 +332,7 @@ fn open(
         }
         return true;
     }
-    let parent = stack[depth - 2].as_str();
+    let parent = stack.at(depth - 1);
     let starts_entry = match kind {
         SitemapKind::Urlset => depth == 2 && name == "url",
         SitemapKind::Index => depth == 2 && name == "sitemap",
@@ -261,10 +341,7 @@ fn open(
         _ => false,
     };
     if starts_entry {
-        *entry = Some(Entry {
-            depth,
-            ..Entry::default()
-        });
+        entry.start(depth);
         *target = None;
         return true;
     }
@@ -296,75 +373,71 @@ fn atom_link(start: &BytesStart<'_>, entry: &mut Entry) {
             _ => {}
         }
     }
-    if entry.loc.is_none() && rel.as_deref().is_none_or(|r| r == "alternate") {
-        entry.loc = href;
+    if !entry.loc.set
+        && rel.as_deref().is_none_or(|r| r == "alternate")
+        && let Some(href) = href
+    {
+        entry.loc.put(&href);
     }
 }
 
 /// Appends text to the current field, or to the entry's own text.
-fn push_text(
-    s: &str,
-    target: Option<Target>,
-    text: &mut String,
-    entry: &mut Option<Entry>,
-    stack: &[String],
-) {
+fn push_text(s: &str, target: Option<Target>, text: &mut String, entry: &mut Entry, stack: &Names) {
     if target.is_some() {
         if text.len() + s.len() <= MAX_FIELD {
             text.push_str(s);
         }
-    } else if let Some(en) = entry.as_mut()
-        && en.depth == stack.len()
-        && en.bare.len() + s.len() <= MAX_FIELD
-    {
-        en.bare.push_str(s);
+    } else if entry.open && entry.depth == stack.len() && entry.bare.len() + s.len() <= MAX_FIELD {
+        entry.bare.push_str(s);
     }
 }
 
 /// Stores a finished field's text in the entry.
 fn store(entry: &mut Entry, field: Field, text: &str, kind: SitemapKind) {
-    let value = Some(text.trim().to_string());
+    let value = text.trim();
     match field {
         Field::Loc => {
             // An RSS item may have several links; the first one is the page.
-            if entry.loc.is_none() || kind != SitemapKind::Rss {
-                entry.loc = value;
+            if !entry.loc.set || kind != SitemapKind::Rss {
+                entry.loc.put(value);
             }
         }
-        Field::Lastmod => entry.lastmod = value,
-        Field::Published => entry.published = value,
-        Field::Changefreq => entry.changefreq = value,
-        Field::Priority => entry.priority = value,
-        Field::Guid => entry.guid = value,
+        Field::Lastmod => entry.lastmod.put(value),
+        Field::Published => entry.published.put(value),
+        Field::Changefreq => entry.changefreq.put(value),
+        Field::Priority => entry.priority.put(value),
+        Field::Guid => entry.guid.put(value),
     }
 }
 
 /// Hands a finished entry to the collector; returns false to stop reading.
-fn flush(entry: Entry, out: &mut Collector<'_>) -> bool {
+fn flush(entry: &Entry, out: &mut Collector<'_>) -> bool {
     let kind = out.kind();
     let bare = entry.bare.trim();
     let loc = entry
         .loc
+        .get()
         .filter(|l| !l.is_empty())
         .or_else(|| {
             // RSS: an item with no <link> may carry its URL in <guid>.
             entry
                 .guid
+                .get()
                 .filter(|g| g.starts_with("http://") || g.starts_with("https://"))
         })
-        .or_else(|| (!bare.is_empty()).then(|| bare.to_string()));
+        .or_else(|| (!bare.is_empty()).then_some(bare));
     let Some(loc) = loc else {
         out.error(SitemapError::MissingLoc);
         return true;
     };
-    let lastmod = entry.lastmod.or(entry.published);
+    let lastmod = entry.lastmod.get().or(entry.published.get());
     match kind {
-        SitemapKind::Index => out.push_child(&loc, lastmod.as_deref()),
+        SitemapKind::Index => out.push_child(loc, lastmod),
         _ => out.push_url(
-            &loc,
-            lastmod.as_deref(),
-            entry.changefreq.as_deref(),
-            entry.priority.as_deref(),
+            loc,
+            lastmod,
+            entry.changefreq.get(),
+            entry.priority.get(),
             dialect(kind),
         ),
     }
@@ -376,9 +449,4 @@ fn dialect(kind: SitemapKind) -> Dialect {
     } else {
         Dialect::Sitemap
     }
-}
-
-/// The lower-case local name of an element (`sit:urlset` gives `urlset`).
-fn local(start: &BytesStart<'_>) -> String {
-    start.local_name().as_ref().to_ascii_lowercase()
 }

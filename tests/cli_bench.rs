@@ -1,0 +1,79 @@
+//! `freshet bench --json`, run as the built binary at small sizes: every part prints one object
+//! keyed by part, and every figure the issue names is there as a finite number. Timings are never
+//! asserted (they belong to the benchmark's output, not to a test).
+
+use std::process::Command;
+
+fn bench_json(part: &str) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args([
+            "bench", "--only", part, "--pages", "2000", "--hosts", "20", "--json",
+        ])
+        .output()
+        .expect("runs");
+    assert!(
+        out.status.success(),
+        "bench --only {part} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+fn assert_figures(value: &serde_json::Value, part: &str, keys: &[&str]) {
+    let object = value.as_object().expect("an object");
+    assert_eq!(
+        object.keys().collect::<Vec<_>>(),
+        [part],
+        "keyed by part: {value}"
+    );
+    for key in keys {
+        let figure = &value[part][key];
+        assert!(
+            figure.as_f64().is_some_and(f64::is_finite),
+            "{part}.{key} is not a finite number: {figure}"
+        );
+    }
+}
+
+#[test]
+fn plan_part_reports_its_figures() {
+    let value = bench_json("plan");
+    assert_figures(
+        &value,
+        "plan",
+        &["seconds", "incremental_update_ms", "urls", "hosts"],
+    );
+    assert_eq!(value["plan"]["urls"], 2000);
+    assert_eq!(value["plan"]["hosts"], 20);
+}
+
+#[test]
+fn the_old_planner_name_still_runs_the_plan_part() {
+    assert_figures(&bench_json("planner"), "plan", &["seconds"]);
+}
+
+#[test]
+fn sitemap_part_reports_its_figures() {
+    let value = bench_json("sitemap");
+    assert_figures(
+        &value,
+        "sitemap",
+        &[
+            "mb_per_second",
+            "raw_scan_mb_per_second",
+            "peak_rss_bytes",
+            "bytes",
+            "urls",
+        ],
+    );
+    // Every generated URL was read by the full reader.
+    assert_eq!(value["sitemap"]["urls_read"], 2000);
+    assert_eq!(value["sitemap"]["errors"], 0);
+}
+
+#[test]
+fn dedup_part_reports_its_figures() {
+    let value = bench_json("dedup");
+    assert_figures(&value, "dedup", &["near_lookup_ms", "urls"]);
+    assert_eq!(value["dedup"]["urls"], 2000);
+}
