@@ -15,11 +15,11 @@
 //! Silverman, Jones, Wilson & Nychka, JRSS B 1990), which keeps the fitted prior smooth in `u`
 //! instead of the NPMLE's few spikes, and a floor that keeps every rate possible, so a page
 //! faster or slower than all its neighbours is still found by its own evidence. A page's
-//! posterior is then its likelihood times this prior ([`super::Posterior::with_population`]).
+//! posterior is then its likelihood times this prior ([`Population::posterior`]).
 //! Efron ("Empirical Bayes deconvolution estimates", Biometrika 2016) reviews the approach.
 
 use super::Stats;
-use super::posterior::log_likelihood;
+use super::posterior::{Posterior, log_likelihood};
 
 /// `ln λ` of the grid's first node: once in 10,000 days (27 years).
 const LOW_U: f64 = -9.210_340_371_976_184;
@@ -111,6 +111,11 @@ impl Population {
         let step = (HIGH_U - LOW_U) / (NODES - 1) as f64;
         let (a, b) = (self.weights[k].ln(), self.weights[k + 1].ln());
         a + f * (b - a) - step.ln()
+    }
+
+    /// The posterior of a page's rate given its evidence, with this population as the prior.
+    pub fn posterior(&self, stats: &Stats) -> Posterior {
+        Posterior::with_prior_density(stats, |u| self.log_density(u), self.span())
     }
 
     /// The interval of `u` the grid covers (the prior has no mass outside it).

@@ -22,7 +22,6 @@
 //! piecewise exponential in `u` (log-linear between nodes), which also inverts in closed form for
 //! quantiles.
 
-use super::population::Population;
 use super::{Prior, Stats};
 
 /// Nodes of the grid in `u = ln λ`. A Gaussian-shaped posterior in `u` spans `±√(2 · 36) = ±8.5`
@@ -117,18 +116,23 @@ impl Posterior {
         }
     }
 
-    /// The posterior of a rate given sufficient statistics and a site's population of rates as
-    /// the prior ([`super::population`]): always tabulated, on a grid placed by the evidence
-    /// under the default prior, whose density then trades that prior for the population's.
-    pub fn with_population(stats: &Stats, population: &Population) -> Self {
+    /// The posterior of a rate given sufficient statistics and a prior given as its log density
+    /// in `u = ln λ` with its mass within `span` (a population of rates: see
+    /// [`super::Population::posterior`]): always tabulated, on a grid placed by the evidence
+    /// under the default prior, whose density then trades that prior for the given one.
+    pub fn with_prior_density(
+        stats: &Stats,
+        log_density: impl Fn(f64) -> f64,
+        span: (f64, f64),
+    ) -> Self {
         let reference = Prior::default();
         let a = reference.shape + stats.events.max(0.0);
         let b = reference.rate + stats.exposure_days.max(0.0);
         let bins = bins_of(stats);
         let prior_log_density =
-            |u: f64| population.log_density(u) - (reference.shape * u - reference.rate * u.exp());
+            |u: f64| log_density(u) - (reference.shape * u - reference.rate * u.exp());
         let post = LogPosterior { a, b, bins: &bins };
-        let grid = Grid::new(&post, GRID_NODES, prior_log_density, population.span());
+        let grid = Grid::new(&post, GRID_NODES, prior_log_density, span);
         Self::from_grid(grid)
     }
 

@@ -548,7 +548,7 @@ impl Scheduler {
             None => site.population.as_ref(),
         };
         match population {
-            Some(population) => Posterior::with_population(&u.stats, population),
+            Some(population) => population.posterior(&u.stats),
             None => Posterior::new(&u.stats, &self.prior_of(url)),
         }
     }

@@ -397,6 +397,12 @@ fn a_changefreq_says_what_the_pages_carrying_it_have_shown() {
         sched.estimate(new_daily).rate_per_day,
         sched.estimate(new_monthly).rate_per_day,
     );
-    assert!((2.0..=4.5).contains(&fast), "a new 'daily' page: {fast}/day");
-    assert!((0.04..=0.25).contains(&slow), "a new 'monthly' page: {slow}/day");
+    assert!(
+        (2.0..=4.5).contains(&fast),
+        "a new 'daily' page: {fast}/day"
+    );
+    assert!(
+        (0.04..=0.25).contains(&slow),
+        "a new 'monthly' page: {slow}/day"
+    );
 }
