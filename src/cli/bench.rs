@@ -8,6 +8,7 @@ use std::io::Write;
 
 use serde_json::{Map, Value};
 
+use super::bench_figures::Figures;
 use super::{bench_dedup, bench_plan, bench_sitemap};
 
 /// Arguments of `freshet bench`.
@@ -42,10 +43,6 @@ pub enum Part {
     /// Extraction, fingerprints and near-duplicate lookup.
     Dedup,
 }
-
-/// One part's figures at one size, in print order: the key names the unit (`seconds`, `_ms`,
-/// `_bytes`, `mb_per_second`) or the count (`urls`, `hosts`).
-pub type Figures = Vec<(&'static str, f64)>;
 
 /// Runs `freshet bench`; returns the exit code.
 pub async fn run(args: Args) -> anyhow::Result<u8> {

@@ -6,7 +6,7 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::bench::Figures;
+use super::bench_figures::Figures;
 use crate::dedup::extract::extract_html;
 use crate::dedup::fingerprint::{DEFAULT_SHINGLE_WORDS, content_fingerprint, hamming, simhash};
 use crate::dedup::near::NearIndex;

@@ -16,7 +16,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
 
-use super::bench::Figures;
+use super::bench_figures::Figures;
 use crate::estimate::{self, Prior, Stats};
 use crate::plan::{self, Limits, Objective, PlanPage, Policy};
 

@@ -22,7 +22,7 @@ use quick_xml::events::Event;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::bench::Figures;
+use super::bench_figures::Figures;
 use crate::discover::sitemap::{self, SitemapContext};
 
 /// Bytes read per repetition at least: small sitemaps are read several times, the best kept.

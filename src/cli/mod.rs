@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 pub mod bench;
 pub mod bench_dedup;
+pub mod bench_figures;
 pub mod bench_plan;
 pub mod bench_sitemap;
 pub mod check;
