@@ -34,7 +34,7 @@ pub mod feed;
 mod reference;
 mod solve;
 
-pub use feed::{covered_visits_per_day, feed_poll_rate};
+pub use feed::{CoveredPage, FeedPrice, covered_page, price_feed};
 
 /// Expected age in days of a copy fetched `since_days` ago of a page changing `rate_per_day`.
 pub fn expected_age_days(rate_per_day: f64, since_days: f64) -> f64 {

@@ -4,15 +4,13 @@
 //! ([`crate::plan::solve_full`]).
 //!
 //! # Pricing a feed
-//! A feed polled `φ` times a day finds a covered page's change on average half a poll late, so
-//! the page is stale for `D ~ U(0, 1/φ)` after each change: a time-averaged age of
-//! `λ E[D²]/2 = λ / (6 φ²)`. Over the feed's covered pages (weights `w`, rates `λ`, of whose changes
-//! about `f / (f + λ)` find a current copy) that is
-//! `Λ / (6 φ²)` with `Λ = Σ w λ`, and a poll costs what a page visit is worth at the margin, the
-//! plan's multiplier `μ` (age cut per visit a day). Minimising `Λ / (6 φ²) + μ φ` gives
-//! `φ = (Λ / (3 μ))^{1/3}`. The feed is kept only if its pages then cost less, in age plus
-//! visits at `μ`, than they would on the plan alone; otherwise it is read daily, to go on
-//! learning which pages it lists.
+//! A page a feed covers waits for its announcements instead of being fetched blindly
+//! ([`crate::plan::feed`] gives what such a page costs in age and visits, exactly). A feed is
+//! priced at the margin of the plan without it: the poll rate that minimises its polls plus its
+//! pages' age and visits at the plan's multiplier `μ` (age cut per visit a day), kept only if
+//! that is below what its pages cost on the plan alone ([`plan::price_feed`]); otherwise it is
+//! read rarely, to go on learning which pages it lists. The polls are paid out of the budget and
+//! the host's limit, and the visits the covered pages save go back to them.
 
 use std::collections::HashMap;
 
@@ -39,8 +37,10 @@ const MIN_PAGE_SHARE: f64 = 0.1;
 /// The most a feed is read per day, and the largest share of its host's limit it may take.
 const MAX_FEED_POLLS: f64 = 96.0;
 const FEED_HOST_SHARE: f64 = 0.25;
-/// How often a feed is read when it is not worth more (to learn what it lists).
-const MIN_FEED_POLLS: f64 = 0.25;
+/// How often a feed is read when it is not worth more: weekly, to go on learning what it lists
+/// (read 4 times a day, such feeds cost 1% of a tight budget and left freshet worse off with
+/// signals than without).
+const MIN_FEED_POLLS: f64 = 1.0 / 7.0;
 
 impl Scheduler {
     /// Solves every site's plan again and re-queues every URL by it.
@@ -271,21 +271,23 @@ impl Scheduler {
                 with_feeds.budget_per_day -= phi;
                 with_feeds.host_limits_per_day[host] -= phi;
             }
-            let covered: Vec<bool> = page_keys
+            // The polls a day of the feed each page waits for, if any.
+            let covered: Vec<Option<f64>> = page_keys
                 .iter()
-                .map(|&p| self.covering_feed(p).is_some())
+                .map(|&p| self.covering_feed(p).map(|f| self.urls[f].planned_per_day))
                 .collect();
             with_feeds.budget_per_day = with_feeds.budget_per_day.max(total * MIN_PAGE_SHARE);
             for hl in &mut with_feeds.host_limits_per_day {
                 *hl = hl.max(0.0);
             }
             solved = plan::solve_full(planner, &pages, &with_feeds, objective);
-            if covered.iter().any(|&c| c) {
+            if covered.iter().any(Option::is_some) {
                 for _ in 0..2 {
                     let mut with_savings = with_feeds.clone();
-                    for (i, page) in pages.iter().enumerate().filter(|(i, _)| covered[*i]) {
+                    for (i, page) in pages.iter().enumerate() {
+                        let Some(polls) = covered[i] else { continue };
                         let f = solved.0[i];
-                        let cost = plan::covered_visits_per_day(f, page.rate_per_day)
+                        let cost = plan::covered_page(f, page.rate_per_day, polls).visits_per_day
                             + f / AUDIT_INTERVALS;
                         let saved = (f - cost).max(0.0);
                         with_savings.budget_per_day += saved;
@@ -305,7 +307,7 @@ impl Scheduler {
         s.plan_hosts = plan_hosts;
     }
 
-    /// A feed's polls per day (see the module docs).
+    /// A feed's polls per day and whether its pages should wait for it (see the module docs).
     fn feed_polls(
         &self,
         feed: UrlKey,
@@ -319,52 +321,42 @@ impl Scheduler {
         let cap = MAX_FEED_POLLS
             .min(FEED_HOST_SHARE * self.host_limit_per_day(host_key))
             .max(MIN_FEED_POLLS.min(self.host_limit_per_day(host_key)));
+        let rarely = MIN_FEED_POLLS.min(cap);
         let covers = &self.urls[feed].feed.covers;
         if covers.is_empty() {
-            return (MIN_FEED_POLLS.min(cap), false);
+            return (rarely, false);
         }
         let index: HashMap<UrlKey, usize> =
             page_keys.iter().enumerate().map(|(i, &u)| (u, i)).collect();
-        let (mut lambda_w, mut plan_cost, mut changes) = (0.0, 0.0, 0.0);
-        let mu = multipliers.effective(host);
-        for page in covers {
-            let Some(&i) = index.get(page) else { continue };
-            let (p, f) = (&pages[i], rates[i]);
-            // Only a change that finds a current copy makes it stale sooner than the plan would
-            // notice: about f / (f + λ) of them (a page changing far faster than it is visited
-            // is stale whenever it is visited, feed or not).
-            lambda_w += p.weight * p.rate_per_day * f / (f + p.rate_per_day).max(1e-12);
-            changes += p.rate_per_day;
-            // On the plan alone: its age, and its visits at the margin's price.
-            let interval = if f > 0.0 { 1.0 / f } else { f64::INFINITY };
-            plan_cost += p.weight * plan::time_averaged_age(p.rate_per_day, interval) + mu * f;
-        }
+        let covered: Vec<plan::CoveredPage> = covers
+            .iter()
+            .filter_map(|page| index.get(page))
+            .map(|&i| plan::CoveredPage {
+                weight: pages[i].weight,
+                rate_per_day: pages[i].rate_per_day,
+                visits_per_day: rates[i],
+            })
+            .collect();
         // Often enough that a poll finds the feed at most half full of new entries; a feed that
-        // cannot be read that often is read daily (to go on learning what it lists), and no page
-        // waits for it.
+        // cannot be read that often is read rarely (to go on learning what it lists), and no
+        // page waits for it.
+        let changes: f64 = covered.iter().map(|p| p.rate_per_day).sum();
         let capacity = self.urls[feed].feed.most_entries.max(2) as f64;
         let no_overflow = changes / (0.5 * capacity);
         if no_overflow > cap {
-            return (MIN_FEED_POLLS.min(cap), false);
+            return (rarely, false);
         }
-        if mu <= 0.0 || !mu.is_finite() {
-            return (cap, true); // the budget does not bind: read it as often as allowed
-        }
-        let phi = (lambda_w / (3.0 * mu))
-            .cbrt()
-            .max(no_overflow)
-            .clamp(MIN_FEED_POLLS.min(cap), cap);
-        let mut feed_cost = lambda_w / (6.0 * phi * phi) + mu * phi;
-        for page in covers {
-            let Some(&i) = index.get(page) else { continue };
-            let (p, f) = (&pages[i], rates[i]);
-            feed_cost +=
-                mu * (plan::covered_visits_per_day(f, p.rate_per_day) + f / AUDIT_INTERVALS);
-        }
-        if feed_cost < plan_cost {
-            (phi, true)
+        let price = plan::price_feed(
+            &covered,
+            multipliers.effective(host),
+            no_overflow.max(rarely),
+            cap,
+            AUDIT_INTERVALS,
+        );
+        if price.worth {
+            (price.polls_per_day, true)
         } else {
-            (MIN_FEED_POLLS.min(cap), false)
+            (rarely, false)
         }
     }
 }
