@@ -1,16 +1,21 @@
-//! Pages whose changes a feed announces, what they cost, and how often to poll that feed (pure).
+//! Pages whose changes are announced (by a feed, or by a sitemap `lastmod`), what they cost, and
+//! how often to poll a feed (pure).
 //!
-//! A page seen in its host's feed is *covered*: rather than being fetched blindly every `T = 1/f`
-//! days, it is fetched at `T` after its last fetch if the feed announced a change in the
-//! meantime, and otherwise as soon as the feed announces the next one. A feed polled `φ` times a
-//! day finds a change `D ~ U(0, 1/φ)` late. One cycle, from fetch to fetch, then lasts
-//! `C = T + e^{-λT} (1/λ + E[D])` (the process is memoryless: a page unchanged at `T` changes
-//! `1/λ` later on average) and accumulates the plan's age over `[0, T]`, `T Ā(λ, T)`, plus
-//! `e^{-λT} E[D²]/2` while an announced change waits for the poll that finds it. So a covered
-//! page costs [`covered_page`]: `1/C` fetches a day and a time-averaged age of
-//! `(T Ā(λ, T) + e^{-λT} / (6 φ²)) / C`. A page the plan visits far more often than it changes
-//! (`λT` small) is fetched about once per change, soon after it; a page that changes every
-//! interval anyway saves almost nothing.
+//! **A known change.** When each change of a page is known, fetching it `d` after the change
+//! costs, per cycle (a fetch, the next change `1/λ` later on average, a fetch `d` after it),
+//! `w d²/2` of age and one visit: at the plan's price `μ` of a visit a day, `(w d²/2 + μ) /
+//! (1/λ + d)` a day, least at `d = √(1/λ² + 2μ/w) − 1/λ` ([`known_change_delay`]). A page that
+//! rarely changes goes almost at once; one that changes all the time waits about as long as its
+//! plan would (the delay of a page the plan visits every `T` is `T − 1/λ` for `λT` large).
+//!
+//! **A covered page** (one its feed has announced faithfully) waits for its feed instead of being
+//! fetched blindly: it is fetched `d` after an announced change, or when the poll that finds the
+//! change comes, if later. A feed polled `φ` times a day finds a change `D ~ U(0, 1/φ)` late, so
+//! a cycle lasts `1/λ + E[max(d, D)]` and ages `E[max(d, D)²]/2` ([`covered_page`]).
+//!
+//! **A page not covered** whose change was announced anyway (its feed has not proven itself yet,
+//! or a sitemap `lastmod` told) goes `d` after the change but never later than its plan, with
+//! `μ/w` read off its planned interval ([`known_change_delay_days`]).
 //!
 //! A feed is worth polling when its covered pages, at the margin's price `μ` per visit a day,
 //! cost less with it than on the plan alone, polls included ([`price_feed`]). It lists only its
@@ -18,6 +23,44 @@
 //! does not overflow.
 
 use super::time_averaged_age;
+
+/// How long after a known change to fetch a page that changes `rate_per_day`, a visit a day
+/// being worth `price` of its weighted age (`μ/w`): `√(1/λ² + 2μ/w) − 1/λ` (module docs).
+pub fn known_change_delay(rate_per_day: f64, price: f64) -> f64 {
+    if !(rate_per_day > 0.0 && price > 0.0) {
+        return 0.0;
+    }
+    let mean_gap = 1.0 / rate_per_day;
+    let d = 2.0 * price / ((mean_gap * mean_gap + 2.0 * price).sqrt() + mean_gap);
+    if d.is_finite() { d } else { 0.0 }
+}
+
+/// The price `μ/w` of a visit a day at which `interval_days` is the age-optimal interval of a
+/// page that changes `rate_per_day`: the age one more visit a day cuts there, `T² ∂Ā/∂T`.
+pub fn visit_price_at(rate_per_day: f64, interval_days: f64) -> f64 {
+    if !(rate_per_day > 0.0 && interval_days > 0.0 && interval_days.is_finite()) {
+        return 0.0;
+    }
+    let (lambda, t) = (rate_per_day, interval_days);
+    let x = lambda * t;
+    let cut = if x < 1e-2 {
+        t * t * x * (1.0 / 3.0 - x * (1.0 / 8.0 - x / 30.0))
+    } else {
+        t * t / 2.0 + (x * (-x).exp() + (-x).exp_m1()) / (lambda * lambda)
+    };
+    cut.max(0.0)
+}
+
+/// How long after a known change to fetch a page its plan visits every `interval_days` and that
+/// changes `rate_per_day`, when no feed covers it: [`known_change_delay`] at the price its
+/// plan implies ([`visit_price_at`]), never more than the interval.
+pub fn known_change_delay_days(rate_per_day: f64, interval_days: f64) -> f64 {
+    if !(interval_days > 0.0 && interval_days.is_finite()) {
+        return interval_days.max(0.0);
+    }
+    let price = visit_price_at(rate_per_day, interval_days);
+    known_change_delay(rate_per_day, price).min(interval_days)
+}
 
 /// What a covered page costs.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,27 +71,31 @@ pub struct CoveredCost {
     pub age_days: f64,
 }
 
-/// A covered page planned at `visits_per_day` that changes `rate_per_day`, its feed polled
-/// `polls_per_day` (see the module docs). A page not visited or not changing costs nothing.
-pub fn covered_page(visits_per_day: f64, rate_per_day: f64, polls_per_day: f64) -> CoveredCost {
-    let nothing = CoveredCost {
-        visits_per_day: 0.0,
-        age_days: 0.0,
+/// A covered page that changes `rate_per_day`, its feed polled `polls_per_day`, a visit a day
+/// worth `price` of its weighted age (see the module docs). A page that does not change costs
+/// nothing.
+pub fn covered_page(rate_per_day: f64, polls_per_day: f64, price: f64) -> CoveredCost {
+    if !(rate_per_day > 0.0 && polls_per_day > 0.0) {
+        return CoveredCost {
+            visits_per_day: 0.0,
+            age_days: 0.0,
+        };
+    }
+    let d = known_change_delay(rate_per_day, price);
+    let poll_gap = 1.0 / polls_per_day;
+    // E[max(d, D)] and E[max(d, D)²] for D ~ U(0, poll_gap).
+    let (wait, wait_sq) = if d >= poll_gap {
+        (d, d * d)
+    } else {
+        (
+            (d * d + poll_gap * poll_gap) / (2.0 * poll_gap),
+            (2.0 * d * d * d + poll_gap.powi(3)) / (3.0 * poll_gap),
+        )
     };
-    if !(visits_per_day > 0.0 && rate_per_day > 0.0 && polls_per_day > 0.0) {
-        return nothing;
-    }
-    let interval = 1.0 / visits_per_day;
-    let unchanged = (-rate_per_day * interval).exp();
-    let cycle = interval + unchanged * (1.0 / rate_per_day + 0.5 / polls_per_day);
-    let age = interval * time_averaged_age(rate_per_day, interval)
-        + unchanged / (6.0 * polls_per_day * polls_per_day);
-    if !(cycle.is_finite() && age.is_finite()) {
-        return nothing;
-    }
+    let cycle = 1.0 / rate_per_day + wait;
     CoveredCost {
         visits_per_day: 1.0 / cycle,
-        age_days: age / cycle,
+        age_days: wait_sq / 2.0 / cycle,
     }
 }
 
@@ -83,7 +130,12 @@ pub fn price_feed(
 ) -> FeedPrice {
     let pages: Vec<&CoveredPage> = pages
         .iter()
-        .filter(|p| p.visits_per_day > 0.0 && p.visits_per_day.is_finite() && p.rate_per_day > 0.0)
+        .filter(|p| {
+            p.visits_per_day > 0.0
+                && p.visits_per_day.is_finite()
+                && p.rate_per_day > 0.0
+                && p.weight > 0.0
+        })
         .collect();
     let min_polls = min_polls.min(max_polls);
     if pages.is_empty() || max_polls <= 0.0 || !(mu > 0.0 && mu.is_finite()) {
@@ -100,7 +152,7 @@ pub fn price_feed(
             + pages
                 .iter()
                 .map(|p| {
-                    let c = covered_page(p.visits_per_day, p.rate_per_day, polls);
+                    let c = covered_page(p.rate_per_day, polls, mu / p.weight);
                     p.weight * c.age_days
                         + mu * (c.visits_per_day + p.visits_per_day / audit_intervals)
                 })

@@ -34,7 +34,10 @@ pub mod feed;
 mod reference;
 mod solve;
 
-pub use feed::{CoveredPage, FeedPrice, covered_page, price_feed};
+pub use feed::{
+    CoveredPage, FeedPrice, covered_page, known_change_delay, known_change_delay_days, price_feed,
+    visit_price_at,
+};
 
 /// Expected age in days of a copy fetched `since_days` ago of a page changing `rate_per_day`.
 pub fn expected_age_days(rate_per_day: f64, since_days: f64) -> f64 {

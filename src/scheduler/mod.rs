@@ -18,9 +18,11 @@
 //! through the solved multipliers ([`crate::plan::rate_for`]).
 //!
 //! A page is due `1/f` after its last check (`f` its planned visits per day, never sooner than a
-//! server's floor). A page a feed announces ("covered") is fetched once the feed lists a change
-//! and `1/f` has passed ([`crate::plan::feed`]), and audited every [`AUDIT_INTERVALS`] intervals in
-//! case the feed misses its changes (a change the feed did not announce ends the coverage).
+//! server's floor). A page whose change is known (a feed entry, a sitemap `lastmod`) goes when
+//! waiting would cost more than a visit at the plan's price ([`crate::plan::feed`]); one a feed
+//! has announced faithfully ("covered") waits for its announcements and is audited every
+//! [`AUDIT_INTERVALS`] intervals in case the feed misses its changes (a change the feed did not
+//! announce ends the coverage).
 
 mod feeds;
 mod freshness;
@@ -619,16 +621,39 @@ impl Scheduler {
         let due = match (u.kind, u.known_change_ms, self.covering_feed(url)) {
             _ if u.retry_at_ms.is_some() => u.retry_at_ms.unwrap_or(at_ms),
             _ if u.last_check_ms.is_none() => at_ms,
-            // A covered page goes once its feed announced a change and 1/f has passed.
-            (UrlKind::Page, Some(known), Some(_)) => known.max(last + interval.max(floor)),
+            // A covered page goes when waiting would cost more than a visit at the plan's price.
+            (UrlKind::Page, Some(known), Some(_)) => match self.visit_price(url) {
+                Some(price) => {
+                    let rate = self.full_posterior(url).mean();
+                    let delay = plan::known_change_delay(rate, price);
+                    (known + (delay * MS_PER_DAY) as i64).max(last + floor)
+                }
+                None => known.max(last + interval.max(floor)),
+            },
             (UrlKind::Page, None, Some(_)) => {
                 last + ((AUDIT_INTERVALS * interval as f64) as i64).max(floor)
             }
-            // A known change sends a page up to half an interval early.
-            (UrlKind::Page, Some(known), None) => known.max(last + (interval / 2).max(floor)),
+            // A known change sends a page when waiting would cost more than a visit.
+            (UrlKind::Page, Some(known), None) => {
+                let rate = self.full_posterior(url).mean();
+                let delay = plan::known_change_delay_days(rate, interval as f64 / MS_PER_DAY);
+                (known + (delay * MS_PER_DAY) as i64)
+                    .min(last + interval)
+                    .max(last + floor)
+            }
             _ => last + interval.max(floor),
         };
         self.frontier.set_due(url, Some(due), lead);
+    }
+
+    /// What a visit a day is worth in the page's weighted age at its site's last plan (`μ/w`).
+    fn visit_price(&self, url: UrlKey) -> Option<f64> {
+        let u = &self.urls[url];
+        let site = &self.sites[u.site];
+        let host = site.plan_hosts.get(&u.host)?;
+        let weight = site.weight * u.weight;
+        let mu = site.multipliers.as_ref()?.effective(*host);
+        (weight > 0.0 && mu.is_finite()).then(|| mu / weight)
     }
 
     /// Re-plans one page with its site's last multipliers (O(1)).

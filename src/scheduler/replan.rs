@@ -287,11 +287,20 @@ impl Scheduler {
                     for (i, page) in pages.iter().enumerate() {
                         let Some(polls) = covered[i] else { continue };
                         let f = solved.0[i];
-                        let cost = plan::covered_page(f, page.rate_per_day, polls).visits_per_day
+                        let price = solved.1.effective(page.host) / page.weight;
+                        let cost = plan::covered_page(page.rate_per_day, polls, price)
+                            .visits_per_day
                             + f / AUDIT_INTERVALS;
-                        let saved = (f - cost).max(0.0);
+                        // What it saves, or costs beyond its plan (a page the plan starves may
+                        // be worth fetching after each announced change).
+                        let saved = f - cost;
                         with_savings.budget_per_day += saved;
                         with_savings.host_limits_per_day[page.host] += saved;
+                    }
+                    with_savings.budget_per_day =
+                        with_savings.budget_per_day.max(total * MIN_PAGE_SHARE);
+                    for hl in &mut with_savings.host_limits_per_day {
+                        *hl = hl.max(0.0);
                     }
                     solved = plan::solve_full(planner, &pages, &with_savings, objective);
                 }
