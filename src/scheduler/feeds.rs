@@ -41,8 +41,13 @@ impl Scheduler {
         }
         let watched_days = (now_ms - start).max(0) as f64 / MS_PER_DAY;
         // Pages already covered were watched over the whole span: every change in it is listed.
-        for page in self.urls[feed].feed.covers.clone() {
-            self.urls[page].stats.add_exact(0.0, watched_days);
+        // After an overflow their checks over the blind span count instead (see
+        // `feed_watched_since_last_check`), and the short span the entries cover is left out
+        // rather than counted twice.
+        if !overflowed {
+            for page in self.urls[feed].feed.covers.clone() {
+                self.urls[page].stats.add_exact(0.0, watched_days);
+            }
         }
         for &(page, at) in entries {
             if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
@@ -59,7 +64,7 @@ impl Scheduler {
                         .add_exact(0.0, (now_ms - at.max(start)).max(0) as f64 / MS_PER_DAY);
                     self.urls[feed].feed.covers.push(page);
                 }
-                Some(f) if f == feed && at > start => u.stats.add_exact(1.0, 0.0),
+                Some(f) if f == feed && at > start && !overflowed => u.stats.add_exact(1.0, 0.0),
                 Some(_) => {}
             }
             if self.urls[page].last_check_ms.is_some_and(|last| at > last) {
@@ -92,6 +97,20 @@ impl Scheduler {
         }
         let f = &mut self.urls[feed].feed;
         f.last_poll_ms = Some(now_ms);
+    }
+
+    /// Whether a page's feed has watched it without a gap since its last check (it covered the
+    /// page then and has not overflowed since), so that the feed's entries, not the check, are
+    /// the evidence of that span.
+    pub(super) fn feed_watched_since_last_check(&self, page: UrlKey) -> bool {
+        let u = &self.urls[page];
+        let (Some(feed), Some(since), Some(last)) =
+            (u.covered_by, u.covered_since_ms, u.last_check_ms)
+        else {
+            return false;
+        };
+        let blind_until = self.urls[feed].feed.blind_until_ms.unwrap_or(i64::MIN);
+        last >= since && last >= blind_until
     }
 
     pub(super) fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {

@@ -507,12 +507,13 @@ impl Scheduler {
             self.hosts[host].trust.observe(lesson);
         }
         let trust_lm = self.hosts[host].trust.trust_last_modified();
+        let feed_watched = self.feed_watched_since_last_check(url);
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {
             u.min_interval_ms = floor.max(0);
         }
-        u.observe(&fetched, trust_lm, self.config.policy);
+        u.observe(&fetched, trust_lm, self.config.policy, feed_watched);
         self.replan_one(url);
         if fetched.seen == Seen::Failed {
             // A failure is tried again after an hour, or the planned interval if longer.
@@ -524,7 +525,8 @@ impl Scheduler {
     }
 
     /// A known change of `url` at `at_ms` (a sitemap `lastmod` newer than the copy): the copy is
-    /// known stale, and the page goes up to half an interval early.
+    /// known stale, and the page goes when waiting would cost more than a visit
+    /// ([`plan::known_change_delay_days`]).
     pub fn handle_known_change(&mut self, now_ms: i64, url: UrlKey, at_ms: i64) {
         let u = &mut self.urls[url];
         if u.last_check_ms.is_some_and(|last| at_ms > last) && u.known_change_ms.is_none() {

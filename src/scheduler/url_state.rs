@@ -116,9 +116,16 @@ impl UrlState {
         }
     }
 
-    /// Folds one check in (a covered page's evidence comes from its feed instead, unless the
-    /// check saw a change the feed has not announced yet: see [`UrlState::unannounced`]).
-    pub fn observe(&mut self, fetched: &Fetched, trust_last_modified: bool, kind: PolicyKind) {
+    /// Folds one check in. A page its feed watched all the time since its last check has its
+    /// evidence from the feed instead (`feed_watched`); a check that saw a change the feed has
+    /// not announced yet is judged at the next read (see [`UrlState::unannounced`]).
+    pub fn observe(
+        &mut self,
+        fetched: &Fetched,
+        trust_last_modified: bool,
+        kind: PolicyKind,
+        feed_watched: bool,
+    ) {
         let at = fetched.at_ms;
         let changed = match fetched.seen {
             Seen::Failed => return,
@@ -136,7 +143,7 @@ impl UrlState {
                 _ => self.feed_agreements = 0,
             }
         }
-        let counts = self.kind == UrlKind::Page && self.covered_by.is_none();
+        let counts = self.kind == UrlKind::Page && !feed_watched;
         if let (true, Some(last), Some(_)) = (counts, self.last_check_ms, changed) {
             let interval = (at - last) as f64 / MS_PER_DAY;
             let lm_age = fetched
