@@ -11,7 +11,6 @@ use anyhow::Context as _;
 
 use crate::demo::calibration::UrlBelief;
 use crate::demo::noise::{LearntRates, learnt_noise_rates};
-use crate::demo::outcome::synced_page;
 use crate::demo::schedule::SITE_NAME;
 use crate::demo::server::RequestRecord;
 use crate::demo::session::{SessionOptions, run_session};
@@ -232,7 +231,7 @@ async fn freshet_view(
 /// Records, at every instant the refresher sampled its estimated freshness, the true freshness of
 /// the demo site's copies (`true_freshness_samples`), for `freshet report html` to plot beside the
 /// estimate: the world knows every change and the server's log every fetch that synchronised a
-/// copy ([`synced_page`], a mirror URL refreshing its page too).
+/// copy ([`RequestRecord::synced_page`], a mirror URL refreshing its page too).
 async fn record_true_freshness(
     world: &World,
     log: &[RequestRecord],
@@ -242,7 +241,7 @@ async fn record_true_freshness(
     for record in log {
         if let Some(page) = world
             .host(&record.host)
-            .and_then(|(_, host)| synced_page(host, record))
+            .and_then(|(_, host)| record.synced_page(host))
         {
             syncs[page].push(record.at_ms);
         }

@@ -12,6 +12,8 @@ use futures_util::StreamExt;
 use serde_json::json;
 use url::Url;
 
+pub use super::inspect_source::Source;
+use super::inspect_source::placeholder_base;
 use crate::clock::{Clock, SystemClock, ms_to_datetime};
 use crate::discover::{feed, sitemap};
 use crate::robots;
@@ -33,22 +35,6 @@ pub enum Command {
     Duplicates(super::inspect_duplicates::Args),
     /// Title, main text, canonical, links and fingerprints of one page (file or URL).
     Page(super::inspect_page::Args),
-}
-
-/// Where the document comes from.
-#[derive(Debug, clap::Args)]
-pub struct Source {
-    /// A file path, or an http(s) URL to fetch.
-    pub file_or_url: String,
-    /// The URL a local file stands for: the base of relative links and, for a sitemap, its
-    /// home host and directory, so that the cross-host and directory rules apply as `freshet
-    /// run` applies them. Without it a file has no host: a sitemap lists every URL it holds,
-    /// and relative links resolve against http://localhost/.
-    #[arg(long, value_name = "URL")]
-    pub base: Option<Url>,
-    /// Print JSON instead of a summary.
-    #[arg(long)]
-    pub json: bool,
 }
 
 /// Arguments of `freshet inspect robots`.
@@ -121,11 +107,6 @@ async fn load(source: &Source) -> Result<Loaded, String> {
         url: source.base.clone().unwrap_or_else(placeholder_base),
         status: 200,
     })
-}
-
-/// What a local file read without `--base` stands for.
-pub(crate) fn placeholder_base() -> Url {
-    Url::parse("http://localhost/").expect("a valid URL")
 }
 
 /// One plain GET with timeouts and a body cap.

@@ -21,7 +21,7 @@ use serde_json::json;
 use url::Url;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::inspect::Source;
+use super::inspect_source::{Source, placeholder_base};
 use crate::clock::{Clock, SharedClock, SystemClock};
 use crate::dedup::charset;
 use crate::dedup::extract::{Extracted, extract_html, extract_plain};
@@ -136,11 +136,7 @@ async fn load(args: &Args) -> Result<Page, String> {
     Ok(Page {
         body,
         content_type: None,
-        url: args
-            .source
-            .base
-            .clone()
-            .unwrap_or_else(super::inspect::placeholder_base),
+        url: args.source.base.clone().unwrap_or_else(placeholder_base),
     })
 }
 

@@ -17,6 +17,7 @@ pub mod export;
 pub mod inspect;
 pub mod inspect_duplicates;
 pub mod inspect_page;
+pub mod inspect_source;
 pub mod output;
 pub mod plan;
 pub mod report;

@@ -26,7 +26,7 @@ use super::page::{DedupError, DedupOutcome, FetchedPage, Hop};
 use super::redirects::{PermanentRedirects, RedirectError};
 use super::resemblance::{LshIndex, Sketch};
 use super::score::{self, ScoreInputs};
-use super::state::UrlRecord;
+use super::url_record::UrlRecord;
 use super::urlnorm::{UrlError, normalize, url_fingerprint};
 
 /// The duplicate and canonical-page engine.

@@ -15,6 +15,7 @@
 //! - [`page`]: what goes in per fetch ([`FetchedPage`]) and what comes out ([`DedupOutcome`]).
 //! - [`engine`]: [`DedupEngine`], fed one [`FetchedPage`] at a time by the refresher; its
 //!   queries (canonical or not and why, planner weight, classes) are in `queries`.
+//! - [`url_record`]: what the engine knows of one URL ([`state::UrlRecord`]), plain data.
 //! - [`state`]: the engine's state as plain data, to save and load.
 //! - [`inspect`]: near-duplicate groups among local files, for `freshet inspect duplicates`.
 //!
@@ -36,6 +37,7 @@ pub mod redirects;
 pub mod resemblance;
 pub mod score;
 pub mod state;
+pub mod url_record;
 pub mod urlnorm;
 
 pub use class::{Class, ClassId, ClassKind, Member};

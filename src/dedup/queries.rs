@@ -5,7 +5,7 @@ use super::class::{Class, ClassKind};
 use super::engine::DedupEngine;
 use super::redirects::{PermanentRedirects, RedirectError};
 use super::score;
-use super::state::UrlRecord;
+use super::url_record::UrlRecord;
 
 impl DedupEngine {
     /// Whether `url` (normalised) is canonical: known, not a permanent-redirect source, and the

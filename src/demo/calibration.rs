@@ -17,7 +17,6 @@
 //! A calibrated freshet has `mean_p_stale` near `true_stale_share` (averaged over pages, its
 //! probabilities match the frequency) and a coverage near 0.9.
 
-use super::outcome::synced_page;
 use super::server::RequestRecord;
 use super::world::World;
 use crate::clock::MS_PER_DAY;
@@ -94,7 +93,7 @@ pub fn calibrate(
     for record in log.iter().filter(|r| r.at_ms <= end_ms) {
         let page = world
             .host(&record.host)
-            .and_then(|(_, host)| synced_page(host, record));
+            .and_then(|(_, host)| record.synced_page(host));
         if let Some(page) = page {
             last_sync[page] = last_sync[page].max(Some(record.at_ms));
         }

@@ -151,7 +151,7 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         {
             disallowed += 1;
         }
-        if let Some(page) = synced_page(host, record) {
+        if let Some(page) = record.synced_page(host) {
             syncs[page].push(record.at_ms);
             site_syncs[site] += 1;
         }
@@ -237,13 +237,6 @@ pub fn evaluate(world: &World, log: &[RequestRecord], judge: &Judge) -> DemoOutc
         },
         noise_pages: noise::noise_figures(world, log, from, to, requests),
     }
-}
-
-/// The page whose copy `record` (a request to `host`) synchronised: a GET answered 200 or 304 on
-/// a path serving a page.
-pub fn synced_page(host: &Host, record: &RequestRecord) -> Option<usize> {
-    let synced = record.method == "GET" && matches!(record.status, 200 | 304);
-    synced.then(|| host.page_at(&record.path)).flatten()
 }
 
 /// The age-optimal plan on the world's true rates: visits per day per page, spending `requests`

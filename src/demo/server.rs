@@ -41,6 +41,15 @@ pub struct RequestRecord {
     pub status: u16,
 }
 
+impl RequestRecord {
+    /// The page whose copy this request (to `host`) synchronised: a GET answered 200 or 304 on a
+    /// path serving a page.
+    pub fn synced_page(&self, host: &Host) -> Option<usize> {
+        let synced = self.method == "GET" && matches!(self.status, 200 | 304);
+        synced.then(|| host.page_at(&self.path)).flatten()
+    }
+}
+
 /// The server's request log, shared with whoever wants to count or check requests.
 #[derive(Debug, Clone, Default)]
 pub struct RequestLog {
