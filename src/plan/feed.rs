@@ -99,6 +99,29 @@ pub fn covered_page(rate_per_day: f64, polls_per_day: f64, price: f64) -> Covere
     }
 }
 
+/// Visits a day of a covered page fetched `announced_visits_per_day` times a day after its
+/// announced changes ([`covered_page`]) and audited when no change is announced within
+/// `audit_days` of its last visit. A cycle ends at the audit when the next change comes later,
+/// so it lasts `(1 − e^{−λA})` of the cycle without audits: `c / (1 − e^{−λA})` visits a day.
+pub fn covered_visits_per_day(
+    announced_visits_per_day: f64,
+    rate_per_day: f64,
+    audit_days: f64,
+) -> f64 {
+    if audit_days.is_nan() || audit_days <= 0.0 {
+        return announced_visits_per_day;
+    }
+    if rate_per_day.is_nan() || rate_per_day <= 0.0 {
+        return 1.0 / audit_days;
+    }
+    let announced_share = -(-rate_per_day * audit_days).exp_m1();
+    if announced_share > 0.0 {
+        announced_visits_per_day / announced_share
+    } else {
+        1.0 / audit_days
+    }
+}
+
 /// One page a feed covers, as the plan sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CoveredPage {
@@ -118,7 +141,8 @@ pub struct FeedPrice {
 
 /// Prices a feed over the pages it covers at the margin's price `mu` (age cut per visit a
 /// day): the poll rate in `[min_polls, max_polls]` that minimises polls plus the pages' age and
-/// visits (each page audited every `audit_intervals` of its intervals as well), worth it when that
+/// visits (each page audited when `audit_intervals` of its intervals pass with no announced
+/// change, [`covered_visits_per_day`]), worth it when that
 /// is below their cost on the plan alone. The cost is smooth and has one minimum in `ln φ` (the
 /// polls grow, the pages' costs fall), found by golden-section search.
 pub fn price_feed(
@@ -153,8 +177,9 @@ pub fn price_feed(
                 .iter()
                 .map(|p| {
                     let c = covered_page(p.rate_per_day, polls, mu / p.weight);
+                    let audit_days = audit_intervals / p.visits_per_day;
                     p.weight * c.age_days
-                        + mu * (c.visits_per_day + p.visits_per_day / audit_intervals)
+                        + mu * covered_visits_per_day(c.visits_per_day, p.rate_per_day, audit_days)
                 })
                 .sum::<f64>()
     };

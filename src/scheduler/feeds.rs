@@ -14,6 +14,11 @@ impl Scheduler {
         if !self.config.policy.uses_feeds() {
             return;
         }
+        // Oldest first, whatever the document's order (real feeds list the newest first): a
+        // page's first sighting is its oldest listed change, and that change is the one that
+        // made its copy stale.
+        let mut entries = entries.to_vec();
+        entries.sort_by_key(|&(_, at)| at);
         let last_poll = self.urls[feed].feed.last_poll_ms;
         // A feed lists its last few entries: if it is as full as it has ever been and every entry
         // is newer than the last poll, some may have been dropped, and every page it covers may
@@ -49,7 +54,7 @@ impl Scheduler {
                 self.urls[page].stats.add_exact(0.0, watched_days);
             }
         }
-        for &(page, at) in entries {
+        for &(page, at) in &entries {
             if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
                 continue;
             }
@@ -91,6 +96,11 @@ impl Scheduler {
                 if listed {
                     self.urls[page].feed_agreements += 1;
                 } else {
+                    // The check that saw the change was left to the feed, which missed it: the
+                    // change counts after all (the feed's quiet over the span stays, a little
+                    // evidence of slowness that the check's change outweighs).
+                    let days = (to - from) as f64 / MS_PER_DAY;
+                    self.urls[page].stats.add_check(days, Some(true), None);
                     self.uncover(page);
                 }
             }

@@ -451,6 +451,8 @@ impl Scheduler {
         }
         let popped = self.frontier.pop(now_ms)?;
         self.sites[popped.site].requests += 1;
+        let advance = self.unplanned_advance(popped.url, now_ms);
+        self.sites[popped.site].extra_since_plan += advance;
         self.urls[popped.url].in_flight = true;
         Some(Request {
             url: popped.url,
@@ -646,6 +648,22 @@ impl Scheduler {
             _ => last + interval.max(floor),
         };
         self.frontier.set_due(url, Some(due), lead);
+    }
+
+    /// The share of a visit its plan did not count: a page no feed covers, sent ahead of its
+    /// planned interval by a known change, spends the part of the interval it skips (the plan
+    /// sees it in the site's overheads at the next re-plan).
+    fn unplanned_advance(&self, url: UrlKey, now_ms: i64) -> f64 {
+        let u = &self.urls[url];
+        let (UrlKind::Page, Some(_), Some(last)) = (u.kind, u.known_change_ms, u.last_check_ms)
+        else {
+            return 0.0;
+        };
+        if self.covering_feed(url).is_some() {
+            return 0.0; // its visits after announced changes are priced in the plan
+        }
+        let interval = (MS_PER_DAY / u.planned_per_day.max(1e-9)).min(MAX_INTERVAL_MS);
+        ((last as f64 + interval - now_ms as f64) / interval).clamp(0.0, 1.0)
     }
 
     /// What a visit a day is worth in the page's weighted age at its site's last plan (`μ/w`).

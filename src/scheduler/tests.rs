@@ -420,3 +420,69 @@ fn a_changefreq_says_what_the_pages_carrying_it_have_shown() {
         "a new 'monthly' page: {slow}/day; its group {slow_shown}/day"
     );
 }
+
+/// A known change that sends a page no feed covers ahead of its plan spends the part of its
+/// interval it skips outside the plan: the next re-plan takes it out of the pages' budget.
+#[test]
+fn an_early_visit_for_a_known_change_is_an_overhead_of_the_plan() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 10.0, 0);
+    let host = sched.add_host(0, 0);
+    let pages: Vec<_> = (0..10)
+        .map(|_| sched.add_url(0, page(site, host, 0.05)))
+        .collect();
+    let mut now = 0;
+    let mut copied = 0;
+    while copied < pages.len() {
+        if let Some(req) = sched.poll_request(now) {
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+            copied += 1;
+        } else {
+            now = sched.poll_timeout().expect("queued").max(now + 1);
+        }
+    }
+    // The page copied last: nothing else is due for most of its interval.
+    let p = *pages
+        .iter()
+        .max_by_key(|&&u| sched.urls[u].last_check_ms)
+        .expect("pages");
+    let last = sched.urls[p].last_check_ms.expect("copied");
+    let interval = MS_PER_DAY / sched.urls[p].planned_per_day;
+    let at = last + (interval / 4.0) as i64;
+    assert_eq!(
+        sched.unplanned_advance(p, at),
+        0.0,
+        "nothing known: on plan"
+    );
+    // A page known to change rarely: a change of it is news.
+    for _ in 0..60 {
+        sched.urls[p].stats.add_check(1.0, Some(false), None);
+    }
+    sched.mark_known(at, p, at - 1);
+    let advance = sched.unplanned_advance(p, at);
+    assert!((advance - 0.75).abs() < 0.01, "advance {advance}");
+    // Handed out well before its interval, it is charged to the site's overheads.
+    let (extra, overhead) = (
+        sched.sites[site].extra_since_plan,
+        sched.sites[site].overhead_per_day,
+    );
+    let mut t = at;
+    let req = loop {
+        match sched.poll_request(t) {
+            Some(req) if req.url == p => break req,
+            Some(req) => sched.handle_fetched(t, req.url, Fetched::at(t, Seen::Unchanged)),
+            None => t = sched.poll_timeout().expect("queued").max(t + 1),
+        }
+    };
+    assert!(
+        t < last + (0.7 * interval) as i64,
+        "sent early: at {at} t {t} last {last} interval {interval}"
+    );
+    let s = &sched.sites[req.site];
+    assert!(
+        s.extra_since_plan >= extra + 0.25 || s.overhead_per_day > overhead,
+        "extra {} overhead {}",
+        s.extra_since_plan,
+        s.overhead_per_day
+    );
+}

@@ -46,6 +46,47 @@ fn a_covered_pages_cost_is_what_the_scheme_plays_out() {
     assert_eq!(covered_page(0.0, 1.0, 1.0).age_days, 0.0);
 }
 
+/// The covered scheme with audits played out: a fetch after each announced change, `wait` days
+/// after it, or an audit `audit_days` after the last fetch when no change has come by then.
+/// Returns fetches per day.
+fn played_with_audits(rate_per_day: f64, wait: f64, audit_days: f64) -> f64 {
+    let mut rng = StdRng::seed_from_u64(11);
+    let (mut t, mut fetches) = (0.0f64, 0u32);
+    for _ in 0..200_000 {
+        let u: f64 = rng.random();
+        let change = -(1.0 - u).ln() / rate_per_day;
+        t += if change < audit_days {
+            change + wait
+        } else {
+            audit_days
+        };
+        fetches += 1;
+    }
+    f64::from(fetches) / t
+}
+
+#[test]
+fn a_covered_page_is_audited_only_when_no_change_comes_in_time() {
+    for (rate, wait, audit_days) in [
+        (1.0, 0.2, 8.0),
+        (0.1, 0.5, 4.0),
+        (0.02, 0.1, 16.0),
+        (3.0, 0.05, 0.4),
+    ] {
+        let announced = 1.0 / (1.0 / rate + wait);
+        let model = covered_visits_per_day(announced, rate, audit_days);
+        let played = played_with_audits(rate, wait, audit_days);
+        assert!(
+            (model - played).abs() <= 0.01 * played,
+            "λ {rate} wait {wait} audit {audit_days}: model {model}, played {played}"
+        );
+    }
+    // A page that changes far more often than its audits is never audited.
+    assert!((covered_visits_per_day(0.5, 2.0, 40.0) - 0.5).abs() < 1e-12);
+    assert_eq!(covered_visits_per_day(0.0, 0.0, 10.0), 0.1);
+    assert_eq!(covered_visits_per_day(0.3, 1.0, f64::INFINITY), 0.3);
+}
+
 #[test]
 fn a_known_change_is_fetched_when_waiting_costs_more_than_a_visit() {
     for (rate, price) in [
