@@ -122,6 +122,21 @@ pub fn covered_visits_per_day(
     }
 }
 
+/// What a covered page costs with its audits ([`covered_page`], its visits counted by
+/// [`covered_visits_per_day`]; audits add no age: they find the copy unchanged).
+pub fn covered_page_audited(
+    rate_per_day: f64,
+    polls_per_day: f64,
+    price: f64,
+    audit_days: f64,
+) -> CoveredCost {
+    let announced = covered_page(rate_per_day, polls_per_day, price);
+    CoveredCost {
+        visits_per_day: covered_visits_per_day(announced.visits_per_day, rate_per_day, audit_days),
+        age_days: announced.age_days,
+    }
+}
+
 /// One page a feed covers, as the plan sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CoveredPage {
@@ -176,10 +191,9 @@ pub fn price_feed(
             + pages
                 .iter()
                 .map(|p| {
-                    let c = covered_page(p.rate_per_day, polls, mu / p.weight);
                     let audit_days = audit_intervals / p.visits_per_day;
-                    p.weight * c.age_days
-                        + mu * covered_visits_per_day(c.visits_per_day, p.rate_per_day, audit_days)
+                    let c = covered_page_audited(p.rate_per_day, polls, mu / p.weight, audit_days);
+                    p.weight * c.age_days + mu * c.visits_per_day
                 })
                 .sum::<f64>()
     };

@@ -58,8 +58,6 @@ pub const PRIOR_INTERVALS: f64 = 3.0;
 pub const DIRTY_REPLAN_GAP_MS: i64 = 10 * 60_000;
 /// After a failed check, the soonest it is tried again.
 pub const ERROR_RETRY_MS: i64 = 3_600_000;
-/// The longest a planned interval may be.
-const MAX_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
 
 /// How a scheduler behaves.
 #[derive(Debug, Clone, PartialEq)]
@@ -520,7 +518,7 @@ impl Scheduler {
         if fetched.seen == Seen::Failed {
             // A failure is tried again after an hour, or the planned interval if longer.
             let u = &mut self.urls[url];
-            let interval = (MS_PER_DAY / u.planned_per_day.max(1e-9)).min(MAX_INTERVAL_MS) as i64;
+            let interval = u.planned_interval_ms() as i64;
             u.retry_at_ms = Some(fetched.at_ms + interval.max(ERROR_RETRY_MS));
         }
         self.schedule(url, fetched.at_ms.max(now_ms));
@@ -617,8 +615,7 @@ impl Scheduler {
         if u.retired || u.in_flight {
             return;
         }
-        let f = u.planned_per_day.max(1e-9);
-        let interval = (MS_PER_DAY / f).min(MAX_INTERVAL_MS) as i64;
+        let interval = u.planned_interval_ms() as i64;
         let floor = u.min_interval_ms;
         let last = u.last_check_ms.unwrap_or(i64::MIN / 4);
         let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
@@ -662,7 +659,7 @@ impl Scheduler {
         if self.covering_feed(url).is_some() {
             return 0.0; // its visits after announced changes are priced in the plan
         }
-        let interval = (MS_PER_DAY / u.planned_per_day.max(1e-9)).min(MAX_INTERVAL_MS);
+        let interval = u.planned_interval_ms();
         ((last as f64 + interval - now_ms as f64) / interval).clamp(0.0, 1.0)
     }
 

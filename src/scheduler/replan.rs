@@ -294,12 +294,10 @@ impl Scheduler {
                         let Some(polls) = covered[i] else { continue };
                         let f = solved.0[i];
                         let price = solved.1.effective(page.host) / page.weight;
-                        let announced = plan::covered_page(page.rate_per_day, polls, price);
-                        let cost = plan::covered_visits_per_day(
-                            announced.visits_per_day,
-                            page.rate_per_day,
-                            AUDIT_INTERVALS / f,
-                        );
+                        let audit_days = AUDIT_INTERVALS / f;
+                        let cost =
+                            plan::covered_page_audited(page.rate_per_day, polls, price, audit_days)
+                                .visits_per_day;
                         // What it saves, or costs beyond its plan (a page the plan starves may
                         // be worth fetching after each announced change).
                         let saved = f - cost;

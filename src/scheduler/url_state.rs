@@ -7,6 +7,9 @@ use crate::estimate::Stats;
 use super::policy::{self, PolicyKind};
 use super::{Fetched, HostKey, NewUrl, Seen, SiteKey, UrlKey};
 
+/// The longest a planned interval may be.
+const MAX_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
+
 /// A page (kept fresh) or a feed (read for the changes it announces).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UrlKind {
@@ -114,6 +117,11 @@ impl UrlState {
             in_flight: false,
             retired: false,
         }
+    }
+
+    /// Its planned interval in milliseconds (at most [`MAX_INTERVAL_MS`]).
+    pub fn planned_interval_ms(&self) -> f64 {
+        (MS_PER_DAY / self.planned_per_day.max(1e-9)).min(MAX_INTERVAL_MS)
     }
 
     /// Folds one check in. A page its feed watched all the time since its last check has its
