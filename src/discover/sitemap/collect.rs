@@ -155,7 +155,14 @@ impl<'a> Collector<'a> {
         self.accepted += 1;
         match self.sink.as_mut() {
             Some(sink) => sink(url),
-            None => self.doc.urls.push(url),
+            None => {
+                // A URL read relative to the sitemap's has room to spare (the url crate sized
+                // it for the path alone, then doubled it); a kept list holds tens of thousands,
+                // so each is copied to its size (shrinking in place would leave the room as
+                // holes between them).
+                let loc = url.loc.as_str().into();
+                self.doc.urls.push(SitemapUrl { loc, ..url });
+            }
         }
         true
     }
