@@ -4,7 +4,7 @@
 use std::io;
 
 use chrono::{DateTime, Utc};
-use url::Url;
+use url::{Position, Url};
 
 use super::gzip::CAP_MESSAGE;
 use super::{
@@ -29,6 +29,10 @@ pub(crate) struct Collector<'a> {
     accepted: usize,
     /// Set when the URL limit was hit: reading stops.
     full: bool,
+    /// The sitemap URL's `scheme://host[:port]` when it is http(s), for [`Collector::parse_loc`].
+    home_prefix: Option<&'a str>,
+    /// The sitemap's directory: the path of its URL up to the last `/`.
+    home_dir: &'a str,
 }
 
 impl<'a> Collector<'a> {
@@ -49,6 +53,12 @@ impl<'a> Collector<'a> {
                 errors_dropped: 0,
             },
             full: false,
+            home_prefix: matches!(ctx.url.scheme(), "http" | "https")
+                .then(|| &ctx.url[..Position::BeforePath]),
+            home_dir: {
+                let path = ctx.url.path();
+                &path[..path.rfind('/').map_or(1, |i| i + 1)]
+            },
         }
     }
 
@@ -145,7 +155,14 @@ impl<'a> Collector<'a> {
         self.accepted += 1;
         match self.sink.as_mut() {
             Some(sink) => sink(url),
-            None => self.doc.urls.push(url),
+            None => {
+                // A URL read relative to the sitemap's has room to spare (the url crate sized
+                // it for the path alone, then doubled it); a kept list holds tens of thousands,
+                // so each is copied to its size (shrinking in place would leave the room as
+                // holes between them).
+                let loc = url.loc.as_str().into();
+                self.doc.urls.push(SitemapUrl { loc, ..url });
+            }
         }
         true
     }
@@ -177,7 +194,7 @@ impl<'a> Collector<'a> {
 
     /// Applies the URL rules of the module docs; `None` (with an error recorded) if refused.
     fn check_loc(&mut self, raw: &str, directory_rule: bool) -> Option<String> {
-        let raw = raw.trim_matches(|c: char| c.is_whitespace());
+        let raw = raw.trim();
         if raw.is_empty() {
             self.error(SitemapError::MissingLoc);
             return None;
@@ -185,8 +202,8 @@ impl<'a> Collector<'a> {
         // The protocol wants absolute URLs; feeds may use relative links.
         let base =
             matches!(self.doc.kind, SitemapKind::Rss | SitemapKind::Atom).then_some(&self.ctx.url);
-        let url = match Url::options().base_url(base).parse(raw) {
-            Ok(url) => url,
+        let (url, on_home) = match self.parse_loc(raw, base) {
+            Ok(parsed) => parsed,
             Err(e) => {
                 self.error(SitemapError::BadUrl {
                     loc: raw.to_string(),
@@ -212,13 +229,13 @@ impl<'a> Collector<'a> {
         {
             return Some(url.into());
         }
-        if !crate::discover::same_host(&url, &ctx.url) {
+        // A URL read under the sitemap's own scheme, host and port is on its host.
+        if !on_home && !crate::discover::same_host(&url, &ctx.url) {
             self.error(SitemapError::ForeignHost { loc: url.into() });
             return None;
         }
         if directory_rule && ctx.restrict_to_directory {
-            let path = ctx.url.path();
-            let dir = &path[..path.rfind('/').map_or(1, |i| i + 1)];
+            let dir = self.home_dir;
             if !url.path().starts_with(dir) {
                 self.error(SitemapError::OutsideDirectory {
                     loc: url.into(),
@@ -228,6 +245,29 @@ impl<'a> Collector<'a> {
             }
         }
         Some(url.into())
+    }
+
+    /// Parses a URL as `Url::options().base_url(base).parse(raw)` does. A URL that starts with the
+    /// sitemap's own `scheme://host[:port]` followed by a path (nearly every `<loc>`) is parsed as
+    /// that path relative to the sitemap's URL: the url crate still checks and normalises its
+    /// path, query and fragment, and only the scheme and host, the same bytes as the sitemap's
+    /// own already-parsed ones, are not read again. The URL is the same (debug builds check it);
+    /// the flag says it was read that way.
+    fn parse_loc(&self, raw: &str, base: Option<&Url>) -> Result<(Url, bool), url::ParseError> {
+        if let Some(prefix) = self.home_prefix
+            && let Some(path) = raw.strip_prefix(prefix)
+            && path.starts_with('/')
+            // `//x` or `/\x` (tabs and newlines are skipped) would name another host.
+            && !matches!(path.as_bytes().get(1), Some(b'/' | b'\\' | b'\t' | b'\n' | b'\r'))
+        {
+            let url = Url::options().base_url(Some(&self.ctx.url)).parse(path);
+            debug_assert_eq!(url, Url::options().base_url(base).parse(raw), "{raw}");
+            return url.map(|url| (url, true));
+        }
+        Url::options()
+            .base_url(base)
+            .parse(raw)
+            .map(|url| (url, false))
     }
 
     /// A lastmod value, or `None` with an error if unreadable or in the future.
@@ -257,5 +297,54 @@ impl<'a> Collector<'a> {
             return None;
         }
         Some(date)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+
+    #[test]
+    fn a_loc_on_the_sitemaps_host_parses_as_the_whole_url_would() {
+        let home = "https://a.example:8443/dir/sitemap.xml";
+        let ctx = SitemapContext::new(
+            Url::parse(home).unwrap(),
+            Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+        );
+        let collector = Collector::new(&ctx, None);
+        for raw in [
+            "https://a.example:8443/dir/p?x=1&y=2#top",
+            "https://a.example:8443/dir/./../dir/%7euser/x%zz y\\z",
+            "https://a.example:8443/dir/ü/päge?q=ä#é",
+            "https://a.example:8443//evil.example/x",
+            "https://a.example:8443/\\evil.example/x",
+            "https://a.example:8443/\t/evil.example/x",
+            "https://a.example:8443/\n/evil.example/x",
+            "https://a.example:8443/%2e%2e/x/..",
+            "https://a.example:8443/",
+            "https://a.example:8443",
+            "https://a.example:8443?q",
+            "https://a.example:8443.evil.example/x",
+            "https://a.example:8443@evil.example/x",
+            "https://a.example:84431/x",
+            "https://A.example:8443/x",
+            "http://a.example:8443/x",
+            "https://a.example:8443/x\t\ny ",
+            "https://a.example:8443/x y\u{1}",
+        ] {
+            for base in [None, Some(&ctx.url)] {
+                let parsed = collector.parse_loc(raw, base);
+                assert_eq!(
+                    parsed.as_ref().map(|(url, _)| url),
+                    Url::options().base_url(base).parse(raw).as_ref(),
+                    "{raw:?}"
+                );
+                if let Ok((url, true)) = parsed {
+                    assert!(crate::discover::same_host(&url, &ctx.url), "{raw:?}");
+                }
+            }
+        }
     }
 }

@@ -22,8 +22,10 @@
 
 mod collect;
 pub(crate) mod decode;
+mod entry;
 mod gzip;
 mod model;
+mod names;
 mod walk;
 mod xml;
 
@@ -145,7 +147,7 @@ fn read<R: BufRead>(mut reader: R, mut out: Collector<'_>) -> SitemapDoc {
                 Ok(head) => decode::declared_encoding(head),
                 Err(_) => encoding_rs::UTF_8,
             };
-            xml::parse(decode::Transcode::new(capped, encoding), &mut out)
+            xml::parse(capped, encoding, &mut out)
         }
         Ok(Some(_)) => parse_text(capped, &mut out),
         Ok(None) => out.error(SitemapError::UnknownFormat {

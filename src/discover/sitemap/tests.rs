@@ -287,3 +287,103 @@ fn changefreq_rates() {
     assert!(ChangeFreq::Always.per_day() > 100.0);
     assert!(ChangeFreq::Never.per_day() > 0.0 && ChangeFreq::Never.per_day() < 1.0 / 365.0);
 }
+
+/// A urlset of `n` entries after a comment of `pad` bytes; each entry's text is
+/// `priority(i)` and its loc has an entity, a CDATA section and a comment in it.
+fn windowed_urlset(pad: usize, n: usize, priority: impl Fn(usize) -> String) -> String {
+    let mut xml = format!("<urlset><!--{}-->\n", "x".repeat(pad));
+    for i in 0..n {
+        xml.push_str(&format!(
+            "  <url>\n    <loc>http://a.example/p?i={i}&amp;<![CDATA[j=<{i}>]]><!-- c -->&#x6B;=1</loc>\n    \
+             <lastmod>2024-01-02</lastmod>\n    <priority>{}</priority>\n  </url>\n",
+            priority(i)
+        ));
+    }
+    xml.push_str("</urlset>\n");
+    xml
+}
+
+#[test]
+fn events_across_windows_read_as_in_one_piece() {
+    // Wherever the window's end falls (each pad moves it by one byte), every entry is whole.
+    for pad in 0..40 {
+        let xml = windowed_urlset(pad, 1500, |i| format!("0.{}", i % 10));
+        assert!(xml.len() > 2 * decode::WINDOW);
+        let doc = run(&xml, "http://a.example/sitemap.xml");
+        assert_eq!(doc.errors, [], "pad {pad}");
+        assert_eq!(doc.urls.len(), 1500, "pad {pad}");
+        for (i, url) in doc.urls.iter().enumerate() {
+            assert_eq!(url.loc, format!("http://a.example/p?i={i}&j=%3C{i}%3Ek=1"));
+            assert_eq!(url.priority, Some((i % 10) as f32 / 10.0));
+            assert!(url.lastmod.is_some());
+        }
+    }
+}
+
+#[test]
+fn a_byte_order_mark_where_a_window_starts_stays_text() {
+    // A <priority> whose text starts with U+FEFF (not white space, so not a number) straddling
+    // the end of the first window: the reader restarts at that text and must keep the mark.
+    let priority = |_| "\u{FEFF}0.5".to_string();
+    let straddles = |xml: &str| {
+        xml.match_indices("<priority>").any(|(at, tag)| {
+            let text = at + tag.len();
+            text < decode::WINDOW && text + "\u{FEFF}0.5".len() > decode::WINDOW
+        })
+    };
+    let xml = (0..200)
+        .map(|pad| windowed_urlset(pad, 700, priority))
+        .find(|xml| straddles(xml))
+        .expect("some pad puts a priority across the window's end");
+    let doc = run(&xml, "http://a.example/sitemap.xml");
+    assert_eq!(doc.urls.len(), 700);
+    assert!(doc.urls.iter().all(|u| u.priority.is_none()));
+    assert_eq!(doc.errors.len() + doc.errors_dropped, 700);
+}
+
+#[test]
+fn end_tags_are_checked_across_windows() {
+    let mut xml = windowed_urlset(0, 1000, |_| "0.5".into());
+    xml.truncate(xml.len() - "</urlset>\n".len());
+    let at = xml.len() as u64;
+    xml.push_str("<url><loc>http://a.example/last</loc></bad></urlset>");
+    let doc = run(&xml, "http://a.example/sitemap.xml");
+    assert_eq!(doc.urls.len(), 1001, "the open entry is kept");
+    let bad = at + "<url><loc>http://a.example/last</loc>".len() as u64;
+    assert_eq!(
+        doc.errors,
+        [SitemapError::MalformedXml {
+            byte: bad,
+            message: "ill-formed document: expected `</url>`, but `</bad>` was found".into(),
+        }]
+    );
+    let doc = run("<urlset></urlset></extra>", "http://a.example/sitemap.xml");
+    assert_eq!(
+        doc.errors,
+        [SitemapError::MalformedXml {
+            byte: 17,
+            message: "ill-formed document: close tag `</extra>` does not match any open tag".into(),
+        }]
+    );
+}
+
+#[test]
+fn white_space_before_an_entrys_own_text_counts_against_its_limit() {
+    // 60,000 bytes of white space, then a URL: the URL fits the 64 KiB limit only when short.
+    let index = |ws: &str, between: &str, path: &str| {
+        format!(
+            "<sitemapindex><sitemap>{ws}{between}http://a.example/{path}</sitemap></sitemapindex>"
+        )
+    };
+    let ws = " \n".repeat(30_000);
+    for between in ["", "<!-- -->"] {
+        let doc = run(
+            &index(&ws, between, "s.xml"),
+            "http://a.example/sitemap.xml",
+        );
+        assert_eq!(doc.sitemaps.len(), 1, "{between:?}");
+        let long = "x".repeat(6_000);
+        let doc = run(&index(&ws, between, &long), "http://a.example/sitemap.xml");
+        assert_eq!(doc.errors, [SitemapError::MissingLoc], "{between:?}");
+    }
+}
