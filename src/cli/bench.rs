@@ -1,5 +1,5 @@
-//! `freshet bench`: the figures to read before sizing a deployment. Each part (`plan`, `sitemap`,
-//! `dedup`) runs at every size given by `--pages` and prints a table with one column per size
+//! `freshet bench`: the figures to read before sizing a deployment. Each part (`plan`, `run`,
+//! `sitemap`, `dedup`) runs at every size given by `--pages` and prints a table with one column per size
 //! (how each cost grows), or with `--json` one object keyed by part whose figures are numbers with
 //! their unit in the key. Timings are printed, never asserted: this is the one place in freshet
 //! that reads the wall clock (`std::time::Instant`) on purpose.
@@ -9,17 +9,18 @@ use std::io::Write;
 use serde_json::{Map, Value};
 
 use super::bench_figures::Figures;
-use super::{bench_dedup, bench_plan, bench_sitemap};
+use super::{bench_dedup, bench_plan, bench_run, bench_sitemap};
 
 /// Arguments of `freshet bench`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// URLs each part runs on; several sizes, comma-separated (`1000000,10000000`), run one after
-    /// the other and are printed side by side. The plan part plans this many URLs, the sitemap
-    /// part reads a sitemap listing this many, the dedup part indexes this many simhashes.
+    /// the other and are printed side by side. The plan part plans this many URLs, the run part
+    /// has this many known (and checks at most 20,000 of them), the sitemap part reads a sitemap
+    /// listing this many, the dedup part indexes this many simhashes.
     #[arg(long, value_delimiter = ',', default_value = "1000000")]
     pub pages: Vec<usize>,
-    /// Hosts the plan part spreads its URLs over (default: one host per 100 URLs).
+    /// Hosts the plan and run parts spread their URLs over (default: one host per 100 URLs).
     #[arg(long)]
     pub hosts: Option<usize>,
     /// Which part to run.
@@ -38,6 +39,9 @@ pub enum Part {
     /// The planner: from-scratch planning and the incremental update after one observation.
     #[value(alias = "planner")]
     Plan,
+    /// The real refresher against a loopback web: checks per second on a 90% 304 / 10% changed
+    /// mix, and memory per known URL.
+    Run,
     /// The sitemap reader against a raw quick-xml scan of the same bytes, and its memory.
     Sitemap,
     /// Extraction, fingerprints and near-duplicate lookup.
@@ -49,7 +53,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let sizes: Vec<usize> = args.pages.iter().map(|&p| p.max(1)).collect();
     let parts: Vec<Part> = match args.only {
         // The sitemap first: its peak memory is read before the planner has held gigabytes.
-        Part::All => vec![Part::Sitemap, Part::Plan, Part::Dedup],
+        Part::All => vec![Part::Sitemap, Part::Run, Part::Plan, Part::Dedup],
         one => vec![one],
     };
     let hosts = args.hosts;
@@ -61,6 +65,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 let hosts = hosts.unwrap_or(pages / 100).clamp(1, pages);
                 per_size.push(match part {
                     Part::Plan => bench_plan::run(pages, hosts)?,
+                    Part::Run => bench_run::run(pages, hosts)?,
                     Part::Sitemap => bench_sitemap::run(pages)?,
                     Part::Dedup => bench_dedup::run(pages),
                     Part::All => unreachable!("expanded above"),
@@ -84,6 +89,7 @@ fn part_name(part: Part) -> &'static str {
     match part {
         Part::All => "all",
         Part::Plan => "plan",
+        Part::Run => "run",
         Part::Sitemap => "sitemap",
         Part::Dedup => "dedup",
     }

@@ -23,7 +23,7 @@ use quick_xml::events::Event;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::bench_figures::Figures;
+use super::bench_figures::{Figures, reset_peak, status_bytes};
 use crate::discover::sitemap::{self, SitemapContext};
 
 /// Bytes read per repetition at least: small sitemaps are read several times, the best kept.
@@ -106,24 +106,6 @@ fn raw_scan(path: &PathBuf) -> anyhow::Result<u64> {
         }
         buf.clear();
     }
-}
-
-/// A field of /proc/self/status in bytes (`VmRSS`, `VmHWM`).
-fn status_bytes(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with(field))?;
-    let kb: u64 = line[field.len() + 1..]
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kb * 1024)
-}
-
-/// Resets the peak resident memory to the current one; false where the kernel does not allow it.
-fn reset_peak() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// The time of one run of `read`.
