@@ -8,7 +8,7 @@ use std::process::Output;
 
 use freshet::dedup::{DedupConfig, DedupEngine, FetchedPage, Hop};
 use freshet::store::Store;
-use freshet::store::dedup::{DedupWrite, SavedDedup};
+use freshet::store::dedup::DedupWrite;
 use freshet::store::documents::DocumentWrite;
 use freshet::store::sites::SiteRecord;
 use freshet::store::urls::Discovered;
@@ -57,7 +57,6 @@ async fn build_db(db: &Path) {
     store.upsert_discovered(&found, 1_000).await.unwrap();
 
     let mut engine = DedupEngine::new(DedupConfig::default());
-    let mut saved = SavedDedup::default();
     let pages = [
         (MIRROR, "template-bakery.html"),
         (PRIMARY, "template-bakery.html"),
@@ -78,7 +77,7 @@ async fn build_db(db: &Path) {
             )
             .unwrap()
         });
-        let changes = saved.changes_to(engine.state());
+        let changes = engine.take_changes();
         let weights = changes
             .touched
             .iter()
@@ -112,7 +111,7 @@ async fn build_db(db: &Path) {
         .observe_redirects(&cycle[0].url, &cycle, &cycle[0].url)
         .unwrap();
     let write = DedupWrite {
-        changes: saved.changes_to(engine.state()),
+        changes: engine.take_changes(),
         ..Default::default()
     };
     store.save_dedup(&write, 3_000).await.unwrap();

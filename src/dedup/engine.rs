@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use url::Url;
 
+use super::changes::Unsaved;
 use super::class::{Class, ClassId, ClassKind, Hysteresis};
 use super::config::DedupConfig;
 use super::content;
@@ -65,6 +66,8 @@ pub struct DedupEngine {
     pub(super) groups: HashMap<u64, BTreeSet<u64>>,
     /// The next near-group number.
     pub(super) next_group: u64,
+    /// What changed since the state was last saved ([`DedupEngine::take_changes`]).
+    pub(super) unsaved: Unsaved,
 }
 
 impl DedupEngine {
@@ -87,6 +90,7 @@ impl DedupEngine {
             group_of: HashMap::new(),
             groups: HashMap::new(),
             next_group: 1,
+            unsaved: Unsaved::default(),
         }
     }
 
@@ -107,7 +111,9 @@ impl DedupEngine {
         normalize(url, None, &self.config.url_rules).map(String::from)
     }
 
+    /// `url`'s record, created if new, marked as changed.
     fn record(&mut self, url: &str) -> &mut UrlRecord {
+        self.unsaved.url(url);
         if !self.urls.contains_key(url) {
             self.by_fp.insert(url_fingerprint(url), url.to_string());
         }
@@ -222,7 +228,9 @@ impl DedupEngine {
         let mut touched = Vec::new();
         if hops.is_empty() && url == final_url {
             // It answered itself: any redirect it had is gone.
-            self.permanent.remove(url);
+            if self.permanent.remove(url) {
+                self.unsaved.redirect(url);
+            }
             if self.urls.get(url).is_some_and(|r| r.temp_target.is_some()) {
                 self.record(url).temp_target = None;
                 touched.push(url.to_string());
@@ -232,7 +240,11 @@ impl DedupEngine {
             let next = hops.get(i + 1).map_or(final_url, |(u, _)| u.as_str());
             match status {
                 301 | 308 => {
-                    if let Err(e) = self.permanent.insert(source, next) {
+                    let inserted = self.permanent.insert(source, next);
+                    if inserted.is_ok() {
+                        self.unsaved.redirect(source);
+                    }
+                    if let Err(e) = inserted {
                         tracing::warn!(url = %source, error = %e, "permanent redirect refused");
                         if !self.errors.contains(&e) {
                             self.errors.push(e.clone());
@@ -254,7 +266,9 @@ impl DedupEngine {
                     }
                 }
                 302 | 303 | 307 => {
-                    self.permanent.remove(source);
+                    if self.permanent.remove(source) {
+                        self.unsaved.redirect(source);
+                    }
                     self.record(source).temp_target = Some(final_url.to_string());
                     touched.push(source.clone());
                 }
@@ -385,7 +399,11 @@ impl DedupEngine {
         if let Some(sketch) = self.sketches.remove(&fp) {
             self.lsh.remove(&sketch, fp);
         }
-        if let Some(group) = self.group_of.remove(&fp)
+        let group = self.group_of.remove(&fp);
+        if group.is_some() {
+            self.unsaved.near(fp);
+        }
+        if let Some(group) = group
             && let Some(contents) = self.groups.get_mut(&group)
         {
             contents.remove(&fp);
@@ -443,6 +461,7 @@ impl DedupEngine {
         }
         for &c in &contents {
             self.group_of.insert(c, group);
+            self.unsaved.near(c);
             touched.extend(self.by_content.get(&c).into_iter().flatten().cloned());
         }
         self.groups.insert(group, contents);
@@ -506,6 +525,7 @@ impl DedupEngine {
             .unwrap_or_default();
         for id in old.iter().filter(|id| !wanted.contains(id)) {
             if let Some(class) = self.classes.get_mut(id) {
+                self.unsaved.class(*id);
                 class.remove(url, &h);
                 if class.members.is_empty() {
                     self.classes.remove(id);
@@ -515,19 +535,24 @@ impl DedupEngine {
         let score = self.score(url);
         let mut memberships = Vec::new();
         for id in wanted {
+            self.unsaved.class(id);
             let class = self.classes.entry(id).or_insert_with(|| Class::new(id));
             let evicted = class.upsert(url, score, &h);
             for gone in evicted.iter().filter(|g| g.as_str() != url) {
                 if let Some(r) = self.urls.get_mut(gone) {
                     r.memberships.retain(|m| *m != id);
+                    self.unsaved.url(gone);
                 }
             }
             if !evicted.iter().any(|g| g == url) {
                 memberships.push(id);
             }
         }
-        if let Some(record) = self.urls.get_mut(url) {
+        if let Some(record) = self.urls.get_mut(url)
+            && record.memberships != memberships
+        {
             record.memberships = memberships;
+            self.unsaved.url(url);
         }
     }
 }

@@ -17,11 +17,14 @@
 //!   queries (canonical or not and why, planner weight, classes) are in `queries`.
 //! - [`url_record`]: what the engine knows of one URL ([`state::UrlRecord`]), plain data.
 //! - [`state`]: the engine's state as plain data, to save and load.
+//! - [`changes`]: what changed since the last save ([`DedupEngine::take_changes`]), so a save
+//!   writes only those rows.
 //! - [`inspect`]: near-duplicate groups among local files, for `freshet inspect duplicates`.
 //!
 //! The state is plain data ([`DedupState`]: URL records, classes, redirect hops, near groups) so
 //! the store can save it in SQLite and [`DedupEngine::from_state`] can rebuild the engine.
 
+pub mod changes;
 pub mod charset;
 pub mod class;
 pub mod config;
@@ -40,6 +43,7 @@ pub mod state;
 pub mod url_record;
 pub mod urlnorm;
 
+pub use changes::DedupChanges;
 pub use class::{Class, ClassId, ClassKind, Member};
 pub use config::DedupConfig;
 pub use engine::DedupEngine;

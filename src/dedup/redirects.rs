@@ -78,6 +78,11 @@ impl PermanentRedirects {
         self.hops.remove(source).is_some()
     }
 
+    /// The immediate target of `source`, if it redirects permanently.
+    pub fn target_of(&self, source: &str) -> Option<&str> {
+        self.hops.get(source).map(String::as_str)
+    }
+
     /// Whether `url` is known to redirect permanently.
     pub fn is_source(&self, url: &str) -> bool {
         self.hops.contains_key(url)

@@ -59,6 +59,9 @@ impl DedupEngine {
     /// An engine with a saved state; the derived indexes (in-links, votes, near index) are rebuilt.
     pub fn from_state(config: DedupConfig, state: DedupState) -> Self {
         let mut engine = DedupEngine::new(config);
+        // What was loaded is saved: only what changes from here on is written.
+        engine.unsaved.errors_saved = state.errors.len();
+        engine.unsaved.next_group_saved = state.next_group;
         let (permanent, mut errors) = PermanentRedirects::from_hops(state.permanent);
         engine.permanent = permanent;
         engine.errors = state.errors;

@@ -4,10 +4,9 @@
 //!
 //! What follows from each observation, written in one transaction ([`Store::save_dedup`]):
 //! - the engine's rows that changed since the last save (classes, members, redirects, near
-//!   groups, URL records). Finding them compares the whole state (O(known URLs)), so up to
-//!   [`SAVE_UNIT`] known URLs this happens after every observation and beyond that once every
-//!   `known / SAVE_UNIT` observations, plus a final [`flush`] when the run ends; a crash loses
-//!   at most that batch, which the next fetches of those pages re-learn;
+//!   groups, URL records), as the engine marked them ([`DedupEngine::take_changes`]): the cost
+//!   of a save is what the observation changed, whatever the engine's size, so every
+//!   observation is saved as it happens (a crash loses nothing the engine had filed);
 //! - the planner weight `urls.weight = engine.planner_weight(url)` of the fetched URL and of every
 //!   URL whose standing may have moved (non-canonical pages and permanent-redirect sources get a
 //!   small weight, which planning multiplies into the site's weight), and the fetched page
@@ -32,7 +31,7 @@ use crate::dedup::{DedupConfig, DedupEngine, DedupOutcome, FetchedPage, Hop};
 use crate::fetch::{FetchError, FetchOutcome};
 use crate::politeness::origin_of;
 use crate::store::Store;
-use crate::store::dedup::{DedupWrite, SavedDedup};
+use crate::store::dedup::DedupWrite;
 use crate::store::documents::DocumentWrite;
 use crate::store::errors::ErrorRecord;
 use crate::store::urls::{Discovered, UrlRow};
@@ -42,41 +41,28 @@ use super::context::{Context, SiteState};
 /// The most new URLs one page's links add to the site.
 pub const MAX_NEW_LINKS_PER_PAGE: usize = 50;
 
-/// The engine and what of its state is saved. A tokio Mutex, held across the database write, so
-/// that saves reach SQLite in the order the engine made them.
+/// The engine. A tokio Mutex, held across the database write, so that saves reach SQLite in the
+/// order the engine made them.
 pub struct Dedup {
-    /// Engine and last-saved state.
+    /// The engine.
     inner: Mutex<Runtime>,
     /// The engine's settings, to extract a page without waiting for the engine.
     config: DedupConfig,
 }
 
-/// The engine with its last-saved state.
+/// The engine, which knows what of its state is not saved yet.
 struct Runtime {
     /// The engine.
     engine: DedupEngine,
-    /// The state as last written, to write only what changed.
-    saved: SavedDedup,
-    /// Observations since the state was last compared and saved.
-    pending: usize,
 }
-
-/// Known URLs per observation allowed to wait before a save (see [`Runtime::batch`]): up to
-/// this many URLs the state is saved after every observation.
-const SAVE_UNIT: usize = 2_000;
 
 impl Dedup {
     /// Loads the engine's saved state from the store (an empty engine on a new database).
     pub async fn load(store: &Store, config: DedupConfig) -> anyhow::Result<Dedup> {
         let state = store.load_dedup_state().await?;
-        let saved = SavedDedup::from_state(&state);
         let engine = DedupEngine::from_state(config.clone(), state);
         Ok(Dedup {
-            inner: Mutex::new(Runtime {
-                engine,
-                saved,
-                pending: 0,
-            }),
+            inner: Mutex::new(Runtime { engine }),
             config,
         })
     }
@@ -134,12 +120,11 @@ pub async fn after_fetch(
             return record(ctx, Some(&site.site.name), Some(&row.url), message).await;
         }
     };
-    rt.pending += 1;
     let mut touched: BTreeSet<String> = BTreeSet::new();
     if let Input::Page(page) = &input {
         touched.extend(page.redirect_chain.iter().map(|h| h.url.clone()));
     }
-    let mut write = rt.write(touched, false);
+    let mut write = rt.write(touched);
     let row_weight = rt.engine.planner_weight(&row.url);
     write.weights.push((row.url.clone(), row_weight));
     if let (Some(out), Input::Page(page)) = (&observed, &input)
@@ -273,31 +258,24 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
 /// Writes what the engine holds and has not saved yet (call when the run ends).
 pub async fn flush(ctx: &Context) -> anyhow::Result<()> {
     let mut rt = ctx.dedup.inner.lock().await;
-    if rt.pending == 0 {
+    if !rt.engine.has_unsaved_changes() {
         return Ok(());
     }
-    let write = rt.write(BTreeSet::new(), true);
+    let write = rt.write(BTreeSet::new());
     ctx.store.save_dedup(&write, ctx.clock.now_ms()).await?;
     drop(rt);
     record_cycles(ctx, None, &write).await
 }
 
 impl Runtime {
-    /// How many observations may wait before the state is compared and saved: the comparison
-    /// costs O(known URLs), so a large engine saves every `known / SAVE_UNIT` observations.
-    fn batch(&self) -> usize {
-        batch_size(self.saved.url_count())
-    }
-
-    /// The write for this point: when `force` or the batch is full, the changed rows since the
-    /// last save and the weights and documents of every URL they touch (with `touched`).
-    fn write(&mut self, mut touched: BTreeSet<String>, force: bool) -> DedupWrite {
-        let mut write = DedupWrite::default();
-        if force || self.pending >= self.batch() {
-            self.pending = 0;
-            write.changes = self.saved.changes_to(self.engine.state());
-            touched.extend(write.changes.touched.iter().cloned());
-        }
+    /// The write for this point: the rows changed since the last save, and the weights and
+    /// documents of every URL they touch (with `touched`).
+    fn write(&mut self, mut touched: BTreeSet<String>) -> DedupWrite {
+        let mut write = DedupWrite {
+            changes: self.engine.take_changes(),
+            ..DedupWrite::default()
+        };
+        touched.extend(write.changes.touched.iter().cloned());
         let engine = &self.engine;
         write.weights = touched
             .iter()
@@ -309,11 +287,6 @@ impl Runtime {
             .collect();
         write
     }
-}
-
-/// Observations that may wait before a save when the engine knows `known` URLs.
-fn batch_size(known: usize) -> usize {
-    (known / SAVE_UNIT).max(1)
 }
 
 /// Logs the redirect cycles a write saves for the first time in `errors`.
@@ -361,27 +334,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn saves_batch_only_for_large_engines_and_force_flushes() {
-        assert_eq!(batch_size(0), 1);
-        assert_eq!(batch_size(SAVE_UNIT - 1), 1);
-        assert_eq!(batch_size(2 * SAVE_UNIT), 2);
-        assert_eq!(batch_size(25 * SAVE_UNIT + 7), 25);
-
+    fn each_write_carries_what_changed_since_the_last() {
         let mut rt = Runtime {
             engine: DedupEngine::new(DedupConfig::default()),
-            saved: SavedDedup::default(),
-            pending: 0,
         };
         let page = FetchedPage::html("http://a.test/", "<p>one page of text</p>");
         rt.engine.observe(page).unwrap();
-        // Not due (nothing pending): only the given URLs get weights, no rows.
-        let idle = rt.write(BTreeSet::from(["http://a.test/".to_string()]), false);
+        let first = rt.write(BTreeSet::new());
+        assert_eq!(first.changes.urls.len(), 1);
+        assert_eq!(first.weights, vec![("http://a.test/".to_string(), 1.0)]);
+        // Nothing new: no rows, only the given URLs get weights.
+        let idle = rt.write(BTreeSet::from(["http://a.test/".to_string()]));
         assert!(idle.changes.is_empty());
+        assert!(!rt.engine.has_unsaved_changes());
         assert_eq!(idle.weights, vec![("http://a.test/".to_string(), 1.0)]);
-        rt.pending = 1;
-        let due = rt.write(BTreeSet::new(), false);
-        assert_eq!(due.changes.urls.len(), 1);
-        assert_eq!(rt.pending, 0);
-        assert!(rt.write(BTreeSet::new(), true).changes.is_empty());
     }
 }

@@ -1,8 +1,8 @@
 //! The dedup engine's state in SQLite (tables `dedup_*` of `migrations/0002_dedup.sql`).
 //!
 //! The refresher loads the whole state once at start ([`Store::load_dedup_state`], then
-//! `DedupEngine::from_state`). After each fetch it compares the engine's state with what was last
-//! saved ([`SavedDedup::changes_to`]) and writes only the rows that differ, in one transaction
+//! `DedupEngine::from_state`). After each fetch it takes the rows the engine changed since the
+//! last save (`DedupEngine::take_changes`) and writes them in one transaction
 //! ([`Store::save_dedup`]), together with the planner weights and documents that follow from them.
 //! The reports read the same tables ([`Store::duplicate_classes`], [`Store::redirect_cycles`]).
 
@@ -10,9 +10,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use sqlx::{Sqlite, Transaction};
 
-pub use super::dedup_changes::{DedupChanges, SavedDedup};
 use super::documents::DocumentWrite;
 use super::{Store, hash_from_db, hash_to_db};
+pub use crate::dedup::DedupChanges;
 use crate::dedup::resemblance::Sketch;
 use crate::dedup::{Class, ClassId, ClassKind, DedupState, Member, RedirectError, UrlRecord};
 
@@ -375,8 +375,8 @@ mod tests {
     const STORY: &str = "The ferry across the lower crossing carried its first passengers on \
         Saturday after two winters tied up at the boatyard, paid for by a raffle and a swim.";
 
-    async fn save(store: &Store, saved: &mut SavedDedup, engine: &DedupEngine) -> DedupChanges {
-        let changes = saved.changes_to(engine.state());
+    async fn save(store: &Store, engine: &mut DedupEngine) -> DedupChanges {
+        let changes = engine.take_changes();
         let write = DedupWrite {
             changes: changes.clone(),
             ..Default::default()
@@ -389,7 +389,6 @@ mod tests {
     async fn saved_changes_load_back_as_the_same_state() {
         let (store, _dir) = temp_store().await;
         let mut engine = DedupEngine::new(DedupConfig::default());
-        let mut saved = SavedDedup::from_state(&store.load_dedup_state().await.unwrap());
         engine.observe(page("http://a.test/1", STORY)).unwrap();
         engine.observe(page("http://b.test/1", STORY)).unwrap();
         let cycle = [("http://a.test/x", 301), ("http://a.test/y", 301)].map(|(u, s)| Hop {
@@ -399,7 +398,7 @@ mod tests {
         engine
             .observe_redirects("http://a.test/x", &cycle, "http://a.test/x")
             .unwrap();
-        let first = save(&store, &mut saved, &engine).await;
+        let first = save(&store, &mut engine).await;
         assert!(!first.classes.is_empty() && first.new_errors.len() == 1);
         // The sketch and the links to other hosts (migration 0011) are saved too.
         let state = engine.state();
@@ -408,11 +407,11 @@ mod tests {
         assert_eq!(store.load_dedup_state().await.unwrap(), state);
 
         // Only what changed is written the second time; a moved page leaves its class.
-        assert!(save(&store, &mut saved, &engine).await.is_empty());
+        assert!(save(&store, &mut engine).await.is_empty());
         engine
             .observe(page("http://b.test/1", "Something else entirely now."))
             .unwrap();
-        let second = save(&store, &mut saved, &engine).await;
+        let second = save(&store, &mut engine).await;
         assert!(second.touched.contains("http://a.test/1"), "{second:?}");
         assert!(second.urls.len() < engine.state().urls.len());
         let loaded = store.load_dedup_state().await.unwrap();

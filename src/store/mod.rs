@@ -21,7 +21,6 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 pub mod dedup;
-pub mod dedup_changes;
 pub mod documents;
 pub mod errors;
 pub mod hosts;
