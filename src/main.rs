@@ -17,6 +17,12 @@ async fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    // A socket per host: thousands of hosts need more descriptors than the usual soft limit.
+    if let Some((before, after)) = freshet::fetch::open_files::raise_open_files_limit()
+        && after != before
+    {
+        tracing::debug!(before, after, "open-file limit raised");
+    }
     let cli = freshet::cli::Cli::parse();
     match freshet::cli::dispatch(cli, shutdown).await {
         Ok(code) => code,
