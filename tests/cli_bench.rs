@@ -5,9 +5,13 @@
 use std::process::Command;
 
 fn bench_json(part: &str) -> serde_json::Value {
+    bench_json_sized(part, "2000", "20")
+}
+
+fn bench_json_sized(part: &str, pages: &str, hosts: &str) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_freshet"))
         .args([
-            "bench", "--only", part, "--pages", "2000", "--hosts", "20", "--json",
+            "bench", "--only", part, "--pages", pages, "--hosts", hosts, "--json",
         ])
         .output()
         .expect("runs");
@@ -76,4 +80,38 @@ fn dedup_part_reports_its_figures() {
     let value = bench_json("dedup");
     assert_figures(&value, "dedup", &["near_lookup_ms", "urls"]);
     assert_eq!(value["dedup"]["urls"], 2000);
+}
+
+#[test]
+fn run_part_checks_through_the_real_refresher_and_counts_from_both_sides() {
+    let value = bench_json_sized("run", "300", "10");
+    assert_figures(
+        &value,
+        "run",
+        &[
+            "checks_per_second",
+            "bytes_per_url",
+            "urls",
+            "known_urls",
+            "checked_urls",
+        ],
+    );
+    let run = &value["run"];
+    let figure = |key: &str| run[key].as_f64().unwrap_or(f64::NAN);
+    // Every page of the web was discovered from its sitemaps.
+    assert_eq!(figure("known_urls"), 300.0, "{run}");
+    // The second pass checked (nearly) every page, each check is in the database, and the
+    // server saw the mix: mostly 304s, some changed pages.
+    assert_eq!(
+        figure("checks_committed"),
+        figure("refresher_checks"),
+        "{run}"
+    );
+    assert!(figure("checks_committed") >= 0.95 * 300.0, "{run}");
+    assert!(
+        figure("server_answered_304") > figure("server_answered_200"),
+        "{run}"
+    );
+    assert!(figure("server_answered_200") > 0.0, "{run}");
+    assert_eq!(figure("refresher_errors"), 0.0, "{run}");
 }

@@ -20,7 +20,8 @@ pub struct Args {
     /// listing this many, the dedup part indexes this many simhashes.
     #[arg(long, value_delimiter = ',', default_value = "1000000")]
     pub pages: Vec<usize>,
-    /// Hosts the plan and run parts spread their URLs over (default: one host per 100 URLs).
+    /// Hosts the plan and run parts spread their URLs over (default: one host per 100 URLs; for
+    /// the run part at most 2,000, each host holding two sockets open for a while).
     #[arg(long)]
     pub hosts: Option<usize>,
     /// Which part to run.
@@ -62,7 +63,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         for part in parts {
             let mut per_size = Vec::new();
             for &pages in &sizes {
-                let hosts = hosts.unwrap_or(pages / 100).clamp(1, pages);
+                let default_hosts = match part {
+                    Part::Run => (pages / 100).min(bench_run::DEFAULT_MAX_HOSTS),
+                    _ => pages / 100,
+                };
+                let hosts = hosts.unwrap_or(default_hosts).clamp(1, pages);
                 per_size.push(match part {
                     Part::Plan => bench_plan::run(pages, hosts)?,
                     Part::Run => bench_run::run(pages, hosts)?,

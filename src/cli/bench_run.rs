@@ -30,6 +30,11 @@ use crate::refresher::{self, PolicyChoice, RunOptions, RunSummary};
 
 /// The most pages the throughput passes check (every one of them is first fetched whole).
 pub const CHECKED_URLS: usize = 20_000;
+/// The run part's hosts unless `--hosts` says otherwise: every host holds a socket on each side
+/// (the refresher's and the server's, both in this process) for up to 20 s after its last
+/// request, and discovery reads thousands of hosts in that time: more hosts run out of file
+/// descriptors where the hard limit is in the tens of thousands.
+pub const DEFAULT_MAX_HOSTS: usize = 2_000;
 /// The memory passes' budget: requests a day, so that only this many pages are fetched.
 const MEMORY_PASS_BUDGET: f64 = 500.0;
 /// When the first pass runs (virtual clock): 2026-01-01T00:00:00Z.
@@ -104,17 +109,36 @@ impl Setup {
     }
 }
 
-/// Checks the database holds from `since_ms` on (clock time).
-async fn committed_checks(db: &Path, since_ms: i64) -> anyhow::Result<i64> {
+/// One count from the database (read-only).
+async fn count(db: &Path, query: &'static str, bind: i64) -> anyhow::Result<i64> {
     let options = SqliteConnectOptions::new().filename(db).read_only(true);
     let mut conn = SqliteConnection::connect_with(&options).await?;
-    let (count,): (i64,) =
-        sqlx::query_as("SELECT COUNT(*) FROM observations WHERE checked_ms >= ?")
-            .bind(since_ms)
-            .fetch_one(&mut conn)
-            .await?;
+    let (count,): (i64,) = sqlx::query_as(query)
+        .bind(bind)
+        .fetch_one(&mut conn)
+        .await?;
     conn.close().await?;
     Ok(count)
+}
+
+/// Checks the database holds from `since_ms` on (clock time).
+async fn committed_checks(db: &Path, since_ms: i64) -> anyhow::Result<i64> {
+    count(
+        db,
+        "SELECT COUNT(*) FROM observations WHERE checked_ms >= ?",
+        since_ms,
+    )
+    .await
+}
+
+/// Pages the database knows.
+async fn known_pages(db: &Path) -> anyhow::Result<i64> {
+    count(
+        db,
+        "SELECT COUNT(*) FROM urls WHERE kind = 'page' AND id > ?",
+        0,
+    )
+    .await
 }
 
 /// The throughput passes over `urls` pages on `hosts` hosts.
@@ -140,7 +164,7 @@ async fn throughput(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
     let db_bytes = std::fs::metadata(setup.db()).map_or(0, |m| m.len()) as f64;
     Ok(vec![
         ("checked_urls", urls as f64),
-        ("hosts", hosts as f64),
+        ("checked_hosts", hosts as f64),
         ("checks_per_second", committed / seconds),
         ("checks_committed", committed),
         ("pass_seconds", seconds),
@@ -179,9 +203,13 @@ async fn memory(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
     let peak = status_bytes("VmHWM").unwrap_or(0);
     let db_bytes = std::fs::metadata(setup.db()).map_or(0, |m| m.len()) as f64;
     web.stop().await;
-    let per_url = |peak: u64| peak.saturating_sub(rss_before) as f64 / urls.max(1) as f64;
+    // Per URL the refresher knows (all of them, unless discovery failed somewhere).
+    let known = known_pages(&setup.db()).await?.max(1) as f64;
+    let per_url = |peak: u64| peak.saturating_sub(rss_before) as f64 / known;
     Ok(vec![
         ("urls", urls as f64),
+        ("known_urls", known),
+        ("hosts", hosts as f64),
         ("bytes_per_url", per_url(peak)),
         ("discovery_bytes_per_url", per_url(discovery_peak)),
         ("peak_rss_bytes", peak as f64),
@@ -191,7 +219,7 @@ async fn memory(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
         ("discovery_checks", discovered.checks as f64),
         ("restart_seconds", restart_seconds),
         ("restart_checks", restarted.checks as f64),
-        ("db_bytes_per_url", db_bytes / urls.max(1) as f64),
+        ("db_bytes_per_url", db_bytes / known),
     ])
 }
 
