@@ -418,8 +418,9 @@ async fn fetch_and_record_extracted(
         }
     }
     if lesson.is_some() {
+        // Saved with the observation that taught it, in one transaction.
         let trust = serde_json::to_string(&ctx.ledger.trust(row.host_id)).unwrap_or_default();
-        ctx.store.save_trust(row.host_id, &trust).await?;
+        update.host_trust = Some((row.host_id, trust));
     }
     commit(ctx, &observation, &update).await?;
     if row.kind == "page" {

@@ -84,19 +84,6 @@ impl Store {
         .await
     }
 
-    /// Stores the host's learnt validator trust.
-    pub async fn save_trust(&self, host_id: i64, trust_json: &str) -> sqlx::Result<()> {
-        self.write("save_trust", |mut tx| async move {
-            sqlx::query("UPDATE hosts SET trust_json = ? WHERE id = ?")
-                .bind(trust_json)
-                .bind(host_id)
-                .execute(&mut *tx)
-                .await?;
-            Ok((tx, ()))
-        })
-        .await
-    }
-
     /// Every host's stored validator trust (host id, JSON).
     pub async fn host_trust(&self) -> sqlx::Result<Vec<(i64, String)>> {
         sqlx::query_as("SELECT id, trust_json FROM hosts WHERE trust_json IS NOT NULL")
@@ -116,4 +103,18 @@ impl Store {
         })
         .await
     }
+}
+
+/// Writes a host's validator trust in `tx`, with the check that taught it.
+pub(super) async fn put_trust(
+    tx: &mut super::writer::WriteTx,
+    host_id: i64,
+    trust_json: &str,
+) -> sqlx::Result<()> {
+    sqlx::query("UPDATE hosts SET trust_json = ? WHERE id = ?")
+        .bind(trust_json)
+        .bind(host_id)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }

@@ -120,6 +120,9 @@ pub struct SummaryUpdate {
     pub next_due_ms: i64,
     /// The folded evidence after this check (JSON).
     pub stats: Option<String>,
+    /// The host's validator trust after this check, when the check taught it something:
+    /// (host id, JSON), written in the check's transaction.
+    pub host_trust: Option<(i64, String)>,
 }
 
 impl Store {
@@ -309,6 +312,9 @@ impl Store {
             .bind(obs.url_id)
             .execute(&mut *tx)
             .await?;
+            if let Some((host_id, trust_json)) = &update.host_trust {
+                super::hosts::put_trust(&mut tx, *host_id, trust_json).await?;
+            }
             Ok((tx, ()))
         })
         .await
