@@ -1,13 +1,13 @@
 //! What changed in the engine since its state was last saved, so that a save writes only those
 //! rows: the engine marks every URL record, class, permanent-redirect source and near-group entry
-//! it modifies ([`Unsaved`]), and [`DedupEngine::take_changes`] turns the marks into rows
-//! ([`DedupChanges`]) and clears them. A save costs what the observations since the last one
-//! changed, not the size of the engine. Pure: no database here.
+//! it modifies ([`super::marks::Unsaved`]), and [`DedupEngine::take_changes`] turns the marks
+//! into rows ([`DedupChanges`]) and clears them. A save costs what the observations since the
+//! last one changed, not the size of the engine. Pure: no database here.
 //!
 //! Marks are conservative: a row marked but left as it was is written again (an upsert of the
 //! same values), never the reverse.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use super::class::{Class, ClassId};
 use super::engine::DedupEngine;
@@ -56,45 +56,6 @@ impl DedupChanges {
             && self.near.is_empty()
             && self.removed_near.is_empty()
             && self.next_group.is_none()
-    }
-}
-
-/// The engine's marks since the last save.
-#[derive(Debug, Clone, Default)]
-pub(super) struct Unsaved {
-    urls: HashSet<String>,
-    classes: HashSet<ClassId>,
-    redirects: HashSet<String>,
-    near: HashSet<u64>,
-    /// How many of the engine's redirect errors were saved.
-    pub(super) errors_saved: usize,
-    /// The next near-group number as saved.
-    pub(super) next_group_saved: u64,
-}
-
-impl Unsaved {
-    /// Marks a URL record.
-    pub(super) fn url(&mut self, url: &str) {
-        if !self.urls.contains(url) {
-            self.urls.insert(url.to_string());
-        }
-    }
-
-    /// Marks a class.
-    pub(super) fn class(&mut self, id: ClassId) {
-        self.classes.insert(id);
-    }
-
-    /// Marks a permanent-redirect source.
-    pub(super) fn redirect(&mut self, source: &str) {
-        if !self.redirects.contains(source) {
-            self.redirects.insert(source.to_string());
-        }
-    }
-
-    /// Marks a content's near group.
-    pub(super) fn near(&mut self, content: u64) {
-        self.near.insert(content);
     }
 }
 

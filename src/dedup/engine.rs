@@ -16,12 +16,12 @@ use std::collections::{BTreeSet, HashMap};
 
 use url::Url;
 
-use super::changes::Unsaved;
 use super::class::{Class, ClassId, ClassKind, Hysteresis};
 use super::config::DedupConfig;
 use super::content;
 use super::extract::Extracted;
 use super::fingerprint::simhash;
+use super::marks::Unsaved;
 use super::near::NearIndex;
 use super::page::{DedupError, DedupOutcome, FetchedPage, Hop};
 use super::redirects::{PermanentRedirects, RedirectError};

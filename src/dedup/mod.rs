@@ -33,6 +33,7 @@ pub mod engine;
 pub mod extract;
 pub mod fingerprint;
 pub mod inspect;
+mod marks;
 pub mod near;
 pub mod page;
 mod queries;
