@@ -3,6 +3,8 @@
 //! itself for a page so that the page waits for its announcements. How often a feed is read is
 //! priced in [`super::replan`].
 
+use std::collections::HashMap;
+
 use crate::clock::MS_PER_DAY;
 
 use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
@@ -35,6 +37,7 @@ impl Scheduler {
         };
         // After an overflow nothing is known of the dropped entries: its pages go back to their
         // plan until the feed proves itself again, and the time it was blind is not exposure.
+        self.urls[feed].feed.overflowing = overflowed;
         if overflowed {
             self.urls[feed].feed.blind_until_ms = Some(start);
             for page in self.urls[feed].feed.covers.clone() {
@@ -44,14 +47,20 @@ impl Scheduler {
                 }
             }
         }
-        let watched_days = (now_ms - start).max(0) as f64 / MS_PER_DAY;
         // Pages already covered were watched over the whole span: every change in it is listed.
         // After an overflow their checks over the blind span count instead (see
         // `feed_watched_since_last_check`), and the short span the entries cover is left out
-        // rather than counted twice.
+        // rather than counted twice. A span a check of the page counted already (while the feed
+        // was blind) is not counted again, nor a change listed in it.
+        let mut counted_until: HashMap<UrlKey, i64> = HashMap::new();
         if !overflowed {
             for page in self.urls[feed].feed.covers.clone() {
-                self.urls[page].stats.add_exact(0.0, watched_days);
+                let u = &mut self.urls[page];
+                let from = start.max(u.evidence_until_ms.unwrap_or(i64::MIN));
+                counted_until.insert(page, from);
+                u.stats
+                    .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
+                u.evidence_until_ms = Some(now_ms.max(from));
             }
         }
         for &(page, at) in &entries {
@@ -65,11 +74,20 @@ impl Scheduler {
                     // selected by being a change.
                     u.covered_by = Some(feed);
                     u.covered_since_ms = Some(start);
+                    let from = at.max(start).max(u.evidence_until_ms.unwrap_or(i64::MIN));
                     u.stats
-                        .add_exact(0.0, (now_ms - at.max(start)).max(0) as f64 / MS_PER_DAY);
+                        .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
+                    u.evidence_until_ms = Some(now_ms.max(from));
+                    counted_until.insert(page, from);
                     self.urls[feed].feed.covers.push(page);
                 }
-                Some(f) if f == feed && at > start && !overflowed => u.stats.add_exact(1.0, 0.0),
+                Some(f)
+                    if f == feed
+                        && !overflowed
+                        && counted_until.get(&page).is_some_and(|&from| at > from) =>
+                {
+                    u.stats.add_exact(1.0, 0.0)
+                }
                 Some(_) => {}
             }
             if self.urls[page].last_check_ms.is_some_and(|last| at > last) {
@@ -110,8 +128,9 @@ impl Scheduler {
     }
 
     /// Whether a page's feed has watched it without a gap since its last check (it covered the
-    /// page then and has not overflowed since), so that the feed's entries, not the check, are
-    /// the evidence of that span.
+    /// page then and has not overflowed since, nor on its last read), so that the feed's
+    /// entries, not the check, are the evidence of that span. A feed that overflows on every read
+    /// (pages changing faster than its entries hold) thus leaves its pages to their checks.
     pub(super) fn feed_watched_since_last_check(&self, page: UrlKey) -> bool {
         let u = &self.urls[page];
         let (Some(feed), Some(since), Some(last)) =
@@ -119,8 +138,9 @@ impl Scheduler {
         else {
             return false;
         };
-        let blind_until = self.urls[feed].feed.blind_until_ms.unwrap_or(i64::MIN);
-        last >= since && last >= blind_until
+        let feed = &self.urls[feed].feed;
+        let blind_until = feed.blind_until_ms.unwrap_or(i64::MIN);
+        last >= since && last >= blind_until && !feed.overflowing
     }
 
     pub(super) fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {

@@ -47,6 +47,10 @@ const MIN_FEED_POLLS: f64 = 1.0 / 7.0;
 /// feeds of a web whose pages change faster than 20 entries hold cost 0.13% of the budget and
 /// left freshet 0.2% worse off with signals than without (`--median-rate 2 --rate-sigma 2`).
 const OVERFLOWING_FEED_POLLS: f64 = 1.0 / 30.0;
+/// The most times a site is solved again for what its covered pages save, and the change in the
+/// savings (a share of the site's budget) at which they are taken as settled.
+const MAX_SAVINGS_ROUNDS: usize = 8;
+const SAVINGS_SETTLED: f64 = 1e-4;
 
 impl Scheduler {
     /// Solves every site's plan again and re-queues every URL by it.
@@ -288,8 +292,12 @@ impl Scheduler {
             }
             solved = plan::solve_full(planner, &pages, &with_feeds, objective);
             if covered.iter().any(Option::is_some) {
-                for _ in 0..2 {
+                // What covered pages save depends on the plan it pays for: solve again until the
+                // savings settle (a fixed point; it settles in a few rounds).
+                let mut last_saved = 0.0;
+                for _ in 0..MAX_SAVINGS_ROUNDS {
                     let mut with_savings = with_feeds.clone();
+                    let mut saved_in_all = 0.0;
                     for (i, page) in pages.iter().enumerate() {
                         let Some(polls) = covered[i] else { continue };
                         let f = solved.0[i];
@@ -303,6 +311,7 @@ impl Scheduler {
                         let saved = f - cost;
                         with_savings.budget_per_day += saved;
                         with_savings.host_limits_per_day[page.host] += saved;
+                        saved_in_all += saved;
                     }
                     with_savings.budget_per_day =
                         with_savings.budget_per_day.max(total * MIN_PAGE_SHARE);
@@ -310,6 +319,11 @@ impl Scheduler {
                         *hl = hl.max(0.0);
                     }
                     solved = plan::solve_full(planner, &pages, &with_savings, objective);
+                    let settled = (saved_in_all - last_saved).abs() <= SAVINGS_SETTLED * total;
+                    last_saved = saved_in_all;
+                    if settled {
+                        break;
+                    }
                 }
             }
         }

@@ -249,6 +249,111 @@ fn a_quiet_feed_watches_its_pages_until_it_overflows_or_misses() {
     assert!(!sched.summary(a).covered);
 }
 
+/// Each span of a page's time counts once: when its feed overflows, the page's own check counts
+/// the time after what the feed had already watched, the next read counts the time after that
+/// check, and a change the feed listed when it first saw a page is not counted again by the
+/// check that fetched it.
+#[test]
+fn a_feed_and_checks_that_take_turns_count_each_span_once() {
+    const MIN: i64 = 60_000;
+    const MIN_DAYS: f64 = 1.0 / 1440.0;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let feed = sched.add_url(
+        0,
+        NewUrl {
+            kind: UrlKind::Feed,
+            ..page(site, host, 1.0)
+        },
+    );
+    let a = sched.add_url(0, page(site, host, 1.0));
+    let c = sched.add_url(0, page(site, host, 1.0));
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
+    check_each(&mut sched, 20 * MIN, &[(a, Seen::Copy), (c, Seen::Copy)]);
+    // Watched quiet from the first read to the second: 50 minutes.
+    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
+    // Overflows (two entries, both newer than the last read): a is known stale, nothing counts;
+    // c is seen for the first time, at 160: watched quiet from then to the read.
+    sched.handle_feed(200 * MIN, feed, &[(a, 150 * MIN), (c, 160 * MIN)]);
+    // a's check counts the change over what the feed had not watched: 60 to 210. c's check saw
+    // the change the feed listed at its first sighting: nothing more to count.
+    check_each(
+        &mut sched,
+        210 * MIN,
+        &[(a, Seen::Changed), (c, Seen::Changed)],
+    );
+    // A read that fits: a watched from its check, c from its check, a's change at 250 counted.
+    sched.handle_feed(300 * MIN, feed, &[(a, 250 * MIN)]);
+
+    let close = |x: f64, y: f64| (x - y).abs() < 1e-9;
+    let a_stats = &sched.urls[a].stats;
+    assert_eq!(a_stats.events, 1.0, "{a_stats:?}");
+    assert!(
+        close(a_stats.exposure_days, 140.0 * MIN_DAYS),
+        "{a_stats:?}"
+    );
+    assert_eq!(a_stats.changed_intervals.len(), 1, "{a_stats:?}");
+    assert!(close(a_stats.changed_intervals[0].0, 150.0 * MIN_DAYS));
+    let c_stats = &sched.urls[c].stats;
+    assert_eq!(c_stats.events, 0.0, "{c_stats:?}");
+    assert!(c_stats.changed_intervals.is_empty(), "{c_stats:?}");
+    assert!(
+        close(c_stats.exposure_days, 130.0 * MIN_DAYS),
+        "{c_stats:?}"
+    );
+}
+
+/// A feed that overflows on every read watches nothing: the checks of its pages count, also
+/// those after the time it was last blind.
+#[test]
+fn the_pages_of_an_overflowing_feed_learn_from_their_checks() {
+    const MIN: i64 = 60_000;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let feed = sched.add_url(
+        0,
+        NewUrl {
+            kind: UrlKind::Feed,
+            ..page(site, host, 1.0)
+        },
+    );
+    let a = sched.add_url(0, page(site, host, 1.0));
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
+    check_each(&mut sched, 20 * MIN, &[(a, Seen::Copy)]);
+    // As full as ever and all newer than the last read: it overflowed, blind before 50.
+    sched.handle_feed(60 * MIN, feed, &[(a, 50 * MIN), (a, 55 * MIN)]);
+    check_each(&mut sched, 70 * MIN, &[(a, Seen::Changed)]);
+    assert_eq!(sched.urls[a].stats.changed_intervals.len(), 1);
+    // The copy of 70 is after the blind time, but the feed still overflows: the quiet check
+    // counts.
+    check_each(&mut sched, 100 * MIN, &[(a, Seen::Unchanged)]);
+    let stats = &sched.urls[a].stats;
+    assert!(
+        (stats.exposure_days - 30.0 / 1440.0).abs() < 1e-9,
+        "{stats:?}"
+    );
+}
+
+/// Hands out what is due at `now` until every URL of `wanted` has been reported with its
+/// outcome (anything else handed out is reported as a first copy).
+fn check_each(sched: &mut Scheduler, now: i64, wanted: &[(UrlKey, Seen)]) {
+    let mut left: Vec<(UrlKey, Seen)> = wanted.to_vec();
+    for _ in 0..100 {
+        if left.is_empty() {
+            return;
+        }
+        let req = sched.poll_request(now).expect("a request is due");
+        let what = match left.iter().position(|&(url, _)| url == req.url) {
+            Some(i) => left.swap_remove(i).1,
+            None => Seen::Copy,
+        };
+        sched.handle_fetched(now, req.url, Fetched::at(now, what));
+    }
+    panic!("never handed out: {left:?}");
+}
+
 /// Hands `url` out at `now` (reporting anything handed out before it as a copy) and reports it.
 fn check(sched: &mut Scheduler, now: i64, url: UrlKey, seen: Seen) {
     for _ in 0..100 {
