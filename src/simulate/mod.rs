@@ -29,6 +29,8 @@ pub struct SimConfig {
     pub world: WorldConfig,
     /// Days before measuring starts (learning and start-up effects settle).
     pub warmup_days: f64,
+    /// The policies to run (names of [`POLICIES`]); empty runs them all.
+    pub policies: Vec<String>,
 }
 
 impl SimConfig {
@@ -65,6 +67,9 @@ pub fn run(config: &SimConfig) -> Report {
     let results: Vec<(String, PolicyResult)> = std::thread::scope(|scope| {
         let handles: Vec<_> = POLICIES
             .iter()
+            .filter(|(name, _)| {
+                config.policies.is_empty() || config.policies.iter().any(|p| p == name)
+            })
             .map(|&(name, policy)| {
                 let world = &world;
                 scope.spawn(move || (name.to_string(), engine::run(world, policy, warmup)))

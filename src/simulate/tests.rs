@@ -13,6 +13,7 @@ fn small(signals: f64, seed: u64) -> Report {
             ..Default::default()
         },
         warmup_days: 15.0,
+        policies: Vec::new(),
     })
 }
 
