@@ -54,6 +54,25 @@ pub struct Store {
     lock_retries: Arc<AtomicU64>,
 }
 
+/// `--db` is a SQLite file: a database URL (`postgres://...`) would otherwise become a folder
+/// named after its scheme with a SQLite file in it, and workers given the same URL would each
+/// keep their own.
+fn refuse_database_urls(path: &Path) -> anyhow::Result<()> {
+    let text = path.to_string_lossy();
+    if let Some((scheme, _)) = text.split_once("://")
+        && !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    {
+        anyhow::bail!(
+            "--db {text}: freshet keeps its state in a SQLite file and does not speak to \
+             {scheme}:// servers; pass a file path (such as freshet.db)"
+        );
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (creating and migrating if needed) the database file at `path`.
     pub async fn open(path: &Path) -> anyhow::Result<Store> {
@@ -62,6 +81,7 @@ impl Store {
 
     /// [`Store::open`] with another busy timeout (tests shorten it to reach the retries).
     async fn open_with(path: &Path, busy_timeout: Duration) -> anyhow::Result<Store> {
+        refuse_database_urls(path)?;
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("creating the folder of {}", path.display()))?;
@@ -107,6 +127,7 @@ impl Store {
     /// Opens an existing database for reading reports; a missing file is an error, not a new
     /// empty database.
     pub async fn open_existing(path: &Path) -> anyhow::Result<Store> {
+        refuse_database_urls(path)?;
         if !path.exists() {
             anyhow::bail!(
                 "no database at {} (run `freshet run` or `freshet demo` first, or pass --db)",
@@ -164,6 +185,24 @@ mod tests {
     use super::sites::SiteRecord;
     use super::test_support::temp_store;
     use super::urls::{Discovered, SummaryUpdate};
+
+    #[tokio::test]
+    async fn a_database_url_is_refused_and_leaves_no_folder_behind() {
+        let url = std::path::Path::new("postgres://user@127.0.0.1:5432/db");
+        let Err(error) = super::Store::open(url).await else {
+            panic!("a postgres:// URL was opened as a SQLite file");
+        };
+        let message = format!("{error:#}");
+        assert!(message.contains("postgres://"), "{message}");
+        assert!(message.contains("SQLite file"), "{message}");
+        assert!(!std::path::Path::new("postgres:").exists());
+        // A path with a colon in it is still a path.
+        let dir = tempfile::tempdir().unwrap();
+        let store = super::Store::open(&dir.path().join("a:b.db"))
+            .await
+            .unwrap();
+        store.close().await;
+    }
 
     async fn one_url(store: &super::Store) -> i64 {
         let site = SiteRecord {
