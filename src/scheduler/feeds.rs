@@ -3,8 +3,6 @@
 //! itself for a page so that the page waits for its announcements. How often a feed is read is
 //! priced in [`super::replan`].
 
-use std::collections::HashMap;
-
 use crate::clock::MS_PER_DAY;
 
 use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
@@ -47,20 +45,14 @@ impl Scheduler {
                 }
             }
         }
+        let watched_days = (now_ms - start).max(0) as f64 / MS_PER_DAY;
         // Pages already covered were watched over the whole span: every change in it is listed.
         // After an overflow their checks over the blind span count instead (see
         // `feed_watched_since_last_check`), and the short span the entries cover is left out
-        // rather than counted twice. A span a check of the page counted already (while the feed
-        // was blind) is not counted again, nor a change listed in it.
-        let mut counted_until: HashMap<UrlKey, i64> = HashMap::new();
+        // rather than counted twice.
         if !overflowed {
             for page in self.urls[feed].feed.covers.clone() {
-                let u = &mut self.urls[page];
-                let from = start.max(u.evidence_until_ms.unwrap_or(i64::MIN));
-                counted_until.insert(page, from);
-                u.stats
-                    .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
-                u.evidence_until_ms = Some(now_ms.max(from));
+                self.urls[page].stats.add_exact(0.0, watched_days);
             }
         }
         for &(page, at) in &entries {
@@ -74,20 +66,11 @@ impl Scheduler {
                     // selected by being a change.
                     u.covered_by = Some(feed);
                     u.covered_since_ms = Some(start);
-                    let from = at.max(start).max(u.evidence_until_ms.unwrap_or(i64::MIN));
                     u.stats
-                        .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
-                    u.evidence_until_ms = Some(now_ms.max(from));
-                    counted_until.insert(page, from);
+                        .add_exact(0.0, (now_ms - at.max(start)).max(0) as f64 / MS_PER_DAY);
                     self.urls[feed].feed.covers.push(page);
                 }
-                Some(f)
-                    if f == feed
-                        && !overflowed
-                        && counted_until.get(&page).is_some_and(|&from| at > from) =>
-                {
-                    u.stats.add_exact(1.0, 0.0)
-                }
+                Some(f) if f == feed && at > start && !overflowed => u.stats.add_exact(1.0, 0.0),
                 Some(_) => {}
             }
             if self.urls[page].last_check_ms.is_some_and(|last| at > last) {

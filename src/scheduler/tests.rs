@@ -249,61 +249,6 @@ fn a_quiet_feed_watches_its_pages_until_it_overflows_or_misses() {
     assert!(!sched.summary(a).covered);
 }
 
-/// Each span of a page's time counts once: when its feed overflows, the page's own check counts
-/// the time after what the feed had already watched, the next read counts the time after that
-/// check, and a change the feed listed when it first saw a page is not counted again by the
-/// check that fetched it.
-#[test]
-fn a_feed_and_checks_that_take_turns_count_each_span_once() {
-    const MIN: i64 = 60_000;
-    const MIN_DAYS: f64 = 1.0 / 1440.0;
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 1000.0, 0);
-    let host = sched.add_host(0, 0);
-    let feed = sched.add_url(
-        0,
-        NewUrl {
-            kind: UrlKind::Feed,
-            ..page(site, host, 1.0)
-        },
-    );
-    let a = sched.add_url(0, page(site, host, 1.0));
-    let c = sched.add_url(0, page(site, host, 1.0));
-    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
-    check_each(&mut sched, 20 * MIN, &[(a, Seen::Copy), (c, Seen::Copy)]);
-    // Watched quiet from the first read to the second: 50 minutes.
-    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
-    // Overflows (two entries, both newer than the last read): a is known stale, nothing counts;
-    // c is seen for the first time, at 160: watched quiet from then to the read.
-    sched.handle_feed(200 * MIN, feed, &[(a, 150 * MIN), (c, 160 * MIN)]);
-    // a's check counts the change over what the feed had not watched: 60 to 210. c's check saw
-    // the change the feed listed at its first sighting: nothing more to count.
-    check_each(
-        &mut sched,
-        210 * MIN,
-        &[(a, Seen::Changed), (c, Seen::Changed)],
-    );
-    // A read that fits: a watched from its check, c from its check, a's change at 250 counted.
-    sched.handle_feed(300 * MIN, feed, &[(a, 250 * MIN)]);
-
-    let close = |x: f64, y: f64| (x - y).abs() < 1e-9;
-    let a_stats = &sched.urls[a].stats;
-    assert_eq!(a_stats.events, 1.0, "{a_stats:?}");
-    assert!(
-        close(a_stats.exposure_days, 140.0 * MIN_DAYS),
-        "{a_stats:?}"
-    );
-    assert_eq!(a_stats.changed_intervals.len(), 1, "{a_stats:?}");
-    assert!(close(a_stats.changed_intervals[0].0, 150.0 * MIN_DAYS));
-    let c_stats = &sched.urls[c].stats;
-    assert_eq!(c_stats.events, 0.0, "{c_stats:?}");
-    assert!(c_stats.changed_intervals.is_empty(), "{c_stats:?}");
-    assert!(
-        close(c_stats.exposure_days, 130.0 * MIN_DAYS),
-        "{c_stats:?}"
-    );
-}
-
 /// A feed that overflows on every read watches nothing: the checks of its pages count, also
 /// those after the time it was last blind.
 #[test]

@@ -64,10 +64,6 @@ pub struct UrlState {
     pub covered_by: Option<UrlKey>,
     /// When that feed first listed it.
     pub covered_since_ms: Option<i64>,
-    /// The end of the time its evidence has counted so far, by a check or by a read of its feed:
-    /// a check or a read counts only the time after it, so no span (and no change in it) counts
-    /// twice when a feed that overflowed and the page's own checks take turns.
-    pub evidence_until_ms: Option<i64>,
     /// A change a check of a covered page saw that its feed had not announced: the span (copy
     /// before, check) in which it happened. The next read of the feed must list it, or the feed
     /// misses this page's changes and no longer covers it.
@@ -114,7 +110,6 @@ impl UrlState {
             min_interval_ms: 0,
             covered_by: None,
             covered_since_ms: None,
-            evidence_until_ms: None,
             unannounced: None,
             feed_agreements: 0,
             change_to_confirm: None,
@@ -160,14 +155,13 @@ impl UrlState {
             }
         }
         let counts = self.kind == UrlKind::Page && !feed_watched;
-        if let (true, Some(last), Some(changed)) = (counts, self.last_check_ms, changed) {
-            self.count_check(
-                at,
-                last,
-                changed,
-                fetched.last_modified_ms,
-                trust_last_modified,
-            );
+        if let (true, Some(last), Some(_)) = (counts, self.last_check_ms, changed) {
+            let interval = (at - last) as f64 / MS_PER_DAY;
+            let lm_age = fetched
+                .last_modified_ms
+                .filter(|_| trust_last_modified)
+                .map(|lm| (at - lm) as f64 / MS_PER_DAY);
+            self.stats.add_check(interval, changed, lm_age);
         }
         if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
             self.nutch_interval_days = policy::nutch_interval(self.nutch_interval_days, c);
@@ -177,32 +171,5 @@ impl UrlState {
         }
         self.last_check_ms = Some(at);
         self.known_change_ms = None;
-    }
-
-    /// Counts a check at `at` that saw `changed` since the copy of `last`, over the part of
-    /// that span no feed read has counted yet. A change the feed already listed (a known change
-    /// inside the counted time) explains what the check saw: what is left says nothing.
-    fn count_check(
-        &mut self,
-        at: i64,
-        last: i64,
-        changed: bool,
-        last_modified_ms: Option<i64>,
-        trust_last_modified: bool,
-    ) {
-        let counted_until = self.evidence_until_ms.unwrap_or(i64::MIN);
-        let from = last.max(counted_until);
-        self.evidence_until_ms = Some(at.max(counted_until));
-        let explained = self
-            .known_change_ms
-            .is_some_and(|known| known <= counted_until);
-        if at <= from || (changed && explained) {
-            return;
-        }
-        let interval = (at - from) as f64 / MS_PER_DAY;
-        let lm_age = last_modified_ms
-            .filter(|_| trust_last_modified)
-            .map(|lm| (at - lm) as f64 / MS_PER_DAY);
-        self.stats.add_check(interval, Some(changed), lm_age);
     }
 }
