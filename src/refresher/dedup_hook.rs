@@ -20,6 +20,7 @@
 //! logged in `errors` (scope `dedup`).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use tokio::sync::Mutex;
 use tracing::{debug, warn};
@@ -140,8 +141,11 @@ pub async fn after_fetch(
         )?;
         write.document = Some(doc);
     }
-    ctx.store.save_dedup(&write, now).await?;
+    // Queued under the engine's lock (saves commit in the engine's order), awaited after it.
+    let write = Arc::new(write);
+    let saved = ctx.store.save_dedup(write.clone(), now);
     drop(rt);
+    saved.await?;
 
     record_cycles(ctx, Some(&site.site.name), &write).await?;
     if (row_weight - row.weight).abs() > 1e-12 {
@@ -261,9 +265,10 @@ pub async fn flush(ctx: &Context) -> anyhow::Result<()> {
     if !rt.engine.has_unsaved_changes() {
         return Ok(());
     }
-    let write = rt.write(BTreeSet::new());
-    ctx.store.save_dedup(&write, ctx.clock.now_ms()).await?;
+    let write = Arc::new(rt.write(BTreeSet::new()));
+    let saved = ctx.store.save_dedup(write.clone(), ctx.clock.now_ms());
     drop(rt);
+    saved.await?;
     record_cycles(ctx, None, &write).await
 }
 

@@ -7,6 +7,7 @@
 //! The reports read the same tables ([`Store::duplicate_classes`], [`Store::redirect_cycles`]).
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use sqlx::{Sqlite, Transaction};
 
@@ -158,25 +159,33 @@ impl Store {
         Ok(state)
     }
 
-    /// Writes one fetch's dedup results in one transaction.
-    pub async fn save_dedup(&self, write: &DedupWrite, now_ms: i64) -> sqlx::Result<()> {
-        self.write("save_dedup", |mut tx| async move {
-            save_changes(&mut tx, &write.changes, now_ms).await?;
-            for (url, weight) in &write.weights {
-                sqlx::query("UPDATE urls SET weight = ? WHERE url = ? AND weight <> ?")
-                    .bind(weight)
-                    .bind(url)
-                    .bind(weight)
-                    .execute(&mut *tx)
-                    .await?;
+    /// Writes one fetch's dedup results in one transaction (shared with other writes,
+    /// [`super::group_commit`]). Queued at once: saves queued in some order are committed in
+    /// that order, so the caller may queue under the engine's lock and wait after releasing it.
+    pub fn save_dedup(
+        &self,
+        write: Arc<DedupWrite>,
+        now_ms: i64,
+    ) -> impl Future<Output = sqlx::Result<()>> + Send + 'static + use<> {
+        self.queue_grouped("save_dedup", move |mut tx| {
+            let write = write.clone();
+            async move {
+                save_changes(&mut tx, &write.changes, now_ms).await?;
+                for (url, weight) in &write.weights {
+                    sqlx::query("UPDATE urls SET weight = ? WHERE url = ? AND weight <> ?")
+                        .bind(weight)
+                        .bind(url)
+                        .bind(weight)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                if let Some(document) = &write.document {
+                    super::documents::put(&mut tx, document).await?;
+                }
+                super::documents::delete(&mut tx, &write.drop_documents).await?;
+                Ok((tx, ()))
             }
-            if let Some(document) = &write.document {
-                super::documents::put(&mut tx, document).await?;
-            }
-            super::documents::delete(&mut tx, &write.drop_documents).await?;
-            Ok((tx, ()))
         })
-        .await
     }
 
     /// Classes ordered by kind and key: all of them, or (`all` false) those worth reporting:
@@ -381,7 +390,7 @@ mod tests {
             changes: changes.clone(),
             ..Default::default()
         };
-        store.save_dedup(&write, 1).await.unwrap();
+        store.save_dedup(Arc::new(write), 1).await.unwrap();
         changes
     }
 

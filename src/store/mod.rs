@@ -3,8 +3,9 @@
 //! by concept.
 //!
 //! Two pools share the file: a writer pool of exactly one connection, through which every write
-//! goes in a `BEGIN IMMEDIATE` transaction with retries ([`writer`]), and a read-only reader pool
-//! for reports and loads, which WAL mode never makes wait for the writer.
+//! goes in a `BEGIN IMMEDIATE` transaction with retries ([`writer`]; the writes of every check
+//! share transactions, [`group_commit`]), and a read-only reader pool for reports and loads,
+//! which WAL mode never makes wait for the writer.
 //!
 //! Timestamps are INTEGER Unix milliseconds; 64-bit hashes are stored as the same bits in an i64
 //! ([`hash_to_db`], [`hash_from_db`]). Observations are append-only; each URL has a summary row
@@ -23,6 +24,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 pub mod dedup;
 pub mod documents;
 pub mod errors;
+mod group_commit;
 pub mod hosts;
 pub mod observations;
 pub mod politeness;
@@ -52,6 +54,8 @@ pub struct Store {
     reader: SqlitePool,
     /// Writes retried because another process held the lock, shared by every clone.
     lock_retries: Arc<AtomicU64>,
+    /// The queue of the group commit task ([`group_commit`]), which writes on `writer` too.
+    group: group_commit::GroupQueue,
 }
 
 /// `--db` is a SQLite file: a database URL (`postgres://...`) would otherwise become a folder
@@ -117,10 +121,13 @@ impl Store {
             .connect_with(options.read_only(true))
             .await
             .with_context(|| format!("opening database {} for reading", path.display()))?;
+        let lock_retries = Arc::<AtomicU64>::default();
+        let group = group_commit::GroupQueue::start(writer.clone(), lock_retries.clone());
         Ok(Store {
             writer,
             reader,
-            lock_retries: Arc::default(),
+            lock_retries,
+            group,
         })
     }
 
@@ -140,11 +147,6 @@ impl Store {
     /// The reader pool, for the query modules' pure reads.
     fn reader(&self) -> &SqlitePool {
         &self.reader
-    }
-
-    /// The writer pool; query modules write through [`Store::write`], not through this.
-    fn writer(&self) -> &SqlitePool {
-        &self.writer
     }
 
     /// Closes both pools, the writer last: closing the last connection checkpoints the WAL

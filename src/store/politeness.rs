@@ -1,6 +1,8 @@
 //! Hosts' persisted politeness state (table `host_politeness`): written by the politeness
 //! journal as it changes, read once at start. See `politeness::saved`.
 
+use std::sync::Arc;
+
 use crate::politeness::SavedHost;
 
 use super::Store;
@@ -11,7 +13,10 @@ impl Store {
     /// freshet clock) is kept as `updated_ms`. Also keeps
     /// `hosts.backoff_until_ms` of the host's origins up to date for the reports.
     pub async fn save_politeness(&self, saved: &SavedHost, now_ms: i64) -> sqlx::Result<()> {
-        self.write("save_politeness", |mut tx| async move {
+        let saved = Arc::new(saved.clone());
+        self.write_grouped("save_politeness", move |mut tx| {
+            let saved = saved.clone();
+            async move {
             sqlx::query(
                 "INSERT INTO host_politeness (host_key, min_interval_ms, last_start_ms, last_end_ms,
                      backoff_level, backoff_until_ms, retry_after_until_ms, updated_ms)
@@ -53,6 +58,7 @@ impl Store {
                 .await?;
             }
             Ok((tx, ()))
+            }
         })
         .await
     }

@@ -1,6 +1,8 @@
 //! URLs: discovery upserts, the summary row updated with each check, and the due-URL queries the
 //! frontier is built from.
 
+use std::sync::Arc;
+
 use super::observations::NewObservation;
 use super::{Store, hash_to_db};
 
@@ -237,7 +239,11 @@ impl Store {
         obs: &NewObservation,
         update: &SummaryUpdate,
     ) -> sqlx::Result<()> {
-        self.write("record_check", |mut tx| async move {
+        let owned = Arc::new((obs.clone(), update.clone()));
+        self.write_grouped("record_check", move |mut tx| {
+            let owned = owned.clone();
+            async move {
+            let (obs, update) = &*owned;
             sqlx::query(
                 "INSERT INTO observations (url_id, checked_ms, method, status, etag, last_modified_ms,
                      fingerprint, bytes, duration_ms, error, changed, change_evidence, final_url,
@@ -316,6 +322,7 @@ impl Store {
                 super::hosts::put_trust(&mut tx, *host_id, trust_json).await?;
             }
             Ok((tx, ()))
+            }
         })
         .await
     }

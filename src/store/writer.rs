@@ -13,10 +13,10 @@
 //!
 //! Readers use the reader pool and, the database being in WAL mode, never wait for the writer.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Sqlite, SqlitePool, Transaction};
 use tracing::warn;
 
 use super::Store;
@@ -44,41 +44,56 @@ impl Store {
     /// `op` takes the transaction by value and returns it, rather than borrowing it, so that
     /// its future has one plain type: a future borrowing a local transaction would need a
     /// higher-ranked `Send` that the compiler cannot prove, and the refresher spawns its writes.
-    pub(super) async fn write<T, F, Fut>(&self, what: &'static str, mut op: F) -> sqlx::Result<T>
+    pub(super) async fn write<T, F, Fut>(&self, what: &'static str, op: F) -> sqlx::Result<T>
     where
         F: FnMut(WriteTx) -> Fut,
         Fut: Future<Output = sqlx::Result<(WriteTx, T)>>,
     {
-        let mut retries = 0;
-        loop {
-            let attempt = async {
-                let tx = self.writer().begin_with("BEGIN IMMEDIATE").await?;
-                let (tx, value) = op(tx).await?;
-                tx.commit().await?;
-                Ok(value)
-            };
-            match attempt.await {
-                Err(error) if retries < RETRIES && is_transient(&error) => {
-                    let pause = FIRST_PAUSE * 2u32.pow(retries);
-                    retries += 1;
-                    self.lock_retries.fetch_add(1, Ordering::Relaxed);
-                    warn!(
-                        write = what,
-                        retry = retries,
-                        ?pause,
-                        %error,
-                        "database busy, retrying the write"
-                    );
-                    tokio::time::sleep(pause).await;
-                }
-                result => return result,
-            }
-        }
+        write_on(&self.writer, &self.lock_retries, what, op).await
     }
 
     /// How many writes were retried because the database was busy, since the store was opened.
     pub fn lock_retries(&self) -> u64 {
         self.lock_retries.load(Ordering::Relaxed)
+    }
+}
+
+/// [`Store::write`] on the writer pool `writer`, counting retries in `lock_retries` (the group
+/// commit task runs its writes through this too).
+pub(super) async fn write_on<T, F, Fut>(
+    writer: &SqlitePool,
+    lock_retries: &AtomicU64,
+    what: &'static str,
+    mut op: F,
+) -> sqlx::Result<T>
+where
+    F: FnMut(WriteTx) -> Fut,
+    Fut: Future<Output = sqlx::Result<(WriteTx, T)>>,
+{
+    let mut retries = 0;
+    loop {
+        let attempt = async {
+            let tx = writer.begin_with("BEGIN IMMEDIATE").await?;
+            let (tx, value) = op(tx).await?;
+            tx.commit().await?;
+            Ok(value)
+        };
+        match attempt.await {
+            Err(error) if retries < RETRIES && is_transient(&error) => {
+                let pause = FIRST_PAUSE * 2u32.pow(retries);
+                retries += 1;
+                lock_retries.fetch_add(1, Ordering::Relaxed);
+                warn!(
+                    write = what,
+                    retry = retries,
+                    ?pause,
+                    %error,
+                    "database busy, retrying the write"
+                );
+                tokio::time::sleep(pause).await;
+            }
+            result => return result,
+        }
     }
 }
 

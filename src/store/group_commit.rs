@@ -1,0 +1,249 @@
+//! Group commit: the writes the refresher makes for every check (its observation and summary,
+//! the politeness journal, the dedup rows) go to one task that runs all the writes waiting at
+//! that moment in one `BEGIN IMMEDIATE` transaction, then answers each of them.
+//!
+//! Why: a transaction of its own per write costs a `BEGIN` and a `COMMIT` (each a round trip to
+//! the connection's thread) and a fresh copy in the WAL of every page it touches; at hundreds of
+//! checks a second these, not the statements, were most of the writer's time. Grouping keeps
+//! every promise of [`Store::write`]: a write is answered only once its transaction committed (a
+//! kill loses only writes no one was told were saved), and a write that fails (a constraint, a
+//! lock held beyond the busy timeout) does not take the others with it: the group is rolled back
+//! and each of its writes is run again alone, with [`Store::write`]'s retries.
+//!
+//! A write handed to the task owns what it writes, so it completes even if the caller stops
+//! waiting for it.
+
+use std::any::Any;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::future::BoxFuture;
+use sqlx::SqlitePool;
+use tokio::sync::{mpsc, oneshot};
+
+use super::Store;
+use super::writer::{WriteTx, write_on};
+
+/// The most writes one transaction takes (the rest wait for the next).
+const MAX_GROUP: usize = 512;
+
+type AnyValue = Box<dyn Any + Send>;
+type BoxedOp =
+    Box<dyn FnMut(WriteTx) -> BoxFuture<'static, sqlx::Result<(WriteTx, AnyValue)>> + Send>;
+
+/// One write waiting for the group task.
+struct Job {
+    what: &'static str,
+    op: BoxedOp,
+    reply: oneshot::Sender<sqlx::Result<AnyValue>>,
+}
+
+/// The sending side of the group task's queue (every clone of a [`Store`] shares it), and what
+/// the task has done.
+#[derive(Debug, Clone)]
+pub(super) struct GroupQueue {
+    jobs: mpsc::UnboundedSender<Job>,
+    counts: Arc<GroupCounts>,
+}
+
+/// Transactions of more than one write committed, and the writes they held.
+#[derive(Debug, Default)]
+struct GroupCounts {
+    groups: AtomicU64,
+    writes: AtomicU64,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Job").field("what", &self.what).finish()
+    }
+}
+
+impl GroupQueue {
+    /// Starts the group task on the writer pool (on the current Tokio runtime).
+    pub(super) fn start(writer: SqlitePool, lock_retries: Arc<AtomicU64>) -> GroupQueue {
+        let (jobs, receiver) = mpsc::unbounded_channel();
+        let counts = Arc::new(GroupCounts::default());
+        tokio::spawn(run(writer, lock_retries, counts.clone(), receiver));
+        GroupQueue { jobs, counts }
+    }
+}
+
+impl Store {
+    /// Transactions that held more than one write, and how many writes they held in all, since
+    /// the store was opened (`writes / groups` is the mean group size).
+    pub fn group_commits(&self) -> (u64, u64) {
+        let counts = &self.group.counts;
+        (
+            counts.groups.load(Ordering::Relaxed),
+            counts.writes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Runs `op` like [`Store::write`], but in a transaction shared with the other writes
+    /// waiting at the same moment; answers once that transaction committed.
+    pub(super) async fn write_grouped<T, F, Fut>(
+        &self,
+        what: &'static str,
+        op: F,
+    ) -> sqlx::Result<T>
+    where
+        T: Send + 'static,
+        F: FnMut(WriteTx) -> Fut + Send + 'static,
+        Fut: Future<Output = sqlx::Result<(WriteTx, T)>> + Send + 'static,
+    {
+        self.queue_grouped(what, op).await
+    }
+
+    /// [`Store::write_grouped`], queued at once (before the returned future is first polled):
+    /// writes queued in some order are committed in that order, so a caller may queue under a
+    /// lock and wait for the commit after releasing it.
+    pub(super) fn queue_grouped<T, F, Fut>(
+        &self,
+        what: &'static str,
+        mut op: F,
+    ) -> impl Future<Output = sqlx::Result<T>> + Send + 'static + use<T, F, Fut>
+    where
+        T: Send + 'static,
+        F: FnMut(WriteTx) -> Fut + Send + 'static,
+        Fut: Future<Output = sqlx::Result<(WriteTx, T)>> + Send + 'static,
+    {
+        let boxed: BoxedOp = Box::new(move |tx| {
+            let fut = op(tx);
+            Box::pin(async move {
+                let (tx, value) = fut.await?;
+                Ok((tx, Box::new(value) as AnyValue))
+            })
+        });
+        let (reply, answer) = oneshot::channel();
+        let job = Job {
+            what,
+            op: boxed,
+            reply,
+        };
+        let queued = self.group.jobs.send(job);
+        let (writer, lock_retries) = (self.writer.clone(), self.lock_retries.clone());
+        async move {
+            let value = match queued {
+                Ok(()) => answer.await.map_err(|_| sqlx::Error::PoolClosed)??,
+                // The task is gone (its runtime ended): the write runs here, alone.
+                Err(mpsc::error::SendError(mut job)) => {
+                    write_on(&writer, &lock_retries, what, |tx| (job.op)(tx)).await?
+                }
+            };
+            Ok(*value
+                .downcast::<T>()
+                .expect("a grouped write answers with its own type"))
+        }
+    }
+}
+
+/// The group task: takes every write waiting, runs them in one transaction, answers them.
+async fn run(
+    writer: SqlitePool,
+    lock_retries: Arc<AtomicU64>,
+    counts: Arc<GroupCounts>,
+    mut jobs: mpsc::UnboundedReceiver<Job>,
+) {
+    let mut group: Vec<Job> = Vec::new();
+    while let Some(first) = jobs.recv().await {
+        group.push(first);
+        while group.len() < MAX_GROUP {
+            match jobs.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        if group.len() > 1 {
+            if let Ok(values) = run_together(&writer, &mut group).await {
+                counts.groups.fetch_add(1, Ordering::Relaxed);
+                counts
+                    .writes
+                    .fetch_add(group.len() as u64, Ordering::Relaxed);
+                for (job, value) in group.drain(..).zip(values) {
+                    let _ = job.reply.send(Ok(value));
+                }
+                continue;
+            }
+        }
+        // Alone, or the group failed (rolled back): each write on its own, with retries.
+        for mut job in group.drain(..) {
+            let result = write_on(&writer, &lock_retries, job.what, |tx| (job.op)(tx)).await;
+            let _ = job.reply.send(result);
+        }
+    }
+}
+
+/// Runs every write of `group` in one transaction; any error rolls them all back.
+async fn run_together(writer: &SqlitePool, group: &mut [Job]) -> sqlx::Result<Vec<AnyValue>> {
+    let mut tx = writer.begin_with("BEGIN IMMEDIATE").await?;
+    let mut values = Vec::with_capacity(group.len());
+    for job in group.iter_mut() {
+        let (next, value) = (job.op)(tx).await?;
+        tx = next;
+        values.push(value);
+    }
+    tx.commit().await?;
+    Ok(values)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::test_support::temp_store;
+
+    /// Queues an error row with `message` (or, with `fail`, an observation of a URL that does
+    /// not exist, which the foreign key refuses).
+    fn queue(
+        store: &crate::store::Store,
+        message: String,
+        fail: bool,
+    ) -> impl Future<Output = sqlx::Result<()>> + use<> {
+        store.queue_grouped("test", move |mut tx| {
+            let message = message.clone();
+            async move {
+                let sql = if fail {
+                    "INSERT INTO observations (url_id, checked_ms, method) VALUES (42, 1, ?)"
+                } else {
+                    "INSERT INTO errors (at_ms, scope, message) VALUES (1, 'test', ?)"
+                };
+                sqlx::query(sql).bind(message).execute(&mut *tx).await?;
+                Ok((tx, ()))
+            }
+        })
+    }
+
+    #[tokio::test]
+    async fn waiting_writes_share_a_transaction_and_a_failing_one_takes_no_other_with_it() {
+        let (store, _dir) = temp_store().await;
+        // Queued before the task runs (this runtime has one thread): one group of ten.
+        let queued: Vec<_> = (0..10)
+            .map(|i| queue(&store, format!("a{i}"), false))
+            .collect();
+        for write in queued {
+            write.await.unwrap();
+        }
+        assert_eq!(store.group_commits(), (1, 10));
+        assert_eq!(store.recent_errors(100).await.unwrap().len(), 10);
+
+        // One write of the next group fails: it alone fails, the others are committed alone.
+        let queued: Vec<_> = (0..10)
+            .map(|i| queue(&store, format!("b{i}"), i == 4))
+            .collect();
+        let mut failed = Vec::new();
+        for (i, write) in queued.into_iter().enumerate() {
+            if write.await.is_err() {
+                failed.push(i);
+            }
+        }
+        assert_eq!(failed, vec![4]);
+        assert_eq!(store.recent_errors(100).await.unwrap().len(), 19);
+        assert_eq!(store.observation_count().await.unwrap(), 0);
+        assert_eq!(
+            store.group_commits(),
+            (1, 10),
+            "the failed group is not counted"
+        );
+        assert_eq!(store.lock_retries(), 0);
+        store.close().await;
+    }
+}
