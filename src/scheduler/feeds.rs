@@ -3,6 +3,8 @@
 //! itself for a page so that the page waits for its announcements. How often a feed is read is
 //! priced in [`super::replan`].
 
+use std::collections::HashMap;
+
 use crate::clock::MS_PER_DAY;
 
 use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
@@ -53,8 +55,10 @@ impl Scheduler {
         if !overflowed {
             for page in self.urls[feed].feed.covers.clone() {
                 self.urls[page].stats.add_exact(0.0, watched_days);
+                self.urls[page].evidence_until_ms = Some(now_ms);
             }
         }
+        let mut first_seen_from: HashMap<UrlKey, i64> = HashMap::new();
         for &(page, at) in &entries {
             if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
                 continue;
@@ -63,14 +67,27 @@ impl Scheduler {
             match u.covered_by {
                 None => {
                     // Coverage starts at the first sighting, which is not itself counted: it was
-                    // selected by being a change.
+                    // selected by being a change. Its silence since counts only after what the
+                    // page's checks counted already (a check after the change saw it).
                     u.covered_by = Some(feed);
                     u.covered_since_ms = Some(start);
+                    let from = at.max(start).max(u.evidence_until_ms.unwrap_or(i64::MIN));
                     u.stats
-                        .add_exact(0.0, (now_ms - at.max(start)).max(0) as f64 / MS_PER_DAY);
+                        .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
+                    u.evidence_until_ms = Some(now_ms.max(from));
+                    first_seen_from.insert(page, from);
                     self.urls[feed].feed.covers.push(page);
                 }
-                Some(f) if f == feed && at > start && !overflowed => u.stats.add_exact(1.0, 0.0),
+                // A later change of a page first seen in this read counts if no check of it
+                // counted it already.
+                Some(f)
+                    if f == feed
+                        && at > start
+                        && !overflowed
+                        && first_seen_from.get(&page).is_none_or(|&from| at > from) =>
+                {
+                    u.stats.add_exact(1.0, 0.0)
+                }
                 Some(_) => {}
             }
             if self.urls[page].last_check_ms.is_some_and(|last| at > last) {

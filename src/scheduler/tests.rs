@@ -249,6 +249,39 @@ fn a_quiet_feed_watches_its_pages_until_it_overflows_or_misses() {
     assert!(!sched.summary(a).covered);
 }
 
+/// A feed that first lists a page after a check of it saw the change counts its silence only
+/// from that check on (the check counted the time before), and a second listed change the check
+/// already saw is not counted again.
+#[test]
+fn a_feed_that_first_lists_a_page_counts_only_what_its_checks_have_not() {
+    const MIN: i64 = 60_000;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let feed = sched.add_url(
+        0,
+        NewUrl {
+            kind: UrlKind::Feed,
+            ..page(site, host, 1.0)
+        },
+    );
+    let a = sched.add_url(0, page(site, host, 1.0));
+    check_each(&mut sched, 10 * MIN, &[(a, Seen::Copy)]);
+    sched.handle_feed(50 * MIN, feed, &[]);
+    check_each(&mut sched, 100 * MIN, &[(a, Seen::Changed)]);
+    let before = sched.urls[a].stats.clone();
+    assert_eq!(before.changed_intervals.len(), 1, "{before:?}");
+    // The next read lists two changes of a, at 40 and 90: both before the check of 100 that
+    // saw them. Silence counts from 100 to the read at 160; neither change counts again.
+    sched.handle_feed(160 * MIN, feed, &[(a, 90 * MIN), (a, 40 * MIN)]);
+    let after = &sched.urls[a].stats;
+    assert_eq!(after.events, before.events, "{after:?}");
+    assert!(
+        (after.exposure_days - before.exposure_days - 60.0 / 1440.0).abs() < 1e-9,
+        "{after:?}"
+    );
+}
+
 /// A feed that overflows on every read watches nothing: the checks of its pages count, also
 /// those after the time it was last blind.
 #[test]

@@ -64,6 +64,10 @@ pub struct UrlState {
     pub covered_by: Option<UrlKey>,
     /// When that feed first listed it.
     pub covered_since_ms: Option<i64>,
+    /// The end of the last span its evidence counted (a check that counted, or a read of its
+    /// feed while the feed covered it): a feed that starts covering it counts its silence only
+    /// after this, not over time a check already counted.
+    pub evidence_until_ms: Option<i64>,
     /// A change a check of a covered page saw that its feed had not announced: the span (copy
     /// before, check) in which it happened. The next read of the feed must list it, or the feed
     /// misses this page's changes and no longer covers it.
@@ -110,6 +114,7 @@ impl UrlState {
             min_interval_ms: 0,
             covered_by: None,
             covered_since_ms: None,
+            evidence_until_ms: None,
             unannounced: None,
             feed_agreements: 0,
             change_to_confirm: None,
@@ -162,6 +167,7 @@ impl UrlState {
                 .filter(|_| trust_last_modified)
                 .map(|lm| (at - lm) as f64 / MS_PER_DAY);
             self.stats.add_check(interval, changed, lm_age);
+            self.evidence_until_ms = Some(at);
         }
         if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
             self.nutch_interval_days = policy::nutch_interval(self.nutch_interval_days, c);
