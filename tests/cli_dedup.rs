@@ -95,7 +95,10 @@ async fn build_db(db: &Path) {
             document,
             drop_documents,
         };
-        store.save_dedup(&write, 2_000).await.unwrap();
+        store
+            .save_dedup(std::sync::Arc::new(write), 2_000)
+            .await
+            .unwrap();
     }
     let cycle: Vec<Hop> = [
         "https://www.gazette.example/x",
@@ -114,7 +117,10 @@ async fn build_db(db: &Path) {
         changes: engine.take_changes(),
         ..Default::default()
     };
-    store.save_dedup(&write, 3_000).await.unwrap();
+    store
+        .save_dedup(std::sync::Arc::new(write), 3_000)
+        .await
+        .unwrap();
     store.close().await;
 }
 

@@ -154,17 +154,17 @@ async fn run(
                 Err(_) => break,
             }
         }
-        if group.len() > 1 {
-            if let Ok(values) = run_together(&writer, &mut group).await {
-                counts.groups.fetch_add(1, Ordering::Relaxed);
-                counts
-                    .writes
-                    .fetch_add(group.len() as u64, Ordering::Relaxed);
-                for (job, value) in group.drain(..).zip(values) {
-                    let _ = job.reply.send(Ok(value));
-                }
-                continue;
+        if group.len() > 1
+            && let Ok(values) = run_together(&writer, &mut group).await
+        {
+            counts.groups.fetch_add(1, Ordering::Relaxed);
+            counts
+                .writes
+                .fetch_add(group.len() as u64, Ordering::Relaxed);
+            for (job, value) in group.drain(..).zip(values) {
+                let _ = job.reply.send(Ok(value));
             }
+            continue;
         }
         // Alone, or the group failed (rolled back): each write on its own, with retries.
         for mut job in group.drain(..) {
