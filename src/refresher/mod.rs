@@ -16,9 +16,10 @@
 //! the first discovery pass, everything). When it resolves the stop flag is set: no new check
 //! starts, and every task waiting on a host returns at once (the politeness pool races its
 //! waits with the flag). Checks in flight get [`SHUTDOWN_GRACE`] to finish and commit; what is
-//! still running then is aborted (its transaction rolls back; the server's answer is not
-//! recorded, and the host's persisted gap still covers the request). Then the politeness
-//! journal is flushed and the pool closed (checkpointing the WAL). A failed task or a store
+//! still running then is aborted (a write it had already queued for a group commit is still
+//! committed, before the store closes; else the server's answer is not recorded, and the host's
+//! persisted gap still covers the request). Then the politeness journal is flushed and the pool
+//! closed (checkpointing the WAL). A failed task or a store
 //! error is recorded and the daemon goes on.
 //!
 //! Politeness survives restarts: each host's gap, back-off and Retry-After are persisted as they

@@ -246,4 +246,27 @@ mod tests {
         assert_eq!(store.lock_retries(), 0);
         store.close().await;
     }
+
+    #[tokio::test]
+    async fn writes_queued_before_close_are_committed_though_no_one_waits_for_them() {
+        let (store, dir) = temp_store().await;
+        // A write that keeps the writer busy a while, so that the others are still queued when
+        // `close` is called.
+        let slow = store.queue_grouped("slow", |tx| async {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            Ok((tx, ()))
+        });
+        tokio::task::yield_now().await;
+        for i in 0..5 {
+            // Queued, and the caller stops waiting (an aborted check).
+            drop(queue(&store, format!("c{i}"), false));
+        }
+        drop(slow);
+        store.close().await;
+        let store = crate::store::Store::open(&dir.path().join("test.db"))
+            .await
+            .unwrap();
+        assert_eq!(store.recent_errors(100).await.unwrap().len(), 5);
+        store.close().await;
+    }
 }

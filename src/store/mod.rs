@@ -150,8 +150,13 @@ impl Store {
     }
 
     /// Closes both pools, the writer last: closing the last connection checkpoints the WAL
-    /// into the database file.
+    /// into the database file. Writes already queued for a group commit are settled first (an
+    /// empty write queued behind them is answered after them), so a write whose caller stopped
+    /// waiting (an aborted check) does not race the last writes of the run.
     pub async fn close(&self) {
+        let _ = self
+            .write_grouped("close", |tx| async { Ok((tx, ())) })
+            .await;
         self.reader.close().await;
         self.writer.close().await;
     }
@@ -315,6 +320,32 @@ mod tests {
         assert_eq!(row.known_change_ms, Some(3_000));
         assert_eq!(row.next_due_ms, Some(5_000));
         assert_eq!(row.changefreq.as_deref(), Some("daily"));
+
+        // A copy taken before that change, committed after it was learnt (the check's write
+        // waited in a group commit): the change is still known. A copy taken after it clears it.
+        let copy = |checked_ms| {
+            let obs = NewObservation {
+                url_id: id,
+                checked_ms,
+                method: "GET",
+                status: Some(200),
+                ..Default::default()
+            };
+            let update = SummaryUpdate {
+                got_copy: true,
+                next_due_ms: 1_000_000,
+                ..Default::default()
+            };
+            (obs, update)
+        };
+        let (obs, update) = copy(2_500);
+        store.record_check(&obs, &update).await.unwrap();
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        assert_eq!(row.known_change_ms, Some(3_000));
+        let (obs, update) = copy(6_000);
+        store.record_check(&obs, &update).await.unwrap();
+        let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+        assert_eq!(row.known_change_ms, None);
     }
 
     #[tokio::test]

@@ -281,7 +281,8 @@ impl Store {
                      content_changes = content_changes + ?,
                      content_fingerprint = CASE WHEN ? THEN COALESCE(?, content_fingerprint)
                                                 ELSE content_fingerprint END,
-                     known_change_ms = CASE WHEN ? THEN NULL ELSE known_change_ms END,
+                     known_change_ms = CASE WHEN ? AND known_change_ms <= ? THEN NULL
+                                            ELSE known_change_ms END,
                      min_interval_ms = ?,
                      rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
                      rate_high = COALESCE(?, rate_high), rate_shape = COALESCE(?, rate_shape),
@@ -306,6 +307,7 @@ impl Store {
             .bind(update.got_copy)
             .bind(update.content_fingerprint.map(hash_to_db))
             .bind(update.got_copy)
+            .bind(obs.checked_ms)
             .bind(update.min_interval_ms)
             .bind(estimate.map(|e| e.rate_per_day))
             .bind(estimate.map(|e| e.low))
