@@ -14,9 +14,11 @@
 //! waiting for it.
 
 use std::any::Any;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use sqlx::SqlitePool;
 use tokio::sync::{mpsc, oneshot};
@@ -108,10 +110,14 @@ impl Store {
         F: FnMut(WriteTx) -> Fut + Send + 'static,
         Fut: Future<Output = sqlx::Result<(WriteTx, T)>> + Send + 'static,
     {
+        // A write that panics fails alone (its transaction rolls back as it unwinds) instead of
+        // ending the task that every later write goes through.
         let boxed: BoxedOp = Box::new(move |tx| {
-            let fut = op(tx);
+            let fut = AssertUnwindSafe(op(tx)).catch_unwind();
             Box::pin(async move {
-                let (tx, value) = fut.await?;
+                let (tx, value) = fut
+                    .await
+                    .map_err(|_| sqlx::Error::Protocol(format!("the write {what} panicked")))??;
                 Ok((tx, Box::new(value) as AnyValue))
             })
         });
@@ -244,6 +250,37 @@ mod tests {
             "the failed group is not counted"
         );
         assert_eq!(store.lock_retries(), 0);
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_write_that_panics_fails_alone_and_the_group_task_goes_on() {
+        let (store, _dir) = temp_store().await;
+        let panics = store.queue_grouped("panics", |tx| async move {
+            if std::hint::black_box(true) {
+                panic!("a bug in a write");
+            }
+            Ok((tx, ()))
+        });
+        let others: Vec<_> = (0..3)
+            .map(|i| queue(&store, format!("p{i}"), false))
+            .collect();
+        assert!(panics.await.is_err());
+        for write in others {
+            write.await.unwrap();
+        }
+        let later: Vec<_> = (0..4)
+            .map(|i| queue(&store, format!("q{i}"), false))
+            .collect();
+        for write in later {
+            write.await.unwrap();
+        }
+        assert_eq!(store.recent_errors(100).await.unwrap().len(), 7);
+        assert_eq!(
+            store.group_commits(),
+            (1, 4),
+            "the later writes are still grouped"
+        );
         store.close().await;
     }
 
