@@ -368,23 +368,29 @@ impl Store {
     /// Writes re-planned rates and due times in one transaction (weights belong to the dedup
     /// engine, which may change them while a plan is being solved).
     pub async fn save_plan(&self, rows: &[PlanUpdate]) -> sqlx::Result<()> {
-        self.write("save_plan", |mut tx| async move {
-            for row in rows {
-                sqlx::query(
-                    "UPDATE urls SET planned_per_day = ?1, next_due_ms = ?2,
+        // Grouped like the checks' writes, so that it commits after every check queued before it
+        // (a check's older plan must not overwrite this one).
+        let rows = Arc::new(rows.to_vec());
+        self.write_grouped("save_plan", move |mut tx| {
+            let rows = rows.clone();
+            async move {
+                for row in rows.iter() {
+                    sqlx::query(
+                        "UPDATE urls SET planned_per_day = ?1, next_due_ms = ?2,
                          watched_from_ms = COALESCE(?3, watched_from_ms),
                          watched_until_ms = COALESCE(?4, watched_until_ms)
                      WHERE id = ?5",
-                )
-                .bind(row.planned_per_day)
-                .bind(row.next_due_ms)
-                .bind(row.watched.map(|w| w.0))
-                .bind(row.watched.map(|w| w.1))
-                .bind(row.url_id)
-                .execute(&mut *tx)
-                .await?;
+                    )
+                    .bind(row.planned_per_day)
+                    .bind(row.next_due_ms)
+                    .bind(row.watched.map(|w| w.0))
+                    .bind(row.watched.map(|w| w.1))
+                    .bind(row.url_id)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                Ok((tx, ()))
             }
-            Ok((tx, ()))
         })
         .await
     }
