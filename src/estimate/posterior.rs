@@ -177,7 +177,17 @@ impl Posterior {
         }
     }
 
-    /// `E[g(λ)]` under the posterior (on its grid; a Gamma is tabulated for the call).
+    /// The posterior itself when it is a Gamma (no changed-only checks), whose expectations
+    /// have closed forms.
+    pub fn conjugate(&self) -> Option<Prior> {
+        match &self.form {
+            Form::Gamma(g) => Some(*g),
+            Form::Grid(_) => None,
+        }
+    }
+
+    /// `E[g(λ)]` under the posterior (on its grid; a Gamma is tabulated for the call, which is
+    /// coarse when its shape is far below 1: prefer a closed form through [`Self::conjugate`]).
     pub fn expect(&self, g: impl Fn(f64) -> f64) -> f64 {
         match &self.form {
             Form::Grid(grid) => grid.expect(1.0, |l, _| g(l)),

@@ -210,14 +210,17 @@ impl Scheduler {
     /// The rate freshet plans a page by: its posterior's certainty-equivalent rate at its
     /// planned interval ([`plan::certainty_equivalent_rate`]), the mean once the rate is known
     /// within a percent.
-    fn planning_rate(&self, url: UrlKey) -> f64 {
+    pub(super) fn planning_rate(&self, url: UrlKey) -> f64 {
         let post = self.full_posterior(url);
         let mean = post.mean();
         if post.variance() <= 1e-4 * mean * mean {
             return mean;
         }
         let t = 1.0 / self.urls[url].planned_per_day.max(1e-9);
-        let expected_q = post.expect(|rate| plan::curves::q(rate * t));
+        let expected_q = match post.conjugate() {
+            Some(gamma) => plan::curves::q_expected_under_gamma(gamma.shape, gamma.rate, t),
+            None => post.expect(|rate| plan::curves::q(rate * t)),
+        };
         plan::certainty_equivalent_rate(t, expected_q).unwrap_or(mean)
     }
 
