@@ -186,20 +186,14 @@ impl Posterior {
         }
     }
 
-    /// `E[g(λ)]` under the posterior (on its grid; a Gamma is tabulated for the call, which is
-    /// coarse when its shape is far below 1: prefer a closed form through [`Self::conjugate`]).
-    pub fn expect(&self, g: impl Fn(f64) -> f64) -> f64 {
+    /// `E[g(λ)]` on the posterior's grid; None for a Gamma posterior ([`Self::conjugate`]), whose
+    /// expectations need closed forms: tabulated, a Gamma of shape far below 1 (a pooled prior
+    /// worth a few short intervals) spreads its nodes over hundreds of e-folds and misses the
+    /// tail that carries the mean.
+    pub fn expect_on_grid(&self, g: impl Fn(f64) -> f64) -> Option<f64> {
         match &self.form {
-            Form::Grid(grid) => grid.expect(1.0, |l, _| g(l)),
-            Form::Gamma(gamma) => {
-                let post = LogPosterior {
-                    a: gamma.shape,
-                    b: gamma.rate,
-                    bins: &[],
-                };
-                let everywhere = (f64::NEG_INFINITY, f64::INFINITY);
-                Grid::new(&post, GRID_NODES, |_| 0.0, everywhere).expect(1.0, |l, _| g(l))
-            }
+            Form::Grid(grid) => Some(grid.expect(1.0, |l, _| g(l))),
+            Form::Gamma(_) => None,
         }
     }
 

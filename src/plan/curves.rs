@@ -58,25 +58,32 @@ pub fn q(r: f64) -> f64 {
 
 /// `E[q(λ t)]` for a rate `λ ~ Gamma(shape α, rate β)`, in closed form. As
 /// `q(r) = ∫_0^1 u (1 - e^{-r u}) du` and `E[e^{-λ s}] = (1 + s/β)^{-α}`, with `z = t/β` it is
-/// `1/2 - ∫_0^1 u (1 + z u)^{-α} du = 1/2 - (φ(2 - α) - φ(1 - α)) / z²`, `φ(c) = ((1 + z)^c - 1) / c`;
-/// for small `z`, where that cancels, the series `Σ_k (-1)^{k+1} α(α+1)…(α+k-1) z^k / (k! (k+2))`.
-/// A tabulated Gamma cannot stand in for this when `α ≪ 1` (a pooled prior worth a few short
-/// intervals): its grid in `ln λ` then spans hundreds of e-folds, and the tail that carries the
-/// mean falls between two nodes.
+/// `1/2 - ∫_0^1 u (1 + z u)^{-α} du = 1/2 - (φ(2 - α) - φ(1 - α)) / z²`, `φ(c) = ((1 + z)^c - 1) / c`.
+/// Where that cancels (small `z`: both `φ` are about `z`, their difference `z²/2`) it is summed as
+/// the series `Σ_k (-1)^{k+1} α(α+1)…(α+k-1) z^k / (k! (k+2))`, whose terms shrink at least
+/// twofold while `z` and `(α + 1) z` stay below 1/2. A tabulated Gamma cannot stand in for this
+/// when `α ≪ 1` (a pooled prior worth a few short intervals): its grid in `ln λ` then spans
+/// hundreds of e-folds, and the tail that carries the mean falls between two nodes.
 pub fn q_expected_under_gamma(shape: f64, rate: f64, t: f64) -> f64 {
-    if !(shape > 0.0 && rate > 0.0 && t > 0.0) || shape.is_infinite() {
+    if !(shape > 0.0 && rate > 0.0 && t > 0.0) {
         return 0.0;
     }
     let (a, z) = (shape, t / rate);
-    if z.is_infinite() {
+    if z.is_infinite() || a.is_infinite() {
         return 0.5;
     }
-    if (a + 4.0) * z < 1e-3 {
-        let m1 = a * z;
-        let m2 = m1 * (a + 1.0) * z;
-        let m3 = m2 * (a + 2.0) * z;
-        let m4 = m3 * (a + 3.0) * z;
-        return m1 / 3.0 - m2 / 8.0 + m3 / 30.0 - m4 / 144.0;
+    if z < 0.5 && (a + 1.0) * z < 0.5 {
+        // term_k = (-1)^{k+1} α(α+1)…(α+k-1) z^k / k!, over (k + 2).
+        let (mut sum, mut term) = (0.0, a * z);
+        for k in 1..200 {
+            let add = term / (k + 2) as f64;
+            sum += add;
+            if add.abs() <= 1e-17 * sum.abs() {
+                break;
+            }
+            term *= -(a + k as f64) * z / (k + 1) as f64;
+        }
+        return sum;
     }
     let ln_1pz = z.ln_1p();
     let phi = |c: f64| {
@@ -88,7 +95,11 @@ pub fn q_expected_under_gamma(shape: f64, rate: f64, t: f64) -> f64 {
         }
     };
     let below_half = (phi(2.0 - a) - phi(1.0 - a)) / (z * z);
-    (0.5 - below_half).clamp(0.0, 0.5)
+    if below_half.is_finite() {
+        (0.5 - below_half).clamp(0.0, 0.5)
+    } else {
+        0.5 // z past 1e150: every rate the Gamma allows changes many times an interval
+    }
 }
 
 /// `q⁻¹(y)` for `0 ≤ y < 1/2` (0 at or below 0, ∞ from 1/2), by bisection in `ln r` between
@@ -329,10 +340,10 @@ mod tests {
 
     #[test]
     fn the_expected_cut_under_a_gamma_matches_brute_force_for_any_shape() {
-        // (α, β, t): a pooled prior shrunk to a few short intervals (α ≪ 1, what a tabulated
-        // Gamma got a thousand times too small), α at 1 and 2 (where φ's closed form divides
-        // by 0), the small-z series, a sharp posterior, and an interval far past the mean.
-        let cases = [
+        // (α, β, t): a pooled prior shrunk to a few short intervals (α ≪ 1, where a tabulated
+        // Gamma was 55,000 times too small), α at and near 1 and 2 (where φ divides by 0), the
+        // small-z series, a sharp posterior, and an interval far past the mean.
+        let mut cases = vec![
             (0.0223, 0.00325, 0.0002),
             (0.1, 0.004, 0.01),
             (0.5, 1.0, 1.0),
@@ -341,12 +352,22 @@ mod tests {
             (5.0, 10.0, 1e-5),
             (50.0, 0.5, 2.0),
             (0.02, 1e-3, 1e3),
+            (1.0 + 1e-9, 1.0, 0.7),
+            (2.0 - 1e-9, 1.0, 0.7),
         ];
+        // Either side of where the series hands over to the closed form, for thin and sharp
+        // Gammas (and where an earlier switch-over lost five digits to cancellation).
+        for a in [1e-4, 0.02, 1e4] {
+            for z in [0.5 / (a + 1.0), 1e-3 / (a + 4.0)] {
+                cases.push((a, 1.0, 0.999 * z));
+                cases.push((a, 1.0, 1.001 * z));
+            }
+        }
         for (shape, rate, t) in cases {
             let closed = q_expected_under_gamma(shape, rate, t);
             let brute = q_expected_by_quadrature(shape, rate, t);
             assert!(
-                (closed - brute).abs() <= 1e-6 * brute,
+                (closed - brute).abs() <= 1e-10 * brute,
                 "Gamma({shape}, {rate}) at t = {t}: {closed} vs {brute}"
             );
         }

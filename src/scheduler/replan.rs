@@ -219,7 +219,9 @@ impl Scheduler {
         let t = 1.0 / self.urls[url].planned_per_day.max(1e-9);
         let expected_q = match post.conjugate() {
             Some(gamma) => plan::curves::q_expected_under_gamma(gamma.shape, gamma.rate, t),
-            None => post.expect(|rate| plan::curves::q(rate * t)),
+            None => post
+                .expect_on_grid(|rate| plan::curves::q(rate * t))
+                .unwrap_or(0.0),
         };
         plan::certainty_equivalent_rate(t, expected_q).unwrap_or(mean)
     }
