@@ -1,5 +1,7 @@
 //! `freshet inspect robots|sitemap|feed` run as the built binary on the fixtures in
-//! tests/fixtures/parsers/ and against a loopback HTTP server; checks the JSON and exit codes.
+//! tests/fixtures/parsers/ and against a loopback HTTP server; checks the JSON and exit codes,
+//! and from the server's request log that a URL is fetched as `freshet run` fetches it (the
+//! address policy, robots.txt before each hop).
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -251,16 +253,24 @@ fn feed_files() {
     assert_eq!(atom["entries"][0]["updated"], "2024-02-01T00:00:00+00:00");
 }
 
+/// The loopback server's request log: every path it was asked for, in order.
+type Log = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn urls_are_fetched_over_http() {
+async fn urls_are_fetched_as_run_fetches_them() {
     use axum::Router;
-    use axum::http::StatusCode;
+    use axum::http::{StatusCode, Uri, header};
+    use axum::response::IntoResponse;
     use axum::routing::get;
 
+    let log: Log = Default::default();
+    let logged = log.clone();
     let app = Router::new()
         .route(
             "/robots.txt",
-            get(|| async { "User-agent: *\nDisallow: /no\nSitemap: http://x/s.xml\n" }),
+            get(|| async {
+                "User-agent: *\nDisallow: /no\nDisallow: /private/\nSitemap: http://x/s.xml\n"
+            }),
         )
         .route(
             "/down/robots.txt",
@@ -270,7 +280,23 @@ async fn urls_are_fetched_over_http() {
         .route(
             "/feed",
             get(|| async { std::fs::read(fixture("feed.xml")).unwrap() }),
-        );
+        )
+        .route(
+            "/private/feed",
+            get(|| async { std::fs::read(fixture("feed.xml")).unwrap() }),
+        )
+        .route(
+            "/moved/feed",
+            get(|| async {
+                (StatusCode::FOUND, [(header::LOCATION, "/private/feed")]).into_response()
+            }),
+        )
+        .layer(axum::middleware::from_fn(
+            move |uri: Uri, request: axum::extract::Request, next: axum::middleware::Next| {
+                logged.lock().unwrap().push(uri.path().to_string());
+                next.run(request)
+            },
+        ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -281,33 +307,79 @@ async fn urls_are_fetched_over_http() {
             freshet(&args)
         })
     };
-    let robots = |path: &str, url: &str| {
-        vec![
+    let loopback = ["--allow-network".to_string(), "127.0.0.0/8".to_string()];
+    let robots = |path: &str, url: &str, allow: bool| {
+        let mut args: Vec<String> = vec![
             "inspect".into(),
             "robots".into(),
             format!("http://{addr}{path}"),
             "--url".into(),
             url.to_string(),
             "--json".into(),
-        ]
+        ];
+        if allow {
+            args.extend(loopback.clone());
+        }
+        args
     };
-    let ok = json(&run(robots("/robots.txt", "/no/1")).await.unwrap());
-    assert_eq!(ok["allowed"], false);
-    assert_eq!(ok["sitemaps"][0], "http://x/s.xml");
-    let down = json(&run(robots("/down/robots.txt", "/yes")).await.unwrap());
-    assert_eq!(down["allowed"], false, "5xx disallows all");
-    let gone = json(&run(robots("/gone/robots.txt", "/no/1")).await.unwrap());
-    assert_eq!(gone["allowed"], true, "4xx allows all");
-
-    let feed = json(
-        &run(vec![
+    let feed = |path: &str, allow: bool| {
+        let mut args: Vec<String> = vec![
             "inspect".into(),
             "feed".into(),
-            format!("http://{addr}/feed"),
+            format!("http://{addr}{path}"),
             "--json".into(),
-        ])
-        .await
-        .unwrap(),
+        ];
+        if allow {
+            args.extend(loopback.clone());
+        }
+        args
+    };
+
+    // Without --allow-network a loopback address is refused, robots.txt and feed alike, and
+    // nothing reaches the server.
+    for args in [feed("/feed", false), robots("/robots.txt", "/", false)] {
+        let out = run(args).await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("not requested") && stderr.contains("127.0.0.1"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(*log.lock().unwrap(), Vec::<String>::new());
+
+    let ok = json(&run(robots("/robots.txt", "/no/1", true)).await.unwrap());
+    assert_eq!(ok["allowed"], false);
+    assert_eq!(ok["sitemaps"][0], "http://x/s.xml");
+    let down = json(&run(robots("/down/robots.txt", "/yes", true)).await.unwrap());
+    assert_eq!(down["allowed"], false, "5xx disallows all");
+    let gone = json(
+        &run(robots("/gone/robots.txt", "/no/1", true))
+            .await
+            .unwrap(),
     );
-    assert_eq!(feed["entries"][0]["link"], format!("http://{addr}/news/1"));
+    assert_eq!(gone["allowed"], true, "4xx allows all");
+
+    let v = json(&run(feed("/feed", true)).await.unwrap());
+    assert_eq!(v["entries"][0]["link"], format!("http://{addr}/news/1"));
+    // A feed robots.txt disallows is not requested, nor the target of a redirect into it.
+    for path in ["/private/feed", "/moved/feed"] {
+        let out = run(feed(path, true)).await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{path}: {stderr}");
+        assert!(
+            stderr.contains("disallowed by robots.txt"),
+            "{path}: {stderr}"
+        );
+    }
+    let seen = log.lock().unwrap().clone();
+    assert!(!seen.iter().any(|p| p.starts_with("/private/")), "{seen:?}");
+    assert!(seen.contains(&"/moved/feed".to_string()), "{seen:?}");
+    // robots.txt was read before the feed.
+    let first_robots = seen.iter().position(|p| p == "/robots.txt");
+    let first_feed = seen.iter().position(|p| p == "/feed");
+    assert!(
+        first_robots < first_feed && first_feed.is_some(),
+        "{seen:?}"
+    );
 }

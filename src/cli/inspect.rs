@@ -1,21 +1,22 @@
 //! `freshet inspect`: show how freshet reads one robots.txt, sitemap or feed.
 //!
-//! The document comes from a path (read from disk; `--base` is its URL) or from an http(s) URL
-//! (one plain GET). Output is a readable summary, or JSON with `--json`. Exit codes: 0 when the
-//! document was read (problems inside it are listed), 1 when it could not be read at all.
+//! The document comes from a path (read from disk; `--base` is its URL) or from an http(s) URL,
+//! fetched as `freshet run` fetches it (see [`super::inspect_fetch`]: the address policy on every
+//! hop, robots.txt asked before each hop of a sitemap or feed). Output is a readable summary, or
+//! JSON with `--json`. Exit codes: 0 when the document was read (problems inside it are listed),
+//! 1 when it could not be read at all or freshet would not request it.
 
 use std::io::{BufReader, Write};
-use std::time::Duration;
 
-use anyhow::Context;
-use futures_util::StreamExt;
 use serde_json::json;
 use url::Url;
 
+use super::inspect_fetch::InspectFetcher;
 pub use super::inspect_source::Source;
 use super::inspect_source::placeholder_base;
 use crate::clock::{Clock, SystemClock, ms_to_datetime};
 use crate::discover::{feed, sitemap};
+use crate::fetch::FetchError;
 use crate::robots;
 
 /// Largest body fetched over HTTP: the sitemap protocol's 50 MiB (after gzip the parser's own
@@ -85,22 +86,62 @@ struct Loaded {
     status: u16,
 }
 
-/// Reads a file or fetches a URL; `Err` carries the message for the user.
-async fn load(source: &Source) -> Result<Loaded, String> {
+/// Why a document was not read.
+enum LoadError {
+    /// freshet would not send the request (a refused address, a Disallow on some hop).
+    Refused(String),
+    /// The file or URL could not be read.
+    Unread(String),
+}
+
+impl LoadError {
+    fn message(&self) -> &str {
+        match self {
+            Self::Refused(m) | Self::Unread(m) => m,
+        }
+    }
+}
+
+/// What is read: a robots.txt (its first 512 KiB, fetched without asking robots.txt) or a
+/// sitemap or feed (robots.txt asked before every hop).
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Robots,
+    Document,
+}
+
+/// Reads a file or fetches a URL (as `freshet run` would: see [`InspectFetcher`]); `Err`
+/// carries the message for the user.
+async fn load(source: &Source, kind: Kind) -> Result<Loaded, LoadError> {
     let arg = &source.file_or_url;
     if arg.starts_with("http://") || arg.starts_with("https://") {
-        let url = Url::parse(arg).map_err(|e| format!("bad URL {arg}: {e}"))?;
-        return fetch(url)
-            .await
-            .map_err(|e| format!("cannot fetch {arg}: {e:#}"));
+        let url = Url::parse(arg).map_err(|e| LoadError::Unread(format!("bad URL {arg}: {e}")))?;
+        let inspect = InspectFetcher::new(&source.allow_networks).map_err(LoadError::Unread)?;
+        let fetched = match kind {
+            Kind::Robots => inspect.robots(&url).await,
+            Kind::Document => inspect.document(&url, MAX_FETCH_BYTES as u64).await,
+        }
+        .map_err(|e| match e {
+            FetchError::AddressRefused { .. } | FetchError::Disallowed { .. } => {
+                LoadError::Refused(format!("{e}"))
+            }
+            other => LoadError::Unread(format!("cannot fetch {other}")),
+        })?;
+        return Ok(Loaded {
+            body: fetched.body,
+            url: fetched.url,
+            status: fetched.status,
+        });
     }
     // Local files get the same cap as fetched ones (and no FIFO or device).
     let body = crate::localfile::read_regular(std::path::Path::new(arg), MAX_FETCH_BYTES as u64)
-        .map_err(|e| match e {
-            crate::localfile::LocalFileError::Io { source, .. } => {
-                format!("cannot read {arg}: {source}")
-            }
-            other => other.to_string(),
+        .map_err(|e| {
+            LoadError::Unread(match e {
+                crate::localfile::LocalFileError::Io { source, .. } => {
+                    format!("cannot read {arg}: {source}")
+                }
+                other => other.to_string(),
+            })
         })?;
     Ok(Loaded {
         body,
@@ -109,38 +150,14 @@ async fn load(source: &Source) -> Result<Loaded, String> {
     })
 }
 
-/// One plain GET with timeouts and a body cap.
-async fn fetch(url: Url) -> anyhow::Result<Loaded> {
-    let client = reqwest::Client::builder()
-        .user_agent(concat!("freshet/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(10))
-        .timeout(Duration::from_secs(60))
-        .build()?;
-    let response = client.get(url.clone()).send().await?;
-    let status = response.status().as_u16();
-    let final_url = response.url().clone();
-    let mut body = Vec::new();
-    let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.context("reading the body")?;
-        if body.len() + chunk.len() > MAX_FETCH_BYTES {
-            anyhow::bail!("body larger than {MAX_FETCH_BYTES} bytes");
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Loaded {
-        body,
-        url: final_url,
-        status,
-    })
-}
-
 async fn inspect_robots(args: RobotsArgs) -> anyhow::Result<u8> {
-    let loaded = match load(&args.source).await {
+    let loaded = match load(&args.source, Kind::Robots).await {
         Ok(l) => l,
-        // An unreachable robots.txt is an answer too (disallow all), but not for a local file.
-        Err(msg) if !args.source.file_or_url.starts_with("http") => return fail(&msg),
-        Err(msg) => {
+        // An unreachable robots.txt is an answer too (disallow all), but not for a local file
+        // nor for an address freshet refuses to connect to.
+        Err(e) if !args.source.file_or_url.starts_with("http") => return fail(e.message()),
+        Err(LoadError::Refused(msg)) => return fail(&msg),
+        Err(LoadError::Unread(msg)) => {
             eprintln!("warning: {msg}: treating robots.txt as unreachable");
             Loaded {
                 body: Vec::new(),
@@ -213,9 +230,9 @@ async fn inspect_sitemap(args: SitemapArgs) -> anyhow::Result<u8> {
     // A saved file without --base has no host: it lists what it holds (see SitemapContext).
     ctx.home_known = is_url || base.is_some();
     let doc = if is_url {
-        let loaded = match load(&args.source).await {
+        let loaded = match load(&args.source, Kind::Document).await {
             Ok(l) => l,
-            Err(msg) => return fail(&msg),
+            Err(e) => return fail(e.message()),
         };
         if !(200..300).contains(&loaded.status) {
             return fail(&format!("{path}: HTTP status {}", loaded.status));
@@ -292,9 +309,9 @@ fn print_sitemap(doc: &sitemap::SitemapDoc) -> std::io::Result<()> {
 }
 
 async fn inspect_feed(args: FeedArgs) -> anyhow::Result<u8> {
-    let loaded = match load(&args.source).await {
+    let loaded = match load(&args.source, Kind::Document).await {
         Ok(l) => l,
-        Err(msg) => return fail(&msg),
+        Err(e) => return fail(e.message()),
     };
     if !(200..300).contains(&loaded.status) {
         return fail(&format!(

@@ -17,6 +17,11 @@ pub struct Source {
     /// Print JSON instead of a summary.
     #[arg(long)]
     pub json: bool,
+    /// A special-purpose range (e.g. `127.0.0.0/8`) a fetched URL may connect to, as a
+    /// schedule's `allow_networks`; repeatable. Loopback, private, link-local and the other
+    /// special ranges are refused without it, on every hop.
+    #[arg(long = "allow-network", value_name = "CIDR")]
+    pub allow_networks: Vec<crate::fetch::Cidr>,
 }
 
 /// What a local file read without `--base` stands for.

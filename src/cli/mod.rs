@@ -18,6 +18,7 @@ pub mod explain;
 pub mod export;
 pub mod inspect;
 pub mod inspect_duplicates;
+pub mod inspect_fetch;
 pub mod inspect_page;
 pub mod inspect_source;
 pub mod output;
