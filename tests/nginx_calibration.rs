@@ -130,8 +130,7 @@ fn truth_at(at_ms: i64, syncs: &[Vec<i64>], changes: &[Vec<i64>]) -> (usize, f64
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn staleness_estimates_match_the_truth_of_pages_changing_every_few_minutes() {
-    let Some(binary) = Nginx::binary() else {
-        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx-light); nothing checked");
+    let Some(binary) = Nginx::binary_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

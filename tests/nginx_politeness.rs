@@ -48,8 +48,7 @@ fn write_site(html: &Path, base: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nginx_sees_the_crawl_delay_and_no_disallowed_path() {
-    let Some(binary) = Nginx::binary() else {
-        eprintln!("SKIPPED: nginx is not installed (apt-get install nginx-light); nothing checked");
+    let Some(binary) = Nginx::binary_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -41,6 +41,23 @@ impl Nginx {
             .find(|p| p.is_file())
     }
 
+    /// The nginx binary, or None after printing SKIPPED; with `FRESHET_REQUIRE_NGINX=1` (set by
+    /// `.ci/run`, which installs nginx) a missing nginx fails the test instead.
+    pub fn binary_or_skip() -> Option<PathBuf> {
+        let found = Self::binary();
+        if found.is_none() {
+            let required = std::env::var("FRESHET_REQUIRE_NGINX").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "FRESHET_REQUIRE_NGINX=1 but no nginx in /usr/sbin, /usr/local/sbin or /usr/bin"
+            );
+            eprintln!(
+                "SKIPPED: nginx is not installed (apt-get install nginx-light); nothing checked"
+            );
+        }
+        found
+    }
+
     /// The folder of the files it serves under `prefix`, created.
     pub fn html(prefix: &Path) -> PathBuf {
         let html = prefix.join("html");
