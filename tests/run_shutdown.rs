@@ -1,7 +1,8 @@
 //! The built binary against loopback servers: `run --once` does not wait out a host under
 //! `Retry-After: 3600` (and a restart does not contact it either), and SIGTERM ends `run` with
 //! exit 0 promptly in every state: the first discovery pass, a task waiting on a host's
-//! Crawl-delay beside a host in back-off, and a check in flight. Bounds are generous (a loaded
+//! Crawl-delay beside a host in back-off, a host closed for an hour by `Retry-After`, and a check
+//! in flight. Bounds are generous (a loaded
 //! machine must not fail them); the measured times are printed (`--nocapture`).
 
 #[path = "support/freshet_bin.rs"]
@@ -114,6 +115,38 @@ async fn once_skips_a_host_under_retry_after_and_a_restart_does_not_contact_it()
             assert!(requests.len() == before, "contacted again: {requests:?}");
         }
     }
+}
+
+/// The issue's own case: the daemon (not `--once`) with every page of a host answering
+/// `429 Retry-After: 3600`. SIGTERM once the first 429 is in: exit 0 at once, and the host heard
+/// nothing after its 429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_a_host_is_closed_for_an_hour_exits_cleanly() {
+    let server = RecordingServer::start().await;
+    let b = base(&server);
+    server.route(HOST, "/robots.txt", Reply::status(404));
+    server.route(
+        HOST,
+        "/sitemap.txt",
+        Reply::text(format!("{b}/a\n{b}/b\n{b}/c\n")),
+    );
+    for path in ["/a", "/b", "/c"] {
+        server.route(HOST, path, Reply::status(429).header("retry-after", "3600"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(dir.path(), &site("closed", &server, "20/s"));
+    let run = Freshet::run(&schedule, &dir.path().join("f.db"), &[]);
+    let is_page = |path: &str| ["/a", "/b", "/c"].contains(&path);
+    terminate_when("while its one host is closed for an hour", run, || {
+        server.requests().iter().any(|r| is_page(&r.path))
+    })
+    .await;
+    let requests = server.requests();
+    let pages = requests.iter().filter(|r| is_page(&r.path)).count();
+    assert_eq!(
+        pages, 1,
+        "the host was contacted after its 429: {requests:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
