@@ -5,8 +5,10 @@
 //! (RFC 1918: 10/8, 172.16/12, 192.168/16; and the shared 100.64/10 of carrier NAT), link-local
 //! (169.254/16, where cloud metadata services live, and fe80::/10), unique-local (fc00::/7) and
 //! the old site-local fec0::/10, multicast (224/4, ff00::/8), unspecified and "this network"
-//! (0.0.0.0/8, ::) and broadcast. An IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) is judged as
-//! the IPv4 address it carries. A site opts in to ranges with `allow_networks` (CIDR blocks).
+//! (0.0.0.0/8, ::) and broadcast. An IPv6 address that carries an IPv4 address a router on the
+//! way connects to (IPv4-mapped `::ffff:10.0.0.1`, IPv4-compatible `::10.0.0.1`, NAT64
+//! `64:ff9b::a00:1`, 6to4 `2002:a00:1::`) is judged as that IPv4 address, and NAT64's local-use
+//! prefix `64:ff9b:1::/48` is private. A site opts in to ranges with `allow_networks` (CIDR blocks).
 //!
 //! The policy is checked *after* name resolution, by [`PolicyResolver`], the HTTP client's DNS
 //! resolver: whatever a name resolves to (DNS, or a `FetchConfig::resolve` override), only
@@ -143,6 +145,10 @@ pub fn special_range(ip: IpAddr) -> Option<&'static str> {
                 Some("loopback")
             } else if v6.is_unspecified() {
                 Some("unspecified")
+            } else if let Some(range) = embedded_ipv4(v6).and_then(|v4| special_range(v4.into())) {
+                Some(range)
+            } else if v6.segments()[..3] == [0x64, 0xff9b, 1] {
+                Some("private") // NAT64's local-use prefix 64:ff9b:1::/48 (RFC 8215)
             } else if first & 0xffc0 == 0xfe80 || first & 0xffc0 == 0xfec0 {
                 Some("link-local")
             } else if first & 0xfe00 == 0xfc00 {
@@ -153,6 +159,28 @@ pub fn special_range(ip: IpAddr) -> Option<&'static str> {
                 None
             }
         }
+    }
+}
+
+/// The IPv4 address an IPv6 address carries to reach, where a router on the way turns it into
+/// that IPv4 address: IPv4-compatible `::a.b.c.d` (deprecated, still routed by some stacks),
+/// NAT64's well-known prefix `64:ff9b::a.b.c.d` (RFC 6052) and 6to4's `2002:aabb:ccdd::/48`
+/// (RFC 3056). `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 through a NAT64 gateway, so it is
+/// judged as that address.
+fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = v6.segments();
+    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    if s[..6] == [0; 6] || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        Some(low)
+    } else if s[0] == 0x2002 {
+        Some(Ipv4Addr::new(
+            (s[1] >> 8) as u8,
+            s[1] as u8,
+            (s[2] >> 8) as u8,
+            s[2] as u8,
+        ))
+    } else {
+        None
     }
 }
 
@@ -299,12 +327,26 @@ mod tests {
             ("::ffff:127.0.0.1", "loopback"),
             ("::ffff:10.0.0.1", "private"),
             ("::ffff:169.254.169.254", "link-local"),
+            // IPv6 forms a router turns into the IPv4 address they carry.
+            ("::a00:1", "private"), // ::10.0.0.1
+            ("64:ff9b::a9fe:a9fe", "link-local"),
+            ("64:ff9b::7f00:1", "loopback"),
+            ("2002:c0a8:101::1", "private"),
+            ("2002:7f00:1::1", "loopback"),
+            ("64:ff9b:1::1", "private"),
         ] {
             let err = policy.check("h", ip(address)).unwrap_err();
             assert_eq!(err.range, range, "{address}");
             assert!(err.to_string().contains(address), "{err}");
         }
-        for public in ["93.184.216.34", "172.32.0.1", "2606:4700::1111", "8.8.8.8"] {
+        for public in [
+            "93.184.216.34",
+            "172.32.0.1",
+            "2606:4700::1111",
+            "8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+        ] {
             assert!(policy.check("h", ip(public)).is_ok(), "{public}");
         }
     }
