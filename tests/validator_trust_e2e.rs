@@ -299,3 +299,50 @@ async fn a_body_shorter_than_its_content_length_is_an_error_not_a_copy() {
         ref other => panic!("{other:?}"),
     }
 }
+
+/// A robots.txt whose 200 body breaks off before its Content-Length is no answer (RFC 9309:
+/// unreachable, disallow all for now), not an empty file that allows everything: as `run` reads
+/// it ([`freshet::fetch::FetchOutcome::robots_status`]) and as `freshet inspect robots` shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_robots_txt_cut_short_disallows_everything_for_now() {
+    let addr = raw_server(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\nConnection: close\r\n\r\nUser-agent: *\n",
+    )
+    .await;
+    let fetcher = Fetcher::new(FetchConfig {
+        allow_networks: recording_server::loopback_networks(),
+        ..FetchConfig::default()
+    })
+    .unwrap();
+    let clock: SharedClock = Arc::new(SystemClock);
+    let pool = HostPool::new(Arc::clone(&clock));
+    let url = url::Url::parse(&format!("http://{addr}/robots.txt")).unwrap();
+    let limit = freshet::robots::MAX_ROBOTS_BYTES as u64 + 1;
+    let outcome = fetcher
+        .fetch_prefix(&url, limit, &pool, clock.as_ref())
+        .await;
+    assert_eq!(outcome.status, Some(200), "{outcome:?}");
+    assert_eq!(outcome.robots_status(), 0, "{outcome:?}");
+    let body = outcome.body.as_deref().unwrap_or_default();
+    let rules = freshet::robots::rules_for_status(outcome.robots_status(), body, "freshet");
+    assert!(!rules.is_allowed(&format!("http://{addr}/page")));
+
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args([
+            "inspect",
+            "robots",
+            url.as_str(),
+            "--url",
+            "/page",
+            "--json",
+        ])
+        .args(["--allow-network", "127.0.0.0/8"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["allowed"], false, "{v} {stderr}");
+    assert_eq!(v["status"], 0, "{v}");
+}

@@ -19,9 +19,9 @@ use crate::discover::{feed, sitemap};
 use crate::fetch::FetchError;
 use crate::robots;
 
-/// Largest body fetched over HTTP: the sitemap protocol's 50 MiB (after gzip the parser's own
-/// cap applies) plus slack.
-const MAX_FETCH_BYTES: usize = 64 * 1024 * 1024;
+/// Largest sitemap or feed read, fetched or from a file: what `run` reads (the sitemap
+/// protocol's 50 MiB; after gzip the parser's own cap applies).
+const MAX_FETCH_BYTES: u64 = crate::refresher::MAX_DOCUMENT_BYTES;
 
 /// Subcommands of `freshet inspect`.
 #[derive(Debug, clap::Subcommand)]
@@ -102,7 +102,7 @@ impl LoadError {
     }
 }
 
-/// What is read: a robots.txt (its first 512 KiB, fetched without asking robots.txt) or a
+/// What is read: a robots.txt (its first 500 KiB, fetched without asking robots.txt) or a
 /// sitemap or feed (robots.txt asked before every hop).
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -119,7 +119,7 @@ async fn load(source: &Source, kind: Kind) -> Result<Loaded, LoadError> {
         let inspect = InspectFetcher::new(&source.allow_networks).map_err(LoadError::Unread)?;
         let fetched = match kind {
             Kind::Robots => inspect.robots(&url).await,
-            Kind::Document => inspect.document(&url, MAX_FETCH_BYTES as u64).await,
+            Kind::Document => inspect.document(&url, MAX_FETCH_BYTES).await,
         }
         .map_err(|e| match e {
             FetchError::AddressRefused { .. } | FetchError::Disallowed { .. } => {
@@ -134,15 +134,16 @@ async fn load(source: &Source, kind: Kind) -> Result<Loaded, LoadError> {
         });
     }
     // Local files get the same cap as fetched ones (and no FIFO or device).
-    let body = crate::localfile::read_regular(std::path::Path::new(arg), MAX_FETCH_BYTES as u64)
-        .map_err(|e| {
+    let body = crate::localfile::read_regular(std::path::Path::new(arg), MAX_FETCH_BYTES).map_err(
+        |e| {
             LoadError::Unread(match e {
                 crate::localfile::LocalFileError::Io { source, .. } => {
                     format!("cannot read {arg}: {source}")
                 }
                 other => other.to_string(),
             })
-        })?;
+        },
+    )?;
     Ok(Loaded {
         body,
         url: source.base.clone().unwrap_or_else(placeholder_base),

@@ -1,10 +1,12 @@
 //! How `freshet inspect` fetches a URL: through freshet's own [`Fetcher`], so a user inspecting
-//! a document sees what `freshet run` would get and a site sees what `run` would send. The
+//! a document sees what `freshet run` would get, and a site is asked only what `run` may ask. The
 //! address policy applies to every hop (loopback and private ranges are refused unless
 //! `--allow-network` names them), redirects are followed hop by hop, and before each hop of a
-//! page, sitemap or feed robots.txt of that hop's own host is read (its first 512 KiB, RFC 9309
+//! page, sitemap or feed robots.txt of that hop's own host is read (its first 500 KiB, RFC 9309
 //! status handling, agent token `freshet`) and obeyed. robots.txt itself is fetched without
-//! asking robots.txt, as `run` fetches it.
+//! asking robots.txt, as `run` fetches it. Unlike `run`, nothing is cached between hops and a
+//! Crawl-delay is not applied (one command makes a few requests), and no proxy is used (as in
+//! `run`: the address policy judges the address connected to).
 
 use std::sync::Arc;
 
@@ -16,8 +18,9 @@ use crate::fetch::{Cidr, FetchConfig, FetchError, FetchOutcome, FetchRequest, Fe
 use crate::politeness::{HostPool, origin_of};
 use crate::robots::{Robots, rules_for_status};
 
-/// robots.txt is read up to this many bytes (RFC 9309 asks for at least 500 KiB).
-pub const ROBOTS_BYTES: u64 = 512 * 1024;
+/// robots.txt is read as `run` reads it: one byte past RFC 9309's 500 KiB, so the parser sees
+/// the file is longer and cuts at the last line end within them.
+pub const ROBOTS_BYTES: u64 = crate::robots::MAX_ROBOTS_BYTES as u64 + 1;
 
 /// A document as fetched.
 pub struct Fetched {
@@ -83,7 +86,9 @@ impl InspectFetcher {
             .fetcher
             .fetch_prefix(url, ROBOTS_BYTES, &self.pool, self.clock.as_ref())
             .await;
-        if outcome.status.is_some() {
+        let status = outcome.robots_status();
+        if status != 0 {
+            outcome.status = Some(status);
             outcome.error = None;
         }
         fetched(url, outcome)
@@ -127,12 +132,14 @@ impl HopGate for RobotsGate<'_> {
                             self.inspect.clock.as_ref(),
                         )
                         .await;
-                    let status = if out.error.is_some() && out.status.is_none() {
-                        0
-                    } else {
-                        out.status.unwrap_or(0)
-                    };
-                    rules_for_status(status, out.body.as_deref().unwrap_or(&[]), "freshet")
+                    if let (None, Some(refused @ FetchError::AddressRefused { .. })) =
+                        (out.status, &out.error)
+                    {
+                        // The host's own address is refused: say so, not "disallowed".
+                        return Err(refused.clone());
+                    }
+                    let body = out.body.as_deref().unwrap_or(&[]);
+                    rules_for_status(out.robots_status(), body, "freshet")
                 }
                 Err(_) => Robots::disallow_all(),
             };

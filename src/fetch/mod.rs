@@ -182,6 +182,26 @@ pub struct FetchOutcome {
 }
 
 impl FetchOutcome {
+    /// The status to read a robots.txt's rules by (RFC 9309): the response's when it came
+    /// whole, or when the status is the answer itself (an HTTP error status, a redirect that
+    /// led nowhere); 0, "unreachable", disallow all for now, when none came or the body broke
+    /// off (a 200 whose body was cut short is not an empty file that allows everything).
+    pub fn robots_status(&self) -> u16 {
+        match (self.status, &self.error) {
+            (Some(status), None) => status,
+            (
+                Some(status),
+                Some(
+                    FetchError::Http { .. }
+                    | FetchError::TooManyRedirects { .. }
+                    | FetchError::RedirectLoop { .. }
+                    | FetchError::BadRedirect { .. },
+                ),
+            ) => status,
+            _ => 0,
+        }
+    }
+
     /// An outcome for `url` before anything happened.
     pub(crate) fn new(url: Url, now_ms: i64) -> Self {
         Self {

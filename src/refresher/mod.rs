@@ -37,6 +37,9 @@ mod ledger;
 mod robots_cache;
 mod watch;
 
+/// The largest sitemap or feed document read (`freshet inspect` reads the same).
+pub use discovery::MAX_DOCUMENT_BYTES;
+
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -192,7 +192,9 @@ impl RobotsCache {
         crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
         ctx.ledger.charge(site.id, checked_ms, requests as u32);
         let body = outcome.body.as_deref().unwrap_or_default();
-        let robots = match outcome.status {
+        // A status whose body broke off is no answer: stored as none (disallow all for now).
+        let status = Some(outcome.robots_status()).filter(|&s| s != 0);
+        let robots = match status {
             Some(status) => robots::rules_for_status(status, body, &site.agent_token),
             None => Robots::disallow_all(),
         };
@@ -214,8 +216,8 @@ impl RobotsCache {
         if let Ok(host_id) = ctx.store.host_id(origin).await {
             let record = RobotsRecord {
                 checked_ms,
-                status: outcome.status,
-                body: outcome.status.map(|_| body),
+                status,
+                body: status.map(|_| body),
                 error: error.as_deref(),
                 crawl_delay_ms: robots.crawl_delay().map(|d| d.as_millis() as i64),
             };
