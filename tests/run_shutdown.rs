@@ -137,10 +137,22 @@ async fn sigterm_while_a_host_is_closed_for_an_hour_exits_cleanly() {
     let schedule = write_schedule(dir.path(), &site("closed", &server, "20/s"));
     let run = Freshet::run(&schedule, &dir.path().join("f.db"), &[]);
     let is_page = |path: &str| ["/a", "/b", "/c"].contains(&path);
-    terminate_when("while its one host is closed for an hour", run, || {
-        server.requests().iter().any(|r| is_page(&r.path))
-    })
-    .await;
+    let pages_asked = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| is_page(&r.path))
+            .count()
+    };
+    assert!(
+        wait_for(Duration::from_secs(30), || pages_asked() > 0).await,
+        "no page was asked"
+    );
+    // At 20/s the next two pages would follow within 0.1 s if the 429 had not closed the host:
+    // the state is reached when a second has passed without them.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(pages_asked(), 1, "{:?}", server.requests());
+    terminate_when("while its one host is closed for an hour", run, || true).await;
     let requests = server.requests();
     let pages = requests.iter().filter(|r| is_page(&r.path)).count();
     assert_eq!(

@@ -164,13 +164,19 @@ pub fn special_range(ip: IpAddr) -> Option<&'static str> {
 
 /// The IPv4 address an IPv6 address carries to reach, where a router on the way turns it into
 /// that IPv4 address: IPv4-compatible `::a.b.c.d` (deprecated, still routed by some stacks),
+/// IPv4-translated `::ffff:0:a.b.c.d` (SIIT),
 /// NAT64's well-known prefix `64:ff9b::a.b.c.d` (RFC 6052) and 6to4's `2002:aabb:ccdd::/48`
 /// (RFC 3056). `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 through a NAT64 gateway, so it is
 /// judged as that address.
 fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = v6.segments();
     let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
-    if s[..6] == [0; 6] || s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+    let ipv4_prefixes = [
+        [0, 0, 0, 0, 0, 0],         // IPv4-compatible
+        [0, 0, 0, 0, 0xffff, 0],    // IPv4-translated (RFC 2765)
+        [0x64, 0xff9b, 0, 0, 0, 0], // NAT64 well-known prefix
+    ];
+    if ipv4_prefixes.contains(&[s[0], s[1], s[2], s[3], s[4], s[5]]) {
         Some(low)
     } else if s[0] == 0x2002 {
         Some(Ipv4Addr::new(
@@ -217,11 +223,15 @@ impl AddressPolicy {
             return Ok(());
         };
         let plain = canonical(address);
-        if self
-            .allow
-            .iter()
-            .any(|cidr| cidr.contains(address) || cidr.contains(plain))
-        {
+        let carried = match address {
+            IpAddr::V6(v6) => embedded_ipv4(v6).map(IpAddr::V4),
+            IpAddr::V4(_) => None,
+        };
+        if self.allow.iter().any(|cidr| {
+            cidr.contains(address)
+                || cidr.contains(plain)
+                || carried.is_some_and(|v4| cidr.contains(v4))
+        }) {
             return Ok(());
         }
         Err(Refused {
@@ -334,6 +344,7 @@ mod tests {
             ("2002:c0a8:101::1", "private"),
             ("2002:7f00:1::1", "loopback"),
             ("64:ff9b:1::1", "private"),
+            ("::ffff:0:7f00:1", "loopback"),
         ] {
             let err = policy.check("h", ip(address)).unwrap_err();
             assert_eq!(err.range, range, "{address}");
@@ -364,10 +375,18 @@ mod tests {
             "::1",
             "10.9.9.9",
             "::ffff:127.0.0.1",
+            "64:ff9b::a00:1",
+            "2002:a00:1::1",
         ] {
             assert!(policy.check("h", ip(ok)).is_ok(), "{ok}");
         }
-        for refused in ["192.168.0.1", "169.254.169.254", "fc00::1", "172.16.0.1"] {
+        for refused in [
+            "192.168.0.1",
+            "169.254.169.254",
+            "fc00::1",
+            "172.16.0.1",
+            "64:ff9b::c0a8:1",
+        ] {
             assert!(policy.check("h", ip(refused)).is_err(), "{refused}");
         }
         let one: Cidr = "127.0.0.1/32".parse().unwrap();

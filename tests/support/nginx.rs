@@ -3,7 +3,8 @@
 //! every request with `$msec` and `$request_time` so the test reads what the server saw.
 //!
 //! Use it from a test file with `#[path = "support/nginx.rs"] mod nginx;`. When nginx is not
-//! installed, [`Nginx::binary`] is `None` and the test says it skipped (`.ci/run` installs it).
+//! installed, [`Nginx::binary_or_skip`] says the test skipped and gives `None`, or fails it
+//! under `FRESHET_REQUIRE_NGINX=1` (`.ci/run` installs nginx and sets it).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -33,11 +34,15 @@ pub struct Request {
 }
 
 impl Nginx {
-    /// The nginx binary, if installed.
+    /// The nginx binary, if installed: in the usual system folders or on `PATH` (where
+    /// `.ci/run` looks before installing it).
     pub fn binary() -> Option<PathBuf> {
-        ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"]
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        ["/usr/sbin", "/usr/local/sbin", "/usr/bin"]
             .iter()
             .map(PathBuf::from)
+            .chain(std::env::split_paths(&path))
+            .map(|dir| dir.join("nginx"))
             .find(|p| p.is_file())
     }
 
