@@ -62,15 +62,11 @@ async fn terminate_when(state: &str, run: Freshet, ready: impl FnMut() -> bool) 
     assert_eq!(status.code(), Some(0), "{state}: {stderr}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn once_skips_a_host_under_retry_after_and_a_restart_does_not_contact_it() {
+/// A host whose sitemap lists three pages, each answering `429 Retry-After: 3600`.
+async fn closed_for_an_hour() -> RecordingServer {
     let server = RecordingServer::start().await;
     let b = base(&server);
-    server.route(
-        HOST,
-        "/robots.txt",
-        Reply::text("User-agent: *\nAllow: /\n"),
-    );
+    server.route(HOST, "/robots.txt", Reply::status(404));
     server.route(
         HOST,
         "/sitemap.txt",
@@ -79,6 +75,12 @@ async fn once_skips_a_host_under_retry_after_and_a_restart_does_not_contact_it()
     for path in ["/a", "/b", "/c"] {
         server.route(HOST, path, Reply::status(429).header("retry-after", "3600"));
     }
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn once_skips_a_host_under_retry_after_and_a_restart_does_not_contact_it() {
+    let server = closed_for_an_hour().await;
     let dir = tempfile::tempdir().unwrap();
     let schedule = write_schedule(dir.path(), &site("busy", &server, "20/s"));
     let db = dir.path().join("f.db");
@@ -122,17 +124,7 @@ async fn once_skips_a_host_under_retry_after_and_a_restart_does_not_contact_it()
 /// nothing after its 429.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_while_a_host_is_closed_for_an_hour_exits_cleanly() {
-    let server = RecordingServer::start().await;
-    let b = base(&server);
-    server.route(HOST, "/robots.txt", Reply::status(404));
-    server.route(
-        HOST,
-        "/sitemap.txt",
-        Reply::text(format!("{b}/a\n{b}/b\n{b}/c\n")),
-    );
-    for path in ["/a", "/b", "/c"] {
-        server.route(HOST, path, Reply::status(429).header("retry-after", "3600"));
-    }
+    let server = closed_for_an_hour().await;
     let dir = tempfile::tempdir().unwrap();
     let schedule = write_schedule(dir.path(), &site("closed", &server, "20/s"));
     let run = Freshet::run(&schedule, &dir.path().join("f.db"), &[]);

@@ -272,18 +272,23 @@ async fn raw_server(response: &'static [u8]) -> std::net::SocketAddr {
     addr
 }
 
+/// freshet's fetcher, allowed to reach loopback, and the system clock.
+fn loopback_fetcher() -> (Fetcher, SharedClock) {
+    let fetcher = Fetcher::new(FetchConfig {
+        allow_networks: recording_server::loopback_networks(),
+        ..FetchConfig::default()
+    })
+    .unwrap();
+    (fetcher, Arc::new(SystemClock))
+}
+
 #[tokio::test]
 async fn a_body_shorter_than_its_content_length_is_an_error_not_a_copy() {
     let addr = raw_server(
         b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100\r\nConnection: close\r\n\r\n<html>only half</html>",
     )
     .await;
-    let fetcher = Fetcher::new(FetchConfig {
-        allow_networks: recording_server::loopback_networks(),
-        ..FetchConfig::default()
-    })
-    .unwrap();
-    let clock: SharedClock = Arc::new(SystemClock);
+    let (fetcher, clock) = loopback_fetcher();
     let pool = HostPool::new(Arc::clone(&clock)).with_defaults(HostConfig {
         min_interval: Duration::ZERO,
         concurrency: 1,
@@ -309,12 +314,7 @@ async fn a_robots_txt_cut_short_disallows_everything_for_now() {
         b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\nConnection: close\r\n\r\nUser-agent: *\n",
     )
     .await;
-    let fetcher = Fetcher::new(FetchConfig {
-        allow_networks: recording_server::loopback_networks(),
-        ..FetchConfig::default()
-    })
-    .unwrap();
-    let clock: SharedClock = Arc::new(SystemClock);
+    let (fetcher, clock) = loopback_fetcher();
     let pool = HostPool::new(Arc::clone(&clock));
     let url = url::Url::parse(&format!("http://{addr}/robots.txt")).unwrap();
     let limit = freshet::robots::MAX_ROBOTS_BYTES as u64 + 1;
