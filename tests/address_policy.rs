@@ -296,3 +296,178 @@ async fn no_redirect_hop_reaches_a_refused_address() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_robots_txt_sitemap_line_into_a_refused_range_gets_no_request() {
+    // The site's own server is 127.0.0.1 (allowed alone); its robots.txt lists sitemaps on
+    // 127.0.0.2, by name and as literal addresses, which the policy refuses.
+    let site = RecordingServer::start().await;
+    let inside = RecordingServer::start_on("127.0.0.2", Arc::new(SystemClock)).await;
+    let port2 = inside.addr.port();
+    site.route(
+        "www.test",
+        "/robots.txt",
+        Reply::text(format!(
+            "User-agent: *\nAllow: /\nSitemap: http://lo2.test:{port2}/sitemap.xml\n\
+             Sitemap: http://127.0.0.2:{port2}/sitemap.xml\n\
+             Sitemap: http://[::ffff:127.0.0.2]:{port2}/sitemap.xml\n"
+        )),
+    );
+    site.route("www.test", "/page", Reply::html("<p>fine</p>"));
+    for host in ["lo2.test", "127.0.0.2", "[::ffff:127.0.0.2]"] {
+        inside.route(
+            host,
+            "/robots.txt",
+            Reply::text("User-agent: *\nAllow: /\n"),
+        );
+        inside.route(
+            host,
+            "/sitemap.xml",
+            Reply::status(200)
+                .header("content-type", "application/xml")
+                .body(format!(
+                    r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://{host}:{port2}/x</loc></url></urlset>"#
+                )),
+        );
+        inside.route(host, "/x", Reply::html("<p>inside</p>"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let schedule = write(
+        dir.path(),
+        &format!(
+            "[[site]]\nname = \"www\"\nseeds = [\"{}\"]\nallow_networks = [\"127.0.0.1/32\"]\ntimeout = \"3s\"\n",
+            site.url("www.test", "/page")
+        ),
+    );
+    let resolve = vec![
+        ("www.test".to_string(), site.addr),
+        ("lo2.test".to_string(), inside.addr),
+    ];
+    run_once(schedule, &db, resolve).await;
+
+    // The site itself was read: its robots.txt (so the Sitemap: lines were seen) and its page.
+    let asked: Vec<String> = site
+        .requests_to("www.test")
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    for path in ["/robots.txt", "/page"] {
+        assert!(
+            asked.contains(&path.to_string()),
+            "{path} not requested: {asked:?}"
+        );
+    }
+    let reached = inside.requests();
+    eprintln!(
+        "robots.txt Sitemap: lines into a refused range: {} requests reached 127.0.0.2",
+        reached.len()
+    );
+    assert!(
+        reached.is_empty(),
+        "{:?}",
+        reached
+            .iter()
+            .map(|r| format!("{}{}", r.host, r.path))
+            .collect::<Vec<_>>()
+    );
+    // Each host's first request, its robots.txt, is the one refused (naming the address), and
+    // its sitemap is recorded as not read.
+    let errors = errors(&db).await;
+    for (url_part, address) in [
+        ("lo2.test", "127.0.0.2"),
+        ("http://127.0.0.2:", "127.0.0.2"),
+        ("[::ffff:7f00:2]", "::ffff:127.0.0.2"),
+    ] {
+        assert!(
+            errors.iter().any(|e| e.contains(url_part)
+                && e.contains("/robots.txt |")
+                && e.contains(&format!("address {address} "))
+                && e.contains("not in allow_networks")),
+            "no refusal of {url_part}'s robots.txt ({address}) recorded: {errors:#?}"
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains(url_part) && e.contains("/sitemap.xml |")),
+            "the sitemap on {url_part} is not recorded as not read: {errors:#?}"
+        );
+    }
+}
+
+/// Whether this machine has an IPv6 loopback to bind (a container may have none).
+fn ipv6_loopback() -> bool {
+    std::net::TcpListener::bind("[::1]:0").is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipv6_loopback_is_refused_unless_allow_networks_names_it() {
+    if !ipv6_loopback() {
+        eprintln!("SKIPPED: this machine cannot bind [::1] (no IPv6 loopback)");
+        return;
+    }
+    let server = RecordingServer::start_on("::1", Arc::new(SystemClock)).await;
+    let port = server.addr.port();
+    for host in ["six.test", "[::1]"] {
+        server.route(
+            host,
+            "/robots.txt",
+            Reply::text("User-agent: *\nAllow: /\n"),
+        );
+        server.route(host, "/page", Reply::html("<p>inside</p>"));
+    }
+    let resolve = vec![("six.test".to_string(), server.addr)];
+    let schedule = |dir: &Path, allow: &str| {
+        write(
+            dir,
+            &format!(
+                "[[site]]\nname = \"six\"\nseeds = [\"http://six.test:{port}/page\", \"http://[::1]:{port}/page\"]\ntimeout = \"3s\"\n{allow}\n"
+            ),
+        )
+    };
+
+    // By default: no request, and each refusal names the URL and ::1.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    run_once(schedule(dir.path(), ""), &db, resolve.clone()).await;
+    let reached = server.requests();
+    eprintln!("::1 refused: {} requests reached the server", reached.len());
+    assert!(
+        reached.is_empty(),
+        "{:?}",
+        reached
+            .iter()
+            .map(|r| format!("{}{}", r.host, r.path))
+            .collect::<Vec<_>>()
+    );
+    let errors = errors(&db).await;
+    for url_part in ["six.test", "[::1]"] {
+        assert!(
+            errors.iter().any(|e| e.contains(url_part)
+                && e.contains("address ::1 ")
+                && e.contains("not in allow_networks")),
+            "no refusal of {url_part} (::1) recorded: {errors:#?}"
+        );
+    }
+
+    // allow_networks = ["::1/128"] opens it: both the name and the literal reach the server.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    run_once(
+        schedule(dir.path(), r#"allow_networks = ["::1/128"]"#),
+        &db,
+        resolve,
+    )
+    .await;
+    for host in ["six.test", "[::1]"] {
+        let paths: Vec<String> = server
+            .requests_to(host)
+            .iter()
+            .map(|r| r.path.clone())
+            .collect();
+        assert!(
+            paths.contains(&"/page".to_string()),
+            "{host}: /page not requested once ::1/128 is allowed: {paths:?}"
+        );
+    }
+}

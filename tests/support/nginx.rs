@@ -73,6 +73,12 @@ impl Nginx {
     /// Starts `binary` on a free loopback port with its prefix at `prefix` (whose `html/` the
     /// test fills, before or after) and waits until it accepts connections.
     pub async fn start(binary: &Path, prefix: &Path) -> Self {
+        Self::start_with(binary, prefix, "").await
+    }
+
+    /// [`Nginx::start`] with `directives` added to its `server` block (`location`s that
+    /// redirect or answer 429, say).
+    pub async fn start_with(binary: &Path, prefix: &Path, directives: &str) -> Self {
         Self::html(prefix);
         std::fs::create_dir_all(prefix.join("tmp")).unwrap();
         std::fs::create_dir_all(prefix.join("conf")).unwrap();
@@ -88,7 +94,7 @@ impl Nginx {
                fastcgi_temp_path {p}/tmp/fastcgi;\n uwsgi_temp_path {p}/tmp/uwsgi;\n\
                scgi_temp_path {p}/tmp/scgi;\n\
                types {{ text/html html; text/plain txt; application/xml xml; }}\n\
-               server {{ listen 127.0.0.1:{port}; root {p}/html; }}\n\
+               server {{ listen 127.0.0.1:{port}; root {p}/html; {directives} }}\n\
              }}\n"
         );
         std::fs::write(prefix.join("conf/nginx.conf"), conf).unwrap();
