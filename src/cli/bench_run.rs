@@ -8,6 +8,9 @@
 //! it counts. `checks_per_second` is the checks the database holds from that pass over the pass's
 //! whole wall time (start-up and the last commit included); the server's own count of the
 //! requests it answered, and their rate between its first and last page request, stand beside it.
+//! `cpu_ms_per_check` is the process's CPU time over the pass per check committed (the loopback
+//! server's share included, as it runs in this process): unlike the rate, it hardly moves when
+//! the machine is busy with something else.
 //!
 //! Memory: a web of `--pages` pages is discovered from its sitemaps by a pass whose budget fetches
 //! only a few hundred of them, then the refresher is started again on that database (a restart
@@ -23,7 +26,7 @@ use std::time::Instant;
 use sqlx::Connection as _;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 
-use super::bench_figures::{Figures, reset_peak, status_bytes};
+use super::bench_figures::{Figures, cpu_seconds, reset_peak, status_bytes};
 use super::bench_web::BenchWeb;
 use crate::clock::{MS_PER_DAY, VirtualClock};
 use crate::refresher::{self, PolicyChoice, RunOptions, RunSummary};
@@ -146,17 +149,19 @@ async fn throughput(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
     let web = BenchWeb::start(urls, hosts).await?;
     // A budget the passes never reach: every page due is checked.
     let setup = Setup::new("run", &web, urls, 10.0 * urls as f64)?;
-    let started = Instant::now();
+    let (started, cpu_started) = (Instant::now(), cpu_seconds());
     let first = setup.pass(&web, ORIGIN_MS).await?;
     let first_seconds = started.elapsed().as_secs_f64();
+    let first_cpu = cpu_seconds() - cpu_started;
     let first_counts = web.counts();
 
     web.next_generation();
     web.reset_counts();
     let second_at = ORIGIN_MS + 60 * MS_PER_DAY as i64;
-    let started = Instant::now();
+    let (started, cpu_started) = (Instant::now(), cpu_seconds());
     let second = setup.pass(&web, second_at).await?;
     let seconds = started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu_started;
     let counts = web.counts();
     let committed = committed_checks(&setup.db(), second_at).await? as f64;
     web.stop().await;
@@ -168,6 +173,7 @@ async fn throughput(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
         ("checks_per_second", committed / seconds),
         ("checks_committed", committed),
         ("pass_seconds", seconds),
+        ("cpu_ms_per_check", 1000.0 * cpu / committed.max(1.0)),
         ("server_answered_200", counts.ok as f64),
         ("server_answered_304", counts.not_modified as f64),
         ("server_changed_share", counts.ok as f64 / answered.max(1.0)),
@@ -183,6 +189,10 @@ async fn throughput(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
             first.checks as f64 / first_seconds,
         ),
         ("first_pass_server_200", first_counts.ok as f64),
+        (
+            "first_pass_cpu_ms_per_check",
+            1000.0 * first_cpu / first.checks.max(1) as f64,
+        ),
         ("db_bytes_per_checked_url", db_bytes / urls.max(1) as f64),
     ])
 }

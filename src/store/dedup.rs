@@ -167,7 +167,7 @@ impl Store {
         write: Arc<DedupWrite>,
         now_ms: i64,
     ) -> impl Future<Output = sqlx::Result<()>> + Send + 'static + use<> {
-        self.queue_grouped("save_dedup", move |mut tx| {
+        self.queue_grouped_beside_checks("save_dedup", move |mut tx| {
             let write = write.clone();
             async move {
                 save_changes(&mut tx, &write.changes, now_ms).await?;

@@ -12,6 +12,15 @@
 //!
 //! A write handed to the task owns what it writes, so it completes even if the caller stops
 //! waiting for it.
+//!
+//! Checks ([`Store::record_check`]) are the bulk of the writes: the checks of a group are written
+//! together by multi-row statements ([`super::check_writes`]). They are held back until the end
+//! of the group or the next write that must see them (a write queued with
+//! [`Store::write_grouped`], which may touch what a check writes, such as a URL's plan): the
+//! writes queued with [`Store::queue_grouped_beside_checks`] touch nothing a check writes, so
+//! whether a check is written before or after them in the same transaction does not matter.
+//! The politeness journal's saves, as many as the checks, are batched the same way and written
+//! last ([`super::politeness`]).
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -24,6 +33,8 @@ use sqlx::SqlitePool;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Store;
+use super::check_writes::{CheckWrite, write_checks};
+use super::politeness::{PolitenessWrite, write_politeness};
 use super::writer::{WriteTx, write_on};
 
 /// The most writes one transaction takes (the rest wait for the next).
@@ -36,8 +47,21 @@ type BoxedOp =
 /// One write waiting for the group task.
 struct Job {
     what: &'static str,
-    op: BoxedOp,
+    work: Work,
     reply: oneshot::Sender<sqlx::Result<AnyValue>>,
+}
+
+/// What a write does.
+enum Work {
+    /// A write of its own that the checks queued before it must precede.
+    Ordered(BoxedOp),
+    /// A write that touches nothing a check writes.
+    BesideChecks(BoxedOp),
+    /// A check, written with the group's other checks.
+    Check(Arc<CheckWrite>),
+    /// A save of a host's politeness state, written with the group's other saves, last (it
+    /// touches nothing another write does).
+    Politeness(Arc<PolitenessWrite>),
 }
 
 /// The sending side of the group task's queue (every clone of a [`Store`] shares it), and what
@@ -83,7 +107,8 @@ impl Store {
     }
 
     /// Runs `op` like [`Store::write`], but in a transaction shared with the other writes
-    /// waiting at the same moment; answers once that transaction committed.
+    /// waiting at the same moment, after every check queued before it; answers once that
+    /// transaction committed.
     pub(super) async fn write_grouped<T, F, Fut>(
         &self,
         what: &'static str,
@@ -94,16 +119,56 @@ impl Store {
         F: FnMut(WriteTx) -> Fut + Send + 'static,
         Fut: Future<Output = sqlx::Result<(WriteTx, T)>> + Send + 'static,
     {
-        self.queue_grouped(what, op).await
+        self.queue_op(what, op, Work::Ordered).await
     }
 
-    /// [`Store::write_grouped`], queued at once (before the returned future is first polled):
-    /// writes queued in some order are committed in that order, so a caller may queue under a
-    /// lock and wait for the commit after releasing it.
-    pub(super) fn queue_grouped<T, F, Fut>(
+    /// [`Store::write_grouped`] for a write that touches nothing a check writes (observations,
+    /// a URL's summary and plan columns, a host's validator trust), queued at once (before the
+    /// returned future is first polled): writes queued in some order are committed in that
+    /// order, so a caller may queue under a lock and wait for the commit after releasing it.
+    pub(super) fn queue_grouped_beside_checks<T, F, Fut>(
+        &self,
+        what: &'static str,
+        op: F,
+    ) -> impl Future<Output = sqlx::Result<T>> + Send + 'static + use<T, F, Fut>
+    where
+        T: Send + 'static,
+        F: FnMut(WriteTx) -> Fut + Send + 'static,
+        Fut: Future<Output = sqlx::Result<(WriteTx, T)>> + Send + 'static,
+    {
+        self.queue_op(what, op, Work::BesideChecks)
+    }
+
+    /// Queues a check, written with the other checks of its group.
+    pub(super) fn queue_check(
+        &self,
+        check: Arc<CheckWrite>,
+    ) -> impl Future<Output = sqlx::Result<()>> + Send + 'static + use<> {
+        let answer = self.queue("record_check", Work::Check(check));
+        async move {
+            answer.await?;
+            Ok(())
+        }
+    }
+
+    /// Queues a save of a host's politeness state, written with the other saves of its group.
+    pub(super) fn queue_politeness(
+        &self,
+        write: Arc<PolitenessWrite>,
+    ) -> impl Future<Output = sqlx::Result<()>> + Send + 'static + use<> {
+        let answer = self.queue("save_politeness", Work::Politeness(write));
+        async move {
+            answer.await?;
+            Ok(())
+        }
+    }
+
+    /// Queues `op` as `kind` of work.
+    fn queue_op<T, F, Fut>(
         &self,
         what: &'static str,
         mut op: F,
+        kind: fn(BoxedOp) -> Work,
     ) -> impl Future<Output = sqlx::Result<T>> + Send + 'static + use<T, F, Fut>
     where
         T: Send + 'static,
@@ -121,25 +186,33 @@ impl Store {
                 Ok((tx, Box::new(value) as AnyValue))
             })
         });
+        let answer = self.queue(what, kind(boxed));
+        async move {
+            Ok(*answer
+                .await?
+                .downcast::<T>()
+                .expect("a grouped write answers with its own type"))
+        }
+    }
+
+    /// Hands `work` to the group task at once; the future answers once it committed.
+    fn queue(
+        &self,
+        what: &'static str,
+        work: Work,
+    ) -> impl Future<Output = sqlx::Result<AnyValue>> + Send + 'static + use<> {
         let (reply, answer) = oneshot::channel();
-        let job = Job {
-            what,
-            op: boxed,
-            reply,
-        };
+        let job = Job { what, work, reply };
         let queued = self.group.jobs.send(job);
         let (writer, lock_retries) = (self.writer.clone(), self.lock_retries.clone());
         async move {
-            let value = match queued {
-                Ok(()) => answer.await.map_err(|_| sqlx::Error::PoolClosed)??,
+            match queued {
+                Ok(()) => answer.await.map_err(|_| sqlx::Error::PoolClosed)?,
                 // The task is gone (its runtime ended): the write runs here, alone.
                 Err(mpsc::error::SendError(mut job)) => {
-                    write_on(&writer, &lock_retries, what, |tx| (job.op)(tx)).await?
+                    run_alone(&writer, &lock_retries, &mut job).await
                 }
-            };
-            Ok(*value
-                .downcast::<T>()
-                .expect("a grouped write answers with its own type"))
+            }
         }
     }
 }
@@ -174,21 +247,73 @@ async fn run(
         }
         // Alone, or the group failed (rolled back): each write on its own, with retries.
         for mut job in group.drain(..) {
-            let result = write_on(&writer, &lock_retries, job.what, |tx| (job.op)(tx)).await;
+            let result = run_alone(&writer, &lock_retries, &mut job).await;
             let _ = job.reply.send(result);
         }
     }
 }
 
-/// Runs every write of `group` in one transaction; any error rolls them all back.
+/// Runs one write in a transaction of its own, with [`write_on`]'s retries.
+async fn run_alone(
+    writer: &SqlitePool,
+    lock_retries: &AtomicU64,
+    job: &mut Job,
+) -> sqlx::Result<AnyValue> {
+    match &mut job.work {
+        Work::Ordered(op) | Work::BesideChecks(op) => {
+            write_on(writer, lock_retries, job.what, |tx| op(tx)).await
+        }
+        Work::Check(check) => {
+            let checks = [check.clone()];
+            write_on(writer, lock_retries, job.what, |tx| async {
+                Ok((write_checks(tx, &checks).await?, Box::new(()) as AnyValue))
+            })
+            .await
+        }
+        Work::Politeness(save) => {
+            let saves = [save.clone()];
+            write_on(writer, lock_retries, job.what, |tx| async {
+                Ok((
+                    write_politeness(tx, &saves).await?,
+                    Box::new(()) as AnyValue,
+                ))
+            })
+            .await
+        }
+    }
+}
+
+/// Runs every write of `group` in one transaction; any error rolls them all back. Checks wait
+/// for the next ordered write or the end of the group, and are written together.
 async fn run_together(writer: &SqlitePool, group: &mut [Job]) -> sqlx::Result<Vec<AnyValue>> {
     let mut tx = writer.begin_with("BEGIN IMMEDIATE").await?;
     let mut values = Vec::with_capacity(group.len());
+    let (mut checks, mut saves) = (Vec::new(), Vec::new());
     for job in group.iter_mut() {
-        let (next, value) = (job.op)(tx).await?;
+        let op = match &mut job.work {
+            Work::Check(check) => {
+                checks.push(check.clone());
+                values.push(Box::new(()) as AnyValue);
+                continue;
+            }
+            Work::Politeness(save) => {
+                saves.push(save.clone());
+                values.push(Box::new(()) as AnyValue);
+                continue;
+            }
+            Work::Ordered(op) => {
+                tx = write_checks(tx, &checks).await?;
+                checks.clear();
+                op
+            }
+            Work::BesideChecks(op) => op,
+        };
+        let (next, value) = op(tx).await?;
         tx = next;
         values.push(value);
     }
+    tx = write_checks(tx, &checks).await?;
+    tx = write_politeness(tx, &saves).await?;
     tx.commit().await?;
     Ok(values)
 }
@@ -204,7 +329,7 @@ mod tests {
         message: String,
         fail: bool,
     ) -> impl Future<Output = sqlx::Result<()>> + use<> {
-        store.queue_grouped("test", move |mut tx| {
+        store.queue_grouped_beside_checks("test", move |mut tx| {
             let message = message.clone();
             async move {
                 let sql = if fail {
@@ -256,7 +381,7 @@ mod tests {
     #[tokio::test]
     async fn a_write_that_panics_fails_alone_and_the_group_task_goes_on() {
         let (store, _dir) = temp_store().await;
-        let panics = store.queue_grouped("panics", |tx| async move {
+        let panics = store.queue_grouped_beside_checks("panics", |tx| async move {
             if std::hint::black_box(true) {
                 panic!("a bug in a write");
             }
@@ -289,7 +414,7 @@ mod tests {
         let (store, dir) = temp_store().await;
         // A write that keeps the writer busy a while, so that the others are still queued when
         // `close` is called.
-        let slow = store.queue_grouped("slow", |tx| async {
+        let slow = store.queue_grouped_beside_checks("slow", |tx| async {
             tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             Ok((tx, ()))
         });

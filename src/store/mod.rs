@@ -21,6 +21,8 @@ use anyhow::Context;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
+mod batch;
+mod check_writes;
 pub mod dedup;
 pub mod documents;
 pub mod errors;

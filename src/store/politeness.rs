@@ -1,66 +1,38 @@
 //! Hosts' persisted politeness state (table `host_politeness`): written by the politeness
 //! journal as it changes, read once at start. See `politeness::saved`.
+//!
+//! The journal writes before every request, so its saves are as many as the checks: the saves
+//! waiting in one group commit are written by one multi-row upsert per chunk
+//! ([`super::batch`]), applied in their order (SQLite runs an upsert's rows one after another, so
+//! two saves of one host in one statement merge as two statements would).
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use crate::politeness::SavedHost;
 
 use super::Store;
+use super::batch::{placeholder_rows, power_of_two_chunks, text_for, texts};
+use super::writer::WriteTx;
+
+/// One save of a host's state, stamped with the freshet clock.
+#[derive(Debug, Clone)]
+pub(super) struct PolitenessWrite {
+    pub saved: SavedHost,
+    pub now_ms: i64,
+}
 
 impl Store {
     /// Writes one host's state. Times only move forward (a late background write of an older
     /// snapshot cannot undo a newer one); the level and interval are the snapshot's. `now_ms` (the
     /// freshet clock) is kept as `updated_ms`. Also keeps
-    /// `hosts.backoff_until_ms` of the host's origins up to date for the reports.
+    /// `hosts.backoff_until_ms` of the host's origins up to date for the reports. Answers once
+    /// committed (with the other writes waiting at that moment).
     pub async fn save_politeness(&self, saved: &SavedHost, now_ms: i64) -> sqlx::Result<()> {
-        let saved = Arc::new(saved.clone());
-        self.write_grouped("save_politeness", move |mut tx| {
-            let saved = saved.clone();
-            async move {
-            sqlx::query(
-                "INSERT INTO host_politeness (host_key, min_interval_ms, last_start_ms, last_end_ms,
-                     backoff_level, backoff_until_ms, retry_after_until_ms, updated_ms)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                 ON CONFLICT(host_key) DO UPDATE SET
-                     min_interval_ms = excluded.min_interval_ms,
-                     last_start_ms = MAX(COALESCE(last_start_ms, excluded.last_start_ms),
-                                         COALESCE(excluded.last_start_ms, last_start_ms)),
-                     last_end_ms = MAX(COALESCE(last_end_ms, excluded.last_end_ms),
-                                       COALESCE(excluded.last_end_ms, last_end_ms)),
-                     backoff_level = excluded.backoff_level,
-                     backoff_until_ms = MAX(backoff_until_ms, excluded.backoff_until_ms),
-                     retry_after_until_ms = MAX(COALESCE(retry_after_until_ms, excluded.retry_after_until_ms),
-                                                COALESCE(excluded.retry_after_until_ms, retry_after_until_ms)),
-                     updated_ms = excluded.updated_ms",
-            )
-            .bind(&saved.key)
-            .bind(saved.min_interval_ms)
-            .bind(saved.last_start_ms)
-            .bind(saved.last_end_ms)
-            .bind(i64::from(saved.backoff_level))
-            .bind(saved.backoff_until_ms)
-            .bind(saved.retry_after_until_ms)
-            .bind(now_ms)
-            .execute(&mut *tx)
-            .await?;
-            if saved.backoff_until_ms > 0 {
-                // The origins of this politeness host (scheme, name, optional port).
-                sqlx::query(
-                    "UPDATE hosts SET backoff_until_ms = ?
-                     WHERE (origin = 'http://' || ? OR origin = 'https://' || ?)
-                       AND COALESCE(backoff_until_ms, 0) < ?",
-                )
-                .bind(saved.backoff_until_ms)
-                .bind(&saved.key)
-                .bind(&saved.key)
-                .bind(saved.backoff_until_ms)
-                .execute(&mut *tx)
-                .await?;
-            }
-            Ok((tx, ()))
-            }
-        })
-        .await
+        let write = PolitenessWrite {
+            saved: saved.clone(),
+            now_ms,
+        };
+        self.queue_politeness(Arc::new(write)).await
     }
 
     /// Every host's saved state.
@@ -74,6 +46,69 @@ impl Store {
         .await
     }
 }
+
+/// Writes `saves` in `tx`, in their order.
+pub(super) async fn write_politeness(
+    mut tx: WriteTx,
+    saves: &[Arc<PolitenessWrite>],
+) -> sqlx::Result<WriteTx> {
+    let mut chunks = Vec::new();
+    power_of_two_chunks(saves, &mut chunks);
+    for chunk in chunks {
+        let mut query = sqlx::query(text_for(&UPSERT_POLITENESS, chunk.len()));
+        for write in chunk {
+            let saved = &write.saved;
+            query = query
+                .bind(&saved.key)
+                .bind(saved.min_interval_ms)
+                .bind(saved.last_start_ms)
+                .bind(saved.last_end_ms)
+                .bind(i64::from(saved.backoff_level))
+                .bind(saved.backoff_until_ms)
+                .bind(saved.retry_after_until_ms)
+                .bind(write.now_ms);
+        }
+        query.execute(&mut *tx).await?;
+    }
+    for write in saves.iter().filter(|w| w.saved.backoff_until_ms > 0) {
+        let saved = &write.saved;
+        // The origins of this politeness host (scheme, name, optional port).
+        sqlx::query(
+            "UPDATE hosts SET backoff_until_ms = ?
+             WHERE (origin = 'http://' || ? OR origin = 'https://' || ?)
+               AND COALESCE(backoff_until_ms, 0) < ?",
+        )
+        .bind(saved.backoff_until_ms)
+        .bind(&saved.key)
+        .bind(&saved.key)
+        .bind(saved.backoff_until_ms)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(tx)
+}
+
+static UPSERT_POLITENESS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+    texts(|n| {
+        format!(
+            "INSERT INTO host_politeness (host_key, min_interval_ms, last_start_ms, last_end_ms,
+                 backoff_level, backoff_until_ms, retry_after_until_ms, updated_ms)
+             VALUES {}
+             ON CONFLICT(host_key) DO UPDATE SET
+                 min_interval_ms = excluded.min_interval_ms,
+                 last_start_ms = MAX(COALESCE(last_start_ms, excluded.last_start_ms),
+                                     COALESCE(excluded.last_start_ms, last_start_ms)),
+                 last_end_ms = MAX(COALESCE(last_end_ms, excluded.last_end_ms),
+                                   COALESCE(excluded.last_end_ms, last_end_ms)),
+                 backoff_level = excluded.backoff_level,
+                 backoff_until_ms = MAX(backoff_until_ms, excluded.backoff_until_ms),
+                 retry_after_until_ms = MAX(COALESCE(retry_after_until_ms, excluded.retry_after_until_ms),
+                                            COALESCE(excluded.retry_after_until_ms, retry_after_until_ms)),
+                 updated_ms = excluded.updated_ms",
+            placeholder_rows(n, 8)
+        )
+    })
+});
 
 #[cfg(test)]
 mod tests {
@@ -122,6 +157,28 @@ mod tests {
             Some(90_000),
             "the origin's back-off is visible in hosts"
         );
+
+        // The same three saves of another host in one group commit (one statement) end the same.
+        let other = |s: SavedHost| SavedHost {
+            key: "b.test".into(),
+            ..s
+        };
+        let (first, second, late) = (
+            other(saved(1_000, None, 0)),
+            other(saved(2_000, Some(2_100), 90_000)),
+            other(saved(1_000, Some(1_100), 0)),
+        );
+        let (r1, r2, r3) = tokio::join!(
+            store.save_politeness(&first, 1),
+            store.save_politeness(&second, 2),
+            store.save_politeness(&late, 3),
+        );
+        for result in [r1, r2, r3] {
+            result.unwrap();
+        }
+        assert_eq!(store.group_commits(), (1, 3));
+        let loaded = store.load_politeness().await.unwrap();
+        assert_eq!(loaded[1], other(saved(2_000, Some(2_100), 90_000)));
         store.close().await;
     }
 }

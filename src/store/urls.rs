@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use super::observations::NewObservation;
-use super::{Store, hash_to_db};
+use super::Store;
 
 /// A URL's summary row.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -229,102 +228,6 @@ impl Store {
                 .execute(&mut *tx)
                 .await?;
             Ok((tx, ()))
-        })
-        .await
-    }
-
-    /// Appends an observation and updates the URL's summary, in one transaction.
-    pub async fn record_check(
-        &self,
-        obs: &NewObservation,
-        update: &SummaryUpdate,
-    ) -> sqlx::Result<()> {
-        let owned = Arc::new((obs.clone(), update.clone()));
-        self.write_grouped("record_check", move |mut tx| {
-            let owned = owned.clone();
-            async move {
-            let (obs, update) = &*owned;
-            sqlx::query(
-                "INSERT INTO observations (url_id, checked_ms, method, status, etag, last_modified_ms,
-                     fingerprint, bytes, duration_ms, error, changed, change_evidence, final_url,
-                     redirects, content_fingerprint, content_changed)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(obs.url_id)
-            .bind(obs.checked_ms)
-            .bind(obs.method)
-            .bind(obs.status.map(i64::from))
-            .bind(&obs.etag)
-            .bind(obs.last_modified_ms)
-            .bind(obs.fingerprint.map(hash_to_db))
-            .bind(obs.bytes as i64)
-            .bind(obs.duration_ms)
-            .bind(&obs.error)
-            .bind(obs.changed)
-            .bind(obs.change_evidence)
-            .bind(&obs.final_url)
-            .bind(&obs.redirects_json)
-            .bind(obs.content_fingerprint.map(hash_to_db))
-            .bind(obs.content_changed)
-            .execute(&mut *tx)
-            .await?;
-            let changed = i64::from(obs.changed == Some(true));
-            let content_changed = i64::from(obs.content_changed == Some(true));
-            let estimate = update.rate.as_ref();
-            sqlx::query(
-                "UPDATE urls SET checks = checks + 1, changes = changes + ?,
-                     last_checked_ms = ?, last_status = ?, last_error = ?,
-                     last_changed_ms = CASE WHEN ? = 1 THEN ? ELSE last_changed_ms END,
-                     etag = CASE WHEN ? THEN COALESCE(?, etag) ELSE etag END,
-                     last_modified = CASE WHEN ? THEN COALESCE(?, last_modified) ELSE last_modified END,
-                     fingerprint = CASE WHEN ? THEN COALESCE(?, fingerprint) ELSE fingerprint END,
-                     content_changes = content_changes + ?,
-                     content_fingerprint = CASE WHEN ? THEN COALESCE(?, content_fingerprint)
-                                                ELSE content_fingerprint END,
-                     known_change_ms = CASE WHEN ? AND known_change_ms <= ? THEN NULL
-                                            ELSE known_change_ms END,
-                     min_interval_ms = ?,
-                     rate_per_day = COALESCE(?, rate_per_day), rate_low = COALESCE(?, rate_low),
-                     rate_high = COALESCE(?, rate_high), rate_shape = COALESCE(?, rate_shape),
-                     rate_scale = COALESCE(?, rate_scale),
-                     planned_per_day = COALESCE(?, planned_per_day), next_due_ms = ?,
-                     stats = COALESCE(?, stats)
-                 WHERE id = ?",
-            )
-            .bind(changed)
-            .bind(obs.checked_ms)
-            .bind(obs.status.map(i64::from))
-            .bind(&obs.error)
-            .bind(changed)
-            .bind(obs.checked_ms)
-            .bind(update.got_copy)
-            .bind(&update.etag)
-            .bind(update.got_copy)
-            .bind(&update.last_modified)
-            .bind(update.got_copy)
-            .bind(update.fingerprint.map(hash_to_db))
-            .bind(content_changed)
-            .bind(update.got_copy)
-            .bind(update.content_fingerprint.map(hash_to_db))
-            .bind(update.got_copy)
-            .bind(obs.checked_ms)
-            .bind(update.min_interval_ms)
-            .bind(estimate.map(|e| e.rate_per_day))
-            .bind(estimate.map(|e| e.low))
-            .bind(estimate.map(|e| e.high.min(1e12)))
-            .bind(estimate.map(|e| e.shape))
-            .bind(estimate.map(|e| e.rate))
-            .bind(update.planned_per_day)
-            .bind(update.next_due_ms)
-            .bind(&update.stats)
-            .bind(obs.url_id)
-            .execute(&mut *tx)
-            .await?;
-            if let Some((host_id, trust_json)) = &update.host_trust {
-                super::hosts::put_trust(&mut tx, *host_id, trust_json).await?;
-            }
-            Ok((tx, ()))
-            }
         })
         .await
     }

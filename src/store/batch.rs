@@ -1,0 +1,56 @@
+//! Multi-row statements for the writes the group commit batches ([`super::check_writes`], the
+//! politeness journal): rows cut into chunks of a power of two, so that a handful of statement
+//! texts, built once, cover every group size and stay in the connection's statement cache.
+
+use std::sync::Arc;
+
+use sqlx::AssertSqlSafe;
+
+/// The most rows one statement writes.
+pub(super) const MAX_CHUNK: usize = 64;
+
+/// `rows` cut, in order, into chunks of a power of two of at most [`MAX_CHUNK`].
+pub(super) fn power_of_two_chunks<'a, T>(mut rows: &'a [T], out: &mut Vec<&'a [T]>) {
+    while !rows.is_empty() {
+        let len = MAX_CHUNK.min(1 << rows.len().ilog2());
+        let (chunk, rest) = rows.split_at(len);
+        out.push(chunk);
+        rows = rest;
+    }
+}
+
+/// `n` copies of a `(?, ?, …)` row of `width` placeholders, comma-separated.
+pub(super) fn placeholder_rows(n: usize, width: usize) -> String {
+    let row = format!("({})", vec!["?"; width].join(", "));
+    vec![row; n].join(", ")
+}
+
+/// `statement(n)` for each chunk size 1, 2, 4, … [`MAX_CHUNK`]. The texts hold only
+/// placeholders: every value is bound.
+pub(super) fn texts(statement: fn(usize) -> String) -> Vec<Arc<str>> {
+    (0..=MAX_CHUNK.ilog2())
+        .map(|power| Arc::from(statement(1 << power)))
+        .collect()
+}
+
+/// The text of `texts` for a chunk of `len` rows (a power of two).
+pub(super) fn text_for(texts: &[Arc<str>], len: usize) -> AssertSqlSafe<Arc<str>> {
+    AssertSqlSafe(texts[len.ilog2() as usize].clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_have_power_of_two_sizes_in_order() {
+        let rows: Vec<usize> = (0..200).collect();
+        let mut out = Vec::new();
+        power_of_two_chunks(&rows, &mut out);
+        let sizes: Vec<usize> = out.iter().map(|c| c.len()).collect();
+        assert_eq!(sizes, vec![64, 64, 64, 8]);
+        assert_eq!(out.concat(), rows);
+        assert_eq!(placeholder_rows(2, 3), "(?, ?, ?), (?, ?, ?)");
+        assert_eq!(texts(|n| n.to_string()).len(), 7);
+    }
+}
