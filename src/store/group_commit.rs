@@ -261,7 +261,7 @@ async fn run_alone(
 ) -> sqlx::Result<AnyValue> {
     match &mut job.work {
         Work::Ordered(op) | Work::BesideChecks(op) => {
-            write_on(writer, lock_retries, job.what, |tx| op(tx)).await
+            write_on(writer, lock_retries, job.what, op).await
         }
         Work::Check(check) => {
             let checks = [check.clone()];
