@@ -387,9 +387,9 @@ async fn a_robots_txt_sitemap_line_into_a_refused_range_gets_no_request() {
             "no refusal of {url_part}'s robots.txt ({address}) recorded: {errors:#?}"
         );
         assert!(
-            errors
-                .iter()
-                .any(|e| e.contains(url_part) && e.contains("/sitemap.xml |")),
+            errors.iter().any(|e| e.contains(url_part)
+                && e.contains("/sitemap.xml |")
+                && e.contains("refused address")),
             "the sitemap on {url_part} is not recorded as not read: {errors:#?}"
         );
     }

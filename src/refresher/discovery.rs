@@ -213,7 +213,7 @@ async fn fetch_document(
     }
     if !robots.is_allowed(url.as_str()) {
         let why = if robots.retry_soon() {
-            "robots.txt could not be read (5xx or unreachable): the host is off limits until it can"
+            "robots.txt could not be read (5xx, unreachable or a refused address): the host is off limits until it can"
         } else {
             "disallowed by robots.txt: not fetched"
         };
