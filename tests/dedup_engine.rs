@@ -498,3 +498,30 @@ fn the_original_wins_over_its_mirror() {
         );
     }
 }
+
+#[test]
+fn a_page_refetched_unchanged_after_its_sketch_was_dropped_is_found_again() {
+    // Migration 0013 dropped every stored sketch: the engine loads a page without one, the
+    // page is fetched again unchanged, and a near copy found later must still be matched to it.
+    let a = "https://gazette.example/news/flood.html";
+    let b = "https://gazette.example/news/flood-updated.html";
+    let mut e = engine();
+    e.observe(FetchedPage::html(a, fixture("news-article-a.html")))
+        .unwrap();
+    let mut state = e.state();
+    for record in &mut state.urls {
+        record.sketch = None;
+    }
+    let mut e = DedupEngine::from_state(DedupConfig::default(), state);
+    e.observe(FetchedPage::html(a, fixture("news-article-a.html")))
+        .unwrap();
+    e.observe(FetchedPage::html(b, fixture("news-article-b.html")))
+        .unwrap();
+    let near: Vec<_> = e
+        .classes()
+        .into_iter()
+        .filter(|c| c.id.kind == ClassKind::Near)
+        .collect();
+    assert_eq!(near.len(), 1, "{near:#?}");
+    assert_eq!(near[0].members.len(), 2);
+}

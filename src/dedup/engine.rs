@@ -374,6 +374,12 @@ impl DedupEngine {
         let old_sim = record.simhash.replace(sim);
         record.sketch = (!sketch.is_empty()).then(|| sketch.clone());
         if old == Some(fp) {
+            // Unchanged content whose sketch the index lacks (dropped by migration 0013, or
+            // saved before sketches existed): indexed now, so that new contents find it.
+            if !sketch.is_empty() && !self.sketches.contains_key(&fp) {
+                self.lsh.insert(sketch, fp);
+                self.sketches.insert(fp, sketch.clone());
+            }
             return;
         }
         if let (Some(old), Some(old_sim)) = (old, old_sim) {
