@@ -166,7 +166,11 @@ mod tests {
         let (first, second, late) = (
             other(saved(1_000, None, 0)),
             other(saved(2_000, Some(2_100), 90_000)),
-            other(saved(1_000, Some(1_100), 0)),
+            SavedHost {
+                min_interval_ms: 4_000,
+                backoff_level: 0,
+                ..other(saved(1_000, Some(1_100), 0))
+            },
         );
         let (r1, r2, r3) = tokio::join!(
             store.save_politeness(&first, 1),
@@ -178,7 +182,13 @@ mod tests {
         }
         assert_eq!(store.group_commits(), (1, 3));
         let loaded = store.load_politeness().await.unwrap();
-        assert_eq!(loaded[1], other(saved(2_000, Some(2_100), 90_000)));
+        // Times only move forward; the interval and level are the last save's.
+        let expected = SavedHost {
+            min_interval_ms: 4_000,
+            backoff_level: 0,
+            ..other(saved(2_000, Some(2_100), 90_000))
+        };
+        assert_eq!(loaded[1], expected);
         store.close().await;
     }
 }
