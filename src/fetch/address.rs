@@ -7,8 +7,9 @@
 //! the old site-local fec0::/10, multicast (224/4, ff00::/8), unspecified and "this network"
 //! (0.0.0.0/8, ::) and broadcast. An IPv6 address that carries an IPv4 address a router on the
 //! way connects to (IPv4-mapped `::ffff:10.0.0.1`, IPv4-compatible `::10.0.0.1`, NAT64
-//! `64:ff9b::a00:1`, 6to4 `2002:a00:1::`) is judged as that IPv4 address, and NAT64's local-use
-//! prefix `64:ff9b:1::/48` is private. A site opts in to ranges with `allow_networks` (CIDR blocks).
+//! `64:ff9b::a00:1`, 6to4 `2002:a00:1::`, Teredo and ISATAP) is judged as that IPv4 address,
+//! and NAT64's local-use prefix `64:ff9b:1::/48` is private. A site opts in to ranges with
+//! `allow_networks` (CIDR blocks).
 //!
 //! The policy is checked *after* name resolution, by [`PolicyResolver`], the HTTP client's DNS
 //! resolver: whatever a name resolves to (DNS, or a `FetchConfig::resolve` override), only
@@ -165,9 +166,12 @@ pub fn special_range(ip: IpAddr) -> Option<&'static str> {
 /// The IPv4 address an IPv6 address carries to reach, where a router on the way turns it into
 /// that IPv4 address: IPv4-compatible `::a.b.c.d` (deprecated, still routed by some stacks),
 /// IPv4-translated `::ffff:0:a.b.c.d` (SIIT),
-/// NAT64's well-known prefix `64:ff9b::a.b.c.d` (RFC 6052) and 6to4's `2002:aabb:ccdd::/48`
-/// (RFC 3056). `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 through a NAT64 gateway, so it is
-/// judged as that address.
+/// NAT64's well-known prefix `64:ff9b::a.b.c.d` (RFC 6052), 6to4's `2002:aabb:ccdd::/48`
+/// (RFC 3056), Teredo's `2001:0::/32`, whose last 32 bits are the client's IPv4 address with
+/// every bit flipped (RFC 4380: the relay sends there), and ISATAP's interface identifier
+/// `0:5efe:a.b.c.d` (or `200:5efe:`, under any prefix: RFC 5214, the tunnel's IPv4 end).
+/// `64:ff9b::a9fe:a9fe` reaches 169.254.169.254 through a NAT64 gateway, so it is judged as
+/// that address.
 fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = v6.segments();
     let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
@@ -177,6 +181,12 @@ fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
         [0x64, 0xff9b, 0, 0, 0, 0], // NAT64 well-known prefix
     ];
     if ipv4_prefixes.contains(&[s[0], s[1], s[2], s[3], s[4], s[5]]) {
+        Some(low)
+    } else if s[0] == 0x2001 && s[1] == 0 {
+        let [a, b] = (!s[6]).to_be_bytes();
+        let [c, d] = (!s[7]).to_be_bytes();
+        Some(Ipv4Addr::new(a, b, c, d))
+    } else if s[4] & !0x0300 == 0 && s[5] == 0x5efe {
         Some(low)
     } else if s[0] == 0x2002 {
         Some(Ipv4Addr::new(
@@ -345,6 +355,12 @@ mod tests {
             ("2002:7f00:1::1", "loopback"),
             ("64:ff9b:1::1", "private"),
             ("::ffff:0:7f00:1", "loopback"),
+            // Teredo: the client's address, every bit flipped (10.0.0.1, 127.0.0.1).
+            ("2001:0:4136:e378:8000:63bf:f5ff:fffe", "private"),
+            ("2001:0:4136:e378:8000:63bf:80ff:fffe", "loopback"),
+            // ISATAP: the tunnel's IPv4 end in the interface identifier.
+            ("2a00:1450:4001:1:0:5efe:a9fe:a9fe", "link-local"),
+            ("2a00:1450:4001:1:200:5efe:c0a8:101", "private"),
         ] {
             let err = policy.check("h", ip(address)).unwrap_err();
             assert_eq!(err.range, range, "{address}");
@@ -357,6 +373,9 @@ mod tests {
             "8.8.8.8",
             "64:ff9b::808:808",
             "2002:808:808::1",
+            "2001:0:4136:e378:8000:63bf:f7f7:f7f7", // Teredo client 8.8.8.8
+            "2a00:1450:4001:1:200:5efe:808:808",    // ISATAP over 8.8.8.8
+            "2a00:1450:4001:1:5efe::1",             // not an ISATAP identifier
         ] {
             assert!(policy.check("h", ip(public)).is_ok(), "{public}");
         }
@@ -377,6 +396,8 @@ mod tests {
             "::ffff:127.0.0.1",
             "64:ff9b::a00:1",
             "2002:a00:1::1",
+            "2001:0:4136:e378:8000:63bf:f5ff:fffe",
+            "2a00:1450:4001:1::5efe:a00:1",
         ] {
             assert!(policy.check("h", ip(ok)).is_ok(), "{ok}");
         }
