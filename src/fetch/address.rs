@@ -174,27 +174,21 @@ pub fn special_range(ip: IpAddr) -> Option<&'static str> {
 /// that address.
 fn embedded_ipv4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = v6.segments();
-    let low = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    // The IPv4 address spelt by two 16-bit segments.
+    let ipv4 = |high: u16, low: u16| Ipv4Addr::from((u32::from(high) << 16) | u32::from(low));
     let ipv4_prefixes = [
         [0, 0, 0, 0, 0, 0],         // IPv4-compatible
         [0, 0, 0, 0, 0xffff, 0],    // IPv4-translated (RFC 2765)
         [0x64, 0xff9b, 0, 0, 0, 0], // NAT64 well-known prefix
     ];
     if ipv4_prefixes.contains(&[s[0], s[1], s[2], s[3], s[4], s[5]]) {
-        Some(low)
+        Some(ipv4(s[6], s[7]))
     } else if s[0] == 0x2001 && s[1] == 0 {
-        let [a, b] = (!s[6]).to_be_bytes();
-        let [c, d] = (!s[7]).to_be_bytes();
-        Some(Ipv4Addr::new(a, b, c, d))
+        Some(ipv4(!s[6], !s[7]))
     } else if s[4] & !0x0300 == 0 && s[5] == 0x5efe {
-        Some(low)
+        Some(ipv4(s[6], s[7]))
     } else if s[0] == 0x2002 {
-        Some(Ipv4Addr::new(
-            (s[1] >> 8) as u8,
-            s[1] as u8,
-            (s[2] >> 8) as u8,
-            s[2] as u8,
-        ))
+        Some(ipv4(s[1], s[2]))
     } else {
         None
     }
