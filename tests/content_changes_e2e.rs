@@ -135,7 +135,7 @@ async fn an_etag_that_stays_put_across_ad_churn_is_trusted_when_content_counts()
     let seen = page_requests(&server, HOST);
     let audit =
         audit_index(&seen).unwrap_or_else(|| panic!("never audited: {} requests", seen.len()));
-    // (The next audit would come ten 304s later.)
+    // (The next audit would come twenty 304s later: a clean audit doubles the gap.)
     assert!(
         seen[audit + 1..].iter().take(9).all(conditional),
         "the audit confirmed the 304 by the content: conditional requests go on ({} requests, \
