@@ -11,11 +11,13 @@
 //!   so after [`MIN_CHURN`] such checks, and while they outnumber the checks where an unchanged
 //!   content kept its ETag, it gets no `If-None-Match` (its full GETs keep teaching, so a host that
 //!   mends its ETags gets them back).
-//! - A `304 Not Modified` is a claim, not evidence: every [`AUDIT_EVERY`]-th 304 from a host is
+//! - A `304 Not Modified` is a claim, not evidence: the [`AUDIT_EVERY`]-th 304 from a host is
 //!   followed at once by an unconditional GET of the same URL (an *audit*). Seconds apart, a
 //!   different fingerprint means the 304 hid a change. Each clean audit in a row doubles the 304s
 //!   until the next, up to [`MAX_AUDIT_EVERY`] (an honest host's audits cost 1/160 of its 304s
-//!   in the end, not 1/10 for ever); a caught one starts again at [`AUDIT_EVERY`]. A host caught on more than
+//!   in the end, not 1/10 for ever); a caught one (or a full check that finds a change behind
+//!   unmoved validators), or any audit while the host is not believed, starts again at
+//!   [`AUDIT_EVERY`]. Full checks that confirm the copy restore belief, not the spacing. A host caught on more than
 //!   [`MAX_DISAGREEMENT`] of its audits gets no conditional requests at all (every check is a
 //!   full GET compared by fingerprint); full GETs whose validators stayed with the content count
 //!   as clean audits, so trust can come back.
@@ -74,7 +76,8 @@ pub struct ValidatorTrust {
     pub audits_clean: u32,
     /// Audits (and full checks with unchanged validators) that found the content changed.
     pub audits_caught: u32,
-    /// Clean audits since the last caught one (or ever): each doubles the 304s until the next.
+    /// Clean audits of believed 304s since the last caught one: each doubles the 304s until the
+    /// next audit.
     pub clean_in_a_row: u32,
 }
 
@@ -102,6 +105,10 @@ impl ValidatorTrust {
             Some(caught) => {
                 self.since_audit = 0;
                 self.count_audit(caught);
+                // Only an audit of a 304 the host is believed for spaces the next one out.
+                if !caught && self.trust_not_modified() {
+                    self.clean_in_a_row = self.clean_in_a_row.saturating_add(1);
+                }
             }
             // A full check whose validators did not move is what a conditional request would
             // have got a 304 for: it tells whether that 304 would have been true.
@@ -116,13 +123,16 @@ impl ValidatorTrust {
         }
     }
 
+    /// Counts an audit or a full check that stands for one. A caught one, or any while the
+    /// host's 304s are not believed, starts the spacing of audits again.
     fn count_audit(&mut self, caught: bool) {
         if caught {
             self.audits_caught += 1;
-            self.clean_in_a_row = 0;
         } else {
             self.audits_clean += 1;
-            self.clean_in_a_row = self.clean_in_a_row.saturating_add(1);
+        }
+        if caught || !self.trust_not_modified() {
+            self.clean_in_a_row = 0;
         }
     }
 
@@ -161,7 +171,7 @@ impl ValidatorTrust {
     /// Whether the 304 just received must be audited (an unconditional GET right away): it is
     /// the [`ValidatorTrust::audit_every`]-th since the last audit.
     pub fn audit_after_304(&self) -> bool {
-        self.since_audit + 1 >= self.audit_every()
+        self.since_audit.saturating_add(1) >= self.audit_every()
     }
 
     /// The 304s from one audit to the next: [`AUDIT_EVERY`], doubled by each clean audit in a
@@ -245,7 +255,7 @@ mod tests {
     }
 
     #[test]
-    fn every_tenth_304_is_audited_and_a_caught_lie_stops_conditional_requests() {
+    fn the_tenth_304_is_audited_first_and_a_caught_lie_stops_conditional_requests() {
         let mut t = ValidatorTrust::default();
         for _ in 0..AUDIT_EVERY - 1 {
             assert!(!t.audit_after_304());
@@ -276,6 +286,8 @@ mod tests {
         assert!(!t.trust_not_modified(), "1 caught of 9 is too many");
         t.observe(check(false, Some(false), Some(false)));
         assert!(t.trust_not_modified());
+        // A host forgiven starts again at the shortest spacing of audits.
+        assert_eq!(t.audit_every(), AUDIT_EVERY);
     }
 
     /// 304s until `t` asks for an audit, each counted.
@@ -312,11 +324,22 @@ mod tests {
             ..check(true, None, Some(false))
         });
         assert_eq!(until_audit(&mut t), AUDIT_EVERY);
+        // Not believed now (1 caught of 7): a clean audit does not space the next one out.
+        t.observe(clean);
+        assert_eq!(t.audit_every(), AUDIT_EVERY);
         // A full check whose unchanged validators hid a change is caught too.
+        let mut t = ValidatorTrust::default();
+        until_audit(&mut t);
         t.observe(clean);
         assert_eq!(t.audit_every(), 2 * AUDIT_EVERY);
         t.observe(check(true, Some(false), Some(false)));
         assert_eq!(t.audit_every(), AUDIT_EVERY);
+        // Full checks that confirm the copy (no 304 audited) do not space the audits out.
+        let mut honest = ValidatorTrust::default();
+        for _ in 0..20 {
+            honest.observe(check(false, Some(false), Some(false)));
+        }
+        assert_eq!(honest.audit_every(), AUDIT_EVERY);
     }
 
     #[test]
@@ -328,5 +351,6 @@ mod tests {
         assert_eq!(t.lm_agree, 3);
         assert_eq!(t.since_audit, 0);
         assert!(t.send_if_none_match());
+        assert_eq!(t.audit_every(), AUDIT_EVERY);
     }
 }
