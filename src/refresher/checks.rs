@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context as _;
+
 use tracing::{debug, info, warn};
 use url::Url;
 
@@ -71,7 +73,12 @@ pub async fn check(ctx: &Context, due: Due) {
     drop(guard);
     ctx.url_locks.release(due.url_id, lock);
     if let Err(err) = result {
-        warn!(url = %due.url, error = %err, "check could not be recorded");
+        // The URL's text for the log (failures are rare: one more read is cheap).
+        let url = match ctx.store.url_row_by_id(due.url_id).await {
+            Ok(Some(row)) => row.url,
+            _ => format!("URL {}", due.url_id),
+        };
+        warn!(url = %url, error = %format!("{err:#}"), "check could not be recorded");
         ctx.count_error();
         let site = ctx.site(due.site_id).map_or("", |s| s.site.name.as_str());
         ctx.metrics.error(site, "store");
@@ -92,8 +99,12 @@ async fn check_page(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         schedule::Method::Get => Method::Get,
     };
     let (outcome, extracted) =
-        fetch_and_record_extracted(ctx, site, &row, &url, method, None, None).await?;
-    super::dedup_hook::after_fetch(ctx, site, &row, &outcome, extracted).await?;
+        fetch_and_record_extracted(ctx, site, &row, &url, method, None, None)
+            .await
+            .with_context(|| format!("checking {}", row.url))?;
+    super::dedup_hook::after_fetch(ctx, site, &row, &outcome, extracted)
+        .await
+        .with_context(|| format!("filing {} with the dedup engine", row.url))?;
     Ok(())
 }
 
@@ -103,8 +114,12 @@ pub async fn admitted<'a>(
     ctx: &'a Context,
     due: &Due,
 ) -> anyhow::Result<Option<(&'a SiteState, UrlRow, Url)>> {
-    let (Some(site), Some(row)) = (ctx.site(due.site_id), ctx.store.url_row(&due.url).await?)
-    else {
+    let row = ctx
+        .store
+        .url_row_by_id(due.url_id)
+        .await
+        .with_context(|| format!("reading the stored row of URL {}", due.url_id))?;
+    let (Some(site), Some(row)) = (ctx.site(due.site_id), row) else {
         ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
         return Ok(None);
     };

@@ -51,12 +51,32 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     info!(site = %site.site.name, "discovering");
     let mut listed = Vec::new();
     let documents = discover_site(ctx, site, &mut listed).await?;
-    let rows = ctx.store.urls_of_site(site.id).await?;
-    ctx.sync_rows(&rows);
-    let ids: HashMap<&str, i64> = rows.iter().map(|r| (r.url.as_str(), r.id)).collect();
+    // The row ids of the URLs the sitemaps listed (read a page of rows at a time).
+    let mut ids: HashMap<&str, Option<i64>> =
+        listed.iter().map(|l| (l.url.as_str(), None)).collect();
+    let mut after_id = 0;
+    loop {
+        let rows = ctx
+            .store
+            .urls_of_site_after(site.id, after_id, super::ROWS_PER_READ)
+            .await?;
+        let Some(last) = rows.last() else {
+            break;
+        };
+        after_id = last.id;
+        ctx.sync_rows(&rows);
+        for row in &rows {
+            if let Some(id) = ids.get_mut(row.url.as_str()) {
+                *id = Some(row.id);
+            }
+        }
+        if (rows.len() as i64) < super::ROWS_PER_READ {
+            break;
+        }
+    }
     let listings: Vec<(i64, i64, i64)> = listed
         .iter()
-        .filter_map(|l| Some((*ids.get(l.url.as_str())?, l.read_ms, l.lastmod_ms)))
+        .filter_map(|l| Some(((*ids.get(l.url.as_str())?)?, l.read_ms, l.lastmod_ms)))
         .collect();
     ctx.ledger.sitemap_listings(&listings);
     let reads_per_day = ctx.ledger.sitemaps_read(site.id, documents);

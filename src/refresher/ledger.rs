@@ -16,10 +16,9 @@ use crate::store::urls::{PlanUpdate, UrlRow};
 /// A request the scheduler handed out, in the store's terms.
 #[derive(Debug, Clone)]
 pub struct Due {
-    /// The URL's row id.
+    /// The URL's row id (its text and the rest of its row are read from the store by the check,
+    /// not kept in memory for every URL).
     pub url_id: i64,
-    /// The URL.
-    pub url: String,
     /// Page or feed.
     pub kind: UrlKind,
     /// Its site's row id.
@@ -34,8 +33,8 @@ pub struct Ledger {
 struct Inner {
     sched: Scheduler,
     url_keys: HashMap<i64, UrlKey>,
-    /// Row id and URL text of each key.
-    urls: Vec<(i64, String)>,
+    /// Row id of each key.
+    urls: Vec<i64>,
     host_keys: HashMap<i64, HostKey>,
     /// The scheduler's host of each politeness key: the store's `http://x` and `https://x`
     /// rows are one host for the frontier's gate, as for the pool.
@@ -174,7 +173,7 @@ impl Ledger {
             );
             inner.url_keys.insert(row.id, key);
             inner.last_added_ms = Some(now_ms);
-            inner.urls.push((row.id, row.url.clone()));
+            inner.urls.push(row.id);
         }
     }
 
@@ -184,10 +183,8 @@ impl Ledger {
         let Request {
             url, kind, site, ..
         } = inner.sched.poll_request(now_ms)?;
-        let (url_id, text) = inner.urls[url].clone();
         Some(Due {
-            url_id,
-            url: text,
+            url_id: inner.urls[url],
             kind,
             site_id: inner.site_ids[site],
         })
@@ -342,7 +339,7 @@ impl Ledger {
             .urls
             .iter()
             .enumerate()
-            .filter_map(|(key, (id, _))| {
+            .filter_map(|(key, id)| {
                 let (planned_per_day, due) = inner.sched.planned(key);
                 Some(PlanUpdate {
                     url_id: *id,

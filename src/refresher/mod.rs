@@ -120,6 +120,9 @@ pub struct RunSummary {
 
 /// Checks in flight at once (each on its own host: the scheduler hands a host one at a time).
 const MAX_IN_FLIGHT: usize = 64;
+/// URL rows read at once when the scheduler is filled from the store (at start, after a
+/// discovery): the rows of a million URLs would otherwise be held all at once beside it.
+pub(crate) const ROWS_PER_READ: i64 = 10_000;
 /// The longest the loop sleeps before looking again (clock time).
 const MAX_IDLE: Duration = Duration::from_secs(300);
 /// A one-pass run ends when what is left due cannot go within this long (clock time): it waits
@@ -223,15 +226,28 @@ async fn run_until_stopped(
     ctx.pool.restore(&store.load_politeness().await?);
     // The scheduler as the last run left it (a database from before folded evidence was kept
     // has it folded from its observations, once).
-    let mut rows = store.schedulable_urls().await?;
-    for row in rows
-        .iter_mut()
-        .filter(|r| r.stats.is_none() && r.checks > 0)
-    {
-        let stats = evidence::fold_history(&store, row.id, clock.now_ms()).await?;
-        row.stats = serde_json::to_string(&stats).ok();
+    let mut after_id = 0;
+    loop {
+        let mut rows = store
+            .schedulable_urls_after(after_id, ROWS_PER_READ)
+            .await?;
+        let Some(last) = rows.last() else {
+            break;
+        };
+        after_id = last.id;
+        let more = rows.len() as i64 == ROWS_PER_READ;
+        for row in rows
+            .iter_mut()
+            .filter(|r| r.stats.is_none() && r.checks > 0)
+        {
+            let stats = evidence::fold_history(&store, row.id, clock.now_ms()).await?;
+            row.stats = serde_json::to_string(&stats).ok();
+        }
+        ctx.sync_rows(&rows);
+        if !more {
+            break;
+        }
     }
-    ctx.sync_rows(&rows);
     for (host_id, json) in store.host_trust().await? {
         if let Ok(trust) = serde_json::from_str(&json) {
             ctx.ledger.set_trust(host_id, trust);

@@ -21,14 +21,14 @@ impl Scheduler {
         // made its copy stale.
         let mut entries = entries.to_vec();
         entries.sort_by_key(|&(_, at)| at);
-        let last_poll = self.urls[feed].feed.last_poll_ms;
+        let last_poll = self.urls[feed].feed().last_poll_ms;
         // A feed lists its last few entries: if it is as full as it has ever been and every entry
         // is newer than the last poll, some may have been dropped, and every page it covers may
         // have changed unseen.
-        let full = entries.len() >= self.urls[feed].feed.most_entries.max(2);
+        let full = entries.len() >= self.urls[feed].feed().most_entries.max(2);
         let overflowed =
             full && last_poll.is_some_and(|last| entries.iter().all(|&(_, at)| at > last));
-        let most = &mut self.urls[feed].feed.most_entries;
+        let most = &mut self.urls[feed].feed_mut().most_entries;
         *most = (*most).max(entries.len());
         let start = match last_poll {
             Some(_) if overflowed => entries.iter().map(|&(_, at)| at).min().unwrap_or(now_ms),
@@ -37,10 +37,10 @@ impl Scheduler {
         };
         // After an overflow nothing is known of the dropped entries: its pages go back to their
         // plan until the feed proves itself again, and the time it was blind is not exposure.
-        self.urls[feed].feed.overflowing = overflowed;
+        self.urls[feed].feed_mut().overflowing = overflowed;
         if overflowed {
-            self.urls[feed].feed.blind_until_ms = Some(start);
-            for page in self.urls[feed].feed.covers.clone() {
+            self.urls[feed].feed_mut().blind_until_ms = Some(start);
+            for page in self.urls[feed].feed().covers.clone() {
                 self.urls[page].feed_agreements = 0;
                 if !self.urls[page].in_flight {
                     self.schedule(page, now_ms);
@@ -53,7 +53,7 @@ impl Scheduler {
         // `feed_watched_since_last_check`), and the short span the entries cover is left out
         // rather than counted twice.
         if !overflowed {
-            for page in self.urls[feed].feed.covers.clone() {
+            for page in self.urls[feed].feed().covers.clone() {
                 self.urls[page].stats.add_exact(0.0, watched_days);
                 self.urls[page].evidence_until_ms = Some(now_ms);
             }
@@ -76,7 +76,7 @@ impl Scheduler {
                         .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
                     u.evidence_until_ms = Some(now_ms.max(from));
                     first_seen_from.insert(page, from);
-                    self.urls[feed].feed.covers.push(page);
+                    self.urls[feed].feed_mut().covers.push(page);
                 }
                 // A later change of a page first seen in this read counts if no check of it
                 // counted it already.
@@ -98,7 +98,7 @@ impl Scheduler {
         // more for this page; if not, it misses this page's changes.
         if !overflowed {
             let suspects: Vec<UrlKey> = self.urls[feed]
-                .feed
+                .feed()
                 .covers
                 .iter()
                 .copied()
@@ -123,7 +123,7 @@ impl Scheduler {
                 }
             }
         }
-        let f = &mut self.urls[feed].feed;
+        let f = self.urls[feed].feed_mut();
         f.last_poll_ms = Some(now_ms);
     }
 
@@ -138,7 +138,7 @@ impl Scheduler {
         else {
             return false;
         };
-        let feed = &self.urls[feed].feed;
+        let feed = self.urls[feed].feed();
         let blind_until = feed.blind_until_ms.unwrap_or(i64::MIN);
         last >= since && last >= blind_until && !feed.overflowing
     }
@@ -159,7 +159,7 @@ impl Scheduler {
         self.urls[page].feed_agreements = 0;
         self.urls[page].covered_since_ms = None;
         if let Some(feed) = self.urls[page].covered_by.take() {
-            self.urls[feed].feed.covers.retain(|&p| p != page);
+            self.urls[feed].feed_mut().covers.retain(|&p| p != page);
         }
     }
 
@@ -167,6 +167,6 @@ impl Scheduler {
     pub(super) fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
         let u = &self.urls[url];
         u.covered_by
-            .filter(|&feed| self.urls[feed].feed.worth && u.feed_agreements >= FEED_TRUST_CHECKS)
+            .filter(|&feed| self.urls[feed].feed().worth && u.feed_agreements >= FEED_TRUST_CHECKS)
     }
 }

@@ -282,7 +282,7 @@ impl Scheduler {
                 let (phi, worth) =
                     self.feed_polls(feed, &page_keys, &pages, &solved.0, &solved.1, host);
                 self.urls[feed].planned_per_day = phi;
-                self.urls[feed].feed.worth = worth;
+                self.urls[feed].feed_mut().worth = worth;
                 with_feeds.budget_per_day -= phi;
                 with_feeds.host_limits_per_day[host] -= phi;
             }
@@ -357,7 +357,7 @@ impl Scheduler {
             .min(FEED_HOST_SHARE * self.host_limit_per_day(host_key))
             .max(MIN_FEED_POLLS.min(self.host_limit_per_day(host_key)));
         let rarely = MIN_FEED_POLLS.min(cap);
-        let covers = &self.urls[feed].feed.covers;
+        let covers = &self.urls[feed].feed().covers;
         if covers.is_empty() {
             return (rarely, false);
         }
@@ -376,7 +376,7 @@ impl Scheduler {
         // cannot be read that often is read rarely (to go on learning what it lists), and no
         // page waits for it.
         let changes: f64 = covered.iter().map(|p| p.rate_per_day).sum();
-        let capacity = self.urls[feed].feed.most_entries.max(2) as f64;
+        let capacity = self.urls[feed].feed().most_entries.max(2) as f64;
         let no_overflow = changes / (0.5 * capacity);
         if no_overflow > cap {
             return (OVERFLOWING_FEED_POLLS.min(cap), false);

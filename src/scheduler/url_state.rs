@@ -40,6 +40,16 @@ pub struct FeedState {
     pub overflowing: bool,
 }
 
+/// The feed part of a URL that has none.
+static NO_FEED: FeedState = FeedState {
+    covers: Vec::new(),
+    last_poll_ms: None,
+    most_entries: 0,
+    worth: false,
+    blind_until_ms: None,
+    overflowing: false,
+};
+
 /// One URL.
 #[derive(Debug, Clone)]
 pub struct UrlState {
@@ -81,8 +91,9 @@ pub struct UrlState {
     /// The latest sitemap read, on a host whose `lastmod` is believed, that listed the page
     /// with a `lastmod` no newer than the copy.
     pub lastmod_quiet_until_ms: Option<i64>,
-    /// For a feed: what it covers.
-    pub feed: FeedState,
+    /// For a feed: what it covers (none for a page: most URLs are pages, and a page need not
+    /// carry an empty one). See [`UrlState::feed`].
+    feed: Option<Box<FeedState>>,
     /// Planned visits per day.
     pub planned_per_day: f64,
     /// Nutch's adaptive interval (the nutch policy only).
@@ -119,12 +130,23 @@ impl UrlState {
             feed_agreements: 0,
             change_to_confirm: None,
             lastmod_quiet_until_ms: None,
-            feed: FeedState::default(),
+            feed: (url.kind == UrlKind::Feed).then(Box::default),
             planned_per_day: budget_share_per_day.max(1e-6),
             nutch_interval_days: start,
             in_flight: false,
             retired: false,
         }
+    }
+
+    /// Its feed part (an empty one for a page).
+    pub fn feed(&self) -> &FeedState {
+        self.feed.as_deref().unwrap_or(&NO_FEED)
+    }
+
+    /// Its feed part, made if it had none (a feed's is made with it).
+    pub fn feed_mut(&mut self) -> &mut FeedState {
+        debug_assert_eq!(self.kind, UrlKind::Feed, "a page has no feed part");
+        self.feed.get_or_insert_with(Box::default)
     }
 
     /// Its planned interval in milliseconds (at most [`MAX_INTERVAL_MS`]).

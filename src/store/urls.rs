@@ -232,7 +232,8 @@ impl Store {
         .await
     }
 
-    /// All URLs of a site (for planning).
+    /// All URLs of a site at once (the refresher reads them a page at a time:
+    /// [`Store::urls_of_site_after`]).
     pub async fn urls_of_site(&self, site_id: i64) -> sqlx::Result<Vec<UrlRow>> {
         sqlx::query_as("SELECT * FROM urls WHERE site_id = ? ORDER BY id")
             .bind(site_id)
@@ -240,10 +241,44 @@ impl Store {
             .await
     }
 
-    /// Every page and feed of every site (the scheduler is rebuilt from these at start).
-    pub async fn schedulable_urls(&self) -> sqlx::Result<Vec<UrlRow>> {
-        sqlx::query_as("SELECT * FROM urls WHERE kind IN ('page', 'feed') ORDER BY id")
+    /// The pages and feeds of every site (the scheduler is rebuilt from these at start) with
+    /// ids after `after_id`, at most `limit` of them, by id: read a page at a time, so that a
+    /// start never holds every row at once beside the scheduler it fills.
+    pub async fn schedulable_urls_after(
+        &self,
+        after_id: i64,
+        limit: i64,
+    ) -> sqlx::Result<Vec<UrlRow>> {
+        sqlx::query_as(
+            "SELECT * FROM urls WHERE kind IN ('page', 'feed') AND id > ? ORDER BY id LIMIT ?",
+        )
+        .bind(after_id)
+        .bind(limit)
+        .fetch_all(self.reader())
+        .await
+    }
+
+    /// [`Store::urls_of_site`] a page at a time: the rows with ids after `after_id`, at most
+    /// `limit` of them, by id.
+    pub async fn urls_of_site_after(
+        &self,
+        site_id: i64,
+        after_id: i64,
+        limit: i64,
+    ) -> sqlx::Result<Vec<UrlRow>> {
+        sqlx::query_as("SELECT * FROM urls WHERE site_id = ? AND id > ? ORDER BY id LIMIT ?")
+            .bind(site_id)
+            .bind(after_id)
+            .bind(limit)
             .fetch_all(self.reader())
+            .await
+    }
+
+    /// One URL by its row id.
+    pub async fn url_row_by_id(&self, url_id: i64) -> sqlx::Result<Option<UrlRow>> {
+        sqlx::query_as("SELECT * FROM urls WHERE id = ?")
+            .bind(url_id)
+            .fetch_optional(self.reader())
             .await
     }
 
