@@ -21,7 +21,7 @@ use crate::fetch::Method;
 use crate::politeness::origin_of;
 use crate::store::errors::ErrorRecord;
 use crate::store::refusals::RefusalReason;
-use crate::store::urls::{Discovered, UrlRow};
+use crate::store::urls::{Discovered, UrlPages, UrlRow, UrlScope};
 
 use super::checks::fetch_and_record;
 use super::context::{Context, SiteState};
@@ -54,24 +54,13 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     // The row ids of the URLs the sitemaps listed (read a page of rows at a time).
     let mut ids: HashMap<&str, Option<i64>> =
         listed.iter().map(|l| (l.url.as_str(), None)).collect();
-    let mut after_id = 0;
-    loop {
-        let rows = ctx
-            .store
-            .urls_of_site_after(site.id, after_id, super::ROWS_PER_READ)
-            .await?;
-        let Some(last) = rows.last() else {
-            break;
-        };
-        after_id = last.id;
+    let mut pages = UrlPages::new(UrlScope::Site(site.id), super::ROWS_PER_READ);
+    while let Some(rows) = pages.next(&ctx.store).await? {
         ctx.sync_rows(&rows);
         for row in &rows {
             if let Some(id) = ids.get_mut(row.url.as_str()) {
                 *id = Some(row.id);
             }
-        }
-        if (rows.len() as i64) < super::ROWS_PER_READ {
-            break;
         }
     }
     let listings: Vec<(i64, i64, i64)> = listed

@@ -56,6 +56,7 @@ use crate::schedule;
 use crate::scheduler::{Fetched, PolicyKind, SchedulerConfig, Seen};
 use crate::store::Store;
 use crate::store::errors::ErrorRecord;
+use crate::store::urls::{UrlPages, UrlScope};
 use context::Context;
 pub use context::Counters;
 use ledger::Ledger;
@@ -226,16 +227,8 @@ async fn run_until_stopped(
     ctx.pool.restore(&store.load_politeness().await?);
     // The scheduler as the last run left it (a database from before folded evidence was kept
     // has it folded from its observations, once).
-    let mut after_id = 0;
-    loop {
-        let mut rows = store
-            .schedulable_urls_after(after_id, ROWS_PER_READ)
-            .await?;
-        let Some(last) = rows.last() else {
-            break;
-        };
-        after_id = last.id;
-        let more = rows.len() as i64 == ROWS_PER_READ;
+    let mut pages = UrlPages::new(UrlScope::Schedulable, ROWS_PER_READ);
+    while let Some(mut rows) = pages.next(&store).await? {
         for row in rows
             .iter_mut()
             .filter(|r| r.stats.is_none() && r.checks > 0)
@@ -244,9 +237,6 @@ async fn run_until_stopped(
             row.stats = serde_json::to_string(&stats).ok();
         }
         ctx.sync_rows(&rows);
-        if !more {
-            break;
-        }
     }
     for (host_id, json) in store.host_trust().await? {
         if let Ok(trust) = serde_json::from_str(&json) {

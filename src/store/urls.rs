@@ -232,44 +232,10 @@ impl Store {
         .await
     }
 
-    /// All URLs of a site at once (the refresher reads them a page at a time:
-    /// [`Store::urls_of_site_after`]).
+    /// All URLs of a site at once (the refresher reads them a page at a time: [`UrlPages`]).
     pub async fn urls_of_site(&self, site_id: i64) -> sqlx::Result<Vec<UrlRow>> {
         sqlx::query_as("SELECT * FROM urls WHERE site_id = ? ORDER BY id")
             .bind(site_id)
-            .fetch_all(self.reader())
-            .await
-    }
-
-    /// The pages and feeds of every site (the scheduler is rebuilt from these at start) with
-    /// ids after `after_id`, at most `limit` of them, by id: read a page at a time, so that a
-    /// start never holds every row at once beside the scheduler it fills.
-    pub async fn schedulable_urls_after(
-        &self,
-        after_id: i64,
-        limit: i64,
-    ) -> sqlx::Result<Vec<UrlRow>> {
-        sqlx::query_as(
-            "SELECT * FROM urls WHERE kind IN ('page', 'feed') AND id > ? ORDER BY id LIMIT ?",
-        )
-        .bind(after_id)
-        .bind(limit)
-        .fetch_all(self.reader())
-        .await
-    }
-
-    /// [`Store::urls_of_site`] a page at a time: the rows with ids after `after_id`, at most
-    /// `limit` of them, by id.
-    pub async fn urls_of_site_after(
-        &self,
-        site_id: i64,
-        after_id: i64,
-        limit: i64,
-    ) -> sqlx::Result<Vec<UrlRow>> {
-        sqlx::query_as("SELECT * FROM urls WHERE site_id = ? AND id > ? ORDER BY id LIMIT ?")
-            .bind(site_id)
-            .bind(after_id)
-            .bind(limit)
             .fetch_all(self.reader())
             .await
     }
@@ -347,4 +313,126 @@ pub struct PlanUpdate {
     /// span the row already has is kept when there is none now: judging a copy ignores a span
     /// from before it.
     pub watched: Option<(i64, i64)>,
+}
+
+/// Which URL rows a [`UrlPages`] reads.
+#[derive(Debug, Clone, Copy)]
+pub enum UrlScope {
+    /// The pages and feeds of every site (the scheduler is rebuilt from these at start).
+    Schedulable,
+    /// Every URL of one site (by row id).
+    Site(i64),
+}
+
+/// URL rows read a page at a time by id, so that filling the scheduler never holds every row
+/// at once beside it: `while let Some(rows) = pages.next(&store).await? { … }`.
+#[derive(Debug)]
+pub struct UrlPages {
+    scope: UrlScope,
+    per_page: i64,
+    after_id: i64,
+    done: bool,
+}
+
+impl UrlPages {
+    /// The rows of `scope`, `per_page` at a time.
+    pub fn new(scope: UrlScope, per_page: i64) -> Self {
+        Self {
+            scope,
+            per_page: per_page.max(1),
+            after_id: 0,
+            done: false,
+        }
+    }
+
+    /// The next page of rows (by id), or `None` once every row was read.
+    pub async fn next(&mut self, store: &Store) -> sqlx::Result<Option<Vec<UrlRow>>> {
+        if self.done {
+            return Ok(None);
+        }
+        let query = match self.scope {
+            UrlScope::Schedulable => sqlx::query_as(
+                "SELECT * FROM urls WHERE kind IN ('page', 'feed') AND id > ? ORDER BY id LIMIT ?",
+            ),
+            UrlScope::Site(site_id) => sqlx::query_as(
+                "SELECT * FROM urls WHERE site_id = ? AND id > ? ORDER BY id LIMIT ?",
+            )
+            .bind(site_id),
+        };
+        let rows: Vec<UrlRow> = query
+            .bind(self.after_id)
+            .bind(self.per_page)
+            .fetch_all(store.reader())
+            .await?;
+        self.done = (rows.len() as i64) < self.per_page;
+        match rows.last() {
+            Some(last) => {
+                self.after_id = last.id;
+                Ok(Some(rows))
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sites::SiteRecord;
+    use crate::store::test_support::temp_store;
+
+    /// Ids of every row `scope` reads, `per_page` at a time, and the pages' sizes.
+    async fn read_all(store: &Store, scope: UrlScope, per_page: i64) -> (Vec<i64>, Vec<usize>) {
+        let mut pages = UrlPages::new(scope, per_page);
+        let (mut ids, mut sizes) = (Vec::new(), Vec::new());
+        while let Some(rows) = pages.next(store).await.unwrap() {
+            sizes.push(rows.len());
+            ids.extend(rows.iter().map(|r| r.id));
+        }
+        (ids, sizes)
+    }
+
+    #[tokio::test]
+    async fn pages_read_every_row_of_their_scope_once_in_id_order() {
+        let (store, _dir) = temp_store().await;
+        let mut sites = Vec::new();
+        for name in ["a", "b"] {
+            let site = SiteRecord {
+                name,
+                weight: 1.0,
+                requests_per_day: 100.0,
+                source_file: None,
+            };
+            sites.push(store.upsert_site(&site, 0).await.unwrap());
+        }
+        let host_id = store.host_id("http://a.test:80").await.unwrap();
+        // Sites a and b take turns; every third URL of a is a sitemap.
+        let found: Vec<Discovered> = (0..7)
+            .map(|i| Discovered {
+                url: format!("http://a.test/{i}"),
+                site_id: sites[i % 2],
+                host_id,
+                kind: if i % 6 == 0 { "sitemap" } else { "page" },
+                discovered_from: None,
+                lastmod_ms: None,
+                changefreq: None,
+                priority: None,
+            })
+            .collect();
+        let ids = store.upsert_discovered(&found, 1_000).await.unwrap();
+        let of = |keep: &dyn Fn(usize) -> bool| -> Vec<i64> {
+            (0..7).filter(|&i| keep(i)).map(|i| ids[i]).collect()
+        };
+        let (site_a, sizes) = read_all(&store, UrlScope::Site(sites[0]), 2).await;
+        assert_eq!(site_a, of(&|i| i % 2 == 0));
+        assert_eq!(
+            sizes,
+            [2, 2],
+            "a full last page is followed by an empty read, not a page"
+        );
+        let (schedulable, sizes) = read_all(&store, UrlScope::Schedulable, 4).await;
+        assert_eq!(schedulable, of(&|i| i % 6 != 0));
+        assert_eq!(sizes, [4, 1]);
+        store.close().await;
+    }
 }
