@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use url::{Position, Url};
 
 use super::gzip::CAP_MESSAGE;
+use super::plain_loc::plain_path;
 use super::{
     ChangeFreq, ChildSitemap, MAX_ERRORS, SitemapContext, SitemapDoc, SitemapError, SitemapKind,
     SitemapUrl,
@@ -202,6 +203,22 @@ impl<'a> Collector<'a> {
         // The protocol wants absolute URLs; feeds may use relative links.
         let base =
             matches!(self.doc.kind, SitemapKind::Rss | SitemapKind::Atom).then_some(&self.ctx.url);
+        // Nearly every `<loc>`: the sitemap's own scheme and host, then a path the url crate
+        // would not change.
+        if let Some(path) = self
+            .home_prefix
+            .and_then(|prefix| raw.strip_prefix(prefix))
+            .and_then(plain_path)
+        {
+            debug_assert_eq!(
+                Url::options().base_url(base).parse(raw).map(String::from),
+                Ok(raw.to_string())
+            );
+            let host = self.ctx.url.host_str().unwrap_or_default();
+            return self
+                .admits(raw, host, path, true, directory_rule)
+                .then(|| raw.to_string());
+        }
         let (url, on_home) = match self.parse_loc(raw, base) {
             Ok(parsed) => parsed,
             Err(e) => {
@@ -219,7 +236,24 @@ impl<'a> Collector<'a> {
             });
             return None;
         }
+        // A URL read under the sitemap's own scheme, host and port is on its host.
+        let on_home = on_home || crate::discover::same_host(&url, &self.ctx.url);
         let host = url.host_str().unwrap_or_default();
+        self.admits(url.as_str(), host, url.path(), on_home, directory_rule)
+            .then(|| url.into())
+    }
+
+    /// Whether the URL `loc` (on `host`, with `path`; `on_home` when that is the sitemap's own
+    /// host and port) may be listed by this sitemap: the host and directory rules of the module
+    /// docs. A refusal is recorded.
+    fn admits(
+        &mut self,
+        loc: &str,
+        host: &str,
+        path: &str,
+        on_home: bool,
+        directory_rule: bool,
+    ) -> bool {
         let ctx = self.ctx;
         if !ctx.home_known
             || ctx
@@ -227,24 +261,22 @@ impl<'a> Collector<'a> {
                 .iter()
                 .any(|h| h.eq_ignore_ascii_case(host))
         {
-            return Some(url.into());
+            return true;
         }
-        // A URL read under the sitemap's own scheme, host and port is on its host.
-        if !on_home && !crate::discover::same_host(&url, &ctx.url) {
-            self.error(SitemapError::ForeignHost { loc: url.into() });
-            return None;
+        if !on_home {
+            self.error(SitemapError::ForeignHost {
+                loc: loc.to_string(),
+            });
+            return false;
         }
-        if directory_rule && ctx.restrict_to_directory {
-            let dir = self.home_dir;
-            if !url.path().starts_with(dir) {
-                self.error(SitemapError::OutsideDirectory {
-                    loc: url.into(),
-                    dir: dir.to_string(),
-                });
-                return None;
-            }
+        if directory_rule && ctx.restrict_to_directory && !path.starts_with(self.home_dir) {
+            self.error(SitemapError::OutsideDirectory {
+                loc: loc.to_string(),
+                dir: self.home_dir.to_string(),
+            });
+            return false;
         }
-        Some(url.into())
+        true
     }
 
     /// Parses a URL as `Url::options().base_url(base).parse(raw)` does. A URL that starts with the

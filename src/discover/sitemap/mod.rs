@@ -26,6 +26,7 @@ mod entry;
 mod gzip;
 mod model;
 mod names;
+mod plain_loc;
 mod walk;
 mod xml;
 
