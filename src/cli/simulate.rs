@@ -135,6 +135,29 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         );
     }
     crate::outln!(
+        "{:<14} {:>14} {:>14} {:>10} {:>12} {:>12}",
+        "staleness",
+        "est. age (d)",
+        "true age (d)",
+        "est/true",
+        "mean p_stale",
+        "stale share"
+    );
+    for (name, _) in POLICIES {
+        let Some(s) = report.policies.get(name).map(|r| r.staleness) else {
+            continue;
+        };
+        crate::outln!(
+            "{:<14} {:>14.4} {:>14.4} {:>10.3} {:>12.4} {:>12.4}",
+            name,
+            s.estimated_mean_age_days,
+            s.true_mean_age_days,
+            s.estimated_mean_age_days / s.true_mean_age_days,
+            s.mean_p_stale,
+            s.true_stale_share
+        );
+    }
+    crate::outln!(
         "budget in the measured window: {:.0} requests; every policy is the same scheduler \
          (only the network is simulated); ran in {:.1}s",
         report.budget_requests,

@@ -35,7 +35,7 @@ pub mod trust;
 pub use population::Population;
 pub use posterior::Posterior;
 pub use prior::{Prior, pool};
-pub use staleness::{CopyKnowledge, Staleness};
+pub use staleness::{CopyKnowledge, RateBelief, Staleness};
 pub use trust::{ValidatorCheck, ValidatorTrust};
 
 /// One check of a URL, as the estimator needs it.
@@ -220,13 +220,21 @@ impl RateEstimate {
         }
     }
 
-    /// The estimate with its stored Gamma replaced by the one that keeps the posterior's mean and
-    /// its probability of a change within `horizon_days` (the page's revisit interval): what the
-    /// reports ask of the stored Gamma is P(stale) and expected age a fraction of an interval or
-    /// a few intervals after a check, and a heavy-tailed posterior (every check saw a change)
-    /// matched by its variance instead would claim far more staleness than it believes.
+    /// The estimate with its stored Gamma replaced by the one with the posterior's probability
+    /// of a change within `horizon_days` (the page's revisit interval) and its expected age
+    /// then: what the reports ask of the stored Gamma is P(stale) and expected age up to about
+    /// an interval after a check, and the expected age is the integral of P(stale) over that
+    /// time, so both hold at the horizon and stay close before it ([`gamma_matching_age`]).
+    /// Matching the mean instead of the age made the Gamma overstate the age: in the
+    /// simulator's `--hosts 200 --budget 0.2 --pages 5000 --days 60` world its sampled mean
+    /// expected age was 1.106 times the truth, the exact posterior's 1.023 and this one's 1.021.
+    /// When no such Gamma exists, the one with the
+    /// posterior's mean and P(stale) ([`gamma_matching`]), else the moment-matched one.
     pub fn matching_staleness(mut self, post: &Posterior, horizon_days: f64) -> Self {
-        if let Some(gamma) = gamma_matching(post.mean(), post.p_stale(horizon_days), horizon_days) {
+        let p = post.p_stale(horizon_days);
+        let gamma = gamma_matching_age(p, post.expected_age_days(horizon_days), horizon_days)
+            .or_else(|| gamma_matching(post.mean(), p, horizon_days));
+        if let Some(gamma) = gamma {
             self.shape = gamma.shape;
             self.rate = gamma.rate;
         }
@@ -330,6 +338,41 @@ pub fn gamma_matching(mean: f64, p: f64, t: f64) -> Option<Prior> {
         shape: mean * b,
         rate: b,
     })
+}
+
+/// The Gamma whose probability of at least one change in `t` days is `p` and whose expected age
+/// after `t` days is `age`. For a rate `b` the shape that gives `p` is
+/// `a = -ln(1 - p) / ln(1 + t/b)`; along that curve the age runs from the certain rate's
+/// `t - p / λ₀` with `λ₀ = -ln(1 - p) / t` (b → ∞) up to `p t` (b → 0, all the staleness at
+/// once), decreasing in `b`, and every belief with that `p` has its age in between (Jensen:
+/// `E[x^{s/t}] ≤ E[x]^{s/t}` for `x = e^{-λt}`), so the root is found by bisection in `ln b`.
+/// `None` when the inputs give no root.
+pub fn gamma_matching_age(p: f64, age: f64, t: f64) -> Option<Prior> {
+    if !(t > 0.0 && t.is_finite() && p > 0.0 && p < 1.0 && age > 0.0 && age < p * t) {
+        return None;
+    }
+    let log_fresh = -(-p).ln_1p();
+    let gamma_at = |b: f64| Prior {
+        shape: log_fresh / (t / b).ln_1p(),
+        rate: b,
+    };
+    let (mut lo, mut hi) = (1e-12_f64 * t, 1e12_f64 * t);
+    if gamma_at(hi).expected_age_days(t) > age || gamma_at(lo).expected_age_days(t) < age {
+        return None;
+    }
+    for _ in 0..200 {
+        let mid = (lo * hi).sqrt();
+        if gamma_at(mid).expected_age_days(t) > age {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi <= lo * (1.0 + 1e-10) {
+            break;
+        }
+    }
+    let gamma = gamma_at((lo * hi).sqrt());
+    (gamma.shape.is_finite() && gamma.shape > 0.0).then_some(gamma)
 }
 
 /// The posterior as the Gamma with its mean and variance, without its credible interval (for

@@ -14,7 +14,34 @@
 
 use crate::clock::MS_PER_DAY;
 
-use super::Prior;
+use super::{Posterior, Prior};
+
+/// A belief about a page's rate that can say how stale a copy gets: the exact posterior (the
+/// scheduler's own samples) or the Gamma stored for reports.
+pub trait RateBelief {
+    /// Probability of at least one change within `since_days`.
+    fn p_stale(&self, since_days: f64) -> f64;
+    /// Expected age after `since_days` unseen.
+    fn expected_age_days(&self, since_days: f64) -> f64;
+}
+
+impl RateBelief for Prior {
+    fn p_stale(&self, since_days: f64) -> f64 {
+        Prior::p_stale(self, since_days)
+    }
+    fn expected_age_days(&self, since_days: f64) -> f64 {
+        Prior::expected_age_days(self, since_days)
+    }
+}
+
+impl RateBelief for Posterior {
+    fn p_stale(&self, since_days: f64) -> f64 {
+        Posterior::p_stale(self, since_days)
+    }
+    fn expected_age_days(&self, since_days: f64) -> f64 {
+        Posterior::expected_age_days(self, since_days)
+    }
+}
 
 /// What is known of one copy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +81,7 @@ impl CopyKnowledge {
     /// `p = 1 - E[e^{-λ(g1 + g2)}]`, and its expected age is `w · P(change in g1) + A(g1 + g2)`
     /// (a change before the span ages through it; otherwise the copy ages as if the span were
     /// cut out), `A(t) = E[t - (1 - e^{-λt})/λ]` ([`Prior::expected_age_days`]).
-    pub fn staleness(&self, belief: &Prior, now_ms: i64) -> Staleness {
+    pub fn staleness(&self, belief: &impl RateBelief, now_ms: i64) -> Staleness {
         if let Some(known) = self.known_change_ms.filter(|&k| k > self.taken_ms) {
             return Staleness {
                 expected_age_days: (now_ms - known).max(0) as f64 / MS_PER_DAY,

@@ -436,3 +436,45 @@ fn a_matched_gamma_keeps_the_mean_and_the_staleness_at_the_horizon() {
     assert!(gamma_matching(1.0, 0.99, 1.0).is_none());
     assert!(gamma_matching(1.0, 0.5, 1.0).is_some());
 }
+
+#[test]
+fn a_gamma_matched_on_age_keeps_the_staleness_and_the_age_at_the_horizon() {
+    use super::{Posterior, RateEstimate, Stats, gamma_matching_age};
+    // A heavy-tailed posterior (every hourly check saw a change), one from a pooled prior with
+    // a few quiet checks, and one with exact events.
+    let mut heavy = Stats::default();
+    heavy.add_changed(1.0 / 24.0, 30.0);
+    let mut quiet = Stats::default();
+    quiet.add_check(2.0, Some(false), None);
+    quiet.add_check(2.0, Some(true), None);
+    let exact = Stats {
+        events: 12.0,
+        exposure_days: 30.0,
+        ..Stats::default()
+    };
+    let prior = Prior {
+        shape: 0.3,
+        rate: 1.5,
+    };
+    for stats in [heavy, quiet, exact] {
+        let post = Posterior::new(&stats, &prior);
+        for t in [0.01, 0.1, 1.0, 5.0] {
+            let (p, age) = (post.p_stale(t), post.expected_age_days(t));
+            let g = gamma_matching_age(p, age, t).expect("a root");
+            assert!((g.p_stale(t) - p).abs() < 1e-6, "{t}: {g:?}");
+            assert!(
+                (g.expected_age_days(t) / age - 1.0).abs() < 1e-6,
+                "{t}: {g:?}"
+            );
+            // What is stored for the reports.
+            let stored = RateEstimate::from_posterior(&post)
+                .matching_staleness(&post, t)
+                .gamma();
+            assert_eq!(stored, g);
+        }
+    }
+    // Out of reach: an age below the certain rate's or above `p t`.
+    assert!(gamma_matching_age(0.5, 0.01, 1.0).is_none());
+    assert!(gamma_matching_age(0.5, 0.5, 1.0).is_none());
+    assert!(gamma_matching_age(0.5, 0.4, 1.0).is_some());
+}

@@ -7,7 +7,7 @@
 //! feed caught missing a change covers the page no more. The staleness of a copy is then judged
 //! by [`CopyKnowledge::staleness`] under the page's posterior.
 
-use crate::estimate::{CopyKnowledge, Prior, RateEstimate};
+use crate::estimate::{CopyKnowledge, RateEstimate};
 
 use super::{Scheduler, SiteKey, UrlKey, UrlKind};
 
@@ -87,8 +87,8 @@ impl Scheduler {
             let Some(copy) = self.copy_knowledge(key) else {
                 continue;
             };
-            let belief: Prior = self.estimate(key).gamma();
-            let staleness = copy.staleness(&belief, now_ms);
+            // Judged under the exact posterior, not the Gamma stored for the reports.
+            let staleness = copy.staleness(&self.full_posterior(key), now_ms);
             let f = &mut by_site[u.site];
             f.copies += 1;
             f.known_stale += usize::from(staleness.known_stale);

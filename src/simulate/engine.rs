@@ -26,6 +26,62 @@ pub struct PolicyResult {
     pub fetches: u64,
     /// Every request in the measured window: page fetches and feed polls.
     pub requests: u64,
+    /// How well the scheduler knew its copies' staleness, sampled over the measured window.
+    pub staleness: SampledStaleness,
+}
+
+/// The scheduler's own estimate of its copies' staleness ([`Scheduler::freshness`], what the
+/// refresher records as `freshness_samples`) against the world's truth at the same instants:
+/// [`SAMPLES_PER_DAY`] a day over the measured window, every page weighing the same.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct SampledStaleness {
+    /// Instants sampled.
+    pub samples: u64,
+    /// Mean over the samples of the scheduler's mean expected age of its copies, days.
+    pub estimated_mean_age_days: f64,
+    /// Mean over the same samples of the copies' true age, days.
+    pub true_mean_age_days: f64,
+    /// Mean over the samples of the scheduler's mean probability that a copy is stale.
+    pub mean_p_stale: f64,
+    /// Mean over the samples of the share of copies truly stale.
+    pub true_stale_share: f64,
+}
+
+/// How often the staleness is sampled in the measured window.
+pub const SAMPLES_PER_DAY: f64 = 0.25;
+
+impl SampledStaleness {
+    /// Adds the instant `now`: the scheduler's estimate and the truth of `copies` in `world`.
+    fn sample(&mut self, sched: &Scheduler, copies: &Copies, world: &World, now: i64) {
+        let Some((_, estimate)) = sched.freshness(now).into_iter().next() else {
+            return;
+        };
+        let t = days(now);
+        let (mut stale, mut age) = (0usize, 0.0);
+        for (page, p) in world.pages.iter().enumerate() {
+            let next_change = p.next_change_after(copies.taken[page]);
+            if next_change <= t {
+                stale += 1;
+                age += t - next_change;
+            }
+        }
+        let n = world.pages.len().max(1) as f64;
+        self.samples += 1;
+        self.estimated_mean_age_days += estimate.mean_expected_age_days;
+        self.mean_p_stale += estimate.mean_p_stale;
+        self.true_mean_age_days += age / n;
+        self.true_stale_share += stale as f64 / n;
+    }
+
+    /// The sums made means.
+    fn finish(mut self) -> Self {
+        let n = self.samples.max(1) as f64;
+        self.estimated_mean_age_days /= n;
+        self.true_mean_age_days /= n;
+        self.mean_p_stale /= n;
+        self.true_stale_share /= n;
+        self
+    }
 }
 
 /// Exact age and freshness integrals of one page's copy taken at `copy` and held until `t`,
@@ -139,6 +195,9 @@ pub fn run(world: &World, policy: PolicyKind, warmup: f64) -> PolicyResult {
     let (mut age_sum, mut fresh_sum) = (0.0, 0.0);
     let (mut fetches, mut requests) = (0u64, 0u64);
     let mut now = 0i64;
+    let mut staleness = SampledStaleness::default();
+    let sample_every = ms(1.0 / SAMPLES_PER_DAY).max(1);
+    let mut next_sample = ms(warmup);
     while now < end {
         while let Some(request) = sched.poll_request(now) {
             let t = days(now);
@@ -193,8 +252,14 @@ pub fn run(world: &World, policy: PolicyKind, warmup: f64) -> PolicyResult {
                 }
             }
         }
-        match sched.poll_timeout() {
-            Some(wake) => now = wake.max(now + 1),
+        let wake = sched.poll_timeout().map(|wake| wake.max(now + 1));
+        // Nothing happens before the wake: the state now is the state at every instant until it.
+        while next_sample < wake.unwrap_or(end).min(end) {
+            staleness.sample(&sched, &copies, world, next_sample.max(now));
+            next_sample += sample_every;
+        }
+        match wake {
+            Some(wake) => now = wake,
             None => break,
         }
     }
@@ -211,6 +276,7 @@ pub fn run(world: &World, policy: PolicyKind, warmup: f64) -> PolicyResult {
         freshness: fresh_sum / page_days,
         fetches,
         requests,
+        staleness: staleness.finish(),
     }
 }
 
