@@ -175,7 +175,8 @@ pub struct RateEstimate {
     /// Upper end of the 90% credible interval (the posterior's exact 95% quantile).
     pub high: f64,
     /// Shape of the Gamma with the posterior's mean and variance (the posterior itself when it
-    /// is a Gamma): what is stored and pooled.
+    /// is a Gamma), or after [`RateEstimate::matching_staleness`] the one with its staleness and
+    /// expected age at the revisit interval (what is stored for the reports).
     pub shape: f64,
     /// Rate (days) of that Gamma.
     pub rate: f64,
@@ -342,24 +343,26 @@ pub fn gamma_matching(mean: f64, p: f64, t: f64) -> Option<Prior> {
 
 /// The Gamma whose probability of at least one change in `t` days is `p` and whose expected age
 /// after `t` days is `age`. For a rate `b` the shape that gives `p` is
-/// `a = -ln(1 - p) / ln(1 + t/b)`; along that curve the age runs from the certain rate's
-/// `t - p / λ₀` with `λ₀ = -ln(1 - p) / t` (b → ∞) up to `p t` (b → 0, all the staleness at
-/// once), decreasing in `b`, and every belief with that `p` has its age in between (Jensen:
+/// `a = -ln(1 - p) / ln(1 + t/b)`; along that curve the age falls as `b` grows, from `p t`
+/// (b → 0, all the staleness at once) to the certain rate's `t - p / λ₀` with
+/// `λ₀ = -ln(1 - p) / t` (b → ∞), and every belief with that `p` has its age in between (Jensen:
 /// `E[x^{s/t}] ≤ E[x]^{s/t}` for `x = e^{-λt}`), so the root is found by bisection in `ln b`.
-/// `None` when the inputs give no root.
+/// The age nears `p t` only logarithmically as `b` shrinks: an age within a few percent of it
+/// (a posterior with a fast mode and a near-zero one) gets the Gamma at the end of the bracket,
+/// the nearest there is. `None` when no belief has that `p` and age.
 pub fn gamma_matching_age(p: f64, age: f64, t: f64) -> Option<Prior> {
-    if !(t > 0.0 && t.is_finite() && p > 0.0 && p < 1.0 && age > 0.0 && age < p * t) {
+    if !(t > 0.0 && t.is_finite() && p > 0.0 && p < 1.0 && age < p * t) {
         return None;
     }
     let log_fresh = -(-p).ln_1p();
+    if age <= t - p * t / log_fresh {
+        return None;
+    }
     let gamma_at = |b: f64| Prior {
         shape: log_fresh / (t / b).ln_1p(),
         rate: b,
     };
     let (mut lo, mut hi) = (1e-12_f64 * t, 1e12_f64 * t);
-    if gamma_at(hi).expected_age_days(t) > age || gamma_at(lo).expected_age_days(t) < age {
-        return None;
-    }
     for _ in 0..200 {
         let mid = (lo * hi).sqrt();
         if gamma_at(mid).expected_age_days(t) > age {

@@ -473,8 +473,12 @@ fn a_gamma_matched_on_age_keeps_the_staleness_and_the_age_at_the_horizon() {
             assert_eq!(stored, g);
         }
     }
-    // Out of reach: an age below the certain rate's or above `p t`.
+    // No belief has an age below the certain rate's or at least `p t`; just below `p t` the
+    // nearest Gamma there is.
     assert!(gamma_matching_age(0.5, 0.01, 1.0).is_none());
     assert!(gamma_matching_age(0.5, 0.5, 1.0).is_none());
     assert!(gamma_matching_age(0.5, 0.4, 1.0).is_some());
+    let near_top = gamma_matching_age(0.5, 0.4999, 1.0).expect("the nearest Gamma");
+    assert!((near_top.p_stale(1.0) - 0.5).abs() < 1e-9);
+    assert!(near_top.expected_age_days(1.0) > 0.47, "{near_top:?}");
 }

@@ -69,7 +69,7 @@ impl Scheduler {
     }
 
     /// The posterior on a URL's rate, summarised: mean, exact 90% interval, and the Gamma with
-    /// the same mean and the same P(stale) over the URL's planned interval (what is stored).
+    /// the same P(stale) and expected age at the URL's planned interval (what is stored).
     pub fn estimate(&self, url: UrlKey) -> RateEstimate {
         let u = &self.urls[url];
         let post = self.full_posterior(url);
