@@ -135,7 +135,15 @@ async fn the_report_of_a_demo_renders_in_a_real_browser_with_every_plot_drawn() 
     // the truth recorded at the same instants.
     let db = dir.join("demo.db");
     let db_arg = db.to_str().unwrap();
-    freshet(&["demo", "--duration", "6", "--db", db_arg]);
+    let report: serde_json::Value = serde_json::from_str(&freshet(&[
+        "demo",
+        "--duration",
+        "6",
+        "--json",
+        "--db",
+        db_arg,
+    ]))
+    .expect("demo --json prints one JSON object");
     let store = Store::open(&db).await.unwrap();
     let estimated: Vec<i64> = store
         .freshness_samples(i64::MIN, i64::MAX)
@@ -147,6 +155,27 @@ async fn the_report_of_a_demo_renders_in_a_real_browser_with_every_plot_drawn() 
     let truth = store.true_freshness_samples().await.unwrap();
     assert!(estimated.len() >= 20, "{} samples", estimated.len());
     assert_eq!(truth.iter().map(|s| s.at_ms).collect::<Vec<_>>(), estimated);
+    // The calibration over the window is the time average of those samples in the window.
+    let (from, to) = (report["from_ms"].as_i64(), report["to_ms"].as_i64());
+    let (from, to) = (from.expect("from_ms"), to.expect("to_ms"));
+    let shares: Vec<f64> = truth
+        .iter()
+        .filter(|s| (from..=to).contains(&s.at_ms))
+        .map(|s| s.share_stale)
+        .collect();
+    let calibration = &report["calibration"];
+    let sampled_share = calibration["sampled_true_stale_share"].as_f64();
+    let mean_share = shares.iter().sum::<f64>() / shares.len() as f64;
+    assert!(
+        !shares.is_empty() && sampled_share.is_some_and(|s| (s - mean_share).abs() < 1e-9),
+        "{calibration} against {mean_share} over {} samples",
+        shares.len()
+    );
+    let sampled_p = calibration["sampled_mean_p_stale"].as_f64();
+    assert!(
+        sampled_p.is_some_and(|p| (0.0..=1.0).contains(&p)),
+        "{calibration}"
+    );
     let pages = freshet::demo::world::World::generate(&Default::default())
         .pages
         .len() as i64;

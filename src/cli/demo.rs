@@ -107,7 +107,15 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     outcome.compare_learned(&result.world, &view.learned);
     outcome.calibrate(&result.world, &result.log, &view.beliefs);
     outcome.noise_pages.set_learnt(&view.noise);
-    record_true_freshness(&result.world, &result.log, &result.db_path).await?;
+    let truth = record_true_freshness(&result.world, &result.log, &result.db_path).await?;
+    if let Some(c) = outcome.calibration.as_mut() {
+        c.sampled_mean_p_stale = view.sampled_mean_p_stale;
+        let in_window = truth
+            .iter()
+            .filter(|t| (outcome.from_ms..=outcome.to_ms).contains(&t.at_ms));
+        let (n, sum) = in_window.fold((0usize, 0.0), |(n, sum), t| (n + 1, sum + t.share_stale));
+        c.sampled_true_stale_share = (n > 0).then(|| sum / n as f64);
+    }
     if args.json {
         let mut report = serde_json::to_value(&outcome)?;
         report["run"] = serde_json::json!({
@@ -160,6 +168,8 @@ struct FreshetView {
     /// The mean age it expected its copies to have over the judged window: the time average of
     /// the freshness it sampled while running (each sample judged what it knew then).
     estimated_mean_age_days: Option<f64>,
+    /// The time average over the same samples of its mean P(stale).
+    sampled_mean_p_stale: Option<f64>,
     /// Its learned rate per page URL.
     learned: Vec<(String, f64)>,
     /// What it believes about each page URL it checked and holds a posterior for, by URL.
@@ -168,13 +178,16 @@ struct FreshetView {
     noise: LearntRates,
 }
 
-/// The time average over `samples` (taken at a steady pace) of the weighted mean expected age of
+/// The time average over `samples` (taken at a steady pace) of the weighted mean of `figure` over
 /// every site's copies at each sampled instant.
-fn mean_sampled_age_days(samples: &[FreshnessSample]) -> Option<f64> {
+fn mean_sampled(
+    samples: &[FreshnessSample],
+    figure: impl Fn(&FreshnessSample) -> f64,
+) -> Option<f64> {
     let mut at_instant: BTreeMap<i64, (f64, f64)> = BTreeMap::new();
     for s in samples {
-        let (age, weight) = at_instant.entry(s.at_ms).or_default();
-        *age += s.weight * s.mean_expected_age_days;
+        let (sum, weight) = at_instant.entry(s.at_ms).or_default();
+        *sum += s.weight * figure(s);
         *weight += s.weight;
     }
     let means: Vec<f64> = at_instant
@@ -204,7 +217,8 @@ async fn freshet_view(
             learned.push((row.url.clone(), rate));
         }
     }
-    let estimated = mean_sampled_age_days(&samples);
+    let estimated = mean_sampled(&samples, |s| s.mean_expected_age_days);
+    let sampled_mean_p_stale = mean_sampled(&samples, |s| s.mean_p_stale);
     let beliefs = belief_rows
         .into_iter()
         .filter_map(|row| {
@@ -222,6 +236,7 @@ async fn freshet_view(
         .collect();
     Ok(FreshetView {
         estimated_mean_age_days: estimated,
+        sampled_mean_p_stale,
         learned,
         beliefs,
         noise,
@@ -231,12 +246,12 @@ async fn freshet_view(
 /// Records, at every instant the refresher sampled its estimated freshness, the true freshness of
 /// the demo site's copies (`true_freshness_samples`), for `freshet report html` to plot beside the
 /// estimate: the world knows every change and the server's log every fetch that synchronised a
-/// copy ([`RequestRecord::synced_page`], a mirror URL refreshing its page too).
+/// copy ([`RequestRecord::synced_page`], a mirror URL refreshing its page too). Returns them.
 async fn record_true_freshness(
     world: &World,
     log: &[RequestRecord],
     db: &Path,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<TrueFreshnessSample>> {
     let mut syncs: Vec<Vec<i64>> = vec![Vec::new(); world.pages.len()];
     for record in log {
         if let Some(page) = world
@@ -252,7 +267,7 @@ async fn record_true_freshness(
     let store = Store::open_existing(db).await?;
     let result = async {
         let Some(site_id) = store.site_id(SITE_NAME).await? else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let mut instants: Vec<i64> = store
             .freshness_samples(i64::MIN, i64::MAX)
@@ -282,7 +297,7 @@ async fn record_true_freshness(
             })
             .collect();
         store.add_true_freshness_samples(&samples).await?;
-        anyhow::Ok(())
+        anyhow::Ok(samples)
     }
     .await;
     store.close().await;

@@ -78,6 +78,14 @@ pub struct Calibration {
     pub true_mean_age_days: f64,
     /// freshet's mean expected age of the same copies at the end, days.
     pub expected_mean_age_days: f64,
+    /// The same judgement over the whole window instead of at its end: the time average, over
+    /// the instants the refresher sampled its freshness in the window, of its mean P(stale)
+    /// (`freshness_samples`). One instant's share moves a lot with what happened just before it;
+    /// the average over a few hundred does not.
+    pub sampled_mean_p_stale: Option<f64>,
+    /// The time average over the same instants of the true share of stale copies
+    /// (`true_freshness_samples`).
+    pub sampled_true_stale_share: Option<f64>,
 }
 
 /// Judges `beliefs` at `end_ms` against `world` and the server's `log`; URLs that are not pages
@@ -136,6 +144,8 @@ pub fn calibrate(
         interval_coverage_90: covered as f64 / n,
         true_mean_age_days: true_age / n,
         expected_mean_age_days: expected_age / n,
+        sampled_mean_p_stale: None,
+        sampled_true_stale_share: None,
     })
 }
 

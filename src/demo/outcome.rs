@@ -404,6 +404,16 @@ impl DemoOutcome {
                     c.true_mean_age_days,
                     c.expected_mean_age_days
                 );
+                if let (Some(p), Some(share)) = (c.sampled_mean_p_stale, c.sampled_true_stale_share)
+                {
+                    let _ = writeln!(
+                        out,
+                        "  over the window (time average of the freshness samples): {:.1}% \
+                         stale, freshet's mean P(stale) {:.1}%",
+                        share * 100.0,
+                        p * 100.0
+                    );
+                }
             }
             None => out.push_str("  calibration: not available\n"),
         }
