@@ -229,8 +229,8 @@ impl RateEstimate {
     /// Matching the mean instead of the age made the Gamma overstate the age: in the
     /// simulator's `--hosts 200 --budget 0.2 --pages 5000 --days 60` world its sampled mean
     /// expected age was 1.106 times the truth, the exact posterior's 1.023 and this one's 1.021.
-    /// When no such Gamma exists, the one with the
-    /// posterior's mean and P(stale) ([`gamma_matching`]), else the moment-matched one.
+    /// When no such Gamma exists, the one with the posterior's mean and P(stale)
+    /// ([`gamma_matching`]), else the moment-matched one.
     pub fn matching_staleness(mut self, post: &Posterior, horizon_days: f64) -> Self {
         let p = post.p_stale(horizon_days);
         let gamma = gamma_matching_age(p, post.expected_age_days(horizon_days), horizon_days)
