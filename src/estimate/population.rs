@@ -43,6 +43,14 @@ const FLOOR_SPREAD_U: f64 = 1.5;
 const EVERYWHERE_SHARE: f64 = 1e-6;
 /// Fewest pages with evidence for a population to be estimated at all.
 pub const MIN_PAGES: usize = 20;
+/// Fewest pages with evidence for a group of them (a host's) to get a population of its own.
+pub const MIN_GROUP_PAGES: usize = 5;
+/// How many pages' worth the site's population weighs in a group's: a host with this many
+/// pages with evidence reads half as its site and half as its own pages have shown.
+const GROUP_PSEUDO_PAGES: f64 = 5.0;
+/// EM steps from the site's population to a group's: few, so a group drawn from the site's
+/// own mix stays near it instead of fitting its sample's noise.
+const GROUP_STEPS: usize = 3;
 
 /// A population prior: weights on the grid of rates.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,24 +73,7 @@ impl Population {
         previous: Option<&Population>,
     ) -> Option<Self> {
         let us: Vec<f64> = (0..NODES).map(node_u).collect();
-        let mut likelihoods: Vec<f64> = Vec::new();
-        let mut row = Vec::with_capacity(NODES);
-        let mut pages_used = 0;
-        for stats in pages {
-            if stats.events <= 0.0
-                && stats.exposure_days <= 0.0
-                && stats.changed_intervals.is_empty()
-            {
-                continue;
-            }
-            log_likelihood(stats, &us, &mut row);
-            let top = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            if !top.is_finite() {
-                continue;
-            }
-            likelihoods.extend(row.iter().map(|l| (l - top).exp()));
-            pages_used += 1;
-        }
+        let (likelihoods, pages_used) = likelihood_rows(pages, &us);
         if pages_used < MIN_PAGES {
             return None;
         }
@@ -126,10 +117,72 @@ impl Population {
         Posterior::with_prior_density(stats, |u| self.log_density(u), self.span())
     }
 
+    /// The population of a group of this population's pages (one host's): the maximum a
+    /// posteriori mixing weights of the group's own pages under a Dirichlet prior centred on
+    /// this population with the weight of [`GROUP_PSEUDO_PAGES`] pages,
+    /// `π'_k = (α π_k + Σ_i r_ik) / (α + n)` with `r_ik` page `i`'s posterior share of node
+    /// `k` under `π'`, iterated [`GROUP_STEPS`] times from `π`.
+    ///
+    /// A site that joins hosts of different paces (a news front and an archive) pools them into
+    /// one population with a mode for each; a page with little evidence of its own would then
+    /// read as the whole site's mix (the demo's slow `live` pages were believed 2.5 times as
+    /// fast as they were). Under its host's population it reads as its host's pages have
+    /// shown; a host like its site keeps about the site's population. `None` with fewer than
+    /// [`MIN_GROUP_PAGES`] pages that have evidence.
+    pub fn for_group<'a>(&self, pages: impl IntoIterator<Item = &'a Stats>) -> Option<Self> {
+        let us: Vec<f64> = (0..NODES).map(node_u).collect();
+        let (likelihoods, used) = likelihood_rows(pages, &us);
+        if used < MIN_GROUP_PAGES {
+            return None;
+        }
+        let mut weights = self.weights.clone();
+        let mut shares = vec![0.0; NODES];
+        for _ in 0..GROUP_STEPS {
+            shares.iter_mut().for_each(|x| *x = 0.0);
+            for l in likelihoods.chunks_exact(NODES) {
+                let total: f64 = l.iter().zip(&weights).map(|(l, w)| l * w).sum();
+                if total > 0.0 {
+                    for ((share, l), w) in shares.iter_mut().zip(l).zip(&weights) {
+                        *share += l * w / total;
+                    }
+                }
+            }
+            let denominator = GROUP_PSEUDO_PAGES + used as f64;
+            for ((w, site), share) in weights.iter_mut().zip(&self.weights).zip(&shares) {
+                *w = (GROUP_PSEUDO_PAGES * site + share) / denominator;
+            }
+        }
+        Some(Self { weights })
+    }
+
     /// The interval of `u` the grid covers (the prior has no mass outside it).
     pub fn span(&self) -> (f64, f64) {
         (LOW_U, HIGH_U)
     }
+}
+
+/// Each page's likelihood at the nodes `us`, scaled to a top of 1, one row per page with
+/// evidence, and how many rows.
+fn likelihood_rows<'a>(
+    pages: impl IntoIterator<Item = &'a Stats>,
+    us: &[f64],
+) -> (Vec<f64>, usize) {
+    let mut rows: Vec<f64> = Vec::new();
+    let mut row = Vec::with_capacity(us.len());
+    let mut used = 0;
+    for stats in pages {
+        if stats.events <= 0.0 && stats.exposure_days <= 0.0 && stats.changed_intervals.is_empty() {
+            continue;
+        }
+        log_likelihood(stats, us, &mut row);
+        let top = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !top.is_finite() {
+            continue;
+        }
+        rows.extend(row.iter().map(|l| (l - top).exp()));
+        used += 1;
+    }
+    (rows, used)
 }
 
 /// One smoothing pass of EMS: each weight becomes `¼, ½, ¼` of itself and its neighbours (the
@@ -222,6 +275,76 @@ mod tests {
             let mass = mass_near(rate);
             assert!((0.4..=0.5).contains(&mass), "{mass} near {rate}: {p:?}");
         }
+    }
+
+    /// Pages whose rates are `rates`, each checked daily for `days` days; whether each check
+    /// saw a change is drawn (seeded) with probability `1 - e^{-rate}`.
+    fn checked_daily(rates: &[f64], days: usize, seed: u64) -> Vec<Stats> {
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        rates
+            .iter()
+            .map(|&r| {
+                let mut stats = Stats::default();
+                for _ in 0..days {
+                    let changed = uniform() < 1.0 - (-r).exp();
+                    stats.add_check(1.0, Some(changed), None);
+                }
+                stats
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_host_reads_as_its_own_pages_not_as_the_site_it_is_pooled_into() {
+        // A site of fast pages (80 at 2 a day) and one host of slow ones (20 at 0.04 a day),
+        // ten daily checks each. Under the site's population, a new page reads as the mix of
+        // both, and a slow page that stayed quiet as what quiet pages of the whole site have in
+        // common; under its host's population, each reads as its host's pages.
+        let mut rates = vec![2.0; 80];
+        rates.extend(vec![0.04; 20]);
+        let stats = checked_daily(&rates, 10, 7);
+        let site = Population::fit(&stats, None).expect("enough pages");
+        let slow = site.for_group(&stats[80..]).expect("enough pages");
+        let fast = site.for_group(&stats[..80]).expect("enough pages");
+        let new = Stats::default();
+        let quiet = Stats {
+            exposure_days: 10.0,
+            ..Stats::default()
+        };
+        let mean = |p: &Population, s: &Stats| p.posterior(s).mean();
+        let off = |rate: f64, truth: f64| (rate / truth).ln().abs();
+        assert!(off(mean(&slow, &new), 0.04) < off(mean(&site, &new), 0.04));
+        // (A fast page that changed at nearly every daily check bounds its rate from below
+        // only: the fast pages read somewhat above 2.)
+        assert!(mean(&fast, &new) > mean(&site, &new));
+        assert!(mean(&slow, &new) < 0.25 * mean(&fast, &new), "{slow:?}");
+        // Ten quiet days say most of it already: the host changes it little.
+        let (own, pooled) = (mean(&slow, &quiet), mean(&site, &quiet));
+        assert!((own / pooled - 1.0).abs() < 0.1, "{own} vs {pooled}");
+    }
+
+    #[test]
+    fn a_host_like_its_site_keeps_about_its_population_and_a_few_pages_none() {
+        let rates: Vec<f64> = (0..200)
+            .map(|i| 0.5 * 4f64.powf(i as f64 / 100.0 - 1.0))
+            .collect();
+        let stats = checked_daily(&rates, 20, 3);
+        let site = Population::fit(&stats, None).expect("enough pages");
+        // Every fifth page: a host drawn from the site's own mix.
+        let host = site
+            .for_group(stats.iter().step_by(5))
+            .expect("enough pages");
+        for page in [&Stats::default(), &stats[0], &stats[199]] {
+            let (own, pooled) = (host.posterior(page).mean(), site.posterior(page).mean());
+            assert!((own / pooled - 1.0).abs() < 0.15, "{own} vs {pooled}");
+        }
+        assert_eq!(site.for_group(&stats[..MIN_GROUP_PAGES - 1]), None);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use crate::estimate::{Stats, ValidatorTrust, changefreq_per_day};
 use crate::scheduler::{
     Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey, UrlKey,
-    UrlKind, UrlSummary,
+    UrlKind, UrlSummary, section_of,
 };
 use crate::store::reports::FreshnessSample;
 use crate::store::urls::{PlanUpdate, UrlRow};
@@ -151,6 +151,7 @@ impl Ledger {
                     weight: row.weight,
                     changefreq_per_day: changefreq,
                     true_rate: None,
+                    section: section_of(&row.url),
                 },
             );
             let copy = row

@@ -27,6 +27,7 @@
 mod feeds;
 mod freshness;
 pub mod frontier;
+mod groups;
 mod lastmod;
 pub mod policy;
 mod replan;
@@ -41,6 +42,7 @@ use crate::plan::{self, Multipliers};
 
 pub use freshness::Freshness;
 pub use frontier::{Bucket, HostKey, SiteKey, UrlKey};
+pub use groups::section_of;
 pub use policy::PolicyKind;
 pub use sitemaps::{MAX_SITEMAP_READS_PER_DAY, MIN_SITEMAP_READS_PER_DAY};
 pub use url_state::UrlKind;
@@ -98,6 +100,9 @@ pub struct NewUrl {
     pub changefreq_per_day: Option<f64>,
     /// The true rate (simulation only; used by the oracle and proportional policies).
     pub true_rate: Option<f64>,
+    /// Its section ([`section_of`]; 0 when there is none), which groups it with the pages most
+    /// like it.
+    pub section: u64,
 }
 
 /// What the store remembers of a URL from an earlier run.
@@ -204,6 +209,8 @@ struct SiteState {
     /// The rates of its pages that carry each `changefreq` (by the hint's bits), among the
     /// pages of hosts whose hints are believed, once enough have evidence.
     hint_populations: std::collections::HashMap<u64, Population>,
+    /// Its groups of pages that have a population of their own ([`groups`]).
+    groups: groups::SiteGroups,
     /// When the populations were last fitted.
     population_fitted_ms: Option<i64>,
     /// The last solved plan, and the planner's host index of each host key.
@@ -281,6 +288,7 @@ impl Scheduler {
             prior: Prior::default(),
             population: None,
             hint_populations: Default::default(),
+            groups: Default::default(),
             population_fitted_ms: None,
             multipliers: None,
             plan_hosts: Default::default(),
@@ -327,6 +335,7 @@ impl Scheduler {
         self.sites[url.site].urls += 1;
         let budget_share = self.sites[url.site].requests_per_day / self.sites[url.site].urls as f64;
         self.urls.push(UrlState::new(url, budget_share));
+        self.urls[key].group = self.group_of(key);
         self.frontier.set_due(key, Some(now_ms), 0);
         self.dirty = true;
         key
@@ -539,7 +548,8 @@ impl Scheduler {
 
     /// The change-rate posterior of a URL: its evidence under its site's population of rates:
     /// the population of the pages with its `changefreq` while its host's hints are believed,
-    /// else of all the site's pages; before there is one, under the pooled Gamma (centred on a
+    /// else of its group of the site's pages ([`groups`]) or all of them; before there is one,
+    /// under the pooled Gamma (centred on a
     /// believed hint).
     pub fn full_posterior(&self, url: UrlKey) -> Posterior {
         let u = &self.urls[url];
@@ -549,7 +559,11 @@ impl Scheduler {
             .filter(|_| self.hosts[u.host].believe_hints)
         {
             Some(hint) => site.hint_populations.get(&hint.to_bits()),
-            None => site.population.as_ref(),
+            None => site
+                .groups
+                .populations
+                .get(u.group as usize)
+                .or(site.population.as_ref()),
         };
         match population {
             Some(population) => population.posterior(&u.stats),

@@ -132,14 +132,19 @@ impl Scheduler {
                 .collect();
             fitted.push((prior, population.map(|p| (p, hinted))));
         }
-        for (s, (prior, populations)) in self.sites.iter_mut().zip(fitted) {
+        let mut refitted = vec![false; self.sites.len()];
+        for ((s, (prior, populations)), refit) in
+            self.sites.iter_mut().zip(fitted).zip(&mut refitted)
+        {
             s.prior = prior;
             if let Some((population, hinted)) = populations {
                 s.population = Some(population);
                 s.hint_populations = hinted;
                 s.population_fitted_ms = Some(now_ms);
+                *refit = true;
             }
         }
+        self.fit_groups(&refitted);
     }
 
     /// Stops believing a host's `changefreq` hints once its pages' own evidence disagrees.

@@ -11,6 +11,7 @@ fn page(site: SiteKey, host: HostKey, true_rate: f64) -> NewUrl {
         weight: 1.0,
         changefreq_per_day: None,
         true_rate: Some(true_rate),
+        section: 0,
     }
 }
 
@@ -484,6 +485,93 @@ fn a_changefreq_says_what_the_pages_carrying_it_have_shown() {
     assert!(
         (slow / slow_shown - 1.0).abs() < 0.5,
         "a new 'monthly' page: {slow}/day; its group {slow_shown}/day"
+    );
+}
+
+#[test]
+fn a_new_page_reads_as_its_own_hosts_pages_have_shown() {
+    // One site over two hosts with no hints: one's pages change every 8 hours, the other's
+    // every 10 days. Pooled into one population, a new page of either would read as the site's
+    // mix; each host's offset from it makes a new page read as its own host's pages.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let (fast_host, slow_host) = (sched.add_host(0, 0), sched.add_host(0, 0));
+    let mut urls = Vec::new();
+    let mut every = Vec::new();
+    for i in 0..60 {
+        let (host, period) = if i % 2 == 0 {
+            (fast_host, 8 * HOUR)
+        } else {
+            (slow_host, 10 * DAY)
+        };
+        urls.push(sched.add_url(0, page(site, host, 1.0)));
+        every.push(period);
+    }
+    drive(&mut sched, &urls, &every, 30);
+    let new_fast = sched.add_url(30 * DAY, page(site, fast_host, 1.0));
+    let new_slow = sched.add_url(30 * DAY, page(site, slow_host, 1.0));
+    // Medians: a new page's mean is mostly the tail its host shares with the site.
+    let (fast, slow) = (
+        sched.full_posterior(new_fast).quantile(0.5),
+        sched.full_posterior(new_slow).quantile(0.5),
+    );
+    let shown = |parity: usize| -> f64 {
+        let rates: Vec<f64> = (parity..urls.len())
+            .step_by(2)
+            .map(|i| sched.estimate(urls[i]).rate_per_day)
+            .collect();
+        rates.iter().sum::<f64>() / rates.len() as f64
+    };
+    let (fast_shown, slow_shown) = (shown(0), shown(1));
+    assert!(
+        slow < 0.1 * fast,
+        "new pages: {fast}/day on the fast host, {slow}/day on the slow one"
+    );
+    assert!(
+        (slow / slow_shown).ln().abs() < 3f64.ln() && (fast / fast_shown).ln().abs() < 3f64.ln(),
+        "new pages {fast} and {slow}/day; their hosts' pages {fast_shown} and {slow_shown}/day"
+    );
+}
+
+#[test]
+fn top_level_pages_that_never_change_read_as_each_other_not_as_the_articles() {
+    // Two hosts of articles that change every 8 hours, each with three top-level pages (a home
+    // page, an about page) that never change. Each host's top-level pages are too few for a
+    // group; across the site they are one section, and a new one reads as they have shown.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let hosts = [sched.add_host(0, 0), sched.add_host(0, 0)];
+    let (articles, top) = (
+        section_of("http://a.test/news/1"),
+        section_of("http://a.test/"),
+    );
+    let in_section = |host, section| NewUrl {
+        section,
+        ..page(site, host, 1.0)
+    };
+    let mut urls = Vec::new();
+    let mut every = Vec::new();
+    for host in hosts {
+        for i in 0..33 {
+            let (section, period) = if i < 30 {
+                (articles, 8 * HOUR)
+            } else {
+                (top, 10_000 * DAY)
+            };
+            urls.push(sched.add_url(0, in_section(host, section)));
+            every.push(period);
+        }
+    }
+    drive(&mut sched, &urls, &every, 20);
+    let new_article = sched.add_url(20 * DAY, in_section(hosts[0], articles));
+    let new_top = sched.add_url(20 * DAY, in_section(hosts[0], top));
+    let (article, home) = (
+        sched.full_posterior(new_article).quantile(0.5),
+        sched.full_posterior(new_top).quantile(0.5),
+    );
+    assert!(
+        home < 0.1 * article,
+        "new pages: an article {article}/day, a top-level page {home}/day"
     );
 }
 

@@ -58,6 +58,10 @@ pub struct UrlState {
     pub kind: UrlKind,
     /// Importance within the site.
     pub weight: f64,
+    /// Its section ([`super::section_of`]).
+    pub section: u64,
+    /// Its group's population in its site's ([`super::groups`]), or [`super::groups::NO_GROUP`].
+    pub group: u32,
     pub changefreq_per_day: Option<f64>,
     pub true_rate: Option<f64>,
     /// The folded evidence of its checks (and feed events).
@@ -116,6 +120,8 @@ impl UrlState {
             host: url.host,
             kind: url.kind,
             weight: url.weight,
+            section: url.section,
+            group: super::groups::NO_GROUP,
             changefreq_per_day: url.changefreq_per_day,
             true_rate: url.true_rate,
             stats: Stats::default(),

@@ -157,6 +157,7 @@ fn scheduler_for(world: &World, policy: PolicyKind) -> (Scheduler, Copies) {
                 weight: 1.0,
                 changefreq_per_day: p.changefreq,
                 true_rate: Some(p.rate),
+                section: 0,
             },
         );
         sched.restore(
@@ -180,6 +181,7 @@ fn scheduler_for(world: &World, policy: PolicyKind) -> (Scheduler, Copies) {
                     weight: 1.0,
                     changefreq_per_day: None,
                     true_rate: None,
+                    section: 0,
                 },
             );
             copies.target.push(Target::Feed(h));
