@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::demo::calibration::UrlBelief;
+use crate::demo::copies::copies;
 use crate::demo::noise::{LearntRates, learnt_noise_rates};
 use crate::demo::schedule::SITE_NAME;
 use crate::demo::server::RequestRecord;
@@ -110,11 +111,17 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     let truth = record_true_freshness(&result.world, &result.log, &result.db_path).await?;
     if let Some(c) = outcome.calibration.as_mut() {
         c.sampled_mean_p_stale = view.sampled_mean_p_stale;
-        let in_window = truth
+        c.sampled_expected_mean_age_days = view.estimated_mean_age_days;
+        let in_window: Vec<&TrueFreshnessSample> = truth
             .iter()
-            .filter(|t| (outcome.from_ms..=outcome.to_ms).contains(&t.at_ms));
-        let (n, sum) = in_window.fold((0usize, 0.0), |(n, sum), t| (n + 1, sum + t.share_stale));
-        c.sampled_true_stale_share = (n > 0).then(|| sum / n as f64);
+            .filter(|t| (outcome.from_ms..=outcome.to_ms).contains(&t.at_ms))
+            .collect();
+        let mean = |figure: fn(&TrueFreshnessSample) -> f64| {
+            let n = in_window.len();
+            (n > 0).then(|| in_window.iter().map(|t| figure(t)).sum::<f64>() / n as f64)
+        };
+        c.sampled_true_stale_share = mean(|t| t.share_stale);
+        c.sampled_true_mean_age_days = mean(|t| t.mean_age_days);
     }
     if args.json {
         let mut report = serde_json::to_value(&outcome)?;
@@ -244,31 +251,28 @@ async fn freshet_view(
 }
 
 /// Records, at every instant the refresher sampled its estimated freshness, the true freshness of
-/// the demo site's copies (`true_freshness_samples`), for `freshet report html` to plot beside the
-/// estimate: the world knows every change and the server's log every fetch that synchronised a
-/// copy ([`RequestRecord::synced_page`], a mirror URL refreshing its page too). Returns them.
+/// the same copies it judged (`true_freshness_samples`), for `freshet report html` to plot beside
+/// the estimate and for the calibration over the window: every page URL it holds, each its own
+/// copy of what it serves, weighed as freshet weighs it at the end ([`copies`]); the world knows
+/// every change and the server's log every request. Returns them.
 async fn record_true_freshness(
     world: &World,
     log: &[RequestRecord],
     db: &Path,
 ) -> anyhow::Result<Vec<TrueFreshnessSample>> {
-    let mut syncs: Vec<Vec<i64>> = vec![Vec::new(); world.pages.len()];
-    for record in log {
-        if let Some(page) = world
-            .host(&record.host)
-            .and_then(|(_, host)| record.synced_page(host))
-        {
-            syncs[page].push(record.at_ms);
-        }
-    }
-    for page in &mut syncs {
-        page.sort_unstable();
-    }
     let store = Store::open_existing(db).await?;
     let result = async {
         let Some(site_id) = store.site_id(SITE_NAME).await? else {
             return Ok(Vec::new());
         };
+        let urls: Vec<(String, f64)> = store
+            .url_status(None)
+            .await?
+            .into_iter()
+            .filter(|row| row.kind == "page")
+            .map(|row| (row.url, row.weight))
+            .collect();
+        let copies = copies(world, log, &urls);
         let mut instants: Vec<i64> = store
             .freshness_samples(i64::MIN, i64::MAX)
             .await?
@@ -280,12 +284,10 @@ async fn record_true_freshness(
         let samples: Vec<TrueFreshnessSample> = instants
             .into_iter()
             .map(|at_ms| {
-                let pages = world
-                    .pages
+                let each = copies
                     .iter()
-                    .zip(&syncs)
-                    .map(|(page, syncs)| (page.changes.as_slice(), syncs.as_slice()));
-                let truth = true_freshness_at(pages, at_ms);
+                    .map(|c| (c.changes.as_slice(), c.syncs.as_slice(), c.weight));
+                let truth = true_freshness_at(each, at_ms);
                 TrueFreshnessSample {
                     site_id,
                     at_ms,

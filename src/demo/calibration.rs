@@ -83,9 +83,18 @@ pub struct Calibration {
     /// (`freshness_samples`). One instant's share moves a lot with what happened just before it;
     /// the average over a few hundred does not.
     pub sampled_mean_p_stale: Option<f64>,
-    /// The time average over the same instants of the true share of stale copies
-    /// (`true_freshness_samples`).
+    /// The time average over the same instants of the true share of stale copies, weighed as
+    /// freshet weighs them (`true_freshness_samples`, over the copies freshet judged:
+    /// [`super::copies`]).
     pub sampled_true_stale_share: Option<f64>,
+    /// The time average over the same instants of freshet's mean expected age of its copies,
+    /// days (what `freshet.estimated_mean_age_days` reports).
+    pub sampled_expected_mean_age_days: Option<f64>,
+    /// The time average over the same instants of the true mean age of the same copies, days:
+    /// what the estimate is judged against. (`freshet.true_mean_age_days` judges the world's
+    /// pages, each synchronised by a fetch of any URL serving it, for the comparison with the
+    /// uniform and the oracle schedules.)
+    pub sampled_true_mean_age_days: Option<f64>,
 }
 
 /// Judges `beliefs` at `end_ms` against `world` and the server's `log`; URLs that are not pages
@@ -146,6 +155,8 @@ pub fn calibrate(
         expected_mean_age_days: expected_age / n,
         sampled_mean_p_stale: None,
         sampled_true_stale_share: None,
+        sampled_expected_mean_age_days: None,
+        sampled_true_mean_age_days: None,
     })
 }
 

@@ -11,6 +11,7 @@
 //! - [`outcome`]: the demo's report from the world and the server's request log.
 //! - [`noise`]: the noise-only pages' share of requests and learnt rates.
 //! - [`calibration`]: freshet's beliefs about its copies at the end against the truth (pure).
+//! - [`copies`]: the truth of every copy freshet holds, each URL its own (pure).
 //! - [`session`]: one run: world, server, schedule, a refresher for a while, the judgement.
 //!
 //! The world is usable without the refresher: start [`server::start`] on a
@@ -18,6 +19,7 @@
 //! and judge the fetches with [`outcome::evaluate`].
 
 pub mod calibration;
+pub mod copies;
 pub mod noise;
 pub mod outcome;
 pub mod render;

@@ -404,12 +404,17 @@ impl DemoOutcome {
                     c.true_mean_age_days,
                     c.expected_mean_age_days
                 );
-                if let (Some(p), Some(share)) = (c.sampled_mean_p_stale, c.sampled_true_stale_share)
-                {
+                if let (Some(p), Some(share), Some(estimate), Some(truth)) = (
+                    c.sampled_mean_p_stale,
+                    c.sampled_true_stale_share,
+                    c.sampled_expected_mean_age_days,
+                    c.sampled_true_mean_age_days,
+                ) {
                     let _ = writeln!(
                         out,
-                        "  over the window (time average of the freshness samples): {:.1}% \
-                         stale, freshet's mean P(stale) {:.1}%",
+                        "  over the window, freshet's copies (time average of the freshness \
+                         samples): {:.1}% stale, freshet's mean P(stale) {:.1}%; mean age \
+                         {truth:.4} d, freshet expected {estimate:.4} d",
                         share * 100.0,
                         p * 100.0
                     );

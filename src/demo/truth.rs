@@ -80,39 +80,43 @@ pub fn copy_age_at_ms(changes: &[i64], syncs: &[i64], t_ms: i64) -> Option<i64> 
     })
 }
 
-/// The true freshness of a set of pages' copies at one instant.
+/// The true freshness of a set of copies at one instant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrueFreshness {
-    /// Pages with a copy (synced at least once by then).
+    /// Copies there are (synced at least once by then).
     pub copies: usize,
     /// Of them, changed since their last sync.
     pub stale: usize,
-    /// Mean age of those copies, days (0 without copies).
+    /// Weighted mean age of those copies, days (0 without copies).
     pub mean_age_days: f64,
-    /// `stale / copies` (0 without copies).
+    /// Their weighted share that is stale (0 without copies).
     pub share_stale: f64,
 }
 
-/// [`TrueFreshness`] at `t_ms` of pages given as (changes, syncs), both ascending: what
-/// freshet's sampled estimate (`freshness_samples`) is judged against. Every page weighs the same.
+/// [`TrueFreshness`] at `t_ms` of copies given as (changes, syncs, weight), both ascending:
+/// what freshet's sampled estimate (`freshness_samples`) is judged against, each copy weighed as
+/// freshet weighs it ([`super::copies`]).
 pub fn true_freshness_at<'a>(
-    pages: impl IntoIterator<Item = (&'a [i64], &'a [i64])>,
+    copies: impl IntoIterator<Item = (&'a [i64], &'a [i64], f64)>,
     t_ms: i64,
 ) -> TrueFreshness {
-    let (mut copies, mut stale, mut age_ms) = (0usize, 0usize, 0.0);
-    for (changes, syncs) in pages {
+    let (mut count, mut stale) = (0usize, 0usize);
+    let (mut weight, mut stale_weight, mut age_ms) = (0.0, 0.0, 0.0);
+    for (changes, syncs, w) in copies {
         if let Some(age) = copy_age_at_ms(changes, syncs, t_ms) {
-            copies += 1;
+            count += 1;
             stale += usize::from(age > 0);
-            age_ms += age as f64;
+            weight += w;
+            stale_weight += if age > 0 { w } else { 0.0 };
+            age_ms += w * age as f64;
         }
     }
-    let n = copies.max(1) as f64;
+    let total = if weight > 0.0 { weight } else { 1.0 };
     TrueFreshness {
-        copies,
+        copies: count,
         stale,
-        mean_age_days: age_ms / n / MS_PER_DAY,
-        share_stale: stale as f64 / n,
+        mean_age_days: age_ms / total / MS_PER_DAY,
+        share_stale: stale_weight / total,
     }
 }
 
@@ -410,14 +414,20 @@ mod tests {
         assert_eq!(copy_age_at_ms(&[DAY], &[DAY], DAY), Some(0));
         assert_eq!(copy_age_at_ms(&[2 * DAY], &[DAY], 2 * DAY), Some(0));
         let pages = [
-            (a_changes.as_slice(), a_syncs.as_slice()),
-            (b_changes.as_slice(), b_syncs.as_slice()),
-            (c_changes.as_slice(), c_syncs.as_slice()),
+            (a_changes.as_slice(), a_syncs.as_slice(), 1.0),
+            (b_changes.as_slice(), b_syncs.as_slice(), 1.0),
+            (c_changes.as_slice(), c_syncs.as_slice(), 1.0),
         ];
         let f = true_freshness_at(pages, 4 * DAY);
         assert_eq!((f.copies, f.stale), (2, 1));
         assert!((f.mean_age_days - 1.0).abs() < 1e-12);
         assert!((f.share_stale - 0.5).abs() < 1e-12);
+        // Weighed as freshet weighs them: A at 3, B at 1.
+        let weighted = [pages[0], (pages[1].0, pages[1].1, 3.0), pages[2]];
+        let w = true_freshness_at(weighted, 4 * DAY);
+        assert_eq!((w.copies, w.stale), (2, 1));
+        assert!((w.mean_age_days - 0.5).abs() < 1e-12);
+        assert!((w.share_stale - 0.25).abs() < 1e-12);
         let none = true_freshness_at(pages, 0);
         assert_eq!(
             (none.copies, none.mean_age_days, none.share_stale),
