@@ -1,7 +1,8 @@
 //! The `plan` part of `freshet bench`: from-scratch age-optimal planning of N URLs over H hosts
 //! under a budget and per-host limits (and the freshness-optimal and uniform plans beside it), the
 //! incremental update after one observation (the URL's rate estimate, then its planned rate under
-//! the solved multipliers) as a latency, and the estimator's throughput.
+//! the solved multipliers) as a latency, the estimator's throughput, and the scheduler's own
+//! re-plan and freshness sample ([`super::bench_scheduler`]).
 //!
 //! The synthetic URLs: log-normal change rates (median 0.2 a day, σ = 1.5), 5% of small weight
 //! (duplicates), 1% capped at a visit a day (a Crawl-delay or max-age floor), spread over hosts
@@ -84,8 +85,10 @@ pub fn run(pages: usize, hosts: usize) -> anyhow::Result<Figures> {
 
     let (mean_ms, p99_ms, max_ms) = incremental_updates(&mut rng, &plan_pages, &mult);
     let (with_interval_us, mean_only_us) = estimator(&mut rng, pages.min(ESTIMATES));
+    drop((plan_pages, mult));
+    let scheduler = super::bench_scheduler::figures(pages, hosts)?;
 
-    Ok(vec![
+    let mut figures = vec![
         ("urls", pages as f64),
         ("hosts", hosts as f64),
         ("seconds", seconds),
@@ -103,7 +106,9 @@ pub fn run(pages: usize, hosts: usize) -> anyhow::Result<Figures> {
         ("mean_freshness", freshness),
         ("estimate_with_interval_us", with_interval_us),
         ("estimate_mean_only_us", mean_only_us),
-    ])
+    ];
+    figures.extend(scheduler);
+    Ok(figures)
 }
 
 /// The daemon's work after one observation of a URL: fold the check into its statistics,

@@ -10,6 +10,7 @@ pub mod bench_dedup;
 pub mod bench_figures;
 pub mod bench_plan;
 pub mod bench_run;
+pub mod bench_scheduler;
 pub mod bench_sitemap;
 pub mod bench_web;
 pub mod check;

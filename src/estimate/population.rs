@@ -121,7 +121,8 @@ impl Population {
     /// posteriori mixing weights of the group's own pages under a Dirichlet prior centred on
     /// this population with the weight of [`GROUP_PSEUDO_PAGES`] pages,
     /// `π'_k = (α π_k + Σ_i r_ik) / (α + n)` with `r_ik` page `i`'s posterior share of node
-    /// `k` under `π'`, iterated [`GROUP_STEPS`] times from `π`.
+    /// `k` under `π'`, iterated [`GROUP_STEPS`] times from `π`, then smoothed and floored as
+    /// the site's is.
     ///
     /// A site that joins hosts of different paces (a news front and an archive) pools them into
     /// one population with a mode for each; a page with little evidence of its own would then
@@ -152,6 +153,10 @@ impl Population {
                 *w = (GROUP_PSEUDO_PAGES * site + share) / denominator;
             }
         }
+        // The site's floor, which the pseudo-pages' share would thin out: a page faster or
+        // slower than all its group is still found by its own evidence.
+        let raw = weights.clone();
+        smooth(&raw, &mut weights);
         Some(Self { weights })
     }
 

@@ -7,7 +7,7 @@
 //! feed caught missing a change covers the page no more. The staleness of a copy is then judged
 //! by [`CopyKnowledge::staleness`] under the page's posterior.
 
-use crate::estimate::{CopyKnowledge, RateEstimate};
+use crate::estimate::{self, CopyKnowledge, RateEstimate};
 
 use super::{Scheduler, SiteKey, UrlKey, UrlKind};
 
@@ -78,8 +78,40 @@ impl Scheduler {
     }
 
     /// Every site's freshness at `now_ms` (sites with no copy are left out).
+    ///
+    /// A copy known to be stale has its known age; the others are judged under their posterior
+    /// (a few microseconds each), and a site with more than [`JUDGED_PER_SITE`] of them has one
+    /// in `k = ⌈n / JUDGED_PER_SITE⌉` judged, drawn afresh at each sample, and their weighted
+    /// sums scaled to all of them: the mean of a large site is then as good as a sample of
+    /// about `n / k` makes it, at the cost of that many posteriors, not millions, while the
+    /// refresher waits.
     pub fn freshness(&self, now_ms: i64) -> Vec<(SiteKey, Freshness)> {
-        let mut by_site = vec![Freshness::default(); self.sites.len()];
+        self.freshness_judging(now_ms, JUDGED_PER_SITE)
+    }
+
+    /// [`Scheduler::freshness`], judging about `judged_per_site` copies of each site.
+    pub(super) fn freshness_judging(
+        &self,
+        now_ms: i64,
+        judged_per_site: usize,
+    ) -> Vec<(SiteKey, Freshness)> {
+        let mut unknown_per_site = vec![0usize; self.sites.len()];
+        for u in self
+            .urls
+            .iter()
+            .filter(|u| u.kind == UrlKind::Page && !u.retired)
+        {
+            let known = u
+                .known_change_ms
+                .zip(u.last_check_ms)
+                .is_some_and(|(k, t)| k > t);
+            unknown_per_site[u.site] += usize::from(u.last_check_ms.is_some() && !known);
+        }
+        let strides: Vec<usize> = unknown_per_site
+            .iter()
+            .map(|&n| n.div_ceil(judged_per_site.max(1)).max(1))
+            .collect();
+        let mut sums = vec![SiteSums::default(); self.sites.len()];
         for (key, u) in self.urls.iter().enumerate() {
             if u.kind != UrlKind::Page || u.retired {
                 continue;
@@ -87,24 +119,76 @@ impl Scheduler {
             let Some(copy) = self.copy_knowledge(key) else {
                 continue;
             };
+            let s = &mut sums[u.site];
+            s.copies += 1;
+            s.weight += u.weight;
+            if copy.known_change_ms.is_some_and(|k| k > copy.taken_ms) {
+                // Known stale: its age is known, no posterior needed.
+                let staleness = copy.staleness(&estimate::Prior::default(), now_ms);
+                s.known_stale += 1;
+                s.known_age += u.weight * staleness.expected_age_days;
+                s.known_p += u.weight;
+                continue;
+            }
+            s.unknown_weight += u.weight;
+            // One in `stride`, drawn afresh at each sample by a hash of the URL and the instant,
+            // so no order of the URLs lines up with the sample.
+            let stride = strides[u.site] as u64;
+            if stride > 1 && !drawn(key, now_ms).is_multiple_of(stride) {
+                continue;
+            }
             // Judged under the exact posterior, not the Gamma stored for the reports.
             let staleness = copy.staleness(&self.full_posterior(key), now_ms);
-            let f = &mut by_site[u.site];
-            f.copies += 1;
-            f.known_stale += usize::from(staleness.known_stale);
-            f.weight += u.weight;
-            f.mean_expected_age_days += u.weight * staleness.expected_age_days;
-            f.mean_p_stale += u.weight * staleness.p_stale;
+            s.judged_weight += u.weight;
+            s.judged_age += u.weight * staleness.expected_age_days;
+            s.judged_p += u.weight * staleness.p_stale;
         }
-        by_site
-            .into_iter()
+        sums.into_iter()
             .enumerate()
-            .filter(|(_, f)| f.copies > 0 && f.weight > 0.0)
-            .map(|(site, mut f)| {
-                f.mean_expected_age_days /= f.weight;
-                f.mean_p_stale /= f.weight;
-                (site, f)
+            .filter(|(_, s)| s.copies > 0 && s.weight > 0.0)
+            .map(|(site, s)| {
+                let scale = if s.judged_weight > 0.0 {
+                    s.unknown_weight / s.judged_weight
+                } else {
+                    0.0
+                };
+                let freshness = Freshness {
+                    copies: s.copies,
+                    known_stale: s.known_stale,
+                    weight: s.weight,
+                    mean_expected_age_days: (s.known_age + scale * s.judged_age) / s.weight,
+                    mean_p_stale: (s.known_p + scale * s.judged_p) / s.weight,
+                };
+                (site, freshness)
             })
             .collect()
     }
+}
+
+/// A well-mixed hash of a URL and an instant (SplitMix64's finaliser).
+fn drawn(url: UrlKey, now_ms: i64) -> u64 {
+    let mut z = (url as u64) ^ (now_ms as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// About how many copies of a site are judged under their posterior at one freshness sample
+/// (each is drawn with probability `1 / ⌈n / JUDGED_PER_SITE⌉`).
+pub const JUDGED_PER_SITE: usize = 20_000;
+
+/// One site's sums for [`Scheduler::freshness`].
+#[derive(Debug, Clone, Default)]
+struct SiteSums {
+    copies: usize,
+    known_stale: usize,
+    weight: f64,
+    /// Weighted sums over the copies known stale.
+    known_age: f64,
+    known_p: f64,
+    /// The weight of the other copies, of those judged, and the judged copies' weighted sums.
+    unknown_weight: f64,
+    judged_weight: f64,
+    judged_age: f64,
+    judged_p: f64,
 }

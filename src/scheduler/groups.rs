@@ -14,6 +14,11 @@
 //!    original's; every host's top-level pages, home pages among them);
 //! 3. the pages of one host;
 //! 4. otherwise the site's population itself.
+//!
+//! A group that is the whole site, or the same pages as a narrower one (a section found on one
+//! host only, a host of a single section), is not fitted again. A site's groups are fitted
+//! whenever its population is, from a sample of about [`SITE_SAMPLE`] of its pages spread over
+//! all of them, at most [`GROUP_SAMPLE`] pages each.
 
 use std::collections::HashMap;
 
@@ -22,10 +27,13 @@ use crate::estimate::{Population, Stats};
 
 use super::{HostKey, Scheduler, UrlKey, UrlKind};
 
-/// Pages sampled for one group's population, and for all groups of a fit together (the groups
-/// past it keep no population of their own until the next fit).
+/// Pages whose evidence fits one group's population; about how many of a site's pages are
+/// sampled (every `n / SITE_SAMPLE`-th); and the most pages' evidence one fit of all sites'
+/// groups weighs (about a second: the sites past it keep the groups they had, and the next fit
+/// starts with another site).
 const GROUP_SAMPLE: usize = 64;
-const GROUPS_SAMPLE: usize = 20_000;
+const SITE_SAMPLE: usize = 5_000;
+const ROWS_PER_FIT: usize = 100_000;
 
 /// A URL that is in no group: its site's population is its prior.
 pub const NO_GROUP: u32 = u32::MAX;
@@ -55,6 +63,34 @@ pub(super) struct SiteGroups {
     index: HashMap<GroupKey, u32>,
 }
 
+/// The pages of one group sampled for its fit.
+#[derive(Debug, Clone, Default)]
+struct Sample<'a> {
+    /// Pages of the group in the sample.
+    pages: usize,
+    /// The evidence of the first [`GROUP_SAMPLE`] of them.
+    stats: Vec<&'a Stats>,
+    /// Whether they are on several hosts, and of several sections.
+    hosts: Several,
+    sections: Several,
+}
+
+/// Whether more than one value was seen.
+#[derive(Debug, Clone, Copy, Default)]
+struct Several {
+    first: Option<u64>,
+    several: bool,
+}
+
+impl Several {
+    fn note(&mut self, value: u64) {
+        match self.first {
+            None => self.first = Some(value),
+            Some(first) => self.several |= first != value,
+        }
+    }
+}
+
 /// Which group a page may belong to, by how specific it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum GroupKey {
@@ -77,45 +113,85 @@ impl GroupKey {
 impl Scheduler {
     /// Fits the groups of each site whose population was just fitted (`refitted`) and puts each
     /// of its pages in the first of its groups that has a population (see the module docs).
-    pub(super) fn fit_groups(&mut self, refitted: &[bool]) {
-        let mut samples: Vec<HashMap<GroupKey, Vec<&Stats>>> =
-            vec![HashMap::new(); self.sites.len()];
-        let mut taken = 0;
-        for u in &self.urls {
-            if taken >= GROUPS_SAMPLE {
-                break;
-            }
-            if u.kind != UrlKind::Page || u.retired || !refitted[u.site] {
+    pub(super) fn fit_groups(&mut self, refitted: &[bool], now_ms: i64) {
+        if !refitted.contains(&true) {
+            return;
+        }
+        let is_page = |u: &&super::UrlState| u.kind == UrlKind::Page && !u.retired;
+        let mut site_pages = vec![0usize; self.sites.len()];
+        for u in self.urls.iter().filter(is_page) {
+            site_pages[u.site] += usize::from(refitted[u.site]);
+        }
+        // Every `stride`-th page of a site, so a large site is sampled through all its pages.
+        let strides: Vec<usize> = site_pages
+            .iter()
+            .map(|&n| (n / SITE_SAMPLE).max(1))
+            .collect();
+        let mut met = vec![0usize; self.sites.len()];
+        let mut sampled = vec![0usize; self.sites.len()];
+        let mut samples: Vec<HashMap<GroupKey, Sample>> = vec![HashMap::new(); self.sites.len()];
+        for u in self.urls.iter().filter(is_page) {
+            if !refitted[u.site] {
                 continue;
             }
+            met[u.site] += 1;
+            if !met[u.site].is_multiple_of(strides[u.site]) {
+                continue;
+            }
+            sampled[u.site] += 1;
             for key in GroupKey::of(u.host, u.section) {
-                let list = samples[u.site].entry(key).or_default();
-                if list.len() < GROUP_SAMPLE {
-                    list.push(&u.stats);
-                    taken += 1;
+                let sample = samples[u.site].entry(key).or_default();
+                sample.pages += 1;
+                sample.hosts.note(u.host as u64);
+                sample.sections.note(u.section);
+                if sample.stats.len() < GROUP_SAMPLE {
+                    sample.stats.push(&u.stats);
                 }
             }
         }
+        let site_pages = sampled;
+        // The sites take turns first, so a fit that runs out of rows starves none for good.
+        let first = (now_ms.div_euclid(super::replan::POPULATION_REFIT_MS))
+            .rem_euclid(self.sites.len() as i64) as usize;
+        let mut samples: Vec<(usize, HashMap<GroupKey, Sample>)> =
+            samples.into_iter().enumerate().collect();
+        samples.rotate_left(first);
+        let mut rows_left = ROWS_PER_FIT;
         let mut fitted: Vec<Option<SiteGroups>> = vec![None; self.sites.len()];
-        for ((site, groups), slot) in samples.into_iter().enumerate().zip(&mut fitted) {
+        for (site, groups) in samples {
             let Some(population) = self.sites[site]
                 .population
                 .as_ref()
-                .filter(|_| refitted[site])
+                .filter(|_| refitted[site] && site_pages[site] > 0)
             else {
                 continue;
             };
+            let rows: usize = groups.values().map(|g| g.stats.len()).sum();
+            if rows > rows_left {
+                continue;
+            }
+            rows_left -= rows;
             let mut own = SiteGroups::default();
-            for (key, pages) in groups {
-                if pages.len() < MIN_GROUP_PAGES {
+            for (key, sample) in groups {
+                // A group that is the whole site, or the same pages as a more specific group
+                // (a section on one host only, a host of one section), adds nothing.
+                let same_as_narrower = match key {
+                    GroupKey::HostSection(..) => false,
+                    GroupKey::Section(_) => !sample.hosts.several,
+                    GroupKey::Host(_) => !sample.sections.several,
+                };
+                if sample.pages == site_pages[site]
+                    || same_as_narrower
+                    || sample.stats.len() < MIN_GROUP_PAGES
+                {
                     continue;
                 }
-                if let Some(population) = population.for_group(pages) {
+                if let Some(population) = population.for_group(sample.stats) {
                     own.index.insert(key, own.populations.len() as u32);
                     own.populations.push(population);
                 }
             }
-            *slot = Some(own);
+            fitted[site] = Some(own);
         }
         for (site, slot) in fitted.into_iter().enumerate() {
             if let Some(groups) = slot {

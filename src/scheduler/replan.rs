@@ -31,7 +31,7 @@ const POOL_SAMPLE: usize = 4_000;
 const HINT_JUDGES: usize = 50;
 /// How often a site's population of rates is fitted again (each fit moves every page's
 /// posterior a little; the pages' own evidence moves them between fits).
-const POPULATION_REFIT_MS: i64 = 6 * 3_600_000;
+pub(super) const POPULATION_REFIT_MS: i64 = 6 * 3_600_000;
 /// The share of a site's budget always left to its pages, whatever its overheads.
 const MIN_PAGE_SHARE: f64 = 0.1;
 /// The most a feed is read per day, and the largest share of its host's limit it may take.
@@ -144,7 +144,7 @@ impl Scheduler {
                 *refit = true;
             }
         }
-        self.fit_groups(&refitted);
+        self.fit_groups(&refitted, now_ms);
     }
 
     /// Stops believing a host's `changefreq` hints once its pages' own evidence disagrees.

@@ -534,6 +534,91 @@ fn a_new_page_reads_as_its_own_hosts_pages_have_shown() {
 }
 
 #[test]
+fn a_large_sites_freshness_is_judged_on_a_sample_that_stands_for_all_its_copies() {
+    // 2,000 copies of pages from a day a week to several a day, copied up to a day ago, of
+    // three weights, some known stale: judging one in four under its posterior gives about the
+    // mean of judging them all, and the counts and known-stale copies exactly.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let now = 20 * DAY;
+    for i in 0..2_000i64 {
+        // Duplicates and redirect sources weigh little.
+        let weight = [1.0, 0.1, 0.02][(i % 3) as usize];
+        let url = sched.add_url(
+            0,
+            NewUrl {
+                weight,
+                ..page(site, host, 1.0)
+            },
+        );
+        let mut stats = Stats::default();
+        for check in 0..10 {
+            stats.add_check(1.0, Some((check * 7 + i) % (1 + i % 9) == 0), None);
+        }
+        sched.restore(
+            url,
+            Restored {
+                last_check_ms: Some(now - (i * 7919) % DAY),
+                stats,
+                ..Restored::default()
+            },
+        );
+        if i % 50 == 0 {
+            sched.handle_known_change(now, url, now - HOUR);
+        }
+    }
+    let all = sched.freshness_judging(now, usize::MAX)[0].1;
+    // Each instant draws its own sample (a millisecond apart: the same copies' ages).
+    let draws: Vec<Freshness> = (0..20)
+        .map(|ms| sched.freshness_judging(now + ms, 500)[0].1)
+        .collect();
+    let sampled = draws[0];
+    assert_eq!(
+        (sampled.copies, sampled.known_stale, sampled.weight),
+        (all.copies, all.known_stale, all.weight)
+    );
+    // (A known change before the copy is no news: 30 of the 40 are after theirs.)
+    assert_eq!(all.known_stale, 30);
+    let off = |a: f64, b: f64| (a / b - 1.0).abs();
+    let mean = |f: fn(&Freshness) -> f64| draws.iter().map(f).sum::<f64>() / draws.len() as f64;
+    // One draw of about 500 copies of three weights is within its sampling error; the draws'
+    // mean is near the whole (an unbiased sample).
+    for draw in &draws {
+        assert!(
+            off(draw.mean_expected_age_days, all.mean_expected_age_days) < 0.3
+                && off(draw.mean_p_stale, all.mean_p_stale) < 0.3,
+            "{draw:?} against {all:?}"
+        );
+    }
+    let (age, p) = (mean(|f| f.mean_expected_age_days), mean(|f| f.mean_p_stale));
+    assert!(
+        off(age, all.mean_expected_age_days) < 0.04 && off(p, all.mean_p_stale) < 0.04,
+        "mean of the draws {age} d, {p} against {all:?}"
+    );
+    assert_ne!(sampled, all, "a sample, not every copy");
+}
+
+#[test]
+fn a_group_that_is_the_whole_site_or_repeats_a_narrower_one_is_not_fitted() {
+    // Two hosts of one section each: the section across the site is the whole site and each
+    // host is its one section; only the two host-and-section groups get a population, and
+    // every page is in its own host's.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let hosts = [sched.add_host(0, 0), sched.add_host(0, 0)];
+    let urls: Vec<_> = (0..40)
+        .map(|i| sched.add_url(0, page(site, hosts[i % 2], 1.0)))
+        .collect();
+    let every: Vec<i64> = (0..40).map(|i| HOUR * (4 + 20 * (i as i64 % 2))).collect();
+    drive(&mut sched, &urls, &every, 10);
+    assert_eq!(sched.sites[site].groups.populations.len(), 2);
+    let group = |url: UrlKey| sched.urls[url].group;
+    assert_ne!(group(urls[0]), group(urls[1]));
+    assert!(urls.iter().all(|&u| group(u) == group(urls[u % 2])));
+}
+
+#[test]
 fn top_level_pages_that_never_change_read_as_each_other_not_as_the_articles() {
     // Two hosts of articles that change every 8 hours, each with three top-level pages (a home
     // page, an about page) that never change. Each host's top-level pages are too few for a
