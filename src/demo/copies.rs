@@ -49,15 +49,17 @@ enum Served {
 
 /// What `path` on `host` serves, following the host's redirects.
 fn served(host: &Host, path: &str) -> Option<Served> {
+    // In the server's order: a redirect first, then the home page, then a page.
     let mut path = path;
     for hops in 0..=MAX_HOPS {
-        if let Some(page) = host.page_at(path) {
-            return Some(Served::Page { page, hops });
+        if let Some(redirect) = host.redirect_at(path) {
+            path = &redirect.to;
+            continue;
         }
         if path == "/" {
             return (hops == 0).then_some(Served::Home);
         }
-        path = &host.redirect_at(path)?.to;
+        return host.page_at(path).map(|page| Served::Page { page, hops });
     }
     None
 }
@@ -66,9 +68,28 @@ fn served(host: &Host, path: &str) -> Option<Served> {
 /// `log`; URLs that serve nothing of the world are left out.
 pub fn copies(world: &World, log: &[RequestRecord], urls: &[(String, f64)]) -> Vec<CopyTruth> {
     let mut answers: HashMap<(&str, &str), Vec<(i64, u16)>> = HashMap::new();
+    // A redirect's target fetched as the redirect's next hop refreshed the redirect source's
+    // copy, not the target URL's own: per host, the redirect target its next hop is expected
+    // at. The fetcher follows at once, but another request to the host (a sitemap's, robots')
+    // may come between: the hop is the next request for that path, whenever it comes.
+    let mut hop_to: HashMap<&str, &str> = HashMap::new();
     for record in log.iter().filter(|r| r.method == "GET") {
+        let (host, path) = (record.host.as_str(), record.path.as_str());
+        let is_hop = hop_to.get(host) == Some(&path);
+        if is_hop {
+            hop_to.remove(host);
+        }
+        if (300..400).contains(&record.status)
+            && let Some((_, h)) = world.host(host)
+            && let Some(redirect) = h.redirect_at(path)
+        {
+            hop_to.insert(host, redirect.to.as_str());
+        }
+        if is_hop {
+            continue;
+        }
         answers
-            .entry((record.host.as_str(), record.path.as_str()))
+            .entry((host, path))
             .or_default()
             .push((record.at_ms, record.status));
     }
@@ -139,13 +160,17 @@ mod tests {
         let (first, second) = (news.pages[0], news.pages[1]);
         let doc = docs.pages[0];
         let (doc_path, second_path) = (&world.pages[doc].path, &world.pages[second].path);
+        let first_path = &world.pages[first].path;
         let log = vec![
             get(10, &docs.name, doc_path, 200),
             get(20, MIRROR_HOST, doc_path, 200),
             get(30, &docs.name, doc_path, 304),
             get(40, &news.name, "/go/1", 302),
             get(41, &news.name, second_path, 200),
+            get(42, &news.name, second_path, 304),
             get(50, &news.name, "/old/front", 301),
+            get(51, &news.name, "/moved/front", 301),
+            get(52, &news.name, first_path, 200),
             get(60, &news.name, "/", 200),
             get(70, &news.name, "/feed.xml", 200),
             get(80, &docs.name, doc_path, 503),
@@ -164,6 +189,7 @@ mod tests {
             url(&news.name, "/"),
             url(&news.name, "/feed.xml"),
             url(&news.name, "/nowhere"),
+            url(&news.name, first_path),
         ];
         let copies = copies(&world, &log, &urls);
         let by_url = |i: usize| copies.iter().find(|c| c.url == urls[i].0);
@@ -175,12 +201,12 @@ mod tests {
         assert_eq!(mirror.changes, world.pages[doc].changes);
         assert_eq!(mirror.syncs, vec![20]);
         // A redirect source follows its target's changes, synced by its redirects; the target
-        // by its own fetch, at its own weight.
+        // by its own fetches only (not the redirect's next hop, at 41), at its own weight.
         let go = by_url(2).expect("a redirect source");
         assert_eq!(go.changes, world.pages[second].changes);
         assert_eq!(go.syncs, vec![40]);
         let target = by_url(3).expect("a page");
-        assert_eq!((target.syncs.clone(), target.weight), (vec![41], 0.5));
+        assert_eq!((target.syncs.clone(), target.weight), (vec![42], 0.5));
         // Two hops lead to the first page.
         let old = by_url(4).expect("a redirect chain");
         assert_eq!(
@@ -191,6 +217,8 @@ mod tests {
         let home = by_url(5).expect("the home page");
         assert!(home.changes.is_empty());
         assert_eq!(home.syncs, vec![60]);
-        assert_eq!(copies.len(), 6);
+        // The first page was reached only as the chain's last hop: a copy with no sync.
+        assert_eq!(by_url(8).expect("a page").syncs, Vec::<i64>::new());
+        assert_eq!(copies.len(), 7);
     }
 }

@@ -422,7 +422,7 @@ mod tests {
         assert_eq!((f.copies, f.stale), (2, 1));
         assert!((f.mean_age_days - 1.0).abs() < 1e-12);
         assert!((f.share_stale - 0.5).abs() < 1e-12);
-        // Weighed as freshet weighs them: A at 3, B at 1.
+        // Weighed as freshet weighs them: A at 1, B at 3.
         let weighted = [pages[0], (pages[1].0, pages[1].1, 3.0), pages[2]];
         let w = true_freshness_at(weighted, 4 * DAY);
         assert_eq!((w.copies, w.stale), (2, 1));

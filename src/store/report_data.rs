@@ -25,13 +25,14 @@ pub struct TrueFreshnessSample {
     pub site_id: i64,
     /// When, clock ms.
     pub at_ms: i64,
-    /// Pages with a copy.
+    /// Copies there were (page URLs fetched by then: `freshet demo` judges each URL freshet
+    /// holds as its own copy, as freshet's estimate does).
     pub copies: i64,
     /// Of them, changed since their last fetch.
     pub stale: i64,
-    /// Mean true age of the copies, days.
+    /// Mean true age of the copies, days, each weighed as freshet weighs it.
     pub mean_age_days: f64,
-    /// Share of the copies that are stale.
+    /// Share of the copies that are stale, each weighed as freshet weighs it.
     pub share_stale: f64,
 }
 
