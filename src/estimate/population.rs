@@ -83,18 +83,8 @@ impl Population {
         };
         let mut next = vec![0.0; NODES];
         for _ in 0..steps {
-            next.iter_mut().for_each(|x| *x = 0.0);
-            for l in likelihoods.chunks_exact(NODES) {
-                let total: f64 = l.iter().zip(&weights).map(|(l, w)| l * w).sum();
-                if total > 0.0 {
-                    for (n, l) in next.iter_mut().zip(l) {
-                        *n += l / total;
-                    }
-                }
-            }
-            for (n, w) in next.iter_mut().zip(&weights) {
-                *n *= w / pages_used as f64;
-            }
+            node_shares(&likelihoods, &weights, &mut next);
+            next.iter_mut().for_each(|n| *n /= pages_used as f64);
             smooth(&next, &mut weights);
         }
         Some(Self { weights })
@@ -139,15 +129,7 @@ impl Population {
         let mut weights = self.weights.clone();
         let mut shares = vec![0.0; NODES];
         for _ in 0..GROUP_STEPS {
-            shares.iter_mut().for_each(|x| *x = 0.0);
-            for l in likelihoods.chunks_exact(NODES) {
-                let total: f64 = l.iter().zip(&weights).map(|(l, w)| l * w).sum();
-                if total > 0.0 {
-                    for ((share, l), w) in shares.iter_mut().zip(l).zip(&weights) {
-                        *share += l * w / total;
-                    }
-                }
-            }
+            node_shares(&likelihoods, &weights, &mut shares);
             let denominator = GROUP_PSEUDO_PAGES + used as f64;
             for ((w, site), share) in weights.iter_mut().zip(&self.weights).zip(&shares) {
                 *w = (GROUP_PSEUDO_PAGES * site + share) / denominator;
@@ -163,6 +145,20 @@ impl Population {
     /// The interval of `u` the grid covers (the prior has no mass outside it).
     pub fn span(&self) -> (f64, f64) {
         (LOW_U, HIGH_U)
+    }
+}
+
+/// EM's E-step: into `shares`, each node's posterior share summed over the pages,
+/// `Σ_i π_k L_ik / Σ_j π_j L_ij`, for likelihood rows `likelihoods` under the weights `π`.
+fn node_shares(likelihoods: &[f64], weights: &[f64], shares: &mut [f64]) {
+    shares.iter_mut().for_each(|x| *x = 0.0);
+    for l in likelihoods.chunks_exact(NODES) {
+        let total: f64 = l.iter().zip(weights).map(|(l, w)| l * w).sum();
+        if total > 0.0 {
+            for ((share, l), w) in shares.iter_mut().zip(l).zip(weights) {
+                *share += l * w / total;
+            }
+        }
     }
 }
 
