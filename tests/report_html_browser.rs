@@ -158,35 +158,18 @@ async fn the_report_of_a_demo_renders_in_a_real_browser_with_every_plot_drawn() 
     // The calibration over the window is the time average of those samples in the window.
     let (from, to) = (report["from_ms"].as_i64(), report["to_ms"].as_i64());
     let (from, to) = (from.expect("from_ms"), to.expect("to_ms"));
-    let shares: Vec<f64> = truth
+    let calibration = &report["calibration"];
+    let in_window: Vec<_> = truth
         .iter()
         .filter(|s| (from..=to).contains(&s.at_ms))
-        .map(|s| s.share_stale)
         .collect();
-    let calibration = &report["calibration"];
-    let sampled_share = calibration["sampled_true_stale_share"].as_f64();
-    let mean_share = shares.iter().sum::<f64>() / shares.len() as f64;
-    assert!(
-        !shares.is_empty() && sampled_share.is_some_and(|s| (s - mean_share).abs() < 1e-9),
-        "{calibration} against {mean_share} over {} samples",
-        shares.len()
-    );
-    // And freshet's side is the time average of its own samples' P(stale) (one site: each
-    // instant has one row).
-    let own: Vec<f64> = store
-        .freshness_samples(from, to)
-        .await
-        .unwrap()
-        .iter()
-        .map(|s| s.mean_p_stale)
-        .collect();
-    let mean_own = own.iter().sum::<f64>() / own.len() as f64;
-    let sampled_p = calibration["sampled_mean_p_stale"].as_f64();
-    assert!(
-        !own.is_empty() && sampled_p.is_some_and(|p| (p - mean_own).abs() < 1e-9),
-        "{calibration} against {mean_own} over {} samples",
-        own.len()
-    );
+    // And freshet's side is the time average of its own samples (one site: each instant has
+    // one row).
+    let own = store.freshness_samples(from, to).await.unwrap();
+    let true_shares: Vec<f64> = in_window.iter().map(|s| s.share_stale).collect();
+    let own_p: Vec<f64> = own.iter().map(|s| s.mean_p_stale).collect();
+    assert_time_average(calibration, "sampled_true_stale_share", &true_shares, 1e-9);
+    assert_time_average(calibration, "sampled_mean_p_stale", &own_p, 1e-9);
     // The truth judges the copies freshet judged: every page URL it holds (a mirror's, redirect
     // sources and home pages too), each its own copy; and the window's mean age of them is the
     // estimate's like-for-like truth.
@@ -202,29 +185,14 @@ async fn the_report_of_a_demo_renders_in_a_real_browser_with_every_plot_drawn() 
             .iter()
             .all(|s| s.copies <= page_urls && s.stale <= s.copies)
     );
-    let ages: Vec<f64> = truth
-        .iter()
-        .filter(|s| (from..=to).contains(&s.at_ms))
-        .map(|s| s.mean_age_days)
-        .collect();
-    let mean_age = ages.iter().sum::<f64>() / ages.len() as f64;
-    let sampled_age = calibration["sampled_true_mean_age_days"].as_f64();
-    assert!(
-        sampled_age.is_some_and(|a| (a - mean_age).abs() < 1e-12),
-        "{calibration} against {mean_age}"
-    );
-    let own_ages: Vec<f64> = store
-        .freshness_samples(from, to)
-        .await
-        .unwrap()
-        .iter()
-        .map(|s| s.mean_expected_age_days)
-        .collect();
-    let mean_own_age = own_ages.iter().sum::<f64>() / own_ages.len() as f64;
-    let sampled_own_age = calibration["sampled_expected_mean_age_days"].as_f64();
-    assert!(
-        sampled_own_age.is_some_and(|a| (a - mean_own_age).abs() < 1e-12),
-        "{calibration} against {mean_own_age}"
+    let true_ages: Vec<f64> = in_window.iter().map(|s| s.mean_age_days).collect();
+    let own_ages: Vec<f64> = own.iter().map(|s| s.mean_expected_age_days).collect();
+    assert_time_average(calibration, "sampled_true_mean_age_days", &true_ages, 1e-12);
+    assert_time_average(
+        calibration,
+        "sampled_expected_mean_age_days",
+        &own_ages,
+        1e-12,
     );
     assert!(truth.iter().any(|s| s.copies > 0 && s.mean_age_days > 0.0));
     // The demo's world serves no errors; one recorded problem lets the errors plot draw it.
@@ -352,4 +320,16 @@ async fn the_report_of_a_demo_renders_in_a_real_browser_with_every_plot_drawn() 
     assert!(run.console.is_empty(), "console: {:#?}", run.console);
     assert!(run.stdout.contains("id=\"no-data\""), "{}", run.stdout);
     assert!(!run.stdout.contains("<figure"));
+}
+
+/// The demo report's `calibration[key]` is the mean of `values` (a time average over the
+/// window's samples), within `tolerance`.
+fn assert_time_average(calibration: &serde_json::Value, key: &str, values: &[f64], tolerance: f64) {
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let reported = calibration[key].as_f64();
+    assert!(
+        !values.is_empty() && reported.is_some_and(|r| (r - mean).abs() < tolerance),
+        "{key}: {calibration} against {mean} over {} samples",
+        values.len()
+    );
 }

@@ -165,16 +165,6 @@ mod tests {
     use super::*;
     use crate::demo::world::{MIRROR_HOST, WorldConfig};
 
-    fn get(at_ms: i64, host: &str, path: &str) -> RequestRecord {
-        RequestRecord {
-            at_ms,
-            host: host.to_string(),
-            path: path.to_string(),
-            method: "GET".to_string(),
-            status: 200,
-        }
-    }
-
     fn belief(url: String, last_checked_ms: i64, low: f64, high: f64) -> UrlBelief {
         UrlBelief {
             url,
@@ -230,12 +220,12 @@ mod tests {
         let (_, docs) = world.host("docs.freshet.test").unwrap();
         let docs_id = docs.pages[0];
         let log = vec![
-            get(change - 1000, &news.name, &world.pages[stale_id].path),
-            get(end, &news.name, &world.pages[fresh_id].path),
+            RequestRecord::get(change - 1000, &news.name, &world.pages[stale_id].path, 200),
+            RequestRecord::get(end, &news.name, &world.pages[fresh_id].path, 200),
             // The docs page is refreshed through its mirror.
-            get(end, MIRROR_HOST, &world.pages[docs_id].path),
+            RequestRecord::get(end, MIRROR_HOST, &world.pages[docs_id].path, 200),
             // After the end: not seen.
-            get(end + 1, &news.name, &world.pages[stale_id].path),
+            RequestRecord::get(end + 1, &news.name, &world.pages[stale_id].path, 200),
         ];
         let rate = |id: usize| world.pages[id].rate_per_day;
         let mut beliefs = vec![

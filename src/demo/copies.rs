@@ -142,16 +142,6 @@ mod tests {
     use super::*;
     use crate::demo::world::{MIRROR_HOST, WorldConfig};
 
-    fn get(at_ms: i64, host: &str, path: &str, status: u16) -> RequestRecord {
-        RequestRecord {
-            at_ms,
-            host: host.to_string(),
-            path: path.to_string(),
-            method: "GET".to_string(),
-            status,
-        }
-    }
-
     #[test]
     fn each_url_is_its_own_copy_of_what_it_serves() {
         let world = World::generate(&WorldConfig::default());
@@ -162,21 +152,21 @@ mod tests {
         let (doc_path, second_path) = (&world.pages[doc].path, &world.pages[second].path);
         let first_path = &world.pages[first].path;
         let log = vec![
-            get(10, &docs.name, doc_path, 200),
-            get(20, MIRROR_HOST, doc_path, 200),
-            get(30, &docs.name, doc_path, 304),
-            get(40, &news.name, "/go/1", 302),
-            get(41, &news.name, second_path, 200),
-            get(42, &news.name, second_path, 304),
-            get(50, &news.name, "/old/front", 301),
-            get(51, &news.name, "/moved/front", 301),
-            get(52, &news.name, first_path, 200),
-            get(60, &news.name, "/", 200),
-            get(70, &news.name, "/feed.xml", 200),
-            get(80, &docs.name, doc_path, 503),
+            RequestRecord::get(10, &docs.name, doc_path, 200),
+            RequestRecord::get(20, MIRROR_HOST, doc_path, 200),
+            RequestRecord::get(30, &docs.name, doc_path, 304),
+            RequestRecord::get(40, &news.name, "/go/1", 302),
+            RequestRecord::get(41, &news.name, second_path, 200),
+            RequestRecord::get(42, &news.name, second_path, 304),
+            RequestRecord::get(50, &news.name, "/old/front", 301),
+            RequestRecord::get(51, &news.name, "/moved/front", 301),
+            RequestRecord::get(52, &news.name, first_path, 200),
+            RequestRecord::get(60, &news.name, "/", 200),
+            RequestRecord::get(70, &news.name, "/feed.xml", 200),
+            RequestRecord::get(80, &docs.name, doc_path, 503),
             RequestRecord {
                 method: "HEAD".to_string(),
-                ..get(90, &docs.name, doc_path, 200)
+                ..RequestRecord::get(90, &docs.name, doc_path, 200)
             },
         ];
         let url = |host: &str, path: &str| (format!("http://{host}:8080{path}"), 1.0);

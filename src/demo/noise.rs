@@ -165,13 +165,8 @@ mod tests {
         let world = World::generate(&WorldConfig::default());
         let (_, live) = world.host(NOISE_HOST).unwrap();
         let path = world.pages[live.pages[0]].path.clone();
-        let record = |at_ms: i64, host: &str, path: &str| RequestRecord {
-            at_ms,
-            host: host.to_string(),
-            path: path.to_string(),
-            method: "GET".into(),
-            status: 200,
-        };
+        let record =
+            |at_ms: i64, host: &str, path: &str| RequestRecord::get(at_ms, host, path, 200);
         let log = vec![
             record(5, NOISE_HOST, &path),
             record(15, NOISE_HOST, &path),

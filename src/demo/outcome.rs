@@ -437,16 +437,6 @@ mod tests {
     use super::*;
     use crate::demo::world::WorldConfig;
 
-    fn record(at_ms: i64, host: &str, path: &str, status: u16) -> RequestRecord {
-        RequestRecord {
-            at_ms,
-            host: host.to_string(),
-            path: path.to_string(),
-            method: "GET".to_string(),
-            status,
-        }
-    }
-
     #[test]
     fn mirror_fetch_refreshes_the_page_and_counts_for_its_site() {
         let world = World::generate(&WorldConfig::default());
@@ -463,9 +453,9 @@ mod tests {
             gap_tolerance_ms: 0,
         };
         let log = vec![
-            record(from + 10, "mirror.freshet.test", &page.path, 200),
-            record(from + 20, "news.freshet.test", "/private/drafts", 200),
-            record(from + 30, "news.freshet.test", "/robots.txt", 200),
+            RequestRecord::get(from + 10, "mirror.freshet.test", &page.path, 200),
+            RequestRecord::get(from + 20, "news.freshet.test", "/private/drafts", 200),
+            RequestRecord::get(from + 30, "news.freshet.test", "/robots.txt", 200),
         ];
         let outcome = evaluate(&world, &log, &judge);
         let docs_row = outcome
@@ -500,7 +490,7 @@ mod tests {
         let to = from + days * MS_PER_DAY as i64;
         let log: Vec<RequestRecord> = (0..requests)
             .map(|k| {
-                record(
+                RequestRecord::get(
                     from + k * (to - from) / requests,
                     "blog.freshet.test",
                     "/robots.txt",

@@ -50,6 +50,20 @@ impl RequestRecord {
     }
 }
 
+#[cfg(test)]
+impl RequestRecord {
+    /// A GET of `path` on `host` answered `status` at `at_ms` (for the demo's tests).
+    pub(crate) fn get(at_ms: i64, host: &str, path: &str, status: u16) -> Self {
+        Self {
+            at_ms,
+            host: host.to_string(),
+            path: path.to_string(),
+            method: "GET".to_string(),
+            status,
+        }
+    }
+}
+
 /// The server's request log, shared with whoever wants to count or check requests.
 #[derive(Debug, Clone, Default)]
 pub struct RequestLog {
