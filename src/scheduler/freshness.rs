@@ -33,15 +33,18 @@ impl Scheduler {
     /// entry of its last read that overflowed, to its last read, and listed none of this page's.
     /// A feed caught missing one of the page's changes covers it no more.
     ///
-    /// A believed sitemap that listed the page with a `lastmod` no newer than the copy watched
-    /// it from the copy to that read ([`super::lastmod`]); when both spans exist they are joined
-    /// if they touch, else the later one is taken.
+    /// A sitemap that listed the page with a `lastmod` no newer than the copy watched it up to
+    /// that read, from the copy on a believed host, over the last part of the span elsewhere
+    /// ([`super::lastmod`]); when both spans exist they are joined if they touch, else the later
+    /// one is taken.
     pub fn watched(&self, url: UrlKey) -> Option<(i64, i64)> {
         let by_feed = self.feed_watched(url);
         let by_sitemap = self.lastmod_watched(url);
         match (by_feed, by_sitemap) {
-            (Some((from, until)), Some((taken, quiet))) if from <= quiet => {
-                Some((taken, until.max(quiet)))
+            (Some((from, until)), Some((quiet_from, quiet)))
+                if from <= quiet && quiet_from <= until =>
+            {
+                Some((from.min(quiet_from), until.max(quiet)))
             }
             (Some(a), Some(b)) => Some(if a.1 >= b.1 { a } else { b }),
             (a, b) => a.or(b),

@@ -2,14 +2,23 @@
 //!
 //! A sitemap read at `R` that lists a page with a `lastmod` newer than the copy says the copy is
 //! stale ([`super::Scheduler::handle_known_change`]). One that lists it with a `lastmod` no newer
-//! than the copy says the page did not change between the copy and `R`: the span is watched, as
-//! a quiet feed watches it ([`super::Scheduler::watched`]), but only on a host whose `lastmod`
-//! is believed. Stale or made-up `lastmod`s are common (a sitemap generated once, or stamped with
-//! the build time), so belief is learnt from the host's own pages: a check that saw a page change
-//! between two copies expects the next read of the sitemap to give it a `lastmod` after the
-//! earlier copy. That is an agreement; a `lastmod` no newer is a disagreement. A host is believed
-//! after [`LASTMOD_AGREEMENTS`] agreements while its disagreements stay under
-//! [`LASTMOD_TOLERANCE`] of its judgements.
+//! than the copy says the page did not change between the copy and `R` as far as the sitemap
+//! shows changes. Stale or made-up `lastmod`s are common (a sitemap generated once, or stamped
+//! with the build time), so how far it does is learnt from the host's own pages: a check that saw
+//! a page change between two copies expects the next read of the sitemap to give it a `lastmod`
+//! after the earlier copy. That is an agreement; a `lastmod` no newer is a disagreement. A host is
+//! believed after [`LASTMOD_AGREEMENTS`] agreements while its disagreements stay under
+//! [`LASTMOD_TOLERANCE`] of its judgements: its sitemap's silence then watches the span as a
+//! quiet feed does ([`super::Scheduler::watched`]), and its reads are priced in the plan.
+//!
+//! Before that, the silence is worth the share `q` of changes the sitemap has shown (the mean of
+//! a uniform prior updated by the judgements, [`LastmodTrust::shown_share`]): the changes it
+//! does not show are a Poisson process of rate `(1 - q)λ`, so a quiet span of length `w` leaves
+//! `(1 - q)w` of it unseen, and the span is cut to its last `q·w`. The estimate then agrees with
+//! what the refresher does, which acts on any newer `lastmod` at once: on a host that has not
+//! yet earned belief (pages that rarely change give few judgements), a change its sitemap
+//! shows is fetched soon after the read, and an estimate that ignored the sitemap's silence
+//! would hold the copies older than they are.
 
 use super::{Scheduler, UrlKey};
 
@@ -36,12 +45,23 @@ impl LastmodTrust {
         self.agreements >= LASTMOD_AGREEMENTS
             && f64::from(self.disagreements) <= LASTMOD_TOLERANCE * judged
     }
+
+    /// The share of a page's changes the host's sitemap is taken to show: all on a believed
+    /// host, else the posterior mean `(a + 1) / (a + d + 2)` of a uniform prior (one half before
+    /// any judgement, falling towards 0 on a stale sitemap).
+    pub fn shown_share(&self) -> f64 {
+        if self.believed() {
+            return 1.0;
+        }
+        let (a, d) = (f64::from(self.agreements), f64::from(self.disagreements));
+        (a + 1.0) / (a + d + 2.0)
+    }
 }
 
 impl Scheduler {
     /// A sitemap read at `read_ms` listed `url` with `lastmod_ms` (or none): judges the host's
-    /// `lastmod` against a change a check saw, and on a believed host extends the span over which
-    /// the copy is known current. A newer `lastmod` is a known change (see
+    /// `lastmod` against a change a check saw, and extends the span over which the sitemap kept
+    /// quiet since the copy. A newer `lastmod` is a known change (see
     /// [`Scheduler::handle_known_change`], which the caller also calls).
     pub fn handle_sitemap_listing(&mut self, url: UrlKey, read_ms: i64, lastmod_ms: Option<i64>) {
         let Some(lastmod) = lastmod_ms else {
@@ -60,21 +80,22 @@ impl Scheduler {
                 trust.disagreements += 1;
             }
         }
-        let believed = self.hosts[host].lastmod.believed();
         let u = &mut self.urls[url];
-        if believed
-            && u.last_check_ms
-                .is_some_and(|taken| lastmod <= taken && read_ms > taken)
+        if u.last_check_ms
+            .is_some_and(|taken| lastmod <= taken && read_ms > taken)
         {
             u.lastmod_quiet_until_ms = u.lastmod_quiet_until_ms.max(Some(read_ms));
         }
     }
 
-    /// The span after the copy of `url` over which a believed sitemap showed no change, if any.
+    /// The span after the copy of `url` over which its sitemap showed no change, if any: all of
+    /// it on a believed host, else its last [`LastmodTrust::shown_share`].
     pub(super) fn lastmod_watched(&self, url: UrlKey) -> Option<(i64, i64)> {
         let u = &self.urls[url];
         let (taken, until) = (u.last_check_ms?, u.lastmod_quiet_until_ms?);
-        (until > taken && self.hosts[u.host].lastmod.believed()).then_some((taken, until))
+        let unseen = (1.0 - self.hosts[u.host].lastmod.shown_share()) * (until - taken) as f64;
+        let from = taken + unseen.round() as i64;
+        (until > from).then_some((from, until))
     }
 }
 
@@ -94,5 +115,21 @@ mod tests {
         assert!(!trust(3, 1).believed());
         assert!(trust(9, 1).believed());
         assert!(!trust(20, 5).believed());
+    }
+
+    #[test]
+    fn the_shown_share_is_all_once_believed_and_learnt_before() {
+        let share = |agreements, disagreements| {
+            LastmodTrust {
+                agreements,
+                disagreements,
+            }
+            .shown_share()
+        };
+        assert_eq!(share(0, 0), 0.5);
+        assert_eq!(share(2, 0), 0.75);
+        assert_eq!(share(3, 0), 1.0);
+        assert_eq!(share(0, 8), 0.1);
+        assert!(share(3, 1) < 1.0 && share(3, 1) > share(2, 1));
     }
 }

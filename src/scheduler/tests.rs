@@ -331,7 +331,8 @@ fn feed_and_pages(pages: usize) -> (Scheduler, UrlKey, Vec<UrlKey>) {
 
 /// What a sitemap's `lastmod` teaches: on a host whose `lastmod`s showed the changes checks saw,
 /// a read listing a page with a `lastmod` no newer than the copy watches it up to the read; a
-/// host whose `lastmod`s stay behind the changes (a stale sitemap) never earns that belief.
+/// host whose `lastmod`s stay behind the changes (a stale sitemap) never earns that belief, and
+/// its silence watches only the share of changes it showed (1 in 5 after three misses).
 #[test]
 fn a_believed_sitemap_lastmod_watches_the_copy_and_a_stale_one_is_not_believed() {
     const MIN: i64 = 60_000;
@@ -356,12 +357,53 @@ fn a_believed_sitemap_lastmod_watches_the_copy_and_a_stale_one_is_not_believed()
         let last = pages[3];
         check(&mut sched, 100 * MIN, last, Seen::Unchanged);
         sched.handle_sitemap_listing(last, 130 * MIN, Some(50 * MIN));
-        let expected = honest.then_some((100 * MIN, 130 * MIN));
+        let expected = Some((if honest { 100 } else { 124 } * MIN, 130 * MIN));
         assert_eq!(sched.watched(last), expected, "honest: {honest}");
         // A lastmod newer than the copy says nothing of quiet (it is a known change).
         sched.handle_sitemap_listing(last, 160 * MIN, Some(140 * MIN));
         assert_eq!(sched.watched(last), expected);
     }
+}
+
+/// A feed's span and the part of a sitemap's quiet span an unjudged host is worth are joined
+/// when they touch, so neither cuts the other short.
+#[test]
+fn a_feed_span_and_an_unjudged_sitemap_span_are_joined() {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let a = pages[0];
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
+    // The sitemap kept quiet from the copy to 100 min; half of that (from 60 min) is counted.
+    sched.handle_sitemap_listing(a, 100 * MIN, Some(5 * MIN));
+    assert_eq!(sched.watched(a), Some((20 * MIN, 100 * MIN)));
+    // A sitemap span that does not reach the feed's: the later one alone.
+    sched.handle_sitemap_listing(a, 180 * MIN, Some(5 * MIN));
+    assert_eq!(sched.watched(a), Some((100 * MIN, 180 * MIN)));
+}
+
+/// A host not judged yet: its sitemap's silence watches half the span (the changes it would show
+/// are as likely as not), and the copy's estimate lies between none watched and all watched.
+#[test]
+fn an_unjudged_sitemap_watches_half_the_quiet_span() {
+    const MIN: i64 = 60_000;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let p = sched.add_url(0, page(site, host, 1.0));
+    check(&mut sched, 100 * MIN, p, Seen::Copy);
+    let unwatched = sched.copy_knowledge(p).unwrap();
+    sched.handle_sitemap_listing(p, 700 * MIN, Some(50 * MIN));
+    assert_eq!(sched.watched(p), Some((400 * MIN, 700 * MIN)));
+    let half = sched.copy_knowledge(p).unwrap();
+    let all = estimate::CopyKnowledge {
+        watched: Some((100 * MIN, 700 * MIN)),
+        ..half
+    };
+    let belief = sched.full_posterior(p);
+    let age = |copy: estimate::CopyKnowledge| copy.staleness(&belief, 800 * MIN).expected_age_days;
+    assert!(age(all) < age(half) && age(half) < age(unwatched));
 }
 
 /// Sitemap re-reads are priced like feed polls: worth more on a host whose `lastmod`s are
