@@ -1,0 +1,195 @@
+//! The scheduler's promises on requests: the budget spent and held, hosts' gaps and closures,
+//! the baselines' budgets, and what an early visit costs.
+
+use super::*;
+
+#[test]
+fn the_budget_holds_and_is_spent() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let hosts: Vec<_> = (0..4).map(|_| sched.add_host(60_000, 0)).collect();
+    let urls: Vec<_> = (0..40)
+        .map(|i| sched.add_url(0, page(site, hosts[i % 4], 1.0)))
+        .collect();
+    let every: Vec<i64> = (0..40).map(|i| HOUR * (1 + i as i64)).collect();
+    let requests = drive(&mut sched, &urls, &every, 10);
+    let total: u64 = requests.iter().sum();
+    // 100 a day for 10 days, plus the bucket's quarter hour.
+    assert!((990..=1003).contains(&total), "{total} requests");
+    // Fast pages get more visits than slow ones.
+    assert!(requests[urls[0]] > requests[urls[39]]);
+}
+
+#[test]
+fn a_closed_host_holds_nothing_back_and_gets_nothing() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let (open, closed) = (sched.add_host(60_000, 0), sched.add_host(60_000, 0));
+    let a = sched.add_url(0, page(site, open, 1.0));
+    let b = sched.add_url(0, page(site, closed, 1.0));
+    sched.close_host(closed, 10 * HOUR);
+    let mut seen = Vec::new();
+    let mut now = 0;
+    while now < 12 * HOUR {
+        while let Some(req) = sched.poll_request(now) {
+            seen.push((now, req.url));
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+        }
+        now = sched.poll_timeout().expect("queued").max(now + 1);
+    }
+    assert!(
+        seen.iter().any(|&(t, u)| u == a && t < HOUR),
+        "the open host went at once"
+    );
+    assert!(
+        seen.iter().any(|&(_, u)| u == b),
+        "the closed host went once open"
+    );
+    assert!(seen.iter().all(|&(t, u)| u != b || t >= 10 * HOUR));
+}
+
+#[test]
+fn requests_to_a_host_are_never_closer_than_its_interval() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1e6, 0);
+    let host = sched.add_host(30_000, 0);
+    let urls: Vec<_> = (0..20)
+        .map(|_| sched.add_url(0, page(site, host, 10.0)))
+        .collect();
+    let mut times = Vec::new();
+    let mut now = 0;
+    while now < HOUR {
+        while let Some(req) = sched.poll_request(now) {
+            times.push(now);
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+        }
+        now = sched.poll_timeout().expect("queued").max(now + 1);
+    }
+    assert!(times.len() > 100 && times.len() <= 121, "{}", times.len());
+    assert!(times.windows(2).all(|w| w[1] - w[0] >= 30_000));
+    assert_eq!(urls.len(), 20);
+}
+
+#[test]
+fn every_policy_spends_the_same_budget() {
+    for policy in [
+        PolicyKind::Learned,
+        PolicyKind::Oracle,
+        PolicyKind::Uniform,
+        PolicyKind::Proportional,
+        PolicyKind::Changefreq,
+        PolicyKind::Nutch,
+    ] {
+        let mut sched = Scheduler::new(SchedulerConfig {
+            policy,
+            ..Default::default()
+        });
+        let site = sched.add_site(1.0, 60.0, 0);
+        let host = sched.add_host(0, 0);
+        let urls: Vec<_> = (0..30)
+            .map(|i| sched.add_url(0, page(site, host, 0.1 * (1 + i) as f64)))
+            .collect();
+        let every: Vec<i64> = (0..30).map(|i| DAY / (1 + i as i64)).collect();
+        let total: u64 = drive(&mut sched, &urls, &every, 5).iter().sum();
+        assert!((297..=302).contains(&total), "{policy:?}: {total}");
+    }
+}
+
+#[test]
+fn a_request_not_made_costs_its_site_nothing() {
+    // 24 requests a day: one an hour, and the bucket holds one. Two hosts: one whose URL
+    // robots.txt disallows (deferred each time it comes up), one with a page.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 24.0, 0);
+    let (blocked_host, open_host) = (sched.add_host(0, 0), sched.add_host(0, 0));
+    let blocked = sched.add_url(0, page(site, blocked_host, 1.0));
+    sched.add_url(0, page(site, open_host, 1.0));
+    let mut made = 0;
+    let mut now = 0;
+    while now < 2 * DAY {
+        while let Some(req) = sched.poll_request(now) {
+            if req.url == blocked {
+                // Disallowed for the next 10 minutes (rules that expire often).
+                sched.defer(now, blocked, now + 10 * 60_000);
+            } else {
+                made += 1;
+                sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+            }
+        }
+        now = sched.poll_timeout().expect("queued").max(now + 1);
+    }
+    assert_eq!(
+        sched.site_requests(site),
+        made,
+        "only requests made are counted"
+    );
+    // The disallowed URL came up every 10 minutes; had each cost a request, the page would have
+    // had almost none of what the two days allow.
+    assert!(made >= 20, "{made} requests made for the open page");
+}
+
+/// A known change that sends a page no feed covers ahead of its plan spends the part of its
+/// interval it skips outside the plan: the next re-plan takes it out of the pages' budget.
+#[test]
+fn an_early_visit_for_a_known_change_is_an_overhead_of_the_plan() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 10.0, 0);
+    let host = sched.add_host(0, 0);
+    let pages: Vec<_> = (0..10)
+        .map(|_| sched.add_url(0, page(site, host, 0.05)))
+        .collect();
+    let mut now = 0;
+    let mut copied = 0;
+    while copied < pages.len() {
+        if let Some(req) = sched.poll_request(now) {
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+            copied += 1;
+        } else {
+            now = sched.poll_timeout().expect("queued").max(now + 1);
+        }
+    }
+    // The page copied last: nothing else is due for most of its interval.
+    let p = *pages
+        .iter()
+        .max_by_key(|&&u| sched.urls[u].last_check_ms)
+        .expect("pages");
+    let last = sched.urls[p].last_check_ms.expect("copied");
+    let interval = MS_PER_DAY / sched.urls[p].planned_per_day;
+    let at = last + (interval / 4.0) as i64;
+    assert_eq!(
+        sched.unplanned_advance(p, at),
+        0.0,
+        "nothing known: on plan"
+    );
+    // A page known to change rarely: a change of it is news.
+    for _ in 0..60 {
+        sched.urls[p].stats.add_check(1.0, Some(false), None);
+    }
+    sched.mark_known(at, p, at - 1);
+    let advance = sched.unplanned_advance(p, at);
+    assert!((advance - 0.75).abs() < 0.01, "advance {advance}");
+    // Handed out well before its interval, it is charged to the site's overheads.
+    let (extra, overhead) = (
+        sched.sites[site].extra_since_plan,
+        sched.sites[site].overhead_per_day,
+    );
+    let mut t = at;
+    let req = loop {
+        match sched.poll_request(t) {
+            Some(req) if req.url == p => break req,
+            Some(req) => sched.handle_fetched(t, req.url, Fetched::at(t, Seen::Unchanged)),
+            None => t = sched.poll_timeout().expect("queued").max(t + 1),
+        }
+    };
+    assert!(
+        t < last + (0.7 * interval) as i64,
+        "sent early: at {at} t {t} last {last} interval {interval}"
+    );
+    let s = &sched.sites[req.site];
+    assert!(
+        s.extra_since_plan >= extra + 0.25 || s.overhead_per_day > overhead,
+        "extra {} overhead {}",
+        s.extra_since_plan,
+        s.overhead_per_day
+    );
+}

@@ -1,0 +1,279 @@
+//! Estimates and the plans they drive: the evidence, the populations of a site and its groups,
+//! `changefreq` hints, and the freshness sampled over a large site.
+
+use super::*;
+
+#[test]
+fn estimates_follow_the_evidence_and_plans_follow_estimates() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..10)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    // Half the pages change hourly, half never.
+    let every: Vec<i64> = (0..10)
+        .map(|i| if i < 5 { HOUR } else { 10_000 * DAY })
+        .collect();
+    drive(&mut sched, &urls, &every, 20);
+    let fast = sched.summary(urls[0]);
+    let slow = sched.summary(urls[9]);
+    assert!(fast.estimate.rate_per_day > 5.0, "{:?}", fast.estimate);
+    assert!(slow.estimate.rate_per_day < 0.5, "{:?}", slow.estimate);
+    assert!(fast.planned_per_day > slow.planned_per_day);
+}
+
+#[test]
+fn a_changefreq_says_what_the_pages_carrying_it_have_shown() {
+    // Pages that say "daily" change every 8 hours; pages that say "monthly" every 10 days. Both
+    // hints are off by a factor of 3, within what a host's hints may be and still be believed.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let hosts: Vec<_> = (0..4).map(|_| sched.add_host(0, 0)).collect();
+    let with_hint = |host, hint: f64| NewUrl {
+        changefreq_per_day: Some(hint),
+        ..page(site, host, 1.0)
+    };
+    let (daily, monthly) = (1.0, 1.0 / 30.0);
+    let mut urls = Vec::new();
+    let mut every = Vec::new();
+    for i in 0..60 {
+        let (hint, period) = if i % 2 == 0 {
+            (daily, 8 * HOUR)
+        } else {
+            (monthly, 10 * DAY)
+        };
+        urls.push(sched.add_url(0, with_hint(hosts[i % 4], hint)));
+        every.push(period);
+    }
+    drive(&mut sched, &urls, &every, 30);
+    // New pages, never fetched: what their hint's pages have shown, not what the hint says.
+    let new_daily = sched.add_url(30 * DAY, with_hint(hosts[0], daily));
+    let new_monthly = sched.add_url(30 * DAY, with_hint(hosts[1], monthly));
+    let (fast, slow) = (
+        sched.estimate(new_daily).rate_per_day,
+        sched.estimate(new_monthly).rate_per_day,
+    );
+    // The group's own estimates: a daily page checked about three times a day saw a change at
+    // nearly every check, which bounds its rate only from below, so they read somewhat above 3.
+    let shown = |parity: usize| -> f64 {
+        let rates: Vec<f64> = (parity..urls.len())
+            .step_by(2)
+            .map(|i| sched.estimate(urls[i]).rate_per_day)
+            .collect();
+        rates.iter().sum::<f64>() / rates.len() as f64
+    };
+    let (fast_shown, slow_shown) = (shown(0), shown(1));
+    assert!(
+        (2.0..=6.0).contains(&fast_shown) && (0.04..=0.25).contains(&slow_shown),
+        "the groups: {fast_shown}/day, {slow_shown}/day"
+    );
+    assert!(
+        (fast / fast_shown - 1.0).abs() < 0.5,
+        "a new 'daily' page: {fast}/day; its group {fast_shown}/day"
+    );
+    assert!(
+        (slow / slow_shown - 1.0).abs() < 0.5,
+        "a new 'monthly' page: {slow}/day; its group {slow_shown}/day"
+    );
+}
+
+#[test]
+fn a_new_page_reads_as_its_own_hosts_pages_have_shown() {
+    // One site over two hosts with no hints: one's pages change every 8 hours, the other's
+    // every 10 days. Pooled into one population, a new page of either would read as the site's
+    // mix; each host's offset from it makes a new page read as its own host's pages.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let (fast_host, slow_host) = (sched.add_host(0, 0), sched.add_host(0, 0));
+    let mut urls = Vec::new();
+    let mut every = Vec::new();
+    for i in 0..60 {
+        let (host, period) = if i % 2 == 0 {
+            (fast_host, 8 * HOUR)
+        } else {
+            (slow_host, 10 * DAY)
+        };
+        urls.push(sched.add_url(0, page(site, host, 1.0)));
+        every.push(period);
+    }
+    drive(&mut sched, &urls, &every, 30);
+    let new_fast = sched.add_url(30 * DAY, page(site, fast_host, 1.0));
+    let new_slow = sched.add_url(30 * DAY, page(site, slow_host, 1.0));
+    // Medians: a new page's mean is mostly the tail its host shares with the site.
+    let (fast, slow) = (
+        sched.full_posterior(new_fast).quantile(0.5),
+        sched.full_posterior(new_slow).quantile(0.5),
+    );
+    let shown = |parity: usize| -> f64 {
+        let rates: Vec<f64> = (parity..urls.len())
+            .step_by(2)
+            .map(|i| sched.estimate(urls[i]).rate_per_day)
+            .collect();
+        rates.iter().sum::<f64>() / rates.len() as f64
+    };
+    let (fast_shown, slow_shown) = (shown(0), shown(1));
+    assert!(
+        slow < 0.1 * fast,
+        "new pages: {fast}/day on the fast host, {slow}/day on the slow one"
+    );
+    assert!(
+        (slow / slow_shown).ln().abs() < 3f64.ln() && (fast / fast_shown).ln().abs() < 3f64.ln(),
+        "new pages {fast} and {slow}/day; their hosts' pages {fast_shown} and {slow_shown}/day"
+    );
+}
+
+#[test]
+fn a_large_sites_freshness_is_judged_on_a_sample_that_stands_for_all_its_copies() {
+    // 2,000 copies of pages from a day a week to several a day, copied up to a day ago, of
+    // three weights, some known stale: judging one in four under its posterior gives about the
+    // mean of judging them all, and the counts and known-stale copies exactly.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let now = 20 * DAY;
+    for i in 0..2_000i64 {
+        // Duplicates and redirect sources weigh little.
+        let weight = [1.0, 0.1, 0.02][(i % 3) as usize];
+        let url = sched.add_url(
+            0,
+            NewUrl {
+                weight,
+                ..page(site, host, 1.0)
+            },
+        );
+        let mut stats = Stats::default();
+        for check in 0..10 {
+            stats.add_check(1.0, Some((check * 7 + i) % (1 + i % 9) == 0), None);
+        }
+        sched.restore(
+            url,
+            Restored {
+                last_check_ms: Some(now - (i * 7919) % DAY),
+                stats,
+                ..Restored::default()
+            },
+        );
+        if i % 50 == 0 {
+            sched.handle_known_change(now, url, now - HOUR);
+        }
+    }
+    let all = sched.freshness_judging(now, usize::MAX)[0].1;
+    // Each instant draws its own sample (a millisecond apart: the same copies' ages).
+    let draws: Vec<Freshness> = (0..20)
+        .map(|ms| sched.freshness_judging(now + ms, 500)[0].1)
+        .collect();
+    let sampled = draws[0];
+    assert_eq!(
+        (sampled.copies, sampled.known_stale, sampled.weight),
+        (all.copies, all.known_stale, all.weight)
+    );
+    // (A known change before the copy is no news: 30 of the 40 are after theirs.)
+    assert_eq!(all.known_stale, 30);
+    let off = |a: f64, b: f64| (a / b - 1.0).abs();
+    let mean = |f: fn(&Freshness) -> f64| draws.iter().map(f).sum::<f64>() / draws.len() as f64;
+    // One draw of about 500 copies of three weights is within its sampling error; the draws'
+    // mean is near the whole (an unbiased sample).
+    for draw in &draws {
+        assert!(
+            off(draw.mean_expected_age_days, all.mean_expected_age_days) < 0.3
+                && off(draw.mean_p_stale, all.mean_p_stale) < 0.3,
+            "{draw:?} against {all:?}"
+        );
+    }
+    let (age, p) = (mean(|f| f.mean_expected_age_days), mean(|f| f.mean_p_stale));
+    assert!(
+        off(age, all.mean_expected_age_days) < 0.04 && off(p, all.mean_p_stale) < 0.04,
+        "mean of the draws {age} d, {p} against {all:?}"
+    );
+    assert_ne!(sampled, all, "a sample, not every copy");
+}
+
+#[test]
+fn a_group_that_is_the_whole_site_or_repeats_a_narrower_one_is_not_fitted() {
+    // Two hosts of one section each: the section across the site is the whole site and each
+    // host is its one section; only the two host-and-section groups get a population, and
+    // every page is in its own host's.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let hosts = [sched.add_host(0, 0), sched.add_host(0, 0)];
+    let urls: Vec<_> = (0..40)
+        .map(|i| sched.add_url(0, page(site, hosts[i % 2], 1.0)))
+        .collect();
+    let every: Vec<i64> = (0..40).map(|i| HOUR * (4 + 20 * (i as i64 % 2))).collect();
+    drive(&mut sched, &urls, &every, 10);
+    assert_eq!(sched.sites[site].groups.populations.len(), 2);
+    let group = |url: UrlKey| sched.urls[url].group;
+    assert_ne!(group(urls[0]), group(urls[1]));
+    assert!(urls.iter().all(|&u| group(u) == group(urls[u % 2])));
+}
+
+#[test]
+fn top_level_pages_that_never_change_read_as_each_other_not_as_the_articles() {
+    // Two hosts of articles that change every 8 hours, each with three top-level pages (a home
+    // page, an about page) that never change. Each host's top-level pages are too few for a
+    // group; across the site they are one section, and a new one reads as they have shown.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 200.0, 0);
+    let hosts = [sched.add_host(0, 0), sched.add_host(0, 0)];
+    let (articles, top) = (
+        section_of("http://a.test/news/1"),
+        section_of("http://a.test/"),
+    );
+    let in_section = |host, section| NewUrl {
+        section,
+        ..page(site, host, 1.0)
+    };
+    let mut urls = Vec::new();
+    let mut every = Vec::new();
+    for host in hosts {
+        for i in 0..33 {
+            let (section, period) = if i < 30 {
+                (articles, 8 * HOUR)
+            } else {
+                (top, 10_000 * DAY)
+            };
+            urls.push(sched.add_url(0, in_section(host, section)));
+            every.push(period);
+        }
+    }
+    drive(&mut sched, &urls, &every, 20);
+    let new_article = sched.add_url(20 * DAY, in_section(hosts[0], articles));
+    let new_top = sched.add_url(20 * DAY, in_section(hosts[0], top));
+    let (article, home) = (
+        sched.full_posterior(new_article).quantile(0.5),
+        sched.full_posterior(new_top).quantile(0.5),
+    );
+    assert!(
+        home < 0.1 * article,
+        "new pages: an article {article}/day, a top-level page {home}/day"
+    );
+}
+
+/// A page found first is planned at its site's whole budget until the first plan, so its pooled
+/// prior is shrunk to a few of those very short intervals: a Gamma of shape far below 1 (the
+/// case a loaded run of `tests/dedup_e2e.rs` met). Its certainty-equivalent rate must still
+/// come out near its mean: averaged on a tabulated Gamma it came out 280,000 times smaller, and
+/// the page got a fiftieth of the visits of its identical neighbours.
+#[test]
+fn a_thin_prior_still_plans_a_page_near_its_mean_rate() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 5000.0, 0);
+    let host = sched.add_host(0, 0);
+    let url = sched.add_url(0, page(site, host, 1.0));
+    assert_eq!(sched.urls[url].planned_per_day, 5000.0);
+    // The pooled prior of the failing run (mean 30/day, 0.003 days of pseudo-exposure) and
+    // 0.0003 days of the page's own exposure without a change.
+    sched.sites[site].prior = Prior {
+        shape: 0.1,
+        rate: 0.003,
+    };
+    sched.urls[url].stats.exposure_days = 0.0003;
+    let post = sched.full_posterior(url);
+    assert!(post.conjugate().expect("a Gamma").shape < 0.05);
+    let (mean, planned) = (post.mean(), sched.planning_rate(url));
+    assert!(
+        planned <= mean && planned > 0.9 * mean,
+        "planned by {planned}/day, mean {mean}/day"
+    );
+}

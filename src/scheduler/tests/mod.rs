@@ -1,0 +1,93 @@
+//! The scheduler's tests, by concept, and the small world they share: a page, a driver that
+//! runs pages changing on a clock, a check handed out and reported.
+
+use super::*;
+
+mod budget;
+mod estimates;
+mod signals;
+
+const HOUR: i64 = 3_600_000;
+const DAY: i64 = 24 * HOUR;
+
+fn page(site: SiteKey, host: HostKey, true_rate: f64) -> NewUrl {
+    NewUrl {
+        site,
+        host,
+        kind: UrlKind::Page,
+        weight: 1.0,
+        changefreq_per_day: None,
+        true_rate: Some(true_rate),
+        section: 0,
+    }
+}
+
+/// Runs a scheduler against pages that change every `change_every_ms` exactly, for `days`;
+/// returns the requests made per URL.
+fn drive(sched: &mut Scheduler, urls: &[UrlKey], change_every_ms: &[i64], days: i64) -> Vec<u64> {
+    let mut requests = vec![0u64; sched.url_count()];
+    let mut last_copy = vec![0i64; sched.url_count()];
+    let mut now = 0;
+    while now < days * DAY {
+        while let Some(req) = sched.poll_request(now) {
+            requests[req.url] += 1;
+            let i = urls.iter().position(|&u| u == req.url).expect("known URL");
+            let every = change_every_ms[i];
+            let changed = now / every > last_copy[req.url] / every;
+            let seen = if last_copy[req.url] == 0 && requests[req.url] == 1 {
+                Seen::Copy
+            } else if changed {
+                Seen::Changed
+            } else {
+                Seen::Unchanged
+            };
+            last_copy[req.url] = now;
+            sched.handle_fetched(now, req.url, Fetched::at(now, seen));
+        }
+        let wake = sched.poll_timeout().expect("URLs stay queued");
+        now = wake.max(now + 1);
+    }
+    requests
+}
+
+/// Hands out what is due at `now` until every URL of `wanted` has been reported with its
+/// outcome (anything else handed out is reported as a first copy).
+fn check_each(sched: &mut Scheduler, now: i64, wanted: &[(UrlKey, Seen)]) {
+    let mut left: Vec<(UrlKey, Seen)> = wanted.to_vec();
+    for _ in 0..100 {
+        if left.is_empty() {
+            return;
+        }
+        let req = sched.poll_request(now).expect("a request is due");
+        let what = match left.iter().position(|&(url, _)| url == req.url) {
+            Some(i) => left.swap_remove(i).1,
+            None => Seen::Copy,
+        };
+        sched.handle_fetched(now, req.url, Fetched::at(now, what));
+    }
+    panic!("never handed out: {left:?}");
+}
+
+/// Hands `url` out at `now` (reporting anything handed out before it as a copy) and reports it.
+fn check(sched: &mut Scheduler, now: i64, url: UrlKey, seen: Seen) {
+    check_each(sched, now, &[(url, seen)]);
+}
+
+/// A scheduler with one site (1,000 requests a day) on one host without a gap, its feed, and
+/// `pages` pages.
+fn feed_and_pages(pages: usize) -> (Scheduler, UrlKey, Vec<UrlKey>) {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let feed = sched.add_url(
+        0,
+        NewUrl {
+            kind: UrlKind::Feed,
+            ..page(site, host, 1.0)
+        },
+    );
+    let pages = (0..pages)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    (sched, feed, pages)
+}

@@ -1,0 +1,249 @@
+//! What feeds and sitemaps tell the scheduler: known changes, the spans their silence watches,
+//! overflow, and what their reads are worth.
+
+use super::*;
+
+#[test]
+fn a_feed_makes_its_pages_known_stale_and_sends_them_soon() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 50.0, 0);
+    let host = sched.add_host(0, 0);
+    let feed = sched.add_url(
+        0,
+        NewUrl {
+            kind: UrlKind::Feed,
+            ..page(site, host, 1.0)
+        },
+    );
+    let pages: Vec<_> = (0..20)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    // Everything gets its first copy.
+    let mut now = 0;
+    let mut fetched = 0;
+    while fetched < 21 {
+        if let Some(req) = sched.poll_request(now) {
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+            if req.url == feed {
+                sched.handle_feed(now, feed, &[(pages[0], now - 1)]);
+            }
+            fetched += 1;
+        } else {
+            now = sched.poll_timeout().expect("queued").max(now + 1);
+        }
+    }
+    assert!(sched.summary(pages[0]).covered);
+    // The feed announces a change of page 0 a while later.
+    let later = now + 6 * HOUR;
+    sched.handle_feed(later, feed, &[(pages[0], later - HOUR)]);
+    let due = sched.summary(pages[0]).due_ms.expect("queued");
+    let interval = (MS_PER_DAY / sched.summary(pages[0]).planned_per_day) as i64;
+    assert!(
+        due <= later.max(now + interval),
+        "due {due}, interval {interval}"
+    );
+}
+
+/// What a feed's silence teaches: the span it watched a page after the copy, cut short by an
+/// overflow that may have dropped the page's change, and gone once the feed misses a change.
+#[test]
+fn a_quiet_feed_watches_its_pages_until_it_overflows_or_misses() {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(2);
+    let (a, b) = (pages[0], pages[1]);
+    // First read at 10 min lists both pages; they are covered from then on.
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN), (b, 6 * MIN)]);
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    check(&mut sched, 20 * MIN, b, Seen::Copy);
+    assert_eq!(sched.watched(a), None, "nothing watched since the copy yet");
+    // A read at 60 min lists neither: both watched from their copy to the read.
+    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN), (b, 6 * MIN)]);
+    assert_eq!(sched.watched(a), Some((20 * MIN, 60 * MIN)));
+    let copy = sched.copy_knowledge(a).expect("a copy");
+    assert_eq!(copy.watched, Some((20 * MIN, 60 * MIN)));
+    // A read that lists b's change: b is known stale, a still watched.
+    sched.handle_feed(90 * MIN, feed, &[(b, 80 * MIN), (a, 5 * MIN)]);
+    assert_eq!(sched.watched(a), Some((20 * MIN, 90 * MIN)));
+    assert_eq!(
+        sched.copy_knowledge(b).unwrap().known_change_ms,
+        Some(80 * MIN)
+    );
+    // An overflowing read (as full as ever, all entries newer than the last read): changes
+    // before its oldest entry may have been dropped, so a is watched only from there.
+    sched.handle_feed(
+        200 * MIN,
+        feed,
+        &[(b, 150 * MIN), (b, 140 * MIN), (b, 120 * MIN)],
+    );
+    assert_eq!(sched.watched(a), Some((120 * MIN, 200 * MIN)));
+    // A check of a sees a change no read listed; the next read does not list it either: the
+    // feed misses a's changes and watches it no more.
+    check(&mut sched, 210 * MIN, a, Seen::Changed);
+    sched.handle_feed(
+        230 * MIN,
+        feed,
+        &[(b, 225 * MIN), (b, 150 * MIN), (b, 140 * MIN)],
+    );
+    assert_eq!(sched.watched(a), None);
+    assert!(!sched.summary(a).covered);
+}
+
+/// A feed that first lists a page after a check of it saw the change counts its silence only
+/// from that check on (the check counted the time before), and a second listed change the check
+/// already saw is not counted again.
+#[test]
+fn a_feed_that_first_lists_a_page_counts_only_what_its_checks_have_not() {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let a = pages[0];
+    check_each(&mut sched, 10 * MIN, &[(a, Seen::Copy)]);
+    sched.handle_feed(50 * MIN, feed, &[]);
+    check_each(&mut sched, 100 * MIN, &[(a, Seen::Changed)]);
+    let before = sched.urls[a].stats.clone();
+    assert_eq!(before.changed_intervals.len(), 1, "{before:?}");
+    // The next read lists two changes of a, at 40 and 90: both before the check of 100 that
+    // saw them. Silence counts from 100 to the read at 160; neither change counts again.
+    sched.handle_feed(160 * MIN, feed, &[(a, 90 * MIN), (a, 40 * MIN)]);
+    let after = &sched.urls[a].stats;
+    assert_eq!(after.events, before.events, "{after:?}");
+    assert!(
+        (after.exposure_days - before.exposure_days - 60.0 / 1440.0).abs() < 1e-9,
+        "{after:?}"
+    );
+}
+
+/// A feed that overflows on every read watches nothing: the checks of its pages count, also
+/// those after the time it was last blind.
+#[test]
+fn the_pages_of_an_overflowing_feed_learn_from_their_checks() {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let a = pages[0];
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
+    check_each(&mut sched, 20 * MIN, &[(a, Seen::Copy)]);
+    // As full as ever and all newer than the last read: it overflowed, blind before 50.
+    sched.handle_feed(60 * MIN, feed, &[(a, 50 * MIN), (a, 55 * MIN)]);
+    check_each(&mut sched, 70 * MIN, &[(a, Seen::Changed)]);
+    assert_eq!(sched.urls[a].stats.changed_intervals.len(), 1);
+    // The copy of 70 is after the blind time, but the feed still overflows: the quiet check
+    // counts.
+    check_each(&mut sched, 100 * MIN, &[(a, Seen::Unchanged)]);
+    let stats = &sched.urls[a].stats;
+    assert!(
+        (stats.exposure_days - 30.0 / 1440.0).abs() < 1e-9,
+        "{stats:?}"
+    );
+}
+
+/// What a sitemap's `lastmod` teaches: on a host whose `lastmod`s showed the changes checks saw,
+/// a read listing a page with a `lastmod` no newer than the copy watches it up to the read; a
+/// host whose `lastmod`s stay behind the changes (a stale sitemap) never earns that belief, and
+/// its silence watches only the share of changes it showed (1 in 5 after three misses).
+#[test]
+fn a_believed_sitemap_lastmod_watches_the_copy_and_a_stale_one_is_not_believed() {
+    const MIN: i64 = 60_000;
+    for honest in [true, false] {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, 1000.0, 0);
+        let host = sched.add_host(0, 0);
+        let pages: Vec<UrlKey> = (0..4)
+            .map(|_| sched.add_url(0, page(site, host, 1.0)))
+            .collect();
+        for &p in &pages {
+            check(&mut sched, 10 * MIN, p, Seen::Copy);
+        }
+        // Each of the first three pages is seen changed; the next sitemap read gives it a
+        // lastmod after the earlier copy (honest) or before it (stale).
+        for (i, &p) in pages[..3].iter().enumerate() {
+            let at = (20 + 10 * i as i64) * MIN;
+            check(&mut sched, at, p, Seen::Changed);
+            let lastmod = if honest { at - 2 * MIN } else { 5 * MIN };
+            sched.handle_sitemap_listing(p, at + MIN, Some(lastmod));
+        }
+        let last = pages[3];
+        check(&mut sched, 100 * MIN, last, Seen::Unchanged);
+        sched.handle_sitemap_listing(last, 130 * MIN, Some(50 * MIN));
+        let expected = Some((if honest { 100 } else { 124 } * MIN, 130 * MIN));
+        assert_eq!(sched.watched(last), expected, "honest: {honest}");
+        // A lastmod newer than the copy says nothing of quiet (it is a known change).
+        sched.handle_sitemap_listing(last, 160 * MIN, Some(140 * MIN));
+        assert_eq!(sched.watched(last), expected);
+    }
+}
+
+/// A feed's span and the part of a sitemap's quiet span an unjudged host is worth are joined
+/// when they touch, so neither cuts the other short.
+#[test]
+fn a_feed_span_and_an_unjudged_sitemap_span_are_joined() {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let a = pages[0];
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
+    // The sitemap kept quiet from the copy to 100 min; half of that (from 60 min) is counted.
+    sched.handle_sitemap_listing(a, 100 * MIN, Some(5 * MIN));
+    assert_eq!(sched.watched(a), Some((20 * MIN, 100 * MIN)));
+    // A sitemap span that does not reach the feed's: the later one alone.
+    sched.handle_sitemap_listing(a, 180 * MIN, Some(5 * MIN));
+    assert_eq!(sched.watched(a), Some((100 * MIN, 180 * MIN)));
+}
+
+/// A host not judged yet: its sitemap's silence watches half the span (the changes it would show
+/// are as likely as not), and the copy's estimate lies between none watched and all watched.
+#[test]
+fn an_unjudged_sitemap_watches_half_the_quiet_span() {
+    const MIN: i64 = 60_000;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let p = sched.add_url(0, page(site, host, 1.0));
+    check(&mut sched, 100 * MIN, p, Seen::Copy);
+    let unwatched = sched.copy_knowledge(p).unwrap();
+    sched.handle_sitemap_listing(p, 700 * MIN, Some(50 * MIN));
+    assert_eq!(sched.watched(p), Some((400 * MIN, 700 * MIN)));
+    let half = sched.copy_knowledge(p).unwrap();
+    let all = estimate::CopyKnowledge {
+        watched: Some((100 * MIN, 700 * MIN)),
+        ..half
+    };
+    let belief = sched.full_posterior(p);
+    let age = |copy: estimate::CopyKnowledge| copy.staleness(&belief, 800 * MIN).expected_age_days;
+    assert!(age(all) < age(half) && age(half) < age(unwatched));
+}
+
+/// Sitemap re-reads are priced like feed polls: worth more on a host whose `lastmod`s are
+/// believed and whose pages change often and are not announced by a feed; never less than daily;
+/// only the cron limits them while their cost is unknown or the budget does not bind.
+#[test]
+fn sitemap_reads_are_worth_their_requests_only_where_lastmod_is_believed() {
+    let reads = |believed: bool, documents: usize, budget: f64| {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, budget, 0);
+        let host = sched.add_host(0, 0);
+        for _ in 0..50 {
+            sched.add_url(0, page(site, host, 24.0));
+        }
+        if believed {
+            sched.hosts[host].lastmod.agreements = 10;
+        }
+        sched.set_sitemap_documents(site, documents);
+        sched.replan(0);
+        sched.sitemap_reads_per_day(site)
+    };
+    assert_eq!(
+        reads(true, 0, 100.0),
+        None,
+        "cost unknown: the cron decides"
+    );
+    assert_eq!(reads(false, 2, 100.0), Some(MIN_SITEMAP_READS_PER_DAY));
+    let believed = reads(true, 2, 100.0).expect("priced");
+    assert!(believed > MIN_SITEMAP_READS_PER_DAY, "{believed}");
+    let costly = reads(true, 20, 100.0).expect("priced");
+    assert!(costly < believed, "ten times the cost, fewer reads");
+    assert_eq!(
+        reads(true, 2, 1e9),
+        Some(MAX_SITEMAP_READS_PER_DAY),
+        "a budget that hardly binds"
+    );
+}
