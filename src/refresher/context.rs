@@ -12,11 +12,12 @@ use crate::schedule::Site;
 use crate::store::Store;
 use crate::store::refusals::{Refusal, RefusalReason};
 use crate::store::sites::SiteRecord;
-use crate::store::urls::UrlRow;
+use crate::store::urls::{Discovered, UrlRow};
 
-use super::dedup_hook::Dedup;
+use super::dedup_state::Dedup;
 use super::ledger::Ledger;
 use super::robots_cache::RobotsCache;
+use super::url_locks::UrlLocks;
 use super::{RunOptions, RunSummary};
 
 /// The User-Agent freshet sends unless a site sets its own.
@@ -92,7 +93,7 @@ pub struct Context {
     /// The duplicate and canonical-page engine, loaded from the store at start.
     pub dedup: Dedup,
     /// One check of a URL at a time, from reading its row to the dedup engine's verdict.
-    pub url_locks: super::checks::UrlLocks,
+    pub url_locks: UrlLocks,
 }
 
 impl Context {
@@ -162,6 +163,25 @@ impl Context {
     /// The site with row id `id`.
     pub fn site(&self, id: i64) -> Option<&SiteState> {
         self.sites.iter().find(|s| s.id == id)
+    }
+
+    /// Adds URLs found outside a discovery pass (links of a page, entries of a feed) and hands
+    /// their rows to the scheduler at once.
+    pub async fn add_found(&self, found: &[Discovered]) -> anyhow::Result<()> {
+        if found.is_empty() {
+            return Ok(());
+        }
+        self.store
+            .upsert_discovered(found, self.clock.now_ms())
+            .await?;
+        let mut rows = Vec::with_capacity(found.len());
+        for d in found {
+            if let Some(row) = self.store.url_row(&d.url).await? {
+                rows.push(row);
+            }
+        }
+        self.sync_rows(&rows);
+        Ok(())
     }
 
     /// Hands stored URL rows to the scheduler: new ones are added (with what an earlier run

@@ -22,52 +22,25 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use tokio::sync::Mutex;
 use tracing::{debug, warn};
 use url::Url;
 
 use crate::dedup::content;
 use crate::dedup::extract::Extracted;
-use crate::dedup::{DedupConfig, DedupEngine, DedupOutcome, FetchedPage, Hop};
+use crate::dedup::{DedupOutcome, FetchedPage, Hop};
 use crate::fetch::{FetchError, FetchOutcome};
 use crate::politeness::origin_of;
-use crate::store::Store;
 use crate::store::dedup::DedupWrite;
 use crate::store::documents::DocumentWrite;
 use crate::store::errors::ErrorRecord;
 use crate::store::urls::{Discovered, UrlRow};
+#[cfg(doc)]
+use crate::{dedup::DedupEngine, store::Store};
 
 use super::context::{Context, SiteState};
 
 /// The most new URLs one page's links add to the site.
 pub const MAX_NEW_LINKS_PER_PAGE: usize = 50;
-
-/// The engine. A tokio Mutex, held across the database write, so that saves reach SQLite in the
-/// order the engine made them.
-pub struct Dedup {
-    /// The engine.
-    inner: Mutex<Runtime>,
-    /// The engine's settings, to extract a page without waiting for the engine.
-    config: DedupConfig,
-}
-
-/// The engine, which knows what of its state is not saved yet.
-struct Runtime {
-    /// The engine.
-    engine: DedupEngine,
-}
-
-impl Dedup {
-    /// Loads the engine's saved state from the store (an empty engine on a new database).
-    pub async fn load(store: &Store, config: DedupConfig) -> anyhow::Result<Dedup> {
-        let state = store.load_dedup_state().await?;
-        let engine = DedupEngine::from_state(config.clone(), state);
-        Ok(Dedup {
-            inner: Mutex::new(Runtime { engine }),
-            config,
-        })
-    }
-}
 
 /// What a fetch gives the engine.
 enum Input {
@@ -233,9 +206,7 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
             continue;
         }
         let origin = origin_of(&url);
-        if !ctx
-            .robots
-            .rules(ctx, site, &origin)
+        if !super::robots_rules::rules(ctx, site, &origin)
             .await
             .is_allowed(url.as_str())
         {
@@ -254,7 +225,7 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
     }
     if !batch.is_empty() {
         debug!(page = %out.url, new = batch.len(), "links discovered");
-        super::discovery::add_found(ctx, &batch).await?;
+        ctx.add_found(&batch).await?;
     }
     Ok(())
 }
@@ -270,28 +241,6 @@ pub async fn flush(ctx: &Context) -> anyhow::Result<()> {
     drop(rt);
     saved.await?;
     record_cycles(ctx, None, &write).await
-}
-
-impl Runtime {
-    /// The write for this point: the rows changed since the last save, and the weights and
-    /// documents of every URL they touch (with `touched`).
-    fn write(&mut self, mut touched: BTreeSet<String>) -> DedupWrite {
-        let mut write = DedupWrite {
-            changes: self.engine.take_changes(),
-            ..DedupWrite::default()
-        };
-        touched.extend(write.changes.touched.iter().cloned());
-        let engine = &self.engine;
-        write.weights = touched
-            .iter()
-            .map(|u| (u.clone(), engine.planner_weight(u)))
-            .collect();
-        write.drop_documents = touched
-            .into_iter()
-            .filter(|u| !engine.is_canonical(u))
-            .collect();
-        write
-    }
 }
 
 /// Logs the redirect cycles a write saves for the first time in `errors`.
@@ -332,26 +281,4 @@ async fn record(
     };
     ctx.store.record_error(ctx.clock.now_ms(), &error).await?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_write_carries_what_changed_since_the_last() {
-        let mut rt = Runtime {
-            engine: DedupEngine::new(DedupConfig::default()),
-        };
-        let page = FetchedPage::html("http://a.test/", "<p>one page of text</p>");
-        rt.engine.observe(page).unwrap();
-        let first = rt.write(BTreeSet::new());
-        assert_eq!(first.changes.urls.len(), 1);
-        assert_eq!(first.weights, vec![("http://a.test/".to_string(), 1.0)]);
-        // Nothing new: no rows, only the given URLs get weights.
-        let idle = rt.write(BTreeSet::from(["http://a.test/".to_string()]));
-        assert!(idle.changes.is_empty());
-        assert!(!rt.engine.has_unsaved_changes());
-        assert_eq!(idle.weights, vec![("http://a.test/".to_string(), 1.0)]);
-    }
 }

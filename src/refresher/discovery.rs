@@ -23,8 +23,8 @@ use crate::store::errors::ErrorRecord;
 use crate::store::refusals::RefusalReason;
 use crate::store::urls::{Discovered, UrlPages, UrlRow, UrlScope};
 
-use super::checks::fetch_and_record;
 use super::context::{Context, SiteState};
+use super::fetching::fetch_and_record;
 
 /// How deep sitemap indexes are followed (the protocol allows one level; real sites nest).
 const MAX_SITEMAP_DEPTH: usize = 3;
@@ -123,7 +123,7 @@ async fn discover_site(
     // sitemap (cross-submission).
     let mut vouched: HashMap<String, Vec<String>> = HashMap::new();
     for origin in &origins {
-        let robots = ctx.robots.rules(ctx, site, origin).await;
+        let robots = super::robots_rules::rules(ctx, site, origin).await;
         for line in robots.sitemaps() {
             let Ok(url) = Url::parse(line) else { continue };
             if let Some(vouching) = Url::parse(origin)
@@ -216,7 +216,7 @@ async fn fetch_document(
         );
         return Ok(None);
     }
-    let robots = ctx.robots.rules(ctx, site, &origin).await;
+    let robots = super::robots_rules::rules(ctx, site, &origin).await;
     if ctx.is_stopping() || ctx.pool.closed_beyond_patience(&origin).is_some() {
         return Ok(None); // robots.txt was not asked: nothing is known yet
     }
@@ -363,9 +363,7 @@ async fn add_pages(
             continue;
         }
         let origin = origin_of(&url);
-        if let Some(rule) = ctx
-            .robots
-            .rules(ctx, site, &origin)
+        if let Some(rule) = super::robots_rules::rules(ctx, site, &origin)
             .await
             .disallowed_by(url.as_str())
         {
@@ -429,24 +427,5 @@ async fn record(
         ..Default::default()
     };
     ctx.store.record_error(ctx.clock.now_ms(), &error).await?;
-    Ok(())
-}
-
-/// Adds URLs found outside a discovery pass (links of a page, entries of a feed) and hands their
-/// rows to the scheduler at once.
-pub async fn add_found(ctx: &Context, found: &[Discovered]) -> anyhow::Result<()> {
-    if found.is_empty() {
-        return Ok(());
-    }
-    ctx.store
-        .upsert_discovered(found, ctx.clock.now_ms())
-        .await?;
-    let mut rows = Vec::with_capacity(found.len());
-    for d in found {
-        if let Some(row) = ctx.store.url_row(&d.url).await? {
-            rows.push(row);
-        }
-    }
-    ctx.sync_rows(&rows);
     Ok(())
 }

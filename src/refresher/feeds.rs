@@ -15,9 +15,9 @@ use crate::fetch::Method;
 use crate::store::refusals::RefusalReason;
 use crate::store::urls::Discovered;
 
-use super::checks::{admitted, fetch_and_record, record_error};
 use super::context::{Context, SiteState};
-use super::discovery::{MAX_DOCUMENT_BYTES, add_found};
+use super::discovery::MAX_DOCUMENT_BYTES;
+use super::fetching::{admitted, fetch_and_record, record_error};
 use super::ledger::Due;
 
 /// Reads one feed.
@@ -114,7 +114,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
             timed.push((link.to_string(), at));
         }
     }
-    add_found(ctx, &found).await?;
+    ctx.add_found(&found).await?;
     ctx.refuse(site, Some(url.as_str()), refused).await?;
     let mut events = Vec::new();
     for (link, at) in timed {
@@ -146,7 +146,7 @@ async fn cross_submitters(ctx: &Context, site: &SiteState, feed: &Url) -> Vec<St
         let Ok(robots_url) = Url::parse(&format!("{origin}/robots.txt")) else {
             continue;
         };
-        let robots = ctx.robots.rules(ctx, site, &origin).await;
+        let robots = super::robots_rules::rules(ctx, site, &origin).await;
         if robots.sitemap_urls(&robots_url).iter().any(|s| s == feed)
             && let Some(host) = robots_url.host_str()
         {

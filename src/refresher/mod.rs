@@ -30,11 +30,15 @@
 mod checks;
 mod context;
 mod dedup_hook;
+mod dedup_state;
 mod discovery;
 mod evidence;
 mod feeds;
+mod fetching;
 mod ledger;
 mod robots_cache;
+mod robots_rules;
+mod url_locks;
 mod watch;
 
 /// The largest sitemap or feed document read (`freshet inspect` reads the same).

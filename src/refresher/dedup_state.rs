@@ -1,0 +1,83 @@
+//! The dedup engine as a run holds it: loaded from the store at start, behind the lock that
+//! keeps its saves in the order it made them, and the write each observation leaves to save
+//! (used by [`super::dedup_hook`]).
+
+use std::collections::BTreeSet;
+
+use tokio::sync::Mutex;
+
+use crate::dedup::{DedupConfig, DedupEngine};
+use crate::store::Store;
+use crate::store::dedup::DedupWrite;
+
+/// The engine. A tokio Mutex, held across the database write, so that saves reach SQLite in the
+/// order the engine made them.
+pub struct Dedup {
+    /// The engine.
+    pub(super) inner: Mutex<Runtime>,
+    /// The engine's settings, to extract a page without waiting for the engine.
+    pub(super) config: DedupConfig,
+}
+
+/// The engine, which knows what of its state is not saved yet.
+pub(super) struct Runtime {
+    /// The engine.
+    pub(super) engine: DedupEngine,
+}
+
+impl Dedup {
+    /// Loads the engine's saved state from the store (an empty engine on a new database).
+    pub async fn load(store: &Store, config: DedupConfig) -> anyhow::Result<Dedup> {
+        let state = store.load_dedup_state().await?;
+        let engine = DedupEngine::from_state(config.clone(), state);
+        Ok(Dedup {
+            inner: Mutex::new(Runtime { engine }),
+            config,
+        })
+    }
+}
+
+impl Runtime {
+    /// The write for this point: the rows changed since the last save, and the weights and
+    /// documents of every URL they touch (with `touched`).
+    pub(super) fn write(&mut self, mut touched: BTreeSet<String>) -> DedupWrite {
+        let mut write = DedupWrite {
+            changes: self.engine.take_changes(),
+            ..DedupWrite::default()
+        };
+        touched.extend(write.changes.touched.iter().cloned());
+        let engine = &self.engine;
+        write.weights = touched
+            .iter()
+            .map(|u| (u.clone(), engine.planner_weight(u)))
+            .collect();
+        write.drop_documents = touched
+            .into_iter()
+            .filter(|u| !engine.is_canonical(u))
+            .collect();
+        write
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dedup::FetchedPage;
+
+    #[test]
+    fn each_write_carries_what_changed_since_the_last() {
+        let mut rt = Runtime {
+            engine: DedupEngine::new(DedupConfig::default()),
+        };
+        let page = FetchedPage::html("http://a.test/", "<p>one page of text</p>");
+        rt.engine.observe(page).unwrap();
+        let first = rt.write(BTreeSet::new());
+        assert_eq!(first.changes.urls.len(), 1);
+        assert_eq!(first.weights, vec![("http://a.test/".to_string(), 1.0)]);
+        // Nothing new: no rows, only the given URLs get weights.
+        let idle = rt.write(BTreeSet::from(["http://a.test/".to_string()]));
+        assert!(idle.changes.is_empty());
+        assert!(!rt.engine.has_unsaved_changes());
+        assert_eq!(idle.weights, vec![("http://a.test/".to_string(), 1.0)]);
+    }
+}

@@ -1,0 +1,451 @@
+//! One request of a check, a feed read or a discovery pass, made politely and recorded: the URL
+//! admitted (its site's fetch window, robots.txt as it reads now, its host not closed), fetched
+//! conditionally with robots.txt asked on every redirect hop, the observation committed with the
+//! URL's new summary in one transaction and reported to the scheduler; problems recorded.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use tracing::{debug, info, warn};
+use url::Url;
+
+use crate::dedup::content::content_fp;
+use crate::dedup::extract::Extracted;
+use crate::fetch::{FetchError, FetchOutcome, FetchRequest, Method, Validators};
+use crate::politeness::{NotNow, origin_of};
+use crate::scheduler::{Fetched, Seen};
+use crate::store::errors::ErrorRecord;
+use crate::store::observations::NewObservation;
+use crate::store::refusals::RefusalReason;
+use crate::store::urls::{SummaryUpdate, UrlRow};
+
+use super::context::{Context, Counters, SiteState};
+use super::evidence::{
+    PreviousCopy, Response, counted, detect_change, detect_content_change, empty_body_error,
+};
+use super::ledger::Due;
+use super::robots_rules::{self, RobotsGate};
+
+/// The shortest wait before a URL robots.txt disallowed is judged again (clock ms), should the
+/// rules expire at once.
+const MIN_ROBOTS_WAIT_MS: i64 = 60_000;
+/// How often a commit that failed is tried again before the check is given up (and recorded).
+const COMMIT_TRIES: u32 = 5;
+
+/// The site, stored row and URL of a request handed out, if it may be made now ([`admit`]); a
+/// URL whose site or row is gone is refused.
+pub async fn admitted<'a>(
+    ctx: &'a Context,
+    due: &Due,
+) -> anyhow::Result<Option<(&'a SiteState, UrlRow, Url)>> {
+    let row = ctx
+        .store
+        .url_row_by_id(due.url_id)
+        .await
+        .with_context(|| format!("reading the stored row of URL {}", due.url_id))?;
+    let (Some(site), Some(row)) = (ctx.site(due.site_id), row) else {
+        ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
+        return Ok(None);
+    };
+    Ok(admit(ctx, site, &row).await?.map(|url| (site, row, url)))
+}
+
+/// Whether a URL handed out may be requested now: inside the site's fetch window (else it is
+/// deferred to the window's opening) and allowed by robots.txt as it reads now. A Disallow is a
+/// verdict of the rules in force, not of the URL: the URL waits until those rules expire and is
+/// judged again by the rules read then (a robots.txt 5xx disallows everything only for the
+/// moment). The URL's `disallowed` flag says what the last verdict was, for the reports.
+/// Gives the parsed URL when it may.
+async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<Option<Url>> {
+    let now = ctx.clock.now_ms();
+    if !site.site.fetch_allowed(ctx.clock.now()) {
+        let open = site
+            .site
+            .window
+            .as_ref()
+            .and_then(|w| w.next_open(ctx.clock.now()));
+        ctx.ledger.defer(
+            now,
+            row.id,
+            open.map_or(now + 3_600_000, |t| t.timestamp_millis()),
+        );
+        return Ok(None);
+    }
+    let url = match Url::parse(&row.url) {
+        Ok(url) => url,
+        Err(err) => {
+            ctx.ledger.refuse(now, row.id);
+            record_error(ctx, site, &row.url, format!("unparsable URL: {err}")).await?;
+            return Ok(None);
+        }
+    };
+    let origin = origin_of(&url);
+    if not_now(ctx, row, &origin) {
+        return Ok(None);
+    }
+    let (robots, until_ms) = robots_rules::rules_until(ctx, site, &origin).await;
+    if let Some(interval) = ctx.robots.interval(&origin) {
+        ctx.ledger
+            .set_host_interval(row.host_id, interval.as_millis() as i64);
+    }
+    // robots.txt not read because of a shutdown or a closed host says nothing about the URL.
+    if not_now(ctx, row, &origin) {
+        return Ok(None);
+    }
+    if let Some(rule) = robots.disallowed_by(url.as_str()) {
+        debug!(url = %url, %rule, "disallowed by robots.txt: not fetched while these rules hold");
+        ctx.ledger
+            .defer(now, row.id, until_ms.max(now + MIN_ROBOTS_WAIT_MS));
+        if row.disallowed == 0 {
+            ctx.store.set_disallowed(row.id, true).await?;
+            let rule = format!("{origin}/robots.txt: {rule}");
+            let refused = vec![(row.url.clone(), RefusalReason::Robots, rule)];
+            ctx.refuse(site, Some("check"), refused).await?;
+        }
+        return Ok(None);
+    }
+    if row.disallowed != 0 {
+        ctx.store.set_disallowed(row.id, false).await?;
+    }
+    Ok(Some(url))
+}
+
+/// Whether a request to `origin` must wait: shutdown was asked (the URL goes back as it was),
+/// or its host is closed by back-off or Retry-After for longer than freshet waits (the URL and
+/// the host wait until it opens, and the log says so). Hands the URL back when so.
+fn not_now(ctx: &Context, row: &UrlRow, origin: &str) -> bool {
+    let now = ctx.clock.now_ms();
+    if ctx.is_stopping() {
+        ctx.ledger.defer(now, row.id, now);
+        return true;
+    }
+    if let Some(until_ms) = ctx.pool.closed_beyond_patience(origin) {
+        info!(
+            url = %row.url,
+            host = %crate::politeness::key_of(origin),
+            until = %crate::clock::ms_to_rfc3339(until_ms),
+            "host closed (back-off or Retry-After): skipped until it opens"
+        );
+        ctx.ledger.close_host(row.host_id, until_ms);
+        ctx.ledger.defer(now, row.id, until_ms);
+        return true;
+    }
+    false
+}
+
+/// Fetches a page, feed or sitemap conditionally, records the observation with the URL's new
+/// summary in one transaction, and returns the outcome. Pages and feeds are reported to the
+/// scheduler, which plans their next visit; a sitemap is due again at `sitemap_due_ms` (its
+/// site's next discovery).
+pub async fn fetch_and_record(
+    ctx: &Context,
+    site: &SiteState,
+    row: &UrlRow,
+    url: &Url,
+    method: Method,
+    max_body: Option<u64>,
+    sitemap_due_ms: Option<i64>,
+) -> anyhow::Result<FetchOutcome> {
+    let checked = fetch_and_record_extracted(ctx, site, row, url, method, max_body, sitemap_due_ms);
+    Ok(checked.await?.0)
+}
+
+/// [`fetch_and_record`], also giving a page's extraction (done once per fetch: its content
+/// fingerprint decides whether the main content changed, and the dedup engine files it).
+///
+/// A page's observation records two verdicts: `changed` (the decoded bytes) and
+/// `content_changed` (the main text, see [`crate::dedup::content`]); the site's
+/// `change_signal` picks the one the scheduler learns from, and the one the host's validators
+/// are judged by. Feeds and sitemaps have no main text: their bytes are their content.
+pub async fn fetch_and_record_extracted(
+    ctx: &Context,
+    site: &SiteState,
+    row: &UrlRow,
+    url: &Url,
+    method: Method,
+    max_body: Option<u64>,
+    sitemap_due_ms: Option<i64>,
+) -> anyhow::Result<(FetchOutcome, Option<Extracted>)> {
+    let previous = PreviousCopy {
+        exists: row
+            .last_status
+            .is_some_and(|s| (200..300).contains(&s) || s == 304),
+        etag: row.etag.clone(),
+        last_modified: row.last_modified.clone(),
+        fingerprint: row.fingerprint.map(crate::store::hash_from_db),
+        content_fingerprint: row.content_fingerprint.map(crate::store::hash_from_db),
+    };
+    let trust = ctx.ledger.trust(row.host_id);
+    let validators = if previous.exists {
+        Validators {
+            etag: row.etag.clone().filter(|_| trust.send_if_none_match()),
+            last_modified: row
+                .last_modified
+                .clone()
+                .filter(|_| trust.send_if_modified_since()),
+        }
+    } else {
+        Validators::default()
+    };
+    let request = FetchRequest {
+        url: url.clone(),
+        method,
+        validators,
+    };
+    let cap = max_body.unwrap_or(site.site.max_body);
+    // robots.txt is asked again on every hop: a redirect may lead to a Disallowed path or to
+    // another host with rules of its own.
+    let gate = RobotsGate { ctx, site };
+    let fetcher = &site.fetcher;
+    let mut outcome = fetcher
+        .fetch_gated(&request, cap, &ctx.pool, ctx.clock.as_ref(), &gate)
+        .await;
+    if let (Some(FetchError::NotSent { reason, .. }), true) =
+        (&outcome.error, outcome.hops.is_empty())
+    {
+        // Nothing reached the server: no observation, no error; the URL waits.
+        if sitemap_due_ms.is_none() {
+            let until = match reason {
+                NotNow::Closed { until_ms } => {
+                    ctx.ledger.close_host(row.host_id, *until_ms);
+                    *until_ms
+                }
+                NotNow::Stopping => ctx.clock.now_ms(),
+            };
+            ctx.ledger.defer(ctx.clock.now_ms(), row.id, until);
+        }
+        debug!(url = %url, %reason, "request not sent");
+        return Ok((outcome, None));
+    }
+    let mut requests = outcome.hops.len().max(1) as u32;
+    crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
+    let mut audited = false;
+    if outcome.not_modified() && method == Method::Get && trust.audit_after_304() {
+        // The 304 is a claim: check it now with an unconditional GET (see estimate::trust).
+        let audit = fetcher
+            .fetch_gated(
+                &FetchRequest::get(url.clone()),
+                cap,
+                &ctx.pool,
+                ctx.clock.as_ref(),
+                &gate,
+            )
+            .await;
+        requests += audit.hops.len() as u32;
+        crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &audit);
+        if audit.is_success() && audit.fingerprint.is_some() {
+            debug!(url = %url, "audited a 304 with an unconditional GET");
+            outcome = audit;
+            audited = true;
+        }
+    }
+    Counters::add(&ctx.counters.requests, u64::from(requests));
+    if let Some(error) = empty_body_error(&previous, &outcome) {
+        outcome.reject(error);
+    }
+
+    let extracted = (row.kind == "page" && outcome.error.is_none())
+        .then(|| super::dedup_hook::extract(ctx, row, &outcome))
+        .flatten();
+    let content_fingerprint = match (&extracted, &outcome.body) {
+        // A rejected body is no copy of anything.
+        _ if outcome.error.is_some() => None,
+        (Some(extracted), Some(body)) => Some(content_fp(extracted, body)),
+        // No text to extract (or not a page): the bytes are the content.
+        _ => outcome.fingerprint,
+    };
+    let response = Response {
+        status: outcome.status,
+        etag: outcome.etag.clone(),
+        last_modified: outcome.last_modified.clone(),
+        fingerprint: outcome.fingerprint,
+        content_fingerprint,
+    };
+    let (changed, evidence_kind, lesson) = if outcome.error.is_some() {
+        // A failed check (truncated or empty body, ...) says nothing about change.
+        (None, None, None)
+    } else {
+        detect_change(&previous, &response, trust.trust_etag())
+    };
+    let content_changed = detect_content_change(&previous, &response, changed, evidence_kind);
+    let (counted_change, mut lesson) =
+        counted(site.site.change_signal, changed, content_changed, lesson);
+    if audited && let Some(lesson) = &mut lesson {
+        lesson.audit = Some(lesson.content_changed);
+    }
+    let evidence_kind = if audited {
+        Some("audit")
+    } else {
+        evidence_kind
+    };
+    let got_copy = outcome.is_success();
+    let error = outcome.error.as_ref().map(|e| e.to_string()).or_else(|| {
+        outcome
+            .status
+            .filter(|s| !(200..300).contains(s) && *s != 304)
+            .map(|s| format!("HTTP {s} from {}", outcome.final_url))
+    });
+    let observation = NewObservation {
+        url_id: row.id,
+        checked_ms: outcome.started_ms,
+        method: if method == Method::Head {
+            "HEAD"
+        } else {
+            "GET"
+        },
+        status: outcome.status,
+        etag: outcome.etag.clone(),
+        last_modified_ms: outcome.last_modified_ms,
+        fingerprint: outcome.fingerprint,
+        bytes: outcome.bytes,
+        duration_ms: outcome.duration_ms,
+        error: error.clone(),
+        changed,
+        change_evidence: evidence_kind,
+        content_fingerprint,
+        content_changed,
+        final_url: (outcome.final_url.as_str() != url.as_str())
+            .then(|| outcome.final_url.to_string()),
+        redirects_json: (!outcome.hops.is_empty()).then(|| {
+            let hops: Vec<(String, u16)> = outcome
+                .hops
+                .iter()
+                .map(|h| (h.url.to_string(), h.status))
+                .collect();
+            serde_json::to_string(&hops).unwrap_or_default()
+        }),
+    };
+    let min_interval_ms = server_floor_ms(&outcome);
+    let mut update = SummaryUpdate {
+        got_copy,
+        etag: outcome.etag.clone(),
+        last_modified: outcome.last_modified.clone(),
+        fingerprint: outcome.fingerprint,
+        content_fingerprint,
+        min_interval_ms,
+        ..Default::default()
+    };
+    let now = ctx.clock.now_ms();
+    let seen = match (got_copy, counted_change) {
+        (false, _) => Seen::Failed,
+        (true, Some(true)) => Seen::Changed,
+        (true, Some(false)) => Seen::Unchanged,
+        (true, None) => Seen::Copy,
+    };
+    let fetched = Fetched {
+        at_ms: outcome.started_ms,
+        seen,
+        last_modified_ms: outcome.last_modified_ms,
+        lesson,
+        extra_requests: requests - 1,
+        min_interval_ms,
+        host_open_at_ms: Some(ctx.pool.next_allowed_ms(&origin_of(url))),
+    };
+    match sitemap_due_ms {
+        Some(due) => {
+            // Sitemaps are read outside the frontier: every request is charged.
+            update.next_due_ms = due;
+            ctx.ledger.charge(site.id, now, requests);
+        }
+        None => {
+            if let Some((summary, stats)) = ctx.ledger.fetched(now, row.id, fetched) {
+                update.next_due_ms = summary.due_ms.unwrap_or(now);
+                update.rate = Some(summary.estimate);
+                update.planned_per_day = Some(summary.planned_per_day);
+                update.stats = Some(stats);
+            }
+        }
+    }
+    if lesson.is_some() {
+        // Saved with the observation that taught it, in one transaction.
+        let trust = serde_json::to_string(&ctx.ledger.trust(row.host_id)).unwrap_or_default();
+        update.host_trust = Some((row.host_id, trust));
+    }
+    commit(ctx, &observation, &update).await?;
+    if row.kind == "page" {
+        Counters::add(&ctx.counters.checks, 1);
+        if changed == Some(true) {
+            Counters::add(&ctx.counters.changes, 1);
+        }
+        let seen = match (&error, changed) {
+            (Some(_), _) => "failed",
+            (None, Some(true)) => "changed",
+            (None, Some(false)) => "unchanged",
+            (None, None) => "first",
+        };
+        let seconds = outcome.duration_ms.max(0) as f64 / 1000.0;
+        ctx.metrics
+            .check(&site.site.name, seen, changed == Some(true), seconds);
+    }
+    if let Some(refused) = outcome.error.as_ref().and_then(refusal_of) {
+        ctx.refuse(site, Some("check"), vec![refused]).await?;
+    }
+    if let Some(message) = error {
+        record_error(ctx, site, url.as_str(), message).await?;
+    }
+    Ok((outcome, extracted))
+}
+
+/// The refusal a fetch met, if one of freshet's rules stopped it: the address policy, or
+/// robots.txt on a redirect hop.
+fn refusal_of(error: &FetchError) -> Option<(String, RefusalReason, String)> {
+    match error {
+        FetchError::AddressRefused { url, refused } => {
+            Some((url.clone(), RefusalReason::Address, refused.to_string()))
+        }
+        FetchError::Disallowed { url, rule } => {
+            Some((url.clone(), RefusalReason::Robots, rule.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// Commits a check, trying again a few times on a transient store error (the store already
+/// retries a locked database); the check is acknowledged only once committed.
+async fn commit(
+    ctx: &Context,
+    observation: &NewObservation,
+    update: &SummaryUpdate,
+) -> anyhow::Result<()> {
+    let mut pause = Duration::from_millis(200);
+    for attempt in 1..=COMMIT_TRIES {
+        match ctx.store.record_check(observation, update).await {
+            Ok(()) => return Ok(()),
+            Err(err) if attempt < COMMIT_TRIES => {
+                warn!(url_id = observation.url_id, attempt, error = %err, "commit failed; trying again");
+                tokio::time::sleep(pause).await;
+                pause *= 2;
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
+}
+
+/// The server's floor on the revisit interval: Cache-Control max-age and Retry-After.
+fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
+    let max_age = outcome.cache_control_max_age.map(|d| d.as_millis() as i64);
+    let retry = outcome.retry_after.map(|d| d.as_millis() as i64);
+    max_age.into_iter().chain(retry).max()
+}
+
+/// Records a problem with a URL and counts it.
+pub async fn record_error(
+    ctx: &Context,
+    site: &SiteState,
+    url: &str,
+    message: String,
+) -> anyhow::Result<()> {
+    ctx.count_error();
+    ctx.metrics.error(&site.site.name, "fetch");
+    let record = ErrorRecord {
+        scope: "fetch",
+        site: Some(site.site.name.clone()),
+        url: Some(url.to_string()),
+        message,
+        ..Default::default()
+    };
+    ctx.store.record_error(ctx.clock.now_ms(), &record).await?;
+    Ok(())
+}

@@ -1,0 +1,210 @@
+//! robots.txt for the refresher's requests: read from the cache, else from the `hosts` table,
+//! else fetched (politely, charged to the site) and stored, re-read daily ([`super::robots_cache`]
+//! holds what is cached).
+//!
+//! RFC 9309 status handling is in [`crate::robots::rules_for_status`]: 2xx rules apply, 4xx
+//! allows everything, 5xx or an unreachable host disallows everything and is retried after an
+//! hour. The robots.txt request itself goes through the host's politeness like any other, and
+//! the Crawl-delay it carries re-configures the host's limiter (the longer of it and the
+//! schedule's rate wins).
+//!
+//! [`RobotsGate`] asks these rules before every request of a check, redirect hops included, so
+//! a hop to another host reads *that* host's robots.txt (and takes its Crawl-delay) first, and a
+//! hop into a Disallowed path is never requested.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tracing::{debug, warn};
+use url::Url;
+
+use crate::fetch::{FetchError, HopGate};
+use crate::politeness::{HostConfig, NotNow, origin_of};
+use crate::robots::{self, Robots};
+use crate::store::errors::ErrorRecord;
+use crate::store::hosts::RobotsRecord;
+
+use super::context::{Context, Counters, SiteState};
+use super::robots_cache::Cached;
+
+/// How long good (or 4xx) robots.txt rules are kept.
+const ROBOTS_TTL: Duration = Duration::from_secs(24 * 3600);
+/// How soon a 5xx or unreachable robots.txt is tried again (everything is disallowed meanwhile).
+const ROBOTS_RETRY: Duration = Duration::from_secs(3600);
+
+/// The rules for `origin`, fetching robots.txt (politely) when missing or stale. Also makes
+/// sure the host's politeness is configured before any request reaches it.
+pub async fn rules(ctx: &Context, site: &SiteState, origin: &str) -> Arc<Robots> {
+    rules_until(ctx, site, origin).await.0
+}
+
+/// [`rules`], with the clock time (ms) until which they hold: a verdict drawn
+/// from them is good until then, and must be drawn again from the rules in force after.
+pub async fn rules_until(ctx: &Context, site: &SiteState, origin: &str) -> (Arc<Robots>, i64) {
+    configure_host(ctx, site, origin, None);
+    let slot = ctx.robots.slot(origin);
+    let mut cached = slot.lock().await;
+    let now = ctx.clock.now_ms();
+    if let Some(entry) = cached.as_ref().filter(|c| c.expires_ms > now) {
+        return (entry.robots.clone(), entry.expires_ms);
+    }
+    let entry = match load_stored(ctx, site, origin, now).await {
+        Some(entry) => entry,
+        None => fetch(ctx, site, origin).await,
+    };
+    configure_host(ctx, site, origin, entry.robots.crawl_delay());
+    let answer = (entry.robots.clone(), entry.expires_ms);
+    *cached = Some(entry);
+    answer
+}
+
+/// Configures the host's limiter from the site's rate and a Crawl-delay (strictest wins).
+fn configure_host(ctx: &Context, site: &SiteState, origin: &str, crawl_delay: Option<Duration>) {
+    let config = HostConfig {
+        min_interval: site.site.host_rate.min_interval(),
+        concurrency: site.site.concurrency.get(),
+    }
+    .with_crawl_delay(crawl_delay);
+    if ctx.robots.raise_interval(origin, config.min_interval) {
+        ctx.pool.configure(origin, config);
+    }
+}
+
+/// Rules stored by an earlier run, if still fresh.
+async fn load_stored(ctx: &Context, site: &SiteState, origin: &str, now: i64) -> Option<Cached> {
+    let row = ctx.store.host(origin).await.ok()??;
+    let checked = row.robots_checked_ms?;
+    let robots = match row.robots_status {
+        Some(status) => robots::rules_for_status(
+            u16::try_from(status).unwrap_or(500),
+            row.robots_txt.as_deref().unwrap_or_default(),
+            &site.agent_token,
+        ),
+        None => Robots::disallow_all(),
+    };
+    let ttl = if robots.retry_soon() {
+        ROBOTS_RETRY
+    } else {
+        ROBOTS_TTL
+    };
+    let expires_ms = checked + ttl.as_millis() as i64;
+    (expires_ms > now).then(|| Cached {
+        robots: Arc::new(robots),
+        expires_ms,
+    })
+}
+
+/// Fetches and stores robots.txt.
+async fn fetch(ctx: &Context, site: &SiteState, origin: &str) -> Cached {
+    let checked_ms = ctx.clock.now_ms();
+    let Ok(url) = Url::parse(&format!("{origin}/robots.txt")) else {
+        return Cached {
+            robots: Arc::new(Robots::disallow_all()),
+            expires_ms: checked_ms,
+        };
+    };
+    // One byte past the limit, so that the parser sees the file is longer and cuts at the
+    // last complete line within the first 500 KiB.
+    let outcome = site
+        .fetcher
+        .fetch_prefix(
+            &url,
+            robots::MAX_ROBOTS_BYTES as u64 + 1,
+            &ctx.pool,
+            ctx.clock.as_ref(),
+        )
+        .await;
+    if let (Some(FetchError::NotSent { reason, .. }), true) =
+        (&outcome.error, outcome.hops.is_empty())
+    {
+        // Not asked (shutdown, or the host closed by back-off): nothing is known, nothing
+        // is stored, and it is asked again once the host opens.
+        debug!(origin, %reason, "robots.txt not requested");
+        let expires_ms = match reason {
+            NotNow::Closed { until_ms } => *until_ms,
+            NotNow::Stopping => checked_ms,
+        };
+        return Cached {
+            robots: Arc::new(Robots::disallow_all()),
+            expires_ms,
+        };
+    }
+    if outcome.truncated {
+        debug!(
+            origin,
+            "robots.txt longer than 500 KiB: its first 500 KiB are read"
+        );
+    }
+    let requests = outcome.hops.len().max(1);
+    Counters::add(&ctx.counters.requests, requests as u64);
+    crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
+    ctx.ledger.charge(site.id, checked_ms, requests as u32);
+    let body = outcome.body.as_deref().unwrap_or_default();
+    // A status whose body broke off is no answer: stored as none (disallow all for now).
+    let status = Some(outcome.robots_status()).filter(|&s| s != 0);
+    let robots = match status {
+        Some(status) => robots::rules_for_status(status, body, &site.agent_token),
+        None => Robots::disallow_all(),
+    };
+    let error = outcome.error.as_ref().map(|e| e.to_string());
+    if let Some(message) = &error {
+        warn!(origin, error = %message, "robots.txt unreachable: host disallowed for now");
+        ctx.count_error();
+        ctx.metrics.error(&site.site.name, "robots");
+        let record = ErrorRecord {
+            scope: "robots",
+            site: Some(site.site.name.clone()),
+            url: Some(url.to_string()),
+            message: message.clone(),
+            ..Default::default()
+        };
+        let _ = ctx.store.record_error(checked_ms, &record).await;
+    }
+    debug!(origin, status = ?outcome.status, "robots.txt read");
+    if let Ok(host_id) = ctx.store.host_id(origin).await {
+        let record = RobotsRecord {
+            checked_ms,
+            status,
+            body: status.map(|_| body),
+            error: error.as_deref(),
+            crawl_delay_ms: robots.crawl_delay().map(|d| d.as_millis() as i64),
+        };
+        let _ = ctx.store.save_robots(host_id, &record).await;
+    }
+    let ttl = if robots.retry_soon() {
+        ROBOTS_RETRY
+    } else {
+        ROBOTS_TTL
+    };
+    Cached {
+        robots: Arc::new(robots),
+        expires_ms: checked_ms + ttl.as_millis() as i64,
+    }
+}
+
+/// The [`HopGate`] of one site's checks: robots.txt of each hop's own host.
+pub struct RobotsGate<'a> {
+    /// The run's shared state (the robots cache, the pool, the store).
+    pub ctx: &'a Context,
+    /// The site the check is made for (its agent token, its budget is charged).
+    pub site: &'a SiteState,
+}
+
+impl HopGate for RobotsGate<'_> {
+    fn admit<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<(), FetchError>> {
+        Box::pin(async move {
+            let robots = rules(self.ctx, self.site, &origin_of(url)).await;
+            match robots.disallowed_by(url.as_str()) {
+                None => Ok(()),
+                Some(rule) => {
+                    debug!(url = %url, %rule, "hop disallowed by robots.txt: not requested");
+                    Err(FetchError::Disallowed {
+                        url: url.to_string(),
+                        rule,
+                    })
+                }
+            }
+        })
+    }
+}
