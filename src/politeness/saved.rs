@@ -27,28 +27,9 @@ use tokio::task::JoinSet;
 
 use crate::clock::SharedClock;
 use crate::store::Store;
+pub use crate::store::politeness::SavedHost;
 
-/// One host's persisted politeness state (a row of `host_politeness`).
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct SavedHost {
-    /// The politeness key ([`super::host_key`]).
-    #[sqlx(rename = "host_key")]
-    pub key: String,
-    /// The least time between requests at the last request (ms).
-    pub min_interval_ms: i64,
-    /// When the latest request started (Unix ms), written before it was sent.
-    pub last_start_ms: Option<i64>,
-    /// When the latest request ended (Unix ms).
-    pub last_end_ms: Option<i64>,
-    /// Back-off level (0 = healthy).
-    #[sqlx(try_from = "i64")]
-    pub backoff_level: u32,
-    /// Closed until (back-off or Retry-After, Unix ms; 0 when never closed).
-    pub backoff_until_ms: i64,
-    /// Until when the latest Retry-After asked us to stay away (Unix ms).
-    pub retry_after_until_ms: Option<i64>,
-}
-
+/// What a saved row means for the next run (the row itself is the store's).
 impl SavedHost {
     /// When the last request of the earlier run ended, as far as the server can have seen it:
     /// its recorded end, or `now_ms` (the restart) when it was in flight at the end.

@@ -8,11 +8,31 @@
 
 use std::sync::{Arc, LazyLock};
 
-use crate::politeness::SavedHost;
-
 use super::Store;
 use super::batch::{placeholder_rows, power_of_two_chunks, text_for, texts};
 use super::writer::WriteTx;
+
+/// One host's persisted politeness state (a row of `host_politeness`); what it means for a
+/// restart is [`crate::politeness`]'s (`SavedHost::gate_ms`).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SavedHost {
+    /// The politeness key ([`crate::politeness::host_key`]).
+    #[sqlx(rename = "host_key")]
+    pub key: String,
+    /// The least time between requests at the last request (ms).
+    pub min_interval_ms: i64,
+    /// When the latest request started (Unix ms), written before it was sent.
+    pub last_start_ms: Option<i64>,
+    /// When the latest request ended (Unix ms).
+    pub last_end_ms: Option<i64>,
+    /// Back-off level (0 = healthy).
+    #[sqlx(try_from = "i64")]
+    pub backoff_level: u32,
+    /// Closed until (back-off or Retry-After, Unix ms; 0 when never closed).
+    pub backoff_until_ms: i64,
+    /// Until when the latest Retry-After asked us to stay away (Unix ms).
+    pub retry_after_until_ms: Option<i64>,
+}
 
 /// One save of a host's state, stamped with the freshet clock.
 #[derive(Debug, Clone)]
