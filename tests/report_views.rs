@@ -7,7 +7,6 @@
 //! built into the shell since SQLite 3.35 but not into the SQLite that freshet bundles (freshet
 //! computes the same figures in Rust). `.ci/run` installs the shell when it is missing.
 
-use freshet::cli::report::staleness_of;
 use freshet::store::Store;
 use freshet::store::reports::FreshnessSample;
 use freshet::store::sites::SiteRecord;
@@ -153,7 +152,7 @@ async fn age_now_judges_copies_at_the_runs_clock_as_report_age_does() {
     assert_eq!(views.len(), rows.len());
     for row in &rows {
         let view = views.iter().find(|v| v["url"] == row.url.as_str()).unwrap();
-        let rust = staleness_of(row, END).expect("a judged copy");
+        let rust = row.staleness(END).expect("a judged copy");
         assert_eq!(
             view["now_ms"], END,
             "{}: the view's now is the run's end",

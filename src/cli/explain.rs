@@ -8,7 +8,6 @@ use std::path::PathBuf;
 use crate::clock::{Clock, MS_PER_DAY, SystemClock, ms_to_rfc3339};
 use crate::dedup::urlnorm::{UrlRules, normalize_str};
 use crate::dedup::{DedupConfig, DedupEngine};
-use crate::estimate::Staleness;
 use crate::store::Store;
 use crate::store::observations::ObservationRow;
 use crate::store::refusals::RefusalRow;
@@ -196,8 +195,9 @@ fn describe_row(
             );
             if let (Some(last), Some(s)) = (row.last_checked_ms, status) {
                 let since = (now_ms - last).max(0) as f64 / MS_PER_DAY;
-                if let Some(staleness) = super::report::staleness_of(s, now_ms) {
-                    let why = staleness_evidence(&staleness, s)
+                if let Some(staleness) = s.staleness(now_ms) {
+                    let why = s
+                        .staleness_evidence(&staleness)
                         .map_or(String::new(), |why| format!(" ({why})"));
                     let _ = writeln!(
                         out,
@@ -219,22 +219,6 @@ fn describe_row(
         row.weight,
         time(row.next_due_ms)
     );
-}
-
-/// What, beyond the rate and the time since the last check, decided a copy's staleness: an
-/// announced newer version, or a feed or believed sitemap that showed no change of the page for a
-/// while after the copy. `None` when only the posterior judged it. Shared with `freshet report html`.
-pub fn staleness_evidence(staleness: &Staleness, row: &UrlStatusRow) -> Option<String> {
-    match (staleness.known_stale, row.watched_until_ms) {
-        (true, _) => Some("a newer version was announced: known stale".to_string()),
-        (false, Some(quiet)) if row.last_checked_ms.is_some_and(|last| quiet > last) => {
-            Some(format!(
-                "its feed or sitemap showed no change of it until {}",
-                ms_to_rfc3339(quiet)
-            ))
-        }
-        _ => None,
-    }
 }
 
 /// Which of the two change counts the site's estimator learns from.

@@ -6,10 +6,9 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use crate::clock::{Clock, SystemClock, ms_to_rfc3339};
-use crate::estimate::{CopyKnowledge, Prior, Staleness};
 use crate::report::{Format, Report, float};
 use crate::store::Store;
-use crate::store::reports::UrlStatusRow;
+use crate::store::reports::{DuplicateRow, UrlStatusRow};
 
 /// Options every report takes.
 #[derive(Debug, Clone, clap::Args)]
@@ -58,7 +57,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Html(args) => return crate::report_html::run(args).await,
         Command::Duplicates(args) => {
             let store = Store::open_existing(&args.db).await?;
-            let rows = duplicate_rows(&store).await;
+            let rows = store.duplicate_rows().await;
             store.close().await;
             crate::out!("{}", render_duplicates(&rows?, args.format));
             return Ok(0);
@@ -88,27 +87,6 @@ fn time(ms: Option<i64>) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// How stale a URL's copy is at `now_ms`, from its row: a known change is known staleness;
-/// otherwise the Gamma posterior judges the time since the copy that nothing watched (the span a
-/// quiet feed watched is cut out). `None` without a copy or an estimate.
-pub fn staleness_of(row: &UrlStatusRow, now_ms: i64) -> Option<Staleness> {
-    let copy = CopyKnowledge {
-        taken_ms: row.last_checked_ms?,
-        watched: row.watched_from_ms.zip(row.watched_until_ms),
-        known_change_ms: row.known_change_ms,
-    };
-    let belief = match (row.rate_shape, row.rate_scale, row.rate_per_day) {
-        (Some(shape), Some(rate), _) if shape > 0.0 && rate > 0.0 => Prior { shape, rate },
-        // A row from before the posterior was stored: its point estimate, held as certain.
-        (_, _, Some(rate)) if rate > 0.0 => Prior {
-            shape: 1e9,
-            rate: 1e9 / rate,
-        },
-        _ => return None,
-    };
-    Some(copy.staleness(&belief, now_ms))
-}
-
 /// The per-URL age report as of `now_ms`.
 pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
     let mut report = Report::new(&[
@@ -131,7 +109,7 @@ pub fn age_report(rows: &[UrlStatusRow], now_ms: i64) -> Report {
         "last_error",
     ]);
     for row in rows {
-        let staleness = staleness_of(row, now_ms);
+        let staleness = row.staleness(now_ms);
         report.push(vec![
             json!(row.url),
             json!(row.site),
@@ -190,44 +168,6 @@ pub async fn hosts_report(store: &Store, site: Option<&str>) -> anyhow::Result<R
         ]);
     }
     Ok(report)
-}
-
-/// One row of the duplicates report: a class, or a redirect cycle (kind `redirect-cycle`, no
-/// canonical, the chain as members).
-#[derive(Debug, Clone, PartialEq)]
-pub struct DuplicateRow {
-    /// `content`, `redirect`, `near` or `redirect-cycle`.
-    pub kind: &'static str,
-    /// The canonical URL (none for a cycle).
-    pub canonical: Option<String>,
-    /// Members best first, or the cycle's URLs in order (the last equals the first).
-    pub members: Vec<String>,
-}
-
-/// The classes worth reporting, then the redirect cycles.
-pub async fn duplicate_rows(store: &Store) -> anyhow::Result<Vec<DuplicateRow>> {
-    let mut rows: Vec<DuplicateRow> = store
-        .duplicate_classes(false)
-        .await?
-        .into_iter()
-        .map(|c| DuplicateRow {
-            kind: c.kind,
-            canonical: c.canonical,
-            members: c.members,
-        })
-        .collect();
-    rows.extend(
-        store
-            .redirect_cycles()
-            .await?
-            .into_iter()
-            .map(|chain| DuplicateRow {
-                kind: "redirect-cycle",
-                canonical: None,
-                members: chain,
-            }),
-    );
-    Ok(rows)
 }
 
 /// The duplicates report: JSON keeps `members` an array; table and CSV join them with spaces.

@@ -1,17 +1,16 @@
 //! What the HTML report shows, read from the store into plain data (no rendering here): series
 //! over time, per-page figures, the stalest URLs with why, and the duplicate classes.
 //!
-//! Each copy's staleness is judged by [`crate::cli::report::staleness_of`] and explained by
-//! [`crate::cli::explain::staleness_evidence`], the same code `report age` and `explain` use.
+//! Each copy's staleness is judged by [`UrlStatusRow::staleness`] and explained by
+//! [`UrlStatusRow::staleness_evidence`], the same code `report age` and `explain` use.
 
 use std::collections::BTreeMap;
 
-use crate::cli::explain::staleness_evidence;
-use crate::cli::report::{DuplicateRow, duplicate_rows, staleness_of};
 use crate::clock::MS_PER_DAY;
 use crate::politeness::key_of;
 use crate::store::Store;
 use crate::store::report_data::BucketCount;
+use crate::store::reports::DuplicateRow;
 
 /// How many of the stalest URLs the table lists.
 pub const STALEST: usize = 15;
@@ -95,6 +94,22 @@ pub struct StaleUrl {
     pub p_stale: f64,
     /// Why, in words.
     pub why: String,
+}
+
+/// A duration given in days, in the unit that fits it (s, min, h, d).
+pub fn duration_text(days: f64) -> String {
+    let seconds = days * 86_400.0;
+    if !seconds.is_finite() {
+        "-".to_string()
+    } else if seconds < 60.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 3600.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else if seconds < 86_400.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{days:.1} d")
+    }
 }
 
 /// The bucket width for a span: the smallest round width giving at most 48 buckets.
@@ -201,7 +216,7 @@ pub async fn gather(store: &Store, now_ms: i64) -> anyhow::Result<ReportData> {
         {
             data.rates.push((rate, planned));
         }
-        let Some(staleness) = staleness_of(row, now_ms) else {
+        let Some(staleness) = row.staleness(now_ms) else {
             continue;
         };
         data.copy_ages_days.push(staleness.expected_age_days);
@@ -222,12 +237,12 @@ pub async fn gather(store: &Store, now_ms: i64) -> anyhow::Result<ReportData> {
                 .map_or(0.0, |last| (now_ms - last).max(0) as f64 / MS_PER_DAY);
             let mut why = format!(
                 "last checked {} ago; change rate {:.3}/day (90% {:.3} .. {:.3})",
-                super::page::duration_text(since),
+                duration_text(since),
                 row.rate_per_day.unwrap_or(f64::NAN),
                 row.rate_low.unwrap_or(f64::NAN),
                 row.rate_high.unwrap_or(f64::NAN),
             );
-            if let Some(evidence) = staleness_evidence(staleness, row) {
+            if let Some(evidence) = row.staleness_evidence(staleness) {
                 why = format!("{evidence}; {why}");
             }
             if let Some(error) = &row.last_error {
@@ -278,7 +293,7 @@ pub async fn gather(store: &Store, now_ms: i64) -> anyhow::Result<ReportData> {
             .collect();
     }
     data.errors = store.errors_by_kind().await?;
-    data.duplicates = duplicate_rows(store).await?;
+    data.duplicates = store.duplicate_rows().await?;
     Ok(data)
 }
 

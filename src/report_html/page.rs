@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::gather::ReportData;
+use super::gather::{ReportData, duration_text};
 use super::plots::{self, Measure};
 use crate::clock::ms_to_rfc3339;
 
@@ -60,22 +60,6 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
-}
-
-/// A duration given in days, in the unit that fits it (s, min, h, d).
-pub fn duration_text(days: f64) -> String {
-    let seconds = days * 86_400.0;
-    if !seconds.is_finite() {
-        "-".to_string()
-    } else if seconds < 60.0 {
-        format!("{seconds:.0} s")
-    } else if seconds < 3600.0 {
-        format!("{:.0} min", seconds / 60.0)
-    } else if seconds < 86_400.0 {
-        format!("{:.1} h", seconds / 3600.0)
-    } else {
-        format!("{days:.1} d")
-    }
 }
 
 /// The sections: id, heading, what the reader sees.

@@ -1,5 +1,8 @@
 //! Report queries: per-URL and per-host rows read from the views in the schema.
 
+use crate::clock::ms_to_rfc3339;
+use crate::estimate::{CopyKnowledge, Prior, Staleness};
+
 use super::Store;
 
 /// One URL as `freshet report age` needs it (from the `url_status` view).
@@ -129,7 +132,83 @@ pub struct FreshnessSample {
     pub mean_p_stale: f64,
 }
 
+/// One row of the duplicates report: a class, or a redirect cycle (kind `redirect-cycle`, no
+/// canonical, the chain as members).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DuplicateRow {
+    /// `content`, `redirect`, `near` or `redirect-cycle`.
+    pub kind: &'static str,
+    /// The canonical URL (none for a cycle).
+    pub canonical: Option<String>,
+    /// Members best first, or the cycle's URLs in order (the last equals the first).
+    pub members: Vec<String>,
+}
+
+impl UrlStatusRow {
+    /// How stale a URL's copy is at `now_ms`, from its row: a known change is known staleness;
+    /// otherwise the Gamma posterior judges the time since the copy that nothing watched (the span a
+    /// quiet feed watched is cut out). `None` without a copy or an estimate.
+    pub fn staleness(&self, now_ms: i64) -> Option<Staleness> {
+        let copy = CopyKnowledge {
+            taken_ms: self.last_checked_ms?,
+            watched: self.watched_from_ms.zip(self.watched_until_ms),
+            known_change_ms: self.known_change_ms,
+        };
+        let belief = match (self.rate_shape, self.rate_scale, self.rate_per_day) {
+            (Some(shape), Some(rate), _) if shape > 0.0 && rate > 0.0 => Prior { shape, rate },
+            // A row from before the posterior was stored: its point estimate, held as certain.
+            (_, _, Some(rate)) if rate > 0.0 => Prior {
+                shape: 1e9,
+                rate: 1e9 / rate,
+            },
+            _ => return None,
+        };
+        Some(copy.staleness(&belief, now_ms))
+    }
+
+    /// What, beyond the rate and the time since the last check, decided a copy's staleness: an
+    /// announced newer version, or a feed or believed sitemap that showed no change of the page for a
+    /// while after the copy. `None` when only the posterior judged it. Shared with `freshet report html`.
+    pub fn staleness_evidence(&self, staleness: &Staleness) -> Option<String> {
+        match (staleness.known_stale, self.watched_until_ms) {
+            (true, _) => Some("a newer version was announced: known stale".to_string()),
+            (false, Some(quiet)) if self.last_checked_ms.is_some_and(|last| quiet > last) => {
+                Some(format!(
+                    "its feed or sitemap showed no change of it until {}",
+                    ms_to_rfc3339(quiet)
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Store {
+    /// The classes worth reporting, then the redirect cycles.
+    pub async fn duplicate_rows(&self) -> sqlx::Result<Vec<DuplicateRow>> {
+        let mut rows: Vec<DuplicateRow> = self
+            .duplicate_classes(false)
+            .await?
+            .into_iter()
+            .map(|c| DuplicateRow {
+                kind: c.kind,
+                canonical: c.canonical,
+                members: c.members,
+            })
+            .collect();
+        rows.extend(
+            self.redirect_cycles()
+                .await?
+                .into_iter()
+                .map(|chain| DuplicateRow {
+                    kind: "redirect-cycle",
+                    canonical: None,
+                    members: chain,
+                }),
+        );
+        Ok(rows)
+    }
+
     /// Records freshness samples (one transaction).
     pub async fn add_freshness_samples(&self, samples: &[FreshnessSample]) -> sqlx::Result<()> {
         self.write("add_freshness_samples", |mut tx| async move {
