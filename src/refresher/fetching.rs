@@ -158,7 +158,7 @@ pub async fn fetch_and_record(
 /// `content_changed` (the main text, see [`crate::dedup::content`]); the site's
 /// `change_signal` picks the one the scheduler learns from, and the one the host's validators
 /// are judged by. Feeds and sitemaps have no main text: their bytes are their content.
-pub async fn fetch_and_record_extracted(
+pub(super) async fn fetch_and_record_extracted(
     ctx: &Context,
     site: &SiteState,
     row: &UrlRow,

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::politeness::{HostConfig, HostPool};
 use crate::robots::Robots;
 
 /// Rules of one origin and until when they hold.
@@ -35,17 +36,17 @@ impl RobotsCache {
         slots.entry(origin.to_string()).or_default().clone()
     }
 
-    /// Records `min_interval` for the host of `origin` if it is the first or longer than the
-    /// one known (sites and schemes sharing a server get the strictest); true when it was.
-    pub(super) fn raise_interval(&self, origin: &str, min_interval: Duration) -> bool {
+    /// Configures the host of `origin` in `pool` with `config` if it is the first or its
+    /// interval is longer than the one known (sites and schemes sharing a server get the
+    /// strictest). Under the lock, so two first configurations cannot land in the wrong order.
+    pub(super) fn configure_strictest(&self, pool: &HostPool, origin: &str, config: HostConfig) {
         let key = crate::politeness::key_of(origin);
         let mut intervals = self.intervals.lock().unwrap_or_else(|e| e.into_inner());
         let known = intervals.get(&key).copied();
-        if known.is_none_or(|interval| min_interval > interval) {
-            intervals.insert(key, min_interval);
-            return true;
+        if known.is_none_or(|interval| config.min_interval > interval) {
+            intervals.insert(key, config.min_interval);
+            pool.configure(origin, config);
         }
-        false
     }
 
     /// The interval the host of `origin` is configured with (for the planner's per-host limit).

@@ -66,9 +66,7 @@ fn configure_host(ctx: &Context, site: &SiteState, origin: &str, crawl_delay: Op
         concurrency: site.site.concurrency.get(),
     }
     .with_crawl_delay(crawl_delay);
-    if ctx.robots.raise_interval(origin, config.min_interval) {
-        ctx.pool.configure(origin, config);
-    }
+    ctx.robots.configure_strictest(&ctx.pool, origin, config);
 }
 
 /// Rules stored by an earlier run, if still fresh.

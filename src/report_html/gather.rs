@@ -11,6 +11,8 @@ use crate::politeness::key_of;
 use crate::store::Store;
 use crate::store::report_data::BucketCount;
 use crate::store::reports::DuplicateRow;
+#[cfg(doc)]
+use crate::store::reports::UrlStatusRow;
 
 /// How many of the stalest URLs the table lists.
 pub const STALEST: usize = 15;

@@ -28,27 +28,33 @@ pub struct Freshness {
 }
 
 impl Scheduler {
-    /// The span over which a page is known not to have changed since its copy: the feed covering
-    /// it saw every change from the later of the copy, the start of its coverage and the oldest
-    /// entry of its last read that overflowed, to its last read, and listed none of this page's.
-    /// A feed caught missing one of the page's changes covers it no more.
+    /// The span after its copy that counts as watched for a page, the time before it unseen
+    /// (what [`CopyKnowledge::staleness`] takes).
     ///
-    /// A sitemap that listed the page with a `lastmod` no newer than the copy watched it up to
-    /// that read, from the copy on a believed host, over the last part of the span elsewhere
-    /// ([`super::lastmod`]); when both spans exist they are joined if they touch, else the later
-    /// one is taken.
+    /// The feed covering the page saw every change from the later of the copy, the start of its
+    /// coverage and the oldest entry of its last read that overflowed, to its last read, and
+    /// listed none of this page's: that span is watched. A feed caught missing one of the
+    /// page's changes covers it no more.
+    ///
+    /// A sitemap that listed the page with a `lastmod` no newer than the copy kept quiet from
+    /// the copy to that read; its silence is worth the share `q` of changes its host's
+    /// `lastmod`s show ([`super::lastmod`]: all on a believed host): `(1 - q)` of the time it
+    /// alone kept quiet is unseen, and is counted at the front of the span (P(stale) exact, the
+    /// expected age a little over). When both spans exist and touch they are joined; else the
+    /// feed's, the later one, is taken.
     pub fn watched(&self, url: UrlKey) -> Option<(i64, i64)> {
         let by_feed = self.feed_watched(url);
-        let by_sitemap = self.lastmod_watched(url);
-        match (by_feed, by_sitemap) {
-            (Some((from, until)), Some((quiet_from, quiet)))
-                if from <= quiet && quiet_from <= until =>
-            {
-                Some((from.min(quiet_from), until.max(quiet)))
-            }
-            (Some(a), Some(b)) => Some(if a.1 >= b.1 { a } else { b }),
-            (a, b) => a.or(b),
-        }
+        let Some((taken, quiet, shown)) = self.lastmod_quiet(url) else {
+            return by_feed;
+        };
+        let (end, feed_part) = match by_feed {
+            Some((from, _)) if from > quiet => return by_feed,
+            Some((from, until)) => (until.max(quiet), (until.min(quiet) - from).max(0)),
+            None => (quiet, 0),
+        };
+        let sitemap_alone = (quiet - taken - feed_part) as f64;
+        let start = taken + ((1.0 - shown) * sitemap_alone).round() as i64;
+        (end > start).then_some((start, end))
     }
 
     /// The span watched by the feed covering `url`.

@@ -92,8 +92,8 @@ pub struct UrlState {
     /// The last check that saw a change: (the copy before, the check). The next sitemap read
     /// must give the page a `lastmod` after that copy (see [`super::lastmod`]).
     pub change_to_confirm: Option<(i64, i64)>,
-    /// The latest sitemap read, on a host whose `lastmod` is believed, that listed the page
-    /// with a `lastmod` no newer than the copy.
+    /// The latest sitemap read that listed the page with a `lastmod` no newer than the copy
+    /// (worth what the host's `lastmod`s have shown, see [`super::lastmod`]).
     pub lastmod_quiet_until_ms: Option<i64>,
     /// For a feed: what it covers (none for a page: most URLs are pages, and a page need not
     /// carry an empty one). See [`UrlState::feed`].

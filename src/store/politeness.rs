@@ -132,7 +132,7 @@ static UPSERT_POLITENESS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
 
 #[cfg(test)]
 mod tests {
-    use crate::politeness::SavedHost;
+    use super::SavedHost;
     use crate::store::test_support::temp_store;
 
     fn saved(start: i64, end: Option<i64>, until: i64) -> SavedHost {

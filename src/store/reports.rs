@@ -50,7 +50,8 @@ pub struct UrlStatusRow {
     pub rate_shape: Option<f64>,
     /// Its rate parameter, in days.
     pub rate_scale: Option<f64>,
-    /// Start of a span after the copy over which it is known not to have changed.
+    /// Start of the span after the copy counted as watched (no change there; the time before it
+    /// unseen; `scheduler::Scheduler::watched`).
     pub watched_from_ms: Option<i64>,
     /// End of that span.
     pub watched_until_ms: Option<i64>,
@@ -77,7 +78,8 @@ pub struct PageBeliefRow {
     pub rate_shape: Option<f64>,
     /// Gamma rate parameter (days) of the posterior.
     pub rate_scale: Option<f64>,
-    /// Start of a span after the copy over which it is known not to have changed.
+    /// Start of the span after the copy counted as watched (no change there; the time before it
+    /// unseen; `scheduler::Scheduler::watched`).
     pub watched_from_ms: Option<i64>,
     /// End of that span.
     pub watched_until_ms: Option<i64>,
@@ -146,8 +148,8 @@ pub struct DuplicateRow {
 
 impl UrlStatusRow {
     /// How stale a URL's copy is at `now_ms`, from its row: a known change is known staleness;
-    /// otherwise the Gamma posterior judges the time since the copy that nothing watched (the span a
-    /// quiet feed watched is cut out). `None` without a copy or an estimate.
+    /// otherwise the Gamma posterior judges the time since the copy that nothing watched (the
+    /// span counted as watched is cut out). `None` without a copy or an estimate.
     pub fn staleness(&self, now_ms: i64) -> Option<Staleness> {
         let copy = CopyKnowledge {
             taken_ms: self.last_checked_ms?,
@@ -167,17 +169,28 @@ impl UrlStatusRow {
     }
 
     /// What, beyond the rate and the time since the last check, decided a copy's staleness: an
-    /// announced newer version, or a feed or believed sitemap that showed no change of the page for a
-    /// while after the copy. `None` when only the posterior judged it. Shared with `freshet report html`.
+    /// announced newer version, or a feed or sitemap that kept quiet about the page for a while
+    /// after the copy (a sitemap whose `lastmod`s have not earned belief only for the share of
+    /// changes they showed: the rest of its quiet time counts as unseen). `None` when only the
+    /// posterior judged it. Shared with `freshet report html`.
     pub fn staleness_evidence(&self, staleness: &Staleness) -> Option<String> {
-        match (staleness.known_stale, self.watched_until_ms) {
-            (true, _) => Some("a newer version was announced: known stale".to_string()),
-            (false, Some(quiet)) if self.last_checked_ms.is_some_and(|last| quiet > last) => {
-                Some(format!(
-                    "its feed or sitemap showed no change of it until {}",
-                    ms_to_rfc3339(quiet)
-                ))
-            }
+        let last = self.last_checked_ms?;
+        match (
+            staleness.known_stale,
+            self.watched_from_ms,
+            self.watched_until_ms,
+        ) {
+            (true, _, _) => Some("a newer version was announced: known stale".to_string()),
+            (false, Some(from), Some(quiet)) if quiet > last && from > last => Some(format!(
+                "its feed or sitemap kept quiet about it until {}, counted as watched from {} \
+                 (the time before unseen)",
+                ms_to_rfc3339(quiet),
+                ms_to_rfc3339(from)
+            )),
+            (false, _, Some(quiet)) if quiet > last => Some(format!(
+                "its feed or sitemap showed no change of it until {}",
+                ms_to_rfc3339(quiet)
+            )),
             _ => None,
         }
     }

@@ -171,8 +171,8 @@ fn a_believed_sitemap_lastmod_watches_the_copy_and_a_stale_one_is_not_believed()
     }
 }
 
-/// A feed's span and the part of a sitemap's quiet span an unjudged host is worth are joined
-/// when they touch, so neither cuts the other short.
+/// A feed's span and a sitemap's quiet span on an unjudged host are joined when they touch: the
+/// time the sitemap alone kept quiet is half unseen, the feed's none of it.
 #[test]
 fn a_feed_span_and_an_unjudged_sitemap_span_are_joined() {
     const MIN: i64 = 60_000;
@@ -181,12 +181,15 @@ fn a_feed_span_and_an_unjudged_sitemap_span_are_joined() {
     sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
     check(&mut sched, 20 * MIN, a, Seen::Copy);
     sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
-    // The sitemap kept quiet from the copy to 100 min; half of that (from 60 min) is counted.
+    // The sitemap kept quiet from the copy to 100 min: 60 to 100 alone, so 20 min are unseen.
     sched.handle_sitemap_listing(a, 100 * MIN, Some(5 * MIN));
-    assert_eq!(sched.watched(a), Some((20 * MIN, 100 * MIN)));
-    // A sitemap span that does not reach the feed's: the later one alone.
+    assert_eq!(sched.watched(a), Some((40 * MIN, 100 * MIN)));
+    // Quiet to 180 min: 60 to 180 alone, 60 min unseen.
     sched.handle_sitemap_listing(a, 180 * MIN, Some(5 * MIN));
-    assert_eq!(sched.watched(a), Some((100 * MIN, 180 * MIN)));
+    assert_eq!(sched.watched(a), Some((80 * MIN, 180 * MIN)));
+    // A feed read that lists nothing new at 240 min covers 20 to 240: nothing is unseen.
+    sched.handle_feed(240 * MIN, feed, &[(a, 5 * MIN)]);
+    assert_eq!(sched.watched(a), Some((20 * MIN, 240 * MIN)));
 }
 
 /// A host not judged yet: its sitemap's silence watches half the span (the changes it would show
@@ -210,6 +213,9 @@ fn an_unjudged_sitemap_watches_half_the_quiet_span() {
     let belief = sched.full_posterior(p);
     let age = |copy: estimate::CopyKnowledge| copy.staleness(&belief, 800 * MIN).expected_age_days;
     assert!(age(all) < age(half) && age(half) < age(unwatched));
+    // A new copy after the quiet read: nothing of the old silence is left.
+    check(&mut sched, 750 * MIN, p, Seen::Unchanged);
+    assert_eq!(sched.watched(p), None);
 }
 
 /// Sitemap re-reads are priced like feed polls: worth more on a host whose `lastmod`s are
