@@ -24,6 +24,7 @@
 //! [`AUDIT_INTERVALS`] intervals in case the feed misses its changes (a change the feed did not
 //! announce ends the coverage).
 
+mod events;
 mod feeds;
 mod freshness;
 pub mod frontier;
@@ -35,11 +36,10 @@ mod sitemaps;
 mod url_state;
 
 use crate::clock::MS_PER_DAY;
-use crate::estimate::{
-    self, Population, Posterior, Prior, RateEstimate, Stats, ValidatorCheck, ValidatorTrust,
-};
+use crate::estimate::{self, Population, Posterior, Prior, Stats, ValidatorTrust};
 use crate::plan::{self, Multipliers};
 
+pub use events::{Fetched, NewUrl, Request, Restored, SchedulerConfig, Seen, UrlSummary};
 pub use freshness::Freshness;
 pub use frontier::{Bucket, HostKey, SiteKey, UrlKey};
 pub use groups::section_of;
@@ -60,140 +60,6 @@ pub const PRIOR_INTERVALS: f64 = 3.0;
 pub const DIRTY_REPLAN_GAP_MS: i64 = 10 * 60_000;
 /// After a failed check, the soonest it is tried again.
 pub const ERROR_RETRY_MS: i64 = 3_600_000;
-
-/// How a scheduler behaves.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SchedulerConfig {
-    /// The revisit policy.
-    pub policy: PolicyKind,
-    /// How often every site's plan is solved again from scratch.
-    pub replan_every_ms: i64,
-    /// How long a stretch of its budget a site may save up (requests then go out evenly).
-    pub bucket_span_ms: f64,
-    /// Whether a URL may go early when its site's credit would otherwise be thrown away.
-    pub fetch_ahead: bool,
-}
-
-impl Default for SchedulerConfig {
-    fn default() -> Self {
-        Self {
-            policy: PolicyKind::Learned,
-            replan_every_ms: 6 * 3_600_000,
-            bucket_span_ms: frontier::BUCKET_SPAN_MS,
-            fetch_ahead: true,
-        }
-    }
-}
-
-/// A URL as discovery found it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewUrl {
-    /// Its site.
-    pub site: SiteKey,
-    /// Its host.
-    pub host: HostKey,
-    /// Page or feed.
-    pub kind: UrlKind,
-    /// Importance within the site (1; less for duplicates and redirect sources).
-    pub weight: f64,
-    /// The sitemap `changefreq`, as changes per day.
-    pub changefreq_per_day: Option<f64>,
-    /// The true rate (simulation only; used by the oracle and proportional policies).
-    pub true_rate: Option<f64>,
-    /// Its section ([`section_of`]; 0 when there is none), which groups it with the pages most
-    /// like it.
-    pub section: u64,
-}
-
-/// What the store remembers of a URL from an earlier run.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Restored {
-    /// Last successful check (the copy's time).
-    pub last_check_ms: Option<i64>,
-    /// The folded evidence.
-    pub stats: Stats,
-    /// When it was due.
-    pub due_ms: Option<i64>,
-    /// The server's floor on its interval.
-    pub min_interval_ms: i64,
-    /// A known change newer than the copy.
-    pub known_change_ms: Option<i64>,
-}
-
-/// What a check showed about the content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seen {
-    /// The content differs from the copy.
-    Changed,
-    /// The content is the copy's.
-    Unchanged,
-    /// A copy, but nothing to compare with (the first one, or no validator to judge by).
-    Copy,
-    /// No copy: an error, a refusal, an HTTP error status.
-    Failed,
-}
-
-/// One check, as the shell reports it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fetched {
-    /// When the check was made.
-    pub at_ms: i64,
-    /// What it showed.
-    pub seen: Seen,
-    /// The Last-Modified the server gave.
-    pub last_modified_ms: Option<i64>,
-    /// What the check taught about the host's validators (full GETs with a previous copy).
-    pub lesson: Option<ValidatorCheck>,
-    /// Requests beyond the one handed out (redirect hops, retries): charged to the site.
-    pub extra_requests: u32,
-    /// The server's floor on the interval (Cache-Control max-age, feed ttl), ms.
-    pub min_interval_ms: Option<i64>,
-    /// The host may not be contacted before this (politeness gate, back-off, Retry-After).
-    pub host_open_at_ms: Option<i64>,
-}
-
-impl Fetched {
-    /// A plain check at `at_ms` that saw `seen`.
-    pub fn at(at_ms: i64, seen: Seen) -> Self {
-        Self {
-            at_ms,
-            seen,
-            last_modified_ms: None,
-            lesson: None,
-            extra_requests: 0,
-            min_interval_ms: None,
-            host_open_at_ms: None,
-        }
-    }
-}
-
-/// A request handed out by [`Scheduler::poll_request`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Request {
-    /// The URL.
-    pub url: UrlKey,
-    /// Its host (busy until the check is reported).
-    pub host: HostKey,
-    /// Its site (already charged).
-    pub site: SiteKey,
-    /// Page or feed.
-    pub kind: UrlKind,
-}
-
-/// What the scheduler says of a URL, for the store and the reports.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UrlSummary {
-    /// The change-rate posterior.
-    pub estimate: RateEstimate,
-    /// Planned visits per day.
-    pub planned_per_day: f64,
-    /// When it is due (`None`: not queued, e.g. in flight or retired).
-    pub due_ms: Option<i64>,
-    /// Whether a feed announces its changes.
-    pub covered: bool,
-    /// A span over which it is known not to have changed since its copy (a quiet feed).
-    pub watched: Option<(i64, i64)>,
-}
 
 /// A site: its budget and its plan.
 #[derive(Debug, Clone)]
