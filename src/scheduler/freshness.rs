@@ -2,7 +2,8 @@
 //! refresher samples it; `report age`, the demo and the metrics read the samples).
 //!
 //! A page is known not to have changed over the span since its copy in which the feed covering it
-//! watched it and kept quiet ([`Scheduler::watched`]). Whether the page *waits* for
+//! watched it and kept quiet, and less surely where its sitemap kept quiet, by what its host's
+//! `lastmod`s are worth ([`Scheduler::watched`]). Whether the page *waits* for
 //! the feed instead of its plan is a stronger bar ([`super::FEED_TRUST_CHECKS`] agreements); a
 //! feed caught missing a change covers the page no more. The staleness of a copy is then judged
 //! by [`CopyKnowledge::staleness`] under the page's posterior.
@@ -40,20 +41,22 @@ impl Scheduler {
     /// the copy to that read; its silence is worth the share `q` of changes its host's
     /// `lastmod`s show ([`super::lastmod`]: all on a believed host): `(1 - q)` of the time it
     /// alone kept quiet is unseen, and is counted at the front of the span (P(stale) exact, the
-    /// expected age a little over). When both spans exist and touch they are joined; else the
-    /// feed's, the later one, is taken.
+    /// expected age a little over), as is the time neither watched, between the last quiet read
+    /// and a feed span that starts after it.
     pub fn watched(&self, url: UrlKey) -> Option<(i64, i64)> {
         let by_feed = self.feed_watched(url);
         let Some((taken, quiet, shown)) = self.lastmod_quiet(url) else {
             return by_feed;
         };
-        let (end, feed_part) = match by_feed {
-            Some((from, _)) if from > quiet => return by_feed,
-            Some((from, until)) => (until.max(quiet), (until.min(quiet) - from).max(0)),
-            None => (quiet, 0),
+        // The feed's span, the part of it inside the sitemap's, and the time neither watched
+        // (between the last quiet read and a feed span that starts after it).
+        let (end, feed_part, gap) = match by_feed {
+            Some((from, until)) if from > quiet => (until, 0, from - quiet),
+            Some((from, until)) => (until.max(quiet), (until.min(quiet) - from).max(0), 0),
+            None => (quiet, 0, 0),
         };
         let sitemap_alone = (quiet - taken - feed_part) as f64;
-        let start = taken + ((1.0 - shown) * sitemap_alone).round() as i64;
+        let start = taken + ((1.0 - shown) * sitemap_alone).round() as i64 + gap;
         (end > start).then_some((start, end))
     }
 

@@ -23,7 +23,7 @@
 //! hosts, 1.5 to 4 times). The uniform prior gives an unjudged host one half: generous where
 //! stale `lastmod`s are common, but a host's first few judgements move it quickly (one in five
 //! after three misses). `q` is the host's, not a coin per change; taking its mean where the
-//! staleness is convex in it errs towards older copies, as does the age above.
+//! staleness is concave in it errs towards older copies, as does the age above.
 
 use super::{Scheduler, UrlKey};
 

@@ -170,8 +170,9 @@ impl UrlStatusRow {
 
     /// What, beyond the rate and the time since the last check, decided a copy's staleness: an
     /// announced newer version, or a feed or sitemap that kept quiet about the page for a while
-    /// after the copy (a sitemap whose `lastmod`s have not earned belief only for the share of
-    /// changes they showed: the rest of its quiet time counts as unseen). `None` when only the
+    /// after the copy. The span may start after the copy: a feed's coverage that began later or
+    /// overflowed, or a sitemap whose `lastmod`s have not earned belief, whose quiet time counts
+    /// only for the share of changes they showed (the rest is unseen). `None` when only the
     /// posterior judged it. Shared with `freshet report html`.
     pub fn staleness_evidence(&self, staleness: &Staleness) -> Option<String> {
         let last = self.last_checked_ms?;

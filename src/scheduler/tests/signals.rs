@@ -192,6 +192,23 @@ fn a_feed_span_and_an_unjudged_sitemap_span_are_joined() {
     assert_eq!(sched.watched(a), Some((20 * MIN, 240 * MIN)));
 }
 
+/// A feed whose span starts after the sitemap's last quiet read: the sitemap's silence still
+/// counts for its share, and the time between the read and the feed's span is unseen.
+#[test]
+fn a_sitemap_span_before_a_later_feed_span_still_counts() {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let a = pages[0];
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    // Quiet in the sitemap from the copy to 40 min; the feed covers the page from its first
+    // read at 60 min and reads again at 100 min.
+    sched.handle_sitemap_listing(a, 40 * MIN, Some(5 * MIN));
+    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
+    sched.handle_feed(100 * MIN, feed, &[(a, 5 * MIN)]);
+    // Unseen: half of 20 to 40 and all of 40 to 60, 30 min in all.
+    assert_eq!(sched.watched(a), Some((50 * MIN, 100 * MIN)));
+}
+
 /// A host not judged yet: its sitemap's silence watches half the span (the changes it would show
 /// are as likely as not), and the copy's estimate lies between none watched and all watched.
 #[test]
