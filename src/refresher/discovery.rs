@@ -39,14 +39,8 @@ const UPSERT_BATCH: usize = 1_000;
 /// Runs one discovery pass over a site and records when it happened; returns when the site is
 /// next due (clock ms; `i64::MAX`: never again).
 pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
-    let now = ctx.clock.now_ms();
-    if !site.site.fetch_allowed(ctx.clock.now()) {
-        let open = site
-            .site
-            .window
-            .as_ref()
-            .and_then(|w| w.next_open(ctx.clock.now()));
-        return Ok(open.map_or(now + 3_600_000, |t| t.timestamp_millis()));
+    if let Some(resumes_ms) = site.site.fetch_resumes_ms(ctx.clock.now()) {
+        return Ok(resumes_ms);
     }
     info!(site = %site.site.name, "discovering");
     let mut listed = Vec::new();

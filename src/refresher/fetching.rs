@@ -59,17 +59,8 @@ pub async fn admitted<'a>(
 /// Gives the parsed URL when it may.
 async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<Option<Url>> {
     let now = ctx.clock.now_ms();
-    if !site.site.fetch_allowed(ctx.clock.now()) {
-        let open = site
-            .site
-            .window
-            .as_ref()
-            .and_then(|w| w.next_open(ctx.clock.now()));
-        ctx.ledger.defer(
-            now,
-            row.id,
-            open.map_or(now + 3_600_000, |t| t.timestamp_millis()),
-        );
+    if let Some(resumes_ms) = site.site.fetch_resumes_ms(ctx.clock.now()) {
+        ctx.ledger.defer(now, row.id, resumes_ms);
         return Ok(None);
     }
     let url = match Url::parse(&row.url) {

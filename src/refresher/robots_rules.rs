@@ -81,12 +81,7 @@ async fn load_stored(ctx: &Context, site: &SiteState, origin: &str, now: i64) ->
         ),
         None => Robots::disallow_all(),
     };
-    let ttl = if robots.retry_soon() {
-        ROBOTS_RETRY
-    } else {
-        ROBOTS_TTL
-    };
-    let expires_ms = checked + ttl.as_millis() as i64;
+    let expires_ms = expires_ms(&robots, checked);
     (expires_ms > now).then(|| Cached {
         robots: Arc::new(robots),
         expires_ms,
@@ -170,15 +165,21 @@ async fn fetch(ctx: &Context, site: &SiteState, origin: &str) -> Cached {
         };
         let _ = ctx.store.save_robots(host_id, &record).await;
     }
+    Cached {
+        expires_ms: expires_ms(&robots, checked_ms),
+        robots: Arc::new(robots),
+    }
+}
+
+/// Until when rules read at `checked_ms` hold: a day, or an hour for rules that disallow
+/// everything for now (a 5xx or an unreachable host).
+fn expires_ms(robots: &Robots, checked_ms: i64) -> i64 {
     let ttl = if robots.retry_soon() {
         ROBOTS_RETRY
     } else {
         ROBOTS_TTL
     };
-    Cached {
-        robots: Arc::new(robots),
-        expires_ms: checked_ms + ttl.as_millis() as i64,
-    }
+    checked_ms + ttl.as_millis() as i64
 }
 
 /// The [`HopGate`] of one site's checks: robots.txt of each hop's own host.

@@ -200,6 +200,16 @@ impl Site {
         self.window.as_ref().is_none_or(|window| window.allows(at))
     }
 
+    /// When fetching may resume, if it is not allowed at `at`: the window's next opening (clock
+    /// ms), or an hour after `at` if it never opens again; `None` while it is allowed.
+    pub fn fetch_resumes_ms(&self, at: DateTime<Utc>) -> Option<i64> {
+        if self.fetch_allowed(at) {
+            return None;
+        }
+        let open = self.window.as_ref().and_then(|w| w.next_open(at));
+        Some(open.map_or(at.timestamp_millis() + 3_600_000, |t| t.timestamp_millis()))
+    }
+
     /// When sitemaps and feeds should next be re-read after `after`.
     pub fn next_rediscover(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         self.rediscover.after(&after).next()

@@ -162,6 +162,12 @@ fn windows_open_at_cron_times_for_their_length() {
     );
     let inside = at("2026-11-23T02:00:00Z");
     assert_eq!(window.next_open(inside), Some(inside));
+    // Fetching resumes at the next opening, and is not held back inside the window.
+    assert_eq!(
+        site.fetch_resumes_ms(at("2026-11-21T12:00:00Z")),
+        Some(at("2026-11-23T01:00:00Z").timestamp_millis())
+    );
+    assert_eq!(site.fetch_resumes_ms(inside), None);
 }
 
 #[test]
