@@ -20,8 +20,8 @@
 //! The posterior `λ^{A-1} e^{-Bλ} Π_changed (1 - e^{-λ t_i})` is computed exactly ([`Posterior`]:
 //! a Gamma in closed form without changed-only checks, else tabulated in `ln λ`), because when a
 //! page changes faster than it is checked the likelihood is flat towards `λ = ∞` and no Gamma
-//! fitted at the mode shows it. Reports carry its mean (never exactly 0) and exact 90% interval;
-//! staleness and expected age are averaged over it ([`Posterior::p_stale`],
+//! fitted at the mode shows it. Reports carry its mean (never exactly 0) and exact 90% interval
+//! (the highest-density one, from 0 for a page that has shown no change); staleness and expected age are averaged over it ([`Posterior::p_stale`],
 //! [`Posterior::expected_age_days`]; [`Prior::p_stale`] and [`Prior::expected_age_days`] do the
 //! same, in closed form, over a stored Gamma). Storage, pooling and the planner take the Gamma
 //! with the posterior's mean and variance ([`posterior`]).
@@ -170,9 +170,9 @@ impl Evidence {
 pub struct RateEstimate {
     /// Posterior mean, changes per day (> 0).
     pub rate_per_day: f64,
-    /// Lower end of the 90% credible interval (the posterior's exact 5% quantile).
+    /// Lower end of the 90% credible interval (the shortest one holding 90% of the posterior).
     pub low: f64,
-    /// Upper end of the 90% credible interval (the posterior's exact 95% quantile).
+    /// Upper end of the 90% credible interval.
     pub high: f64,
     /// Shape of the Gamma with the posterior's mean and variance (the posterior itself when it
     /// is a Gamma), or after [`RateEstimate::matching_staleness`] the one with its staleness and
@@ -196,7 +196,7 @@ impl RateEstimate {
             1e-9
         };
         let gamma = Prior { shape, rate };
-        let (low, high) = (gamma.quantile(0.05), gamma.quantile(0.95));
+        let (low, high) = gamma.interval_90();
         let mean = (shape / rate).max(f64::MIN_POSITIVE);
         Self {
             rate_per_day: mean,
@@ -207,7 +207,7 @@ impl RateEstimate {
         }
     }
 
-    /// The estimate of an exact posterior: its mean, its 5% and 95% quantiles, and the Gamma
+    /// The estimate of an exact posterior: its mean, its 90% credible interval, and the Gamma
     /// with its mean and variance.
     pub fn from_posterior(post: &Posterior) -> Self {
         let (low, high) = post.interval_90();

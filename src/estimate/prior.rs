@@ -59,6 +59,18 @@ impl Prior {
         self.shape / (self.rate * self.rate)
     }
 
+    /// The 90% credible interval of the rate, its highest-density one: from 0 when the density
+    /// is highest there (a shape of at most 1), else the shortest
+    /// ([`super::posterior::shortest_interval`], about 100 µs of quantiles: only small sites
+    /// without a fitted population have Gamma posteriors).
+    pub fn interval_90(&self) -> (f64, f64) {
+        if self.shape <= 1.0 {
+            (0.0, self.quantile(0.9))
+        } else {
+            super::posterior::shortest_interval(0.9, |p| self.quantile(p))
+        }
+    }
+
     /// The `p` quantile of the rate (0 for `p ≤ 0`, infinite for `p ≥ 1`).
     ///
     /// statrs' inverse CDF stops at an absolute tolerance of 1e-9, which is most of the value for
