@@ -255,6 +255,39 @@ mod tests {
     }
 
     #[test]
+    fn a_quiet_page_has_an_interval_from_zero_where_pages_never_change() {
+        let quiet = Stats {
+            exposure_days: 10.0,
+            ..Stats::default()
+        };
+        // No page of the site is slower than once in 20 days: a page quiet for ten days is
+        // believed about that slow, not slower.
+        let changing: Vec<f64> = (0..100)
+            .map(|i| 0.05 * 1.05f64.powf(f64::from(i)))
+            .collect();
+        let p = Population::fit(&pages(&changing, 60.0), None).expect("enough pages");
+        let (low, high) = p.posterior(&quiet).interval_90();
+        assert!(low > 0.01 && high < 1.0, "{low} {high}");
+        // A third of them never changed in 60 days: the slowest rates the population holds are
+        // likeliest for a quiet page, and its interval starts at 0, holding a page that never
+        // changes.
+        let mut rates = changing;
+        rates.extend([0.0; 50]);
+        let p = Population::fit(&pages(&rates, 60.0), None).expect("enough pages");
+        let (low, high) = p.posterior(&quiet).interval_90();
+        assert_eq!(low, 0.0);
+        assert!(high > 0.0 && high < 1.0, "{high}");
+        // A page that changes has its interval around its rate, away from 0.
+        let busy = Stats {
+            events: 20.0,
+            exposure_days: 10.0,
+            ..Stats::default()
+        };
+        let (low, high) = p.posterior(&busy).interval_90();
+        assert!(low > 1.0 && high < 3.5, "{low} {high}");
+    }
+
+    #[test]
     fn two_groups_of_pages_give_a_prior_with_two_modes() {
         let mut rates = vec![0.02; 100];
         rates.extend(vec![5.0; 100]);

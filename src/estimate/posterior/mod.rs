@@ -146,7 +146,19 @@ impl Posterior {
     pub fn interval_90(&self) -> (f64, f64) {
         match &self.form {
             Form::Gamma(g) => g.interval_90(),
-            Form::Grid(grid) => shortest_interval(0.9, |p| grid.quantile(p)),
+            Form::Grid(grid) => {
+                let (low, high) = shortest_interval(0.9, |p| grid.quantile(p));
+                // Below its first node the grid holds nothing: its span was cut where the
+                // density became negligible, or the prior's own grid ends there (a population's
+                // slowest rate, once in 27 years, stands for everything slower down to never).
+                // An interval reaching into the first cell has its density highest at the
+                // slowest rates the grid holds, so it starts at 0 (a home page that never
+                // changes was left out by the grid's lowest rate otherwise).
+                match grid.rates.get(1) {
+                    Some(&second) if low <= second => (0.0, grid.quantile(0.9)),
+                    _ => (low, high),
+                }
+            }
         }
     }
 
