@@ -21,7 +21,7 @@
 //! a Gamma in closed form without changed-only checks, else tabulated in `ln λ`), because when a
 //! page changes faster than it is checked the likelihood is flat towards `λ = ∞` and no Gamma
 //! fitted at the mode shows it. Reports carry its mean (never exactly 0) and exact 90% interval
-//! (the highest-density one, from 0 for a page that has shown no change); staleness and expected age are averaged over it ([`Posterior::p_stale`],
+//! ([`Posterior::interval_90`]: central, or from 0 where the lowest rates are the likeliest); staleness and expected age are averaged over it ([`Posterior::p_stale`],
 //! [`Posterior::expected_age_days`]; [`Prior::p_stale`] and [`Prior::expected_age_days`] do the
 //! same, in closed form, over a stored Gamma). Storage, pooling and the planner take the Gamma
 //! with the posterior's mean and variance ([`posterior`]).
@@ -170,7 +170,7 @@ impl Evidence {
 pub struct RateEstimate {
     /// Posterior mean, changes per day (> 0).
     pub rate_per_day: f64,
-    /// Lower end of the 90% credible interval (the shortest one holding 90% of the posterior).
+    /// Lower end of the 90% credible interval ([`Posterior::interval_90`]).
     pub low: f64,
     /// Upper end of the 90% credible interval.
     pub high: f64,

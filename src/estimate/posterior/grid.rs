@@ -107,6 +107,17 @@ impl Grid {
         }
     }
 
+    /// Whether the density in `λ` (`e^{ℓ(u)} / λ`) is highest at the first node: the lowest
+    /// rates the grid holds are the likeliest. The grid holds nothing below its first node, so
+    /// this is a density highest at 0 cut where the prior's grid ends (a population's slowest
+    /// rate, once in 27 years, stands for everything slower down to never) or where it became
+    /// negligible.
+    pub(super) fn density_highest_at_lowest_rate(&self) -> bool {
+        let in_rate = |j: usize| self.log_density[j] - (self.u0 + self.step * j as f64);
+        let first = in_rate(0);
+        (1..self.log_density.len()).all(|j| in_rate(j) <= first)
+    }
+
     /// `E[g(λ, t)]`, 0 when `t` is not positive.
     pub(super) fn expect(&self, t: f64, g: impl Fn(f64, f64) -> f64) -> f64 {
         if t.is_nan() || t <= 0.0 {
