@@ -21,7 +21,8 @@
 //! a Gamma in closed form without changed-only checks, else tabulated in `ln λ`), because when a
 //! page changes faster than it is checked the likelihood is flat towards `λ = ∞` and no Gamma
 //! fitted at the mode shows it. Reports carry its mean (never exactly 0) and exact 90% interval
-//! ([`Posterior::interval_90`]: central, or from 0 where the lowest rates are the likeliest); staleness and expected age are averaged over it ([`Posterior::p_stale`],
+//! ([`Posterior::interval_90`]: central, or from 0 where a population makes the lowest rates
+//! the likeliest); staleness and expected age are averaged over it ([`Posterior::p_stale`],
 //! [`Posterior::expected_age_days`]; [`Prior::p_stale`] and [`Prior::expected_age_days`] do the
 //! same, in closed form, over a stored Gamma). Storage, pooling and the planner take the Gamma
 //! with the posterior's mean and variance ([`posterior`]).

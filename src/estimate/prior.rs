@@ -24,7 +24,7 @@ impl Default for Prior {
     /// Knowing nothing: Gamma(0.1, one minute). Its density in `ln λ` is `∝ λ^{0.1} e^{-λ · 1 min}`,
     /// rising by only a factor 1.26 a decade from once in years up to about once a minute, and
     /// falling fast beyond: web pages' rates span that whole range, and a prior must not decide
-    /// where in it a page lies (its 90% interval: 0 to 840 changes a day). One minute of
+    /// where in it a page lies (its 90% interval: 9e-11 to 840 changes a day). One minute of
     /// pseudo-exposure is less than any page's own checks give, so an hour of unchanged checks
     /// already outweighs it (the old default, Gamma(0.5, 5 days), carried five days of exposure
     /// and held a page changing at every hourly check to about 5 per day). The mean (144 per day)
@@ -59,16 +59,10 @@ impl Prior {
         self.shape / (self.rate * self.rate)
     }
 
-    /// The 90% credible interval of the rate: from 0 to the 95% quantile when the density is
-    /// highest at 0 (a shape of at most 1), else between the 5% and 95% quantiles (see
+    /// The 90% credible interval of the rate: between its 5% and 95% quantiles (see
     /// [`super::Posterior::interval_90`]).
     pub fn interval_90(&self) -> (f64, f64) {
-        let low = if self.shape <= 1.0 {
-            0.0
-        } else {
-            self.quantile(0.05)
-        };
-        (low, self.quantile(0.95))
+        (self.quantile(0.05), self.quantile(0.95))
     }
 
     /// The `p` quantile of the rate (0 for `p ≤ 0`, infinite for `p ≥ 1`).

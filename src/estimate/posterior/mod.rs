@@ -141,28 +141,22 @@ impl Posterior {
         }
     }
 
-    /// The 90% credible interval: the central one, between the 5% and 95% quantiles, unless
-    /// the density is highest at the lowest rates the posterior holds (a page that has shown no
-    /// change under a prior that knows pages that never change): then the 5% it would leave out
-    /// are the likeliest rates, and the interval runs from 0 to the 95% quantile. A central
-    /// interval there began at a thousandth of a change a day and left out every page that
-    /// never changes (the demo's home pages: six of its 136 judged pages, by construction). The
-    /// shortest interval holding 90% (its highest-density interval) would start at 0 there too,
-    /// but elsewhere it trades the upper tail of a skewed posterior for its lower one: with the
-    /// default prior, on pages whose rates are log-uniform from 0.01 to 1,000 a day
-    /// (`estimate::tests`), it held the truth for 85% to 87% of them, this interval for 88.5% to
-    /// 90%.
+    /// The 90% credible interval: the central one, between the 5% and 95% quantiles, unless a
+    /// site's population of rates (a tabulated posterior) makes the lowest rates the posterior
+    /// holds its likeliest: then the central interval would leave out the likeliest 5%, and the
+    /// interval is the one from 0 to the 90% quantile, which holds 90% as well and is there the
+    /// highest-density one. A central interval there began at a thousandth of a change a day and
+    /// left out every page that never changes (the demo's home pages: six of its 136 judged
+    /// pages, by construction). A Gamma posterior keeps the central interval even when its shape
+    /// is below 1 (its density infinite at 0): that pile-up at 0 is the vague default prior's
+    /// shape, not something pages have shown, and an interval from 0 there held the truth less
+    /// often (with the default prior, on pages whose rates are log-uniform from 0.01 to 1,000 a
+    /// day, `estimate::tests`: 84% to 86% of them, the central interval 88.5% to 89.4%).
     pub fn interval_90(&self) -> (f64, f64) {
-        let highest_at_lowest = match &self.form {
-            Form::Gamma(g) => g.shape <= 1.0,
-            Form::Grid(grid) => grid.density_highest_at_lowest_rate(),
-        };
-        let low = if highest_at_lowest {
-            0.0
-        } else {
-            self.quantile(0.05)
-        };
-        (low, self.quantile(0.95))
+        match &self.form {
+            Form::Grid(grid) if grid.density_highest_at_lowest_rate() => (0.0, grid.quantile(0.9)),
+            _ => (self.quantile(0.05), self.quantile(0.95)),
+        }
     }
 
     /// Probability that a copy fetched `since_days` ago is stale: `1 - E[e^{-λt}]` (0 for a
@@ -337,13 +331,12 @@ mod tests {
         let d = Gamma::new(3.0, 2.0).unwrap();
         let (low, high) = seen.interval_90();
         assert!((d.cdf(low) - 0.05).abs() < 1e-9 && (d.cdf(high) - 0.95).abs() < 1e-9);
-        // None seen under a prior of shape below 1: the density is highest at 0, which the
-        // central interval left out (its lower end is above 0); the interval starts there.
+        // None seen under a vague prior of shape below 1: still central.
         let quiet = gamma(0.0, 10.0, 0.8, 2.0);
-        assert!(quiet.quantile(0.05) > 1e-4);
-        assert_eq!(quiet.interval_90(), (0.0, quiet.quantile(0.95)));
+        let (low, high) = quiet.interval_90();
+        assert_eq!((low, high), (quiet.quantile(0.05), quiet.quantile(0.95)));
         // Tabulated (changed-only checks): a page that changed is away from 0 (a quiet page
-        // under a population holding pages that never change starts at 0:
+        // under a population holding pages that never change starts at 0, holding 90%:
         // `population::tests::a_quiet_page_has_an_interval_from_zero_where_pages_never_change`).
         let changed = Posterior::new(
             &Stats {
@@ -362,7 +355,6 @@ mod tests {
             (low, high),
             (changed.quantile(0.05), changed.quantile(0.95))
         );
-        assert!(low > 0.0);
     }
 
     #[test]
