@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use crate::clock::MS_PER_DAY;
 
+use super::url_state::Coverage;
 use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
 
 impl Scheduler {
@@ -41,7 +42,9 @@ impl Scheduler {
         if overflowed {
             self.urls[feed].feed_mut().blind_until_ms = Some(start);
             for page in self.urls[feed].feed().covers.clone() {
-                self.urls[page].feed_agreements = 0;
+                if let Some(coverage) = self.urls[page].coverage.as_deref_mut() {
+                    coverage.agreements = 0;
+                }
                 if !self.urls[page].in_flight {
                     self.schedule(page, now_ms);
                 }
@@ -64,13 +67,17 @@ impl Scheduler {
                 continue;
             }
             let u = &mut self.urls[page];
-            match u.covered_by {
+            match u.covered_by() {
                 None => {
                     // Coverage starts at the first sighting, which is not itself counted: it was
                     // selected by being a change. Its silence since counts only after what the
                     // page's checks counted already (a check after the change saw it).
-                    u.covered_by = Some(feed);
-                    u.covered_since_ms = Some(start);
+                    u.coverage = Some(Box::new(Coverage {
+                        feed,
+                        since_ms: start,
+                        unannounced: None,
+                        agreements: 0,
+                    }));
                     let from = at.max(start).max(u.evidence_until_ms.unwrap_or(i64::MIN));
                     u.stats
                         .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
@@ -102,17 +109,25 @@ impl Scheduler {
                 .covers
                 .iter()
                 .copied()
-                .filter(|&p| self.urls[p].unannounced.is_some())
+                .filter(|&p| {
+                    self.urls[p]
+                        .coverage
+                        .as_ref()
+                        .is_some_and(|c| c.unannounced.is_some())
+                })
                 .collect();
             for page in suspects {
-                let Some((from, to)) = self.urls[page].unannounced.take() else {
+                let coverage = self.urls[page].coverage.as_deref_mut();
+                let Some((from, to)) = coverage.and_then(|c| c.unannounced.take()) else {
                     continue;
                 };
                 let listed = entries
                     .iter()
                     .any(|&(p, at)| p == page && at > from && at <= to);
                 if listed {
-                    self.urls[page].feed_agreements += 1;
+                    if let Some(coverage) = self.urls[page].coverage.as_deref_mut() {
+                        coverage.agreements += 1;
+                    }
                 } else {
                     // The check that saw the change was left to the feed, which missed it: the
                     // change counts after all (the feed's quiet over the span stays, a little
@@ -133,11 +148,10 @@ impl Scheduler {
     /// (pages changing faster than its entries hold) thus leaves its pages to their checks.
     pub(super) fn feed_watched_since_last_check(&self, page: UrlKey) -> bool {
         let u = &self.urls[page];
-        let (Some(feed), Some(since), Some(last)) =
-            (u.covered_by, u.covered_since_ms, u.last_check_ms)
-        else {
+        let (Some(coverage), Some(last)) = (u.coverage.as_deref(), u.last_check_ms) else {
             return false;
         };
+        let (feed, since) = (coverage.feed, coverage.since_ms);
         let feed = self.urls[feed].feed();
         let blind_until = feed.blind_until_ms.unwrap_or(i64::MIN);
         last >= since && last >= blind_until && !feed.overflowing
@@ -155,18 +169,19 @@ impl Scheduler {
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).
     pub(super) fn uncover(&mut self, page: UrlKey) {
-        self.urls[page].unannounced = None;
-        self.urls[page].feed_agreements = 0;
-        self.urls[page].covered_since_ms = None;
-        if let Some(feed) = self.urls[page].covered_by.take() {
-            self.urls[feed].feed_mut().covers.retain(|&p| p != page);
+        if let Some(coverage) = self.urls[page].coverage.take() {
+            self.urls[coverage.feed]
+                .feed_mut()
+                .covers
+                .retain(|&p| p != page);
         }
     }
 
     /// The feed whose announcements a page waits for, if it is worth its polls.
     pub(super) fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
         let u = &self.urls[url];
-        u.covered_by
-            .filter(|&feed| self.urls[feed].feed().worth && u.feed_agreements >= FEED_TRUST_CHECKS)
+        let coverage = u.coverage.as_deref()?;
+        (self.urls[coverage.feed].feed().worth && coverage.agreements >= FEED_TRUST_CHECKS)
+            .then_some(coverage.feed)
     }
 }

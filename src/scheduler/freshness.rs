@@ -63,7 +63,8 @@ impl Scheduler {
     /// The span watched by the feed covering `url`.
     fn feed_watched(&self, url: UrlKey) -> Option<(i64, i64)> {
         let u = &self.urls[url];
-        let (feed, since, taken) = (u.covered_by?, u.covered_since_ms?, u.last_check_ms?);
+        let coverage = u.coverage.as_deref()?;
+        let (feed, since, taken) = (coverage.feed, coverage.since_ms, u.last_check_ms?);
         let f = self.urls[feed].feed();
         let from = taken.max(since).max(f.blind_until_ms.unwrap_or(i64::MIN));
         let until = f.last_poll_ms?;

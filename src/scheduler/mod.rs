@@ -469,7 +469,7 @@ impl Scheduler {
             estimate: self.estimate(url),
             planned_per_day: u.planned_per_day,
             due_ms: self.frontier.due_of(url),
-            covered: u.covered_by.is_some(),
+            covered: u.coverage.is_some(),
             watched: self.watched(url),
         }
     }

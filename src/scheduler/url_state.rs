@@ -50,6 +50,22 @@ static NO_FEED: FeedState = FeedState {
     overflowing: false,
 };
 
+/// A page's coverage by the feed that lists it: its evidence then comes from the feed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coverage {
+    /// The feed.
+    pub feed: UrlKey,
+    /// When that feed first listed it.
+    pub since_ms: i64,
+    /// A change a check saw that the feed had not announced: the span (copy before, check) in
+    /// which it happened. The next read of the feed must list it, or the feed misses this
+    /// page's changes and no longer covers it.
+    pub unannounced: Option<(i64, i64)>,
+    /// Checks since it was covered whose change (or quiet) the feed had announced (or kept
+    /// quiet about): a page waits for its feed only once the feed has proven itself for it.
+    pub agreements: u32,
+}
+
 /// One URL.
 #[derive(Debug, Clone)]
 pub struct UrlState {
@@ -74,21 +90,13 @@ pub struct UrlState {
     pub retry_at_ms: Option<i64>,
     /// The server's floor on the interval.
     pub min_interval_ms: i64,
-    /// The feed that announces its changes (its evidence then comes from the feed).
-    pub covered_by: Option<UrlKey>,
-    /// When that feed first listed it.
-    pub covered_since_ms: Option<i64>,
+    /// The feed that announces its changes and since when, for a page a feed covers (most
+    /// pages have none, and carry no empty one).
+    pub coverage: Option<Box<Coverage>>,
     /// The end of the last span its evidence counted (a check that counted, or a read of its
     /// feed while the feed covered it): a feed that starts covering it counts its silence only
     /// after this, not over time a check already counted.
     pub evidence_until_ms: Option<i64>,
-    /// A change a check of a covered page saw that its feed had not announced: the span (copy
-    /// before, check) in which it happened. The next read of the feed must list it, or the feed
-    /// misses this page's changes and no longer covers it.
-    pub unannounced: Option<(i64, i64)>,
-    /// Checks since it was covered whose change (or quiet) the feed had announced (or kept
-    /// quiet about): a page waits for its feed only once the feed has proven itself for it.
-    pub feed_agreements: u32,
     /// The last check that saw a change: (the copy before, the check). The next sitemap read
     /// must give the page a `lastmod` after that copy (see [`super::lastmod`]).
     pub change_to_confirm: Option<(i64, i64)>,
@@ -129,11 +137,8 @@ impl UrlState {
             known_change_ms: None,
             retry_at_ms: None,
             min_interval_ms: 0,
-            covered_by: None,
-            covered_since_ms: None,
+            coverage: None,
             evidence_until_ms: None,
-            unannounced: None,
-            feed_agreements: 0,
             change_to_confirm: None,
             lastmod_quiet_until_ms: None,
             feed: (url.kind == UrlKind::Feed).then(Box::default),
@@ -142,6 +147,11 @@ impl UrlState {
             in_flight: false,
             retired: false,
         }
+    }
+
+    /// The feed that covers it, if any.
+    pub fn covered_by(&self) -> Option<UrlKey> {
+        self.coverage.as_ref().map(|c| c.feed)
     }
 
     /// Its feed part (an empty one for a page).
@@ -162,7 +172,7 @@ impl UrlState {
 
     /// Folds one check in. A page its feed watched all the time since its last check has its
     /// evidence from the feed instead (`feed_watched`); a check that saw a change the feed has
-    /// not announced yet is judged at the next read (see [`UrlState::unannounced`]).
+    /// not announced yet is judged at the next read (see [`Coverage::unannounced`]).
     pub fn observe(
         &mut self,
         fetched: &Fetched,
@@ -178,13 +188,13 @@ impl UrlState {
             Seen::Unchanged => Some(false),
         };
         self.retry_at_ms = None;
-        if let (Some(_), Some(changed)) = (self.covered_by, changed) {
+        if let (Some(coverage), Some(changed)) = (self.coverage.as_deref_mut(), changed) {
             match (changed, self.known_change_ms, self.last_check_ms) {
                 // Not a disagreement yet: the check may simply have come before the feed was
                 // read. The next read must list it (see `Scheduler::handle_feed`).
-                (true, None, Some(last)) => self.unannounced = Some((last, at)),
-                (true, Some(_), _) | (false, None, _) => self.feed_agreements += 1,
-                _ => self.feed_agreements = 0,
+                (true, None, Some(last)) => coverage.unannounced = Some((last, at)),
+                (true, Some(_), _) | (false, None, _) => coverage.agreements += 1,
+                _ => coverage.agreements = 0,
             }
         }
         let counts = self.kind == UrlKind::Page && !feed_watched;
@@ -205,5 +215,20 @@ impl UrlState {
         }
         self.last_check_ms = Some(at);
         self.known_change_ms = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_that_no_feed_lists_carries_no_coverage() {
+        // Every known URL holds one of these in memory (`Scheduler::urls`): what only a
+        // feed's pages need is boxed, so the many pages no feed lists do not carry it.
+        // (312 bytes when a page carried its coverage inline.)
+        let size = std::mem::size_of::<UrlState>();
+        assert!(size <= 256, "UrlState is {size} bytes");
+        assert_eq!(std::mem::size_of::<Option<Box<Coverage>>>(), 8);
     }
 }
