@@ -78,8 +78,20 @@ fn sitemap_part_reports_its_figures() {
 #[test]
 fn dedup_part_reports_its_figures() {
     let value = bench_json("dedup");
-    assert_figures(&value, "dedup", &["near_lookup_ms", "urls"]);
+    assert_figures(
+        &value,
+        "dedup",
+        &[
+            "near_lookup_ms",
+            "urls",
+            "resemblance_index_bytes_per_page",
+            "resemblance_lookup_ms",
+        ],
+    );
     assert_eq!(value["dedup"]["urls"], 2000);
+    // Every planted near copy (a quarter of its sketch changed) is a candidate.
+    assert_eq!(value["dedup"]["resemblance_pages"], 2000);
+    assert_eq!(value["dedup"]["resemblance_near_copies_found_share"], 1.0);
 }
 
 #[test]

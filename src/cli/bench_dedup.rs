@@ -1,15 +1,18 @@
 //! The `dedup` part of `freshet bench`: content-fingerprint, simhash and main-text extraction
 //! throughput (MB/s) on synthetic pages, and near-duplicate lookup among N simhashes through the
-//! permuted-table index (each lookup timed alone), against a linear scan. It measures wall time
-//! (`std::time::Instant`), which is what a benchmark is for; nothing here is asserted.
+//! permuted-table index (each lookup timed alone), against a linear scan; then the resemblance
+//! sketches' LSH index over at most [`MAX_SKETCHES`] pages: the resident memory it takes per
+//! page and its candidate lookup. It measures wall time (`std::time::Instant`), which is what a
+//! benchmark is for; nothing here is asserted.
 
 use std::hint::black_box;
 use std::time::Instant;
 
-use super::bench_figures::Figures;
+use super::bench_figures::{Figures, status_bytes};
 use crate::dedup::extract::extract_html;
 use crate::dedup::fingerprint::{DEFAULT_SHINGLE_WORDS, content_fingerprint, hamming, simhash};
 use crate::dedup::near::NearIndex;
+use crate::dedup::resemblance::{LshIndex, SKETCH_LEN, Sketch};
 use crate::dedup::urlnorm::UrlRules;
 
 /// Lookups timed (half planted near copies, half random).
@@ -18,6 +21,9 @@ const QUERIES: usize = 10_000;
 const SCANS: usize = 100;
 /// Near-duplicate distance k.
 const DISTANCE: u32 = 3;
+/// The most pages whose resemblance sketches are indexed (every checked page has one: the index
+/// grows with the pages checked, not with the URLs known).
+const MAX_SKETCHES: usize = 1_000_000;
 /// Synthetic text fingerprinted: 160 bytes per URL, between 1 and 16 MB.
 const TEXT_BYTES_PER_URL: usize = 160;
 
@@ -158,7 +164,8 @@ pub fn run(simhashes: usize) -> Figures {
     }
     let scan_ms = start.elapsed().as_secs_f64() * 1e3 / SCANS as f64;
 
-    vec![
+    drop((index, stored));
+    let mut figures = vec![
         ("urls", simhashes as f64),
         ("near_lookup_ms", lookup_ms),
         ("near_lookup_p99_ms", lookup_p99_ms),
@@ -174,5 +181,65 @@ pub fn run(simhashes: usize) -> Figures {
         ("simhash_mb_per_second", simhash_mb_s),
         ("html_bytes", html_bytes as f64),
         ("extract_mb_per_second", extract_mb_s),
+    ];
+    figures.extend(resemblance_index(&mut rng, simhashes.min(MAX_SKETCHES)));
+    figures
+}
+
+/// The LSH index of `pages` random resemblance sketches: resident memory per page (what
+/// building it added to the process's), and the candidates of a sketch, timed alone, half of
+/// them near copies of a stored one (a quarter of its bytes changed: resemblance about 0.75).
+fn resemblance_index(rng: &mut Rng, pages: usize) -> Figures {
+    let random_sketch = |rng: &mut Rng| Sketch((0..SKETCH_LEN).map(|_| rng.next() as u8).collect());
+    let sketches: Vec<Sketch> = (0..pages).map(|_| random_sketch(rng)).collect();
+    let before = status_bytes("VmRSS").unwrap_or(0);
+    let start = Instant::now();
+    let mut index = LshIndex::new();
+    for (id, sketch) in sketches.iter().enumerate() {
+        index.insert(sketch, id as u64);
+    }
+    let build_s = start.elapsed().as_secs_f64();
+    let grown = status_bytes("VmRSS").unwrap_or(0).saturating_sub(before);
+    let queries: Vec<(Sketch, Option<u64>)> = (0..QUERIES.min(2 * pages))
+        .map(|i| {
+            if i.is_multiple_of(2) {
+                let id = (rng.next() % pages as u64) as usize;
+                let mut near = sketches[id].clone();
+                for byte in near.0.iter_mut() {
+                    if rng.next().is_multiple_of(4) {
+                        *byte = byte.wrapping_add(1);
+                    }
+                }
+                (near, Some(id as u64))
+            } else {
+                (random_sketch(rng), None)
+            }
+        })
+        .collect();
+    let (mut found, mut planted) = (0usize, 0usize);
+    let mut latencies = Vec::with_capacity(queries.len());
+    for (query, source) in &queries {
+        let start = Instant::now();
+        let candidates = black_box(index.candidates(query));
+        latencies.push(start.elapsed().as_secs_f64() * 1e3);
+        if let Some(id) = source {
+            planted += 1;
+            found += usize::from(candidates.contains(id));
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    let mean_ms = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
+    vec![
+        ("resemblance_pages", pages as f64),
+        (
+            "resemblance_index_bytes_per_page",
+            grown as f64 / pages.max(1) as f64,
+        ),
+        ("resemblance_index_build_seconds", build_s),
+        ("resemblance_lookup_ms", mean_ms),
+        (
+            "resemblance_near_copies_found_share",
+            found as f64 / planted.max(1) as f64,
+        ),
     ]
 }
