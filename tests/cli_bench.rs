@@ -89,9 +89,13 @@ fn dedup_part_reports_its_figures() {
         ],
     );
     assert_eq!(value["dedup"]["urls"], 2000);
-    // Every planted near copy (a quarter of its sketch changed) is a candidate.
+    // A planted near copy (each byte of its sketch changed with probability 1/4) is missed only
+    // if all 32 bands changed, about once in 200,000.
     assert_eq!(value["dedup"]["resemblance_pages"], 2000);
-    assert_eq!(value["dedup"]["resemblance_near_copies_found_share"], 1.0);
+    let found = value["dedup"]["resemblance_near_copies_found_share"]
+        .as_f64()
+        .unwrap_or(0.0);
+    assert!(found >= 0.99, "{found}");
 }
 
 #[test]
