@@ -117,17 +117,17 @@ impl Scheduler {
                 })
                 .collect();
             for page in suspects {
-                let coverage = self.urls[page].coverage.as_deref_mut();
-                let Some((from, to)) = coverage.and_then(|c| c.unannounced.take()) else {
+                let Some(coverage) = self.urls[page].coverage.as_deref_mut() else {
+                    continue;
+                };
+                let Some((from, to)) = coverage.unannounced.take() else {
                     continue;
                 };
                 let listed = entries
                     .iter()
                     .any(|&(p, at)| p == page && at > from && at <= to);
                 if listed {
-                    if let Some(coverage) = self.urls[page].coverage.as_deref_mut() {
-                        coverage.agreements += 1;
-                    }
+                    coverage.agreements += 1;
                 } else {
                     // The check that saw the change was left to the feed, which missed it: the
                     // change counts after all (the feed's quiet over the span stays, a little
