@@ -227,7 +227,6 @@ fn resemblance_index(rng: &mut Rng, pages: usize) -> Figures {
             found += usize::from(candidates.contains(id));
         }
     }
-    latencies.sort_by(f64::total_cmp);
     let mean_ms = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
     vec![
         ("resemblance_pages", pages as f64),
