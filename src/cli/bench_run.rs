@@ -128,7 +128,7 @@ async fn count(db: &Path, query: &'static str, bind: i64) -> anyhow::Result<i64>
 async fn committed_checks(db: &Path, since_ms: i64) -> anyhow::Result<i64> {
     count(
         db,
-        "SELECT COUNT(*) FROM observations WHERE checked_ms >= ?",
+        "SELECT COUNT(*) FROM observations WHERE checked_ms >= $1",
         since_ms,
     )
     .await
@@ -138,7 +138,7 @@ async fn committed_checks(db: &Path, since_ms: i64) -> anyhow::Result<i64> {
 async fn known_pages(db: &Path) -> anyhow::Result<i64> {
     count(
         db,
-        "SELECT COUNT(*) FROM urls WHERE kind = 'page' AND id > ?",
+        "SELECT COUNT(*) FROM urls WHERE kind = 'page' AND id > $1",
         0,
     )
     .await

@@ -22,6 +22,7 @@ pub mod inspect_duplicates;
 pub mod inspect_fetch;
 pub mod inspect_page;
 pub mod inspect_source;
+pub mod migrate;
 pub mod output;
 pub mod plan;
 pub mod report;
@@ -60,6 +61,8 @@ pub enum Command {
     /// Export stored documents.
     #[command(subcommand)]
     Export(export::Command),
+    /// Copy a database into a new one: a SQLite file into PostgreSQL, say.
+    Migrate(migrate::Args),
     /// Benchmarks to size a deployment by: the planner, the sitemap reader, the dedup engine.
     Bench(bench::Args),
 }
@@ -92,6 +95,7 @@ pub async fn dispatch(
         Command::Demo(args) => demo::run(args).await?,
         Command::Explain(args) => explain::run(args).await?,
         Command::Export(cmd) => export::run(cmd).await?,
+        Command::Migrate(args) => migrate::run(args).await?,
         Command::Bench(args) => bench::run(args).await?,
     };
     Ok(ExitCode::from(code))

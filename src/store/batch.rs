@@ -19,10 +19,18 @@ pub(super) fn power_of_two_chunks<'a, T>(mut rows: &'a [T], out: &mut Vec<&'a [T
     }
 }
 
-/// `n` copies of a `(?, ?, …)` row of `width` placeholders, comma-separated.
+/// `n` rows of `width` placeholders each, numbered on from `$1`, comma-separated:
+/// `($1, $2), ($3, $4)`.
 pub(super) fn placeholder_rows(n: usize, width: usize) -> String {
-    let row = format!("({})", vec!["?"; width].join(", "));
-    vec![row; n].join(", ")
+    (0..n)
+        .map(|row| {
+            let values: Vec<String> = (1..=width)
+                .map(|i| format!("${}", row * width + i))
+                .collect();
+            format!("({})", values.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `statement(n)` for each chunk size 1, 2, 4, … [`MAX_CHUNK`]. The texts hold only
@@ -50,7 +58,7 @@ mod tests {
         let sizes: Vec<usize> = out.iter().map(|c| c.len()).collect();
         assert_eq!(sizes, vec![64, 64, 64, 8]);
         assert_eq!(out.concat(), rows);
-        assert_eq!(placeholder_rows(2, 3), "(?, ?, ?), (?, ?, ?)");
+        assert_eq!(placeholder_rows(2, 3), "($1, $2, $3), ($4, $5, $6)");
         assert_eq!(texts(|n| n.to_string()).len(), 7);
     }
 }

@@ -103,12 +103,12 @@ async fn insert_observations(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx
             .bind(obs.bytes as i64)
             .bind(obs.duration_ms)
             .bind(&obs.error)
-            .bind(obs.changed)
+            .bind(obs.changed.map(i64::from))
             .bind(obs.change_evidence)
             .bind(&obs.final_url)
             .bind(&obs.redirects_json)
             .bind(obs.content_fingerprint.map(hash_to_db))
-            .bind(obs.content_changed);
+            .bind(obs.content_changed.map(i64::from));
     }
     query.execute(&mut *tx).await?;
     Ok(tx)

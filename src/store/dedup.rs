@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Any, Transaction};
 
 use super::documents::DocumentWrite;
 use super::{Store, hash_from_db, hash_to_db};
@@ -77,7 +77,7 @@ type UrlDbRow = (
 );
 
 /// kind, key, canonical, reason, members as a JSON array.
-type ClassDbRow = (String, i64, Option<String>, String, Option<String>);
+type ClassDbRow = (String, i64, Option<String>, String);
 
 impl Store {
     /// The engine's whole saved state (empty on a new database).
@@ -172,7 +172,7 @@ impl Store {
             async move {
                 save_changes(&mut tx, &write.changes, now_ms).await?;
                 for (url, weight) in &write.weights {
-                    sqlx::query("UPDATE urls SET weight = ? WHERE url = ? AND weight <> ?")
+                    sqlx::query("UPDATE urls SET weight = $1 WHERE url = $2 AND weight <> $3")
                         .bind(weight)
                         .bind(url)
                         .bind(weight)
@@ -192,21 +192,23 @@ impl Store {
     /// every temporary-redirect class, and content and near classes of two members or more.
     pub async fn duplicate_classes(&self, all: bool) -> sqlx::Result<Vec<ClassRow>> {
         let rows: Vec<ClassDbRow> = sqlx::query_as(
-            "SELECT c.kind, c.key, c.canonical, c.reason,
-                    (SELECT json_group_array(url) FROM
-                        (SELECT url FROM dedup_members m
-                         WHERE m.kind = c.kind AND m.key = c.key ORDER BY rank))
-             FROM dedup_classes c ORDER BY c.kind, c.key",
+            "SELECT kind, key, canonical, reason FROM dedup_classes ORDER BY kind, key",
         )
         .fetch_all(self.reader())
         .await?;
+        let mut members: HashMap<(String, i64), Vec<String>> = HashMap::new();
+        let member_rows: Vec<(String, i64, String)> =
+            sqlx::query_as("SELECT kind, key, url FROM dedup_members ORDER BY kind, key, rank")
+                .fetch_all(self.reader())
+                .await?;
+        for (kind, key, url) in member_rows {
+            members.entry((kind, key)).or_default().push(url);
+        }
         Ok(rows
             .into_iter()
-            .filter_map(|(kind, key, canonical, reason, members)| {
+            .filter_map(|(kind, key, canonical, reason)| {
+                let members = members.remove(&(kind.clone(), key)).unwrap_or_default();
                 let kind = kind_name(kind_from_name(&kind)?);
-                let members: Vec<String> = members
-                    .and_then(|m| serde_json::from_str(&m).ok())
-                    .unwrap_or_default();
                 Some(ClassRow {
                     kind,
                     key: hash_from_db(key),
@@ -235,7 +237,7 @@ impl Store {
     pub async fn known_urls(&self, urls: &[String]) -> sqlx::Result<BTreeSet<String>> {
         let mut known = BTreeSet::new();
         for url in urls {
-            let hit: Option<i64> = sqlx::query_scalar("SELECT id FROM urls WHERE url = ?")
+            let hit: Option<i64> = sqlx::query_scalar("SELECT id FROM urls WHERE url = $1")
                 .bind(url)
                 .fetch_optional(self.reader())
                 .await?;
@@ -249,7 +251,7 @@ impl Store {
     /// What named a URL (a sitemap, feed, seed or the page whose link it was), if it is known.
     pub async fn discovered_from(&self, url: &str) -> sqlx::Result<Option<String>> {
         let found: Option<Option<String>> =
-            sqlx::query_scalar("SELECT discovered_from FROM urls WHERE url = ?")
+            sqlx::query_scalar("SELECT discovered_from FROM urls WHERE url = $1")
                 .bind(url)
                 .fetch_optional(self.reader())
                 .await?;
@@ -259,16 +261,22 @@ impl Store {
 
 /// Writes the changed rows of the engine's state.
 async fn save_changes(
-    tx: &mut Transaction<'_, Sqlite>,
+    tx: &mut Transaction<'_, Any>,
     changes: &DedupChanges,
     now_ms: i64,
 ) -> sqlx::Result<()> {
     for r in &changes.urls {
         sqlx::query(
-            "INSERT OR REPLACE INTO dedup_urls (url, content_fp, simhash, sitemap_priority,
+            "INSERT INTO dedup_urls (url, content_fp, simhash, sitemap_priority,
                  temp_target, declared_canonical, out_links, memberships, sketch,
                  external_out_links)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+             ON CONFLICT (url) DO UPDATE SET content_fp = excluded.content_fp,
+                 simhash = excluded.simhash, sitemap_priority = excluded.sitemap_priority,
+                 temp_target = excluded.temp_target,
+                 declared_canonical = excluded.declared_canonical,
+                 out_links = excluded.out_links, memberships = excluded.memberships,
+                 sketch = excluded.sketch, external_out_links = excluded.external_out_links",
         )
         .bind(&r.url)
         .bind(r.content_fp.map(hash_to_db))
@@ -284,14 +292,14 @@ async fn save_changes(
         .await?;
     }
     for url in &changes.removed_urls {
-        sqlx::query("DELETE FROM dedup_urls WHERE url = ?")
+        sqlx::query("DELETE FROM dedup_urls WHERE url = $1")
             .bind(url)
             .execute(&mut **tx)
             .await?;
     }
     let ids = changes.classes.iter().map(|c| c.id);
     for id in changes.removed_classes.iter().copied().chain(ids) {
-        sqlx::query("DELETE FROM dedup_classes WHERE kind = ? AND key = ?")
+        sqlx::query("DELETE FROM dedup_classes WHERE kind = $1 AND key = $2")
             .bind(kind_name(id.kind))
             .bind(hash_to_db(id.key))
             .execute(&mut **tx)
@@ -299,16 +307,18 @@ async fn save_changes(
     }
     for class in &changes.classes {
         let (kind, key) = (kind_name(class.id.kind), hash_to_db(class.id.key));
-        sqlx::query("INSERT INTO dedup_classes (kind, key, canonical, reason) VALUES (?, ?, ?, ?)")
-            .bind(kind)
-            .bind(key)
-            .bind(&class.canonical)
-            .bind(&class.reason)
-            .execute(&mut **tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO dedup_classes (kind, key, canonical, reason) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(kind)
+        .bind(key)
+        .bind(&class.canonical)
+        .bind(&class.reason)
+        .execute(&mut **tx)
+        .await?;
         for (rank, member) in class.members.iter().enumerate() {
             sqlx::query(
-                "INSERT INTO dedup_members (kind, key, rank, url, score) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO dedup_members (kind, key, rank, url, score) VALUES ($1, $2, $3, $4, $5)",
             )
             .bind(kind)
             .bind(key)
@@ -320,21 +330,25 @@ async fn save_changes(
         }
     }
     for (source, target) in &changes.redirects {
-        sqlx::query("INSERT OR REPLACE INTO dedup_redirects (source, target) VALUES (?, ?)")
-            .bind(source)
-            .bind(target)
-            .execute(&mut **tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO dedup_redirects (source, target) VALUES ($1, $2)
+             ON CONFLICT (source) DO UPDATE SET target = excluded.target",
+        )
+        .bind(source)
+        .bind(target)
+        .execute(&mut **tx)
+        .await?;
     }
     for source in &changes.removed_redirects {
-        sqlx::query("DELETE FROM dedup_redirects WHERE source = ?")
+        sqlx::query("DELETE FROM dedup_redirects WHERE source = $1")
             .bind(source)
             .execute(&mut **tx)
             .await?;
     }
     for RedirectError::Cycle { urls } in &changes.new_errors {
         sqlx::query(
-            "INSERT OR IGNORE INTO dedup_redirect_errors (chain, first_seen_ms) VALUES (?, ?)",
+            "INSERT INTO dedup_redirect_errors (chain, first_seen_ms) VALUES ($1, $2)
+             ON CONFLICT (chain) DO NOTHING",
         )
         .bind(serde_json::to_string(urls).unwrap_or_default())
         .bind(now_ms)
@@ -343,7 +357,8 @@ async fn save_changes(
     }
     for (content, group) in &changes.near {
         sqlx::query(
-            "INSERT OR REPLACE INTO dedup_near_groups (content_fp, group_id) VALUES (?, ?)",
+            "INSERT INTO dedup_near_groups (content_fp, group_id) VALUES ($1, $2)
+             ON CONFLICT (content_fp) DO UPDATE SET group_id = excluded.group_id",
         )
         .bind(hash_to_db(*content))
         .bind(hash_to_db(*group))
@@ -351,16 +366,19 @@ async fn save_changes(
         .await?;
     }
     for content in &changes.removed_near {
-        sqlx::query("DELETE FROM dedup_near_groups WHERE content_fp = ?")
+        sqlx::query("DELETE FROM dedup_near_groups WHERE content_fp = $1")
             .bind(hash_to_db(*content))
             .execute(&mut **tx)
             .await?;
     }
     if let Some(next) = changes.next_group {
-        sqlx::query("INSERT OR REPLACE INTO dedup_meta (name, value) VALUES ('next_group', ?)")
-            .bind(hash_to_db(next))
-            .execute(&mut **tx)
-            .await?;
+        sqlx::query(
+            "INSERT INTO dedup_meta (name, value) VALUES ('next_group', $1)
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        )
+        .bind(hash_to_db(next))
+        .execute(&mut **tx)
+        .await?;
     }
     Ok(())
 }

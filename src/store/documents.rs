@@ -2,7 +2,7 @@
 //! `documents`). The refresher writes it with the dedup results ([`super::Store::save_dedup`]);
 //! `freshet export warc` reads it back ([`Store::documents`]).
 
-use sqlx::{Sqlite, Transaction};
+use sqlx::{Any, Transaction};
 
 use super::{Store, hash_from_db, hash_to_db};
 
@@ -95,10 +95,13 @@ pub enum DocumentError {
 }
 
 /// Inserts or replaces one document.
-pub(super) async fn put(tx: &mut Transaction<'_, Sqlite>, doc: &DocumentWrite) -> sqlx::Result<()> {
+pub(super) async fn put(tx: &mut Transaction<'_, Any>, doc: &DocumentWrite) -> sqlx::Result<()> {
     sqlx::query(
-        "INSERT OR REPLACE INTO documents (url, fetched_ms, content_type, content_fp, body)
-         VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO documents (url, fetched_ms, content_type, content_fp, body)
+         VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (url) DO UPDATE SET fetched_ms = excluded.fetched_ms,
+             content_type = excluded.content_type, content_fp = excluded.content_fp,
+             body = excluded.body",
     )
     .bind(&doc.url)
     .bind(doc.fetched_ms)
@@ -111,9 +114,9 @@ pub(super) async fn put(tx: &mut Transaction<'_, Sqlite>, doc: &DocumentWrite) -
 }
 
 /// Deletes the documents of `urls`.
-pub(super) async fn delete(tx: &mut Transaction<'_, Sqlite>, urls: &[String]) -> sqlx::Result<()> {
+pub(super) async fn delete(tx: &mut Transaction<'_, Any>, urls: &[String]) -> sqlx::Result<()> {
     for url in urls {
-        sqlx::query("DELETE FROM documents WHERE url = ?")
+        sqlx::query("DELETE FROM documents WHERE url = $1")
             .bind(url)
             .execute(&mut **tx)
             .await?;

@@ -25,7 +25,7 @@ impl Store {
         self.write("record_error", |mut tx| async move {
             sqlx::query(
                 "INSERT INTO errors (at_ms, scope, site, url, file, line, message)
-                 VALUES (?, ?, ?, ?, ?, ?, ?)",
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
             )
             .bind(at_ms)
             .bind(error.scope)
@@ -46,7 +46,7 @@ impl Store {
         &self,
         limit: i64,
     ) -> sqlx::Result<Vec<(i64, String, Option<String>, String)>> {
-        sqlx::query_as("SELECT at_ms, scope, url, message FROM errors ORDER BY id DESC LIMIT ?")
+        sqlx::query_as("SELECT at_ms, scope, url, message FROM errors ORDER BY id DESC LIMIT $1")
             .bind(limit)
             .fetch_all(self.reader())
             .await

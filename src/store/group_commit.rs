@@ -29,13 +29,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
-use sqlx::SqlitePool;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Store;
 use super::check_writes::{CheckWrite, write_checks};
 use super::politeness::{PolitenessWrite, write_politeness};
-use super::writer::{WriteTx, write_on};
+use super::writer::{WriteTx, Writer, write_on};
 
 /// The most writes one transaction takes (the rest wait for the next).
 const MAX_GROUP: usize = 512;
@@ -87,7 +86,7 @@ impl std::fmt::Debug for Job {
 
 impl GroupQueue {
     /// Starts the group task on the writer pool (on the current Tokio runtime).
-    pub(super) fn start(writer: SqlitePool, lock_retries: Arc<AtomicU64>) -> GroupQueue {
+    pub(super) fn start(writer: Writer, lock_retries: Arc<AtomicU64>) -> GroupQueue {
         let (jobs, receiver) = mpsc::unbounded_channel();
         let counts = Arc::new(GroupCounts::default());
         tokio::spawn(run(writer, lock_retries, counts.clone(), receiver));
@@ -219,7 +218,7 @@ impl Store {
 
 /// The group task: takes every write waiting, runs them in one transaction, answers them.
 async fn run(
-    writer: SqlitePool,
+    writer: Writer,
     lock_retries: Arc<AtomicU64>,
     counts: Arc<GroupCounts>,
     mut jobs: mpsc::UnboundedReceiver<Job>,
@@ -255,7 +254,7 @@ async fn run(
 
 /// Runs one write in a transaction of its own, with [`write_on`]'s retries.
 async fn run_alone(
-    writer: &SqlitePool,
+    writer: &Writer,
     lock_retries: &AtomicU64,
     job: &mut Job,
 ) -> sqlx::Result<AnyValue> {
@@ -285,8 +284,8 @@ async fn run_alone(
 
 /// Runs every write of `group` in one transaction; any error rolls them all back. Checks wait
 /// for the next ordered write or the end of the group, and are written together.
-async fn run_together(writer: &SqlitePool, group: &mut [Job]) -> sqlx::Result<Vec<AnyValue>> {
-    let mut tx = writer.begin_with("BEGIN IMMEDIATE").await?;
+async fn run_together(writer: &Writer, group: &mut [Job]) -> sqlx::Result<Vec<AnyValue>> {
+    let mut tx = writer.pool.begin_with(writer.backend.begin_write()).await?;
     let mut values = Vec::with_capacity(group.len());
     let (mut checks, mut saves) = (Vec::new(), Vec::new());
     for job in group.iter_mut() {
@@ -333,9 +332,9 @@ mod tests {
             let message = message.clone();
             async move {
                 let sql = if fail {
-                    "INSERT INTO observations (url_id, checked_ms, method) VALUES (42, 1, ?)"
+                    "INSERT INTO observations (url_id, checked_ms, method) VALUES (42, 1, $1)"
                 } else {
-                    "INSERT INTO errors (at_ms, scope, message) VALUES (1, 'test', ?)"
+                    "INSERT INTO errors (at_ms, scope, message) VALUES (1, 'test', $1)"
                 };
                 sqlx::query(sql).bind(message).execute(&mut *tx).await?;
                 Ok((tx, ()))

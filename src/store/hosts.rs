@@ -45,7 +45,7 @@ impl Store {
     pub async fn host_id(&self, origin: &str) -> sqlx::Result<i64> {
         self.write("host_id", |mut tx| async move {
             let value = sqlx::query_scalar(
-                "INSERT INTO hosts (origin) VALUES (?)
+                "INSERT INTO hosts (origin) VALUES ($1)
                  ON CONFLICT(origin) DO UPDATE SET origin = excluded.origin RETURNING id",
             )
             .bind(origin)
@@ -58,7 +58,7 @@ impl Store {
 
     /// A host's row by origin.
     pub async fn host(&self, origin: &str) -> sqlx::Result<Option<HostRow>> {
-        sqlx::query_as("SELECT * FROM hosts WHERE origin = ?")
+        sqlx::query_as("SELECT * FROM hosts WHERE origin = $1")
             .bind(origin)
             .fetch_optional(self.reader())
             .await
@@ -68,8 +68,8 @@ impl Store {
     pub async fn save_robots(&self, host_id: i64, robots: &RobotsRecord<'_>) -> sqlx::Result<()> {
         self.write("save_robots", |mut tx| async move {
             sqlx::query(
-                "UPDATE hosts SET robots_checked_ms = ?, robots_status = ?, robots_txt = ?,
-                     robots_error = ?, crawl_delay_ms = ? WHERE id = ?",
+                "UPDATE hosts SET robots_checked_ms = $1, robots_status = $2, robots_txt = $3,
+                     robots_error = $4, crawl_delay_ms = $5 WHERE id = $6",
             )
             .bind(robots.checked_ms)
             .bind(robots.status.map(i64::from))
@@ -94,7 +94,7 @@ impl Store {
     /// Records that the host asked us to stay away until `until_ms`.
     pub async fn set_backoff(&self, host_id: i64, until_ms: Option<i64>) -> sqlx::Result<()> {
         self.write("set_backoff", |mut tx| async move {
-            sqlx::query("UPDATE hosts SET backoff_until_ms = ? WHERE id = ?")
+            sqlx::query("UPDATE hosts SET backoff_until_ms = $1 WHERE id = $2")
                 .bind(until_ms)
                 .bind(host_id)
                 .execute(&mut *tx)
@@ -111,7 +111,7 @@ pub(super) async fn put_trust(
     host_id: i64,
     trust_json: &str,
 ) -> sqlx::Result<()> {
-    sqlx::query("UPDATE hosts SET trust_json = ? WHERE id = ?")
+    sqlx::query("UPDATE hosts SET trust_json = $1 WHERE id = $2")
         .bind(trust_json)
         .bind(host_id)
         .execute(&mut **tx)

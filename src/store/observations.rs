@@ -88,7 +88,7 @@ impl Store {
             "SELECT checked_ms, method, status, etag, last_modified_ms, fingerprint, bytes,
                     duration_ms, error, changed, change_evidence, final_url, redirects,
                     content_fingerprint, content_changed
-             FROM observations WHERE url_id = ? ORDER BY checked_ms DESC, id DESC LIMIT ?",
+             FROM observations WHERE url_id = $1 ORDER BY checked_ms DESC, id DESC LIMIT $2",
         )
         .bind(url_id)
         .bind(limit)
@@ -111,7 +111,8 @@ impl Store {
             let mut added = 0;
             for &at in changed_ms {
                 added += sqlx::query(
-                    "INSERT OR IGNORE INTO change_events (url_id, changed_ms, source) VALUES (?, ?, ?)",
+                    "INSERT INTO change_events (url_id, changed_ms, source) VALUES ($1, $2, $3)
+                     ON CONFLICT (url_id, changed_ms) DO NOTHING",
                 )
                 .bind(url_id)
                 .bind(at)
@@ -121,8 +122,9 @@ impl Store {
                 .rows_affected();
                 // A change after the copy makes it known stale from the first such change on.
                 sqlx::query(
-                    "UPDATE urls SET known_change_ms = MIN(COALESCE(known_change_ms, ?1), ?1)
-                     WHERE id = ?2 AND last_checked_ms < ?1",
+                    "UPDATE urls SET known_change_ms = CASE
+                         WHEN known_change_ms < $1 THEN known_change_ms ELSE $1 END
+                     WHERE id = $2 AND last_checked_ms < $1",
                 )
                 .bind(at)
                 .bind(url_id)
@@ -137,7 +139,7 @@ impl Store {
     /// A URL's exact change times, oldest first.
     pub async fn change_events_for(&self, url_id: i64) -> sqlx::Result<Vec<i64>> {
         sqlx::query_scalar(
-            "SELECT changed_ms FROM change_events WHERE url_id = ? ORDER BY changed_ms",
+            "SELECT changed_ms FROM change_events WHERE url_id = $1 ORDER BY changed_ms",
         )
         .bind(url_id)
         .fetch_all(self.reader())

@@ -94,9 +94,9 @@ pub(super) async fn write_politeness(
         let saved = &write.saved;
         // The origins of this politeness host (scheme, name, optional port).
         sqlx::query(
-            "UPDATE hosts SET backoff_until_ms = ?
-             WHERE (origin = 'http://' || ? OR origin = 'https://' || ?)
-               AND COALESCE(backoff_until_ms, 0) < ?",
+            "UPDATE hosts SET backoff_until_ms = $1
+             WHERE (origin = 'http://' || $2 OR origin = 'https://' || $3)
+               AND COALESCE(backoff_until_ms, 0) < $4",
         )
         .bind(saved.backoff_until_ms)
         .bind(&saved.key)
@@ -116,14 +116,21 @@ static UPSERT_POLITENESS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
              VALUES {}
              ON CONFLICT(host_key) DO UPDATE SET
                  min_interval_ms = excluded.min_interval_ms,
-                 last_start_ms = MAX(COALESCE(last_start_ms, excluded.last_start_ms),
-                                     COALESCE(excluded.last_start_ms, last_start_ms)),
-                 last_end_ms = MAX(COALESCE(last_end_ms, excluded.last_end_ms),
-                                   COALESCE(excluded.last_end_ms, last_end_ms)),
+                 last_start_ms = CASE WHEN excluded.last_start_ms > host_politeness.last_start_ms
+                     THEN excluded.last_start_ms
+                     ELSE COALESCE(host_politeness.last_start_ms, excluded.last_start_ms) END,
+                 last_end_ms = CASE WHEN excluded.last_end_ms > host_politeness.last_end_ms
+                     THEN excluded.last_end_ms
+                     ELSE COALESCE(host_politeness.last_end_ms, excluded.last_end_ms) END,
                  backoff_level = excluded.backoff_level,
-                 backoff_until_ms = MAX(backoff_until_ms, excluded.backoff_until_ms),
-                 retry_after_until_ms = MAX(COALESCE(retry_after_until_ms, excluded.retry_after_until_ms),
-                                            COALESCE(excluded.retry_after_until_ms, retry_after_until_ms)),
+                 backoff_until_ms = CASE
+                     WHEN excluded.backoff_until_ms > host_politeness.backoff_until_ms
+                     THEN excluded.backoff_until_ms ELSE host_politeness.backoff_until_ms END,
+                 retry_after_until_ms = CASE
+                     WHEN excluded.retry_after_until_ms > host_politeness.retry_after_until_ms
+                     THEN excluded.retry_after_until_ms
+                     ELSE COALESCE(host_politeness.retry_after_until_ms,
+                                   excluded.retry_after_until_ms) END,
                  updated_ms = excluded.updated_ms",
             placeholder_rows(n, 8)
         )
@@ -167,7 +174,7 @@ mod tests {
         let loaded = store.load_politeness().await.unwrap();
         assert_eq!(loaded, vec![saved(2_000, Some(2_100), 90_000)]);
         let host: (Option<i64>,) =
-            sqlx::query_as("SELECT backoff_until_ms FROM hosts WHERE id = ?")
+            sqlx::query_as("SELECT backoff_until_ms FROM hosts WHERE id = $1")
                 .bind(host_id)
                 .fetch_one(store.reader())
                 .await

@@ -78,7 +78,7 @@ impl Store {
             for r in refusals {
                 sqlx::query(
                     "INSERT INTO refusals (url, reason, rule, site, source, first_ms, last_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+                     VALUES ($1, $2, $3, $4, $5, $6, $6)
                      ON CONFLICT (url, reason) DO UPDATE SET rule = excluded.rule,
                          site = excluded.site, source = COALESCE(excluded.source, source),
                          last_ms = excluded.last_ms, times = times + 1",
@@ -99,7 +99,7 @@ impl Store {
 
     /// The refusals of one URL, latest first.
     pub async fn refusals_of(&self, url: &str) -> sqlx::Result<Vec<RefusalRow>> {
-        sqlx::query_as("SELECT * FROM refusals WHERE url = ? ORDER BY last_ms DESC, reason")
+        sqlx::query_as("SELECT * FROM refusals WHERE url = $1 ORDER BY last_ms DESC, reason")
             .bind(url)
             .fetch_all(self.reader())
             .await

@@ -57,7 +57,7 @@ impl Store {
 
     /// The site id of `name`, if it exists.
     pub async fn site_id(&self, name: &str) -> sqlx::Result<Option<i64>> {
-        sqlx::query_scalar("SELECT id FROM sites WHERE name = ?")
+        sqlx::query_scalar("SELECT id FROM sites WHERE name = $1")
             .bind(name)
             .fetch_optional(self.reader())
             .await
@@ -72,9 +72,12 @@ impl Store {
         self.write("add_true_freshness_samples", |mut tx| async move {
             for s in samples {
                 sqlx::query(
-                    "INSERT OR REPLACE INTO true_freshness_samples
+                    "INSERT INTO true_freshness_samples
                          (site_id, at_ms, copies, stale, mean_age_days, share_stale)
-                     VALUES (?, ?, ?, ?, ?, ?)",
+                     VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT (site_id, at_ms) DO UPDATE SET copies = excluded.copies,
+                         stale = excluded.stale, mean_age_days = excluded.mean_age_days,
+                         share_stale = excluded.share_stale",
                 )
                 .bind(s.site_id)
                 .bind(s.at_ms)
@@ -113,9 +116,9 @@ impl Store {
         width_ms: i64,
     ) -> sqlx::Result<Vec<BucketCount<String>>> {
         sqlx::query_as(
-            "SELECT h.origin AS key, (o.checked_ms - ?1) / ?2 AS bucket, COUNT(*) AS requests
+            "SELECT h.origin AS key, (o.checked_ms - $1) / $2 AS bucket, COUNT(*) AS requests
              FROM observations o JOIN urls u ON u.id = o.url_id JOIN hosts h ON h.id = u.host_id
-             WHERE o.checked_ms >= ?1
+             WHERE o.checked_ms >= $1
              GROUP BY h.id, bucket ORDER BY h.origin, bucket",
         )
         .bind(from_ms)
@@ -131,9 +134,9 @@ impl Store {
         width_ms: i64,
     ) -> sqlx::Result<Vec<BucketCount<i64>>> {
         sqlx::query_as(
-            "SELECT u.site_id AS key, (o.checked_ms - ?1) / ?2 AS bucket, COUNT(*) AS requests
+            "SELECT u.site_id AS key, (o.checked_ms - $1) / $2 AS bucket, COUNT(*) AS requests
              FROM observations o JOIN urls u ON u.id = o.url_id
-             WHERE o.checked_ms >= ?1
+             WHERE o.checked_ms >= $1
              GROUP BY u.site_id, bucket ORDER BY u.site_id, bucket",
         )
         .bind(from_ms)

@@ -228,9 +228,13 @@ impl Store {
         self.write("add_freshness_samples", |mut tx| async move {
             for s in samples {
                 sqlx::query(
-                    "INSERT OR REPLACE INTO freshness_samples (site_id, at_ms, copies,
+                    "INSERT INTO freshness_samples (site_id, at_ms, copies,
                          known_stale, weight, mean_expected_age_days, mean_p_stale)
-                     VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)
+                     ON CONFLICT (site_id, at_ms) DO UPDATE SET copies = excluded.copies,
+                         known_stale = excluded.known_stale, weight = excluded.weight,
+                         mean_expected_age_days = excluded.mean_expected_age_days,
+                         mean_p_stale = excluded.mean_p_stale",
                 )
                 .bind(s.site_id)
                 .bind(s.at_ms)
@@ -254,7 +258,7 @@ impl Store {
         to_ms: i64,
     ) -> sqlx::Result<Vec<FreshnessSample>> {
         sqlx::query_as(
-            "SELECT * FROM freshness_samples WHERE at_ms BETWEEN ? AND ? ORDER BY at_ms, site_id",
+            "SELECT * FROM freshness_samples WHERE at_ms BETWEEN $1 AND $2 ORDER BY at_ms, site_id",
         )
         .bind(from_ms)
         .bind(to_ms)
@@ -265,7 +269,7 @@ impl Store {
     /// URL rows, optionally for one site, pages first then sitemaps and feeds, by URL.
     pub async fn url_status(&self, site: Option<&str>) -> sqlx::Result<Vec<UrlStatusRow>> {
         sqlx::query_as(
-            "SELECT * FROM url_status WHERE (?1 IS NULL OR site = ?1)
+            "SELECT * FROM url_status WHERE ($1 IS NULL OR site = $1)
              ORDER BY kind != 'page', site, url",
         )
         .bind(site)
@@ -276,8 +280,8 @@ impl Store {
     /// Host rows, optionally only hosts with URLs of one site.
     pub async fn host_status(&self, site: Option<&str>) -> sqlx::Result<Vec<HostStatusRow>> {
         sqlx::query_as(
-            "SELECT * FROM host_status WHERE (?1 IS NULL OR host IN
-                 (SELECT host FROM url_status WHERE site = ?1))
+            "SELECT * FROM host_status WHERE ($1 IS NULL OR host IN
+                 (SELECT host FROM url_status WHERE site = $1))
              ORDER BY host",
         )
         .bind(site)
@@ -298,7 +302,7 @@ impl Store {
 
     /// One URL's status row.
     pub async fn url_status_of(&self, url: &str) -> sqlx::Result<Option<UrlStatusRow>> {
-        sqlx::query_as("SELECT * FROM url_status WHERE url = ?")
+        sqlx::query_as("SELECT * FROM url_status WHERE url = $1")
             .bind(url)
             .fetch_optional(self.reader())
             .await

@@ -12,7 +12,7 @@ impl Store {
     ) -> sqlx::Result<i64> {
         self.write("start_run", |mut tx| async move {
             let value = sqlx::query_scalar(
-                "INSERT INTO runs (started_ms, policy, clock_speed) VALUES (?, ?, ?) RETURNING id",
+                "INSERT INTO runs (started_ms, policy, clock_speed) VALUES ($1, $2, $3) RETURNING id",
             )
             .bind(started_ms)
             .bind(policy)
@@ -46,8 +46,8 @@ impl Store {
     ) -> sqlx::Result<()> {
         self.write("update_run", |mut tx| async move {
             sqlx::query(
-                "UPDATE runs SET ended_ms = ?, requests = ?, checks = ?, changes = ?, errors = ?
-                 WHERE id = ?",
+                "UPDATE runs SET ended_ms = $1, requests = $2, checks = $3, changes = $4, errors = $5
+                 WHERE id = $6",
             )
             .bind(ended_ms)
             .bind(counts[0])

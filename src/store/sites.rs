@@ -21,7 +21,7 @@ impl Store {
         self.write("upsert_site", |mut tx| async move {
             let value = sqlx::query_scalar(
                 "INSERT INTO sites (name, weight, requests_per_day, source_file, updated_ms)
-                 VALUES (?, ?, ?, ?, ?)
+                 VALUES ($1, $2, $3, $4, $5)
                  ON CONFLICT(name) DO UPDATE SET weight = excluded.weight,
                      requests_per_day = excluded.requests_per_day,
                      source_file = excluded.source_file, updated_ms = excluded.updated_ms
@@ -42,7 +42,7 @@ impl Store {
     /// Records which changes a site's estimator learns (`content` or `bytes`).
     pub async fn set_site_change_signal(&self, site_id: i64, signal: &str) -> sqlx::Result<()> {
         self.write("set_site_change_signal", |mut tx| async move {
-            sqlx::query("UPDATE sites SET change_signal = ? WHERE id = ?")
+            sqlx::query("UPDATE sites SET change_signal = $1 WHERE id = $2")
                 .bind(signal)
                 .bind(site_id)
                 .execute(&mut *tx)
@@ -54,7 +54,7 @@ impl Store {
 
     /// Which changes a site's estimator learns, as last recorded (None: not recorded).
     pub async fn site_change_signal(&self, site_id: i64) -> sqlx::Result<Option<String>> {
-        sqlx::query_scalar("SELECT change_signal FROM sites WHERE id = ?")
+        sqlx::query_scalar("SELECT change_signal FROM sites WHERE id = $1")
             .bind(site_id)
             .fetch_optional(self.reader())
             .await
@@ -70,7 +70,7 @@ impl Store {
 
     /// When the site's last discovery pass completed.
     pub async fn site_discovered_ms(&self, site_id: i64) -> sqlx::Result<Option<i64>> {
-        sqlx::query_scalar("SELECT discovered_ms FROM sites WHERE id = ?")
+        sqlx::query_scalar("SELECT discovered_ms FROM sites WHERE id = $1")
             .bind(site_id)
             .fetch_one(self.reader())
             .await
@@ -79,7 +79,7 @@ impl Store {
     /// Records that a discovery pass of the site completed.
     pub async fn set_site_discovered(&self, site_id: i64, at_ms: i64) -> sqlx::Result<()> {
         self.write("set_site_discovered", |mut tx| async move {
-            sqlx::query("UPDATE sites SET discovered_ms = ? WHERE id = ?")
+            sqlx::query("UPDATE sites SET discovered_ms = $1 WHERE id = $2")
                 .bind(at_ms)
                 .bind(site_id)
                 .execute(&mut *tx)

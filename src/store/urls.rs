@@ -139,7 +139,7 @@ impl Store {
             let mut new_ids = Vec::new();
             for d in found {
                 let existing: Option<(i64, Option<i64>)> =
-                    sqlx::query_as("SELECT id, last_checked_ms FROM urls WHERE url = ?")
+                    sqlx::query_as("SELECT id, last_checked_ms FROM urls WHERE url = $1")
                         .bind(&d.url)
                         .fetch_optional(&mut *tx)
                         .await?;
@@ -148,7 +148,7 @@ impl Store {
                         let id: i64 = sqlx::query_scalar(
                             "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms,
                                  discovered_from, lastmod_ms, changefreq, priority, next_due_ms)
-                             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
                         )
                         .bind(&d.url)
                         .bind(d.site_id)
@@ -170,13 +170,16 @@ impl Store {
                             .filter(|&m| last_checked.is_some_and(|checked| m > checked));
                         sqlx::query(
                             "UPDATE urls SET
-                                 lastmod_ms = MAX(COALESCE(lastmod_ms, 0), COALESCE(?, 0)),
-                                 changefreq = COALESCE(?, changefreq),
-                                 priority = COALESCE(?, priority),
-                                 known_change_ms = COALESCE(?, known_change_ms),
-                                 next_due_ms = CASE WHEN ? IS NOT NULL
-                                     THEN MIN(COALESCE(next_due_ms, ?), ?) ELSE next_due_ms END
-                             WHERE id = ?",
+                                 lastmod_ms = CASE WHEN COALESCE(lastmod_ms, 0) > COALESCE($1, 0)
+                                     THEN COALESCE(lastmod_ms, 0) ELSE COALESCE($1, 0) END,
+                                 changefreq = COALESCE($2, changefreq),
+                                 priority = COALESCE($3, priority),
+                                 known_change_ms = COALESCE($4, known_change_ms),
+                                 next_due_ms = CASE WHEN $5 IS NOT NULL
+                                     THEN CASE WHEN COALESCE(next_due_ms, $6) < $7
+                                         THEN COALESCE(next_due_ms, $6) ELSE $7 END
+                                     ELSE next_due_ms END
+                             WHERE id = $8",
                         )
                         .bind(d.lastmod_ms)
                         .bind(&d.changefreq)
@@ -199,7 +202,7 @@ impl Store {
     /// Sets a URL's server floor on its revisit interval (a feed's ttl, say).
     pub async fn set_min_interval(&self, url_id: i64, min_interval_ms: i64) -> sqlx::Result<()> {
         self.write("set_min_interval", |mut tx| async move {
-            sqlx::query("UPDATE urls SET min_interval_ms = ? WHERE id = ?")
+            sqlx::query("UPDATE urls SET min_interval_ms = $1 WHERE id = $2")
                 .bind(min_interval_ms)
                 .bind(url_id)
                 .execute(&mut *tx)
@@ -212,7 +215,7 @@ impl Store {
     /// The child sitemaps an index named when it was last read.
     pub async fn children_of(&self, sitemap_url: &str) -> sqlx::Result<Vec<String>> {
         sqlx::query_scalar(
-            "SELECT url FROM urls WHERE kind = 'sitemap' AND discovered_from = ? ORDER BY id",
+            "SELECT url FROM urls WHERE kind = 'sitemap' AND discovered_from = $1 ORDER BY id",
         )
         .bind(sitemap_url)
         .fetch_all(self.reader())
@@ -222,8 +225,8 @@ impl Store {
     /// Marks a URL as disallowed by robots.txt (it is then never fetched) or allowed again.
     pub async fn set_disallowed(&self, url_id: i64, disallowed: bool) -> sqlx::Result<()> {
         self.write("set_disallowed", |mut tx| async move {
-            sqlx::query("UPDATE urls SET disallowed = ? WHERE id = ?")
-                .bind(disallowed)
+            sqlx::query("UPDATE urls SET disallowed = $1 WHERE id = $2")
+                .bind(i64::from(disallowed))
                 .bind(url_id)
                 .execute(&mut *tx)
                 .await?;
@@ -234,7 +237,7 @@ impl Store {
 
     /// All URLs of a site at once (the refresher reads them a page at a time: [`UrlPages`]).
     pub async fn urls_of_site(&self, site_id: i64) -> sqlx::Result<Vec<UrlRow>> {
-        sqlx::query_as("SELECT * FROM urls WHERE site_id = ? ORDER BY id")
+        sqlx::query_as("SELECT * FROM urls WHERE site_id = $1 ORDER BY id")
             .bind(site_id)
             .fetch_all(self.reader())
             .await
@@ -242,7 +245,7 @@ impl Store {
 
     /// One URL by its row id.
     pub async fn url_row_by_id(&self, url_id: i64) -> sqlx::Result<Option<UrlRow>> {
-        sqlx::query_as("SELECT * FROM urls WHERE id = ?")
+        sqlx::query_as("SELECT * FROM urls WHERE id = $1")
             .bind(url_id)
             .fetch_optional(self.reader())
             .await
@@ -250,7 +253,7 @@ impl Store {
 
     /// One URL by its text.
     pub async fn url_row(&self, url: &str) -> sqlx::Result<Option<UrlRow>> {
-        sqlx::query_as("SELECT * FROM urls WHERE url = ?")
+        sqlx::query_as("SELECT * FROM urls WHERE url = $1")
             .bind(url)
             .fetch_optional(self.reader())
             .await
@@ -259,7 +262,7 @@ impl Store {
     /// Sets the next read of every sitemap of a site (`None`: never again: no `rediscover`).
     pub async fn set_sitemaps_due(&self, site_id: i64, due_ms: Option<i64>) -> sqlx::Result<()> {
         self.write("set_sitemaps_due", |mut tx| async move {
-            sqlx::query("UPDATE urls SET next_due_ms = ? WHERE site_id = ? AND kind = 'sitemap'")
+            sqlx::query("UPDATE urls SET next_due_ms = $1 WHERE site_id = $2 AND kind = 'sitemap'")
                 .bind(due_ms)
                 .bind(site_id)
                 .execute(&mut *tx)
@@ -280,10 +283,10 @@ impl Store {
             async move {
                 for row in rows.iter() {
                     sqlx::query(
-                        "UPDATE urls SET planned_per_day = ?1, next_due_ms = ?2,
-                         watched_from_ms = COALESCE(?3, watched_from_ms),
-                         watched_until_ms = COALESCE(?4, watched_until_ms)
-                     WHERE id = ?5",
+                        "UPDATE urls SET planned_per_day = $1, next_due_ms = $2,
+                         watched_from_ms = COALESCE($3, watched_from_ms),
+                         watched_until_ms = COALESCE($4, watched_until_ms)
+                     WHERE id = $5",
                     )
                     .bind(row.planned_per_day)
                     .bind(row.next_due_ms)
@@ -352,10 +355,10 @@ impl UrlPages {
         }
         let query = match self.scope {
             UrlScope::Schedulable => sqlx::query_as(
-                "SELECT * FROM urls WHERE kind IN ('page', 'feed') AND id > ? ORDER BY id LIMIT ?",
+                "SELECT * FROM urls WHERE kind IN ('page', 'feed') AND id > $1 ORDER BY id LIMIT $2",
             ),
             UrlScope::Site(site_id) => sqlx::query_as(
-                "SELECT * FROM urls WHERE site_id = ? AND id > ? ORDER BY id LIMIT ?",
+                "SELECT * FROM urls WHERE site_id = $1 AND id > $2 ORDER BY id LIMIT $3",
             )
             .bind(site_id),
         };

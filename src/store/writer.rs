@@ -1,6 +1,6 @@
 //! The single writer: every write to the database goes through [`Store::write`], which runs it
-//! in a `BEGIN IMMEDIATE` transaction on the writer pool's one connection and retries it when
-//! SQLite reports the database busy.
+//! in a write transaction (SQLite: `BEGIN IMMEDIATE`) on the writer pool's one connection and
+//! retries it when the database reports itself busy ([`Backend::is_transient`]).
 //!
 //! Why: with several pooled connections and deferred transactions, a transaction that reads and
 //! then writes (`upsert_discovered`) must upgrade its read lock while another connection writes,
@@ -16,13 +16,20 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use sqlx::{Sqlite, SqlitePool, Transaction};
+use sqlx::{Any, AnyPool, Transaction};
 use tracing::warn;
 
-use super::Store;
+use super::{Backend, Store};
 
-/// A write transaction as the write closures see it (already begun with `BEGIN IMMEDIATE`).
-pub(super) type WriteTx = Transaction<'static, Sqlite>;
+/// A write transaction as the write closures see it (already begun).
+pub(super) type WriteTx = Transaction<'static, Any>;
+
+/// The writer pool (one connection) and the database it writes to.
+#[derive(Debug, Clone)]
+pub(super) struct Writer {
+    pub(super) pool: AnyPool,
+    pub(super) backend: Backend,
+}
 
 /// How many times a busy write is retried before its error is returned.
 const RETRIES: u32 = 6;
@@ -30,10 +37,6 @@ const RETRIES: u32 = 6;
 /// The pause before the first retry; it doubles with each retry (so 6.3 s of pauses in all,
 /// on top of the busy timeout each attempt waits).
 const FIRST_PAUSE: Duration = Duration::from_millis(100);
-
-/// SQLite's primary result code for "database is locked" (extended codes keep it in the low
-/// byte: `SQLITE_BUSY_RECOVERY`, `SQLITE_BUSY_SNAPSHOT`, `SQLITE_BUSY_TIMEOUT`).
-const SQLITE_BUSY: i32 = 5;
 
 impl Store {
     /// Runs `op` in a `BEGIN IMMEDIATE` transaction on the writer and commits the transaction
@@ -61,7 +64,7 @@ impl Store {
 /// [`Store::write`] on the writer pool `writer`, counting retries in `lock_retries` (the group
 /// commit task runs its writes through this too).
 pub(super) async fn write_on<T, F, Fut>(
-    writer: &SqlitePool,
+    writer: &Writer,
     lock_retries: &AtomicU64,
     what: &'static str,
     mut op: F,
@@ -73,13 +76,13 @@ where
     let mut retries = 0;
     loop {
         let attempt = async {
-            let tx = writer.begin_with("BEGIN IMMEDIATE").await?;
+            let tx = writer.pool.begin_with(writer.backend.begin_write()).await?;
             let (tx, value) = op(tx).await?;
             tx.commit().await?;
             Ok(value)
         };
         match attempt.await {
-            Err(error) if retries < RETRIES && is_transient(&error) => {
+            Err(error) if retries < RETRIES && writer.backend.is_transient(&error) => {
                 let pause = FIRST_PAUSE * 2u32.pow(retries);
                 retries += 1;
                 lock_retries.fetch_add(1, Ordering::Relaxed);
@@ -94,19 +97,6 @@ where
             }
             result => return result,
         }
-    }
-}
-
-/// Whether `error` is worth retrying: the database was locked by someone else beyond the busy
-/// timeout, or the writer connection stayed taken beyond the pool's acquire timeout.
-pub(super) fn is_transient(error: &sqlx::Error) -> bool {
-    match error {
-        sqlx::Error::PoolTimedOut => true,
-        sqlx::Error::Database(db) => db
-            .code()
-            .and_then(|code| code.parse::<i32>().ok())
-            .is_some_and(|code| code & 0xff == SQLITE_BUSY),
-        _ => false,
     }
 }
 

@@ -1,0 +1,327 @@
+//! The two databases the store runs on, and every difference between them in one place: what
+//! `--db` names, how each opens its pools and runs its migrations, how a write transaction
+//! begins and which failures are worth another try. The queries themselves are one set, written
+//! in the SQL both speak (`$N` placeholders, `ON CONFLICT`, `CASE` instead of SQLite's scalar
+//! `MAX`/`MIN`), and run through sqlx's `Any` driver.
+//!
+//! SQLite is the embedded default: a file, one writer connection (the process never competes
+//! with itself for SQLite's single write lock) and read-only readers that WAL mode never makes
+//! wait. PostgreSQL (`--db postgres://...`) lets several `freshet run` workers share one
+//! database; its schema is `migrations/postgres`, the twin of `migrations/sqlite`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::sqlite::SqliteConnectOptions;
+use sqlx::{AnyPool, AssertSqlSafe, ConnectOptions};
+
+/// Which database a store is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Connections in the reader pool: reports and loads are few, and both databases let them read
+/// while the writer writes.
+const READERS: u32 = 4;
+
+/// What `--db` names: a SQLite file, or a PostgreSQL server's URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location<'a> {
+    SqliteFile(&'a Path),
+    Postgres(&'a str),
+}
+
+impl<'a> Location<'a> {
+    /// Reads `--db`: `postgres://` and `postgresql://` URLs name a server; any other
+    /// `scheme://` is refused (it would otherwise become a folder named after its scheme with a
+    /// SQLite file in it); the rest is a file path (a colon alone does not make a URL).
+    pub fn parse(db: &'a Path) -> anyhow::Result<Location<'a>> {
+        let text = db.to_str().unwrap_or_default();
+        if let Some((scheme, _)) = text.split_once("://")
+            && !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        {
+            return match scheme.to_ascii_lowercase().as_str() {
+                "postgres" | "postgresql" => Ok(Location::Postgres(text)),
+                _ => anyhow::bail!(
+                    "--db {text}: freshet keeps its state in a SQLite file or a PostgreSQL \
+                     server and does not speak to {scheme}:// servers; pass a file path (such \
+                     as freshet.db) or a postgres:// URL"
+                ),
+            };
+        }
+        Ok(Location::SqliteFile(db))
+    }
+}
+
+/// The pools of an opened, migrated database.
+pub(super) struct Pools {
+    pub writer: AnyPool,
+    pub reader: AnyPool,
+    pub backend: Backend,
+}
+
+impl Backend {
+    /// The statement that begins a write transaction. SQLite's `IMMEDIATE` takes the write lock
+    /// up front, where the busy timeout applies, instead of failing at once when a read must be
+    /// upgraded; PostgreSQL locks rows as it writes them.
+    pub(super) fn begin_write(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "BEGIN IMMEDIATE",
+            Backend::Postgres => "BEGIN",
+        }
+    }
+
+    /// Whether a write that failed with `error` is worth running again: the database was busy
+    /// (SQLite: locked by another process beyond the busy timeout; PostgreSQL: a serialization
+    /// failure or a deadlock between workers), or the writer connection stayed taken beyond the
+    /// pool's acquire timeout.
+    pub(super) fn is_transient(self, error: &sqlx::Error) -> bool {
+        /// SQLite's primary result code for "database is locked" (extended codes keep it in the
+        /// low byte: `SQLITE_BUSY_RECOVERY`, `SQLITE_BUSY_SNAPSHOT`, `SQLITE_BUSY_TIMEOUT`).
+        const SQLITE_BUSY: i32 = 5;
+        match error {
+            sqlx::Error::PoolTimedOut => true,
+            sqlx::Error::Database(db) => {
+                let Some(code) = db.code() else { return false };
+                match self {
+                    Backend::Sqlite => code
+                        .parse::<i32>()
+                        .is_ok_and(|code| code & 0xff == SQLITE_BUSY),
+                    // serialization_failure, deadlock_detected, lock_not_available
+                    Backend::Postgres => matches!(&*code, "40001" | "40P01" | "55P03"),
+                }
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What a column holds, as both databases declare it (the four kinds the schema uses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ColumnKind {
+    Integer,
+    Real,
+    Text,
+    Blob,
+}
+
+impl Backend {
+    /// The columns of `table` in their order, with their kinds.
+    pub(super) async fn columns(
+        self,
+        pool: &AnyPool,
+        table: &str,
+    ) -> sqlx::Result<Vec<(String, ColumnKind)>> {
+        let query = match self {
+            Backend::Sqlite => "SELECT name, type FROM pragma_table_info($1) ORDER BY cid",
+            Backend::Postgres => {
+                "SELECT column_name::text, data_type::text FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = $1
+                 ORDER BY ordinal_position"
+            }
+        };
+        let rows: Vec<(String, String)> = sqlx::query_as(query).bind(table).fetch_all(pool).await?;
+        Ok(rows
+            .into_iter()
+            .map(|(name, declared)| {
+                let declared = declared.to_ascii_lowercase();
+                let kind = if declared.contains("int") {
+                    ColumnKind::Integer
+                } else if declared.contains("real") || declared.contains("double") {
+                    ColumnKind::Real
+                } else if declared.contains("blob") || declared.contains("bytea") {
+                    ColumnKind::Blob
+                } else {
+                    ColumnKind::Text
+                };
+                (name, kind)
+            })
+            .collect())
+    }
+
+    /// What must follow a copy of `table`'s rows, ids included: PostgreSQL's identity columns
+    /// start their next id past the copied ones.
+    pub(super) fn after_copy(self, table: &str) -> Option<String> {
+        const WITH_IDENTITY: &[&str] = &[
+            "sites",
+            "hosts",
+            "urls",
+            "observations",
+            "errors",
+            "runs",
+            "dedup_redirect_errors",
+        ];
+        (self == Backend::Postgres && WITH_IDENTITY.contains(&table)).then(|| {
+            format!(
+                "SELECT setval(pg_get_serial_sequence('{table}', 'id'),
+                               COALESCE(MAX(id), 0) + 1, false) FROM {table}"
+            )
+        })
+    }
+}
+
+/// Opens (creating and migrating if needed) the SQLite file at `path`: WAL,
+/// `synchronous=NORMAL`, the busy timeout, foreign keys.
+pub(super) async fn open_sqlite(path: &Path, busy_timeout: Duration) -> anyhow::Result<Pools> {
+    sqlx::any::install_default_drivers();
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating the folder of {}", path.display()))?;
+    }
+    // The `Any` driver opens SQLite from a URL, which carries the file and its mode; the rest
+    // is set on each new connection.
+    let url = |options: SqliteConnectOptions| {
+        AnyConnectOptions::from_url(&options.to_url_lossy()).map_err(anyhow::Error::from)
+    };
+    let file = SqliteConnectOptions::new().filename(path);
+    let pragmas: Arc<str> = format!(
+        "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
+        busy_timeout.as_millis()
+    )
+    .into();
+    let reader_pragmas = pragmas.clone();
+    let writer = AnyPoolOptions::new()
+        .max_connections(1)
+        // Kept open for the store's life: the WAL and its index stay in place for the read-only
+        // readers, which could not recreate them.
+        .min_connections(1)
+        .idle_timeout(None)
+        .max_lifetime(None)
+        // Waiting for the writer is normal; past this, the write is retried as busy.
+        .acquire_timeout(busy_timeout)
+        .after_connect(move |conn, _| {
+            let pragmas = AssertSqlSafe(pragmas.clone());
+            Box::pin(async move {
+                sqlx::raw_sql(pragmas).execute(&mut *conn).await?;
+                sqlx::raw_sql("PRAGMA journal_mode = WAL")
+                    .execute(&mut *conn)
+                    .await?;
+                Ok(())
+            })
+        })
+        .connect_with(url(file.clone().create_if_missing(true))?)
+        .await
+        .with_context(|| format!("opening database {}", path.display()))?;
+    sqlx::migrate!("./migrations/sqlite")
+        .run(&writer)
+        .await
+        .with_context(|| format!("migrating database {}", path.display()))?;
+    let reader = AnyPoolOptions::new()
+        .max_connections(READERS)
+        .after_connect(move |conn, _| {
+            let pragmas = AssertSqlSafe(reader_pragmas.clone());
+            Box::pin(async move {
+                sqlx::raw_sql(pragmas).execute(&mut *conn).await?;
+                Ok(())
+            })
+        })
+        .connect_with(url(file.read_only(true))?)
+        .await
+        .with_context(|| format!("opening database {} for reading", path.display()))?;
+    Ok(Pools {
+        writer,
+        reader,
+        backend: Backend::Sqlite,
+    })
+}
+
+/// Connects to the PostgreSQL server at `url` and brings its schema up to date (sqlx takes a
+/// lock for that, so workers starting together migrate once).
+pub(super) async fn open_postgres(url: &str, busy_timeout: Duration) -> anyhow::Result<Pools> {
+    sqlx::any::install_default_drivers();
+    let shown = redact(url);
+    let options = AnyConnectOptions::from_url(
+        &url.parse()
+            .with_context(|| format!("--db {shown}: not a URL"))?,
+    )?;
+    let writer = AnyPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(busy_timeout)
+        .connect_with(options.clone())
+        .await
+        .with_context(|| format!("connecting to {shown}"))?;
+    sqlx::migrate!("./migrations/postgres")
+        .run(&writer)
+        .await
+        .with_context(|| format!("migrating database {shown}"))?;
+    let reader = AnyPoolOptions::new()
+        .max_connections(READERS)
+        .connect_with(options)
+        .await
+        .with_context(|| format!("connecting to {shown} for reading"))?;
+    Ok(Pools {
+        writer,
+        reader,
+        backend: Backend::Postgres,
+    })
+}
+
+/// Creates a new, empty database `name` on the PostgreSQL server that `server` (a postgres://
+/// URL of any database there) reaches, and answers the new database's URL. For tests and
+/// benchmarks, which each want a database of their own on one throwaway server.
+pub async fn create_postgres_database(server: &str, name: &str) -> anyhow::Result<String> {
+    use sqlx::Connection;
+    anyhow::ensure!(
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        "a database name of letters, digits and underscores, not {name:?}"
+    );
+    let mut conn = sqlx::postgres::PgConnection::connect(server)
+        .await
+        .with_context(|| format!("connecting to {}", redact(server)))?;
+    sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut conn)
+        .await
+        .with_context(|| format!("creating database {name}"))?;
+    conn.close().await?;
+    let mut url = url::Url::parse(server)?;
+    url.set_path(&format!("/{name}"));
+    Ok(url.to_string())
+}
+
+/// `url` with its password, if any, replaced by `***`, for messages.
+pub fn redact(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn db_names_a_file_or_a_postgres_server() {
+        let parse = |text: &'static str| Location::parse(Path::new(text));
+        assert_eq!(
+            parse("freshet.db").unwrap(),
+            Location::SqliteFile(Path::new("freshet.db"))
+        );
+        assert_eq!(
+            parse("a:b.db").unwrap(),
+            Location::SqliteFile(Path::new("a:b.db"))
+        );
+        assert_eq!(
+            parse("postgres://u@127.0.0.1:5432/db").unwrap(),
+            Location::Postgres("postgres://u@127.0.0.1:5432/db")
+        );
+        assert!(matches!(
+            parse("postgresql://h/db").unwrap(),
+            Location::Postgres(_)
+        ));
+        let error = format!("{:#}", parse("mysql://h/db").unwrap_err());
+        assert!(error.contains("mysql://"), "{error}");
+        assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+    }
+}
