@@ -33,6 +33,7 @@ async fn run_once(schedule: PathBuf, db: &Path, resolve: Vec<(String, SocketAddr
         clock: Arc::new(VirtualClock::new(ORIGIN_MS, 200.0)),
         resolve,
         policy: PolicyChoice::Learned,
+        worker: Default::default(),
     };
     refresher::run(options, std::future::pending())
         .await

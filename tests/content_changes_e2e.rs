@@ -73,6 +73,7 @@ async fn run_until(
         clock,
         resolve: server.resolve(&[host]),
         policy: PolicyChoice::Learned,
+        worker: Default::default(),
     };
     let stop = async {
         let started = std::time::Instant::now();

@@ -78,6 +78,7 @@ async fn feed_and_sitemap_entries_on_other_hosts_need_a_cross_submission() {
         clock,
         resolve: server.resolve(&["a.test", "b.test"]),
         policy: PolicyChoice::Learned,
+        worker: Default::default(),
     };
     refresher::run(options, std::future::pending())
         .await

@@ -148,6 +148,7 @@ async fn run_once(server: &RecordingServer, dir: &Path, db: &Path, clock: Shared
         clock,
         resolve: server.resolve(&[WWW, MIRROR]),
         policy: PolicyChoice::Learned,
+        worker: Default::default(),
     };
     refresher::run(options, std::future::pending())
         .await

@@ -135,6 +135,7 @@ fn options(
         clock,
         resolve: server.resolve(&[HOST, DOWN, "elsewhere.test"]),
         policy: PolicyChoice::Learned,
+        worker: Default::default(),
     }
 }
 

@@ -47,6 +47,7 @@ async fn run_once(
         clock,
         resolve: server.resolve(&["a.test", "b.test"]),
         policy: PolicyChoice::Learned,
+        worker: Default::default(),
     };
     refresher::run(options, std::future::pending())
         .await

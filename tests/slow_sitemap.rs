@@ -101,6 +101,7 @@ async fn a_slow_sitemap_host_does_not_delay_another_sites_pages() {
         clock,
         resolve: server.resolve(&[SLOW, FAST]),
         policy: PolicyChoice::Learned,
+        worker: Default::default(),
     };
     refresher::run(options, shutdown).await.expect("the run");
 

@@ -107,6 +107,7 @@ impl Setup {
             clock: Arc::new(VirtualClock::new(at_ms, 1.0)),
             resolve: web.resolve(),
             policy: PolicyChoice::Learned,
+            worker: Default::default(),
         };
         refresher::run(options, std::future::pending()).await
     }

@@ -15,7 +15,8 @@ pub struct Args {
     /// Schedule files or folders of them.
     #[arg(long, default_value = "schedules")]
     pub schedules: Vec<PathBuf>,
-    /// The database file (created and migrated on first use).
+    /// The database: a SQLite file, or a postgres:// URL that several workers may share
+    /// (created and migrated on first use).
     #[arg(long, default_value = "freshet.db")]
     pub db: PathBuf,
     /// One full pass (discover, fetch everything due, exit) instead of running continuously.
@@ -32,6 +33,15 @@ pub struct Args {
     /// then the log lines are all there is, as with FRESHET_LOG).
     #[arg(long)]
     pub no_status: bool,
+    /// With a postgres:// database: this worker's name in the host leases (default: the
+    /// machine's name and the process id). Restarted under the same name, a worker takes its
+    /// own hosts back at once.
+    #[arg(long, value_name = "NAME")]
+    pub worker: Option<String>,
+    /// With a postgres:// database: how long a host lease lasts unless renewed, so how long a
+    /// killed worker's hosts wait before another worker takes them.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub lease_seconds: f64,
 }
 
 /// Runs `freshet run`; returns the exit code.
@@ -49,6 +59,12 @@ pub async fn run(
         clock: Arc::new(SystemClock),
         resolve: Vec::new(),
         policy: args.policy,
+        worker: refresher::WorkerOptions {
+            name: args.worker,
+            lease: Some(std::time::Duration::from_secs_f64(
+                args.lease_seconds.clamp(0.03, 86_400.0),
+            )),
+        },
     };
     let watch = Watch {
         metrics: match args.metrics {

@@ -135,6 +135,7 @@ where
         clock: clock.clone(),
         resolve: server.resolve(),
         policy: PolicyChoice::Learned,
+        worker: Default::default(),
     };
     let ticker = options.progress.then(|| {
         let (stop, stopped) = tokio::sync::oneshot::channel();

@@ -30,9 +30,11 @@
 
 pub mod backoff;
 pub mod governor_clock;
+mod held;
 mod host;
 pub mod saved;
 pub mod stop;
+pub use held::HeldHosts;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -146,6 +148,8 @@ pub struct HostPool {
     journal: Option<Journal>,
     /// The longest back-off or Retry-After closure [`HostPool::try_acquire`] waits for.
     patience: Duration,
+    /// With several workers on one database, the hosts this one holds: no permit for others.
+    held: Option<HeldHosts>,
 }
 
 /// Why [`HostPool::try_acquire`] gave no permit.
@@ -154,6 +158,9 @@ pub enum NotNow {
     /// Shutdown was asked.
     #[error("not sent: shutting down")]
     Stopping,
+    /// Another worker holds the host's lease (several workers on one database).
+    #[error("not sent: another worker holds this host")]
+    NotHeld,
     /// The host is closed by back-off or Retry-After for longer than the pool's patience.
     #[error("not sent: the host is closed (back-off or Retry-After) until {}", crate::clock::ms_to_rfc3339(*until_ms))]
     Closed {
@@ -173,7 +180,14 @@ impl HostPool {
             stop: Stop::new(),
             journal: None,
             patience: Duration::MAX,
+            held: None,
         }
+    }
+
+    /// Hands out permits only for the hosts `held` holds (several workers on one database).
+    pub fn with_held_hosts(mut self, held: HeldHosts) -> Self {
+        self.held = Some(held);
+        self
     }
 
     /// Waits on hosts race `stop`.
@@ -244,6 +258,11 @@ impl HostPool {
     pub async fn try_acquire(&self, origin: &str) -> Result<HostPermit, NotNow> {
         if self.stop.is_stopped() {
             return Err(NotNow::Stopping);
+        }
+        if let Some(held) = &self.held
+            && !held.holds(&key_of(origin), self.clock.now_ms())
+        {
+            return Err(NotNow::NotHeld);
         }
         let host = self.host(origin);
         let patience = duration_ms(self.patience);

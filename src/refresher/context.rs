@@ -15,6 +15,7 @@ use crate::store::sites::SiteRecord;
 use crate::store::urls::{Discovered, UrlRow};
 
 use super::dedup_state::Dedup;
+use super::leases::Leasing;
 use super::ledger::Ledger;
 use super::robots_cache::RobotsCache;
 use super::url_locks::UrlLocks;
@@ -94,6 +95,8 @@ pub struct Context {
     pub dedup: Dedup,
     /// One check of a URL at a time, from reading its row to the dedup engine's verdict.
     pub url_locks: UrlLocks,
+    /// With several workers on one database, this worker's leases on hosts.
+    pub leasing: Option<Leasing>,
 }
 
 impl Context {
@@ -105,6 +108,7 @@ impl Context {
         options: &RunOptions,
         ledger: Ledger,
         stop: Stop,
+        leasing: Option<Leasing>,
     ) -> anyhow::Result<Context> {
         let mut states = Vec::with_capacity(sites.len());
         for site in sites {
@@ -142,12 +146,16 @@ impl Context {
             });
         }
         let dedup = Dedup::load(&store, crate::dedup::DedupConfig::default()).await?;
+        let mut pool = HostPool::new(clock.clone())
+            .with_stop(stop.clone())
+            .with_patience(crate::politeness::CLOSED_HOST_PATIENCE)
+            .with_journal(Journal::new(store.clone(), clock.clone()));
+        if let Some(leasing) = &leasing {
+            pool = pool.with_held_hosts(leasing.held.clone());
+        }
         Ok(Context {
             dedup,
-            pool: HostPool::new(clock.clone())
-                .with_stop(stop.clone())
-                .with_patience(crate::politeness::CLOSED_HOST_PATIENCE)
-                .with_journal(Journal::new(store.clone(), clock.clone())),
+            pool,
             robots: RobotsCache::default(),
             ledger,
             store,
@@ -157,6 +165,7 @@ impl Context {
             counters: Counters::default(),
             metrics: Metrics::new(),
             url_locks: Default::default(),
+            leasing,
         })
     }
 
@@ -187,20 +196,35 @@ impl Context {
     /// Hands stored URL rows to the scheduler: new ones are added (with what an earlier run
     /// learnt), known ones get their new hints and known changes.
     pub fn sync_rows(&self, rows: &[UrlRow]) {
-        let host_gate = |row: &UrlRow| {
-            let schedule = self
-                .site(row.site_id)
-                .map_or(Duration::ZERO, |s| s.site.host_rate.min_interval());
-            let key = crate::politeness::key_of(&row.url);
-            let interval = self
-                .robots
-                .interval(&key)
-                .map_or(schedule, |i| i.max(schedule));
-            // Open when the pool says: a gap or closure restored from an earlier run holds.
-            let open_at = self.pool.next_allowed_ms(&key);
-            (key, interval.as_millis() as i64, open_at)
-        };
-        self.ledger.sync(rows, self.clock.now_ms(), host_gate);
+        if let Some(last) = rows.iter().map(|r| r.id).max()
+            && let Some(leasing) = &self.leasing
+        {
+            leasing.saw_url_ids(last);
+        }
+        self.ledger
+            .sync(rows, self.clock.now_ms(), |row| self.host_gate(row));
+    }
+
+    /// Hands the scheduler what stored rows say of URLs another worker checked (their
+    /// evidence and due times replace what this worker knew), adding the ones it lacks.
+    pub fn take_over_rows(&self, rows: &[UrlRow]) {
+        self.ledger
+            .take_over(rows, self.clock.now_ms(), |row| self.host_gate(row));
+    }
+
+    /// A row's politeness key, its host's interval and when the host opens.
+    fn host_gate(&self, row: &UrlRow) -> (String, i64, i64) {
+        let schedule = self
+            .site(row.site_id)
+            .map_or(Duration::ZERO, |s| s.site.host_rate.min_interval());
+        let key = crate::politeness::key_of(&row.url);
+        let interval = self
+            .robots
+            .interval(&key)
+            .map_or(schedule, |i| i.max(schedule));
+        // Open when the pool says: a gap or closure restored from an earlier run holds.
+        let open_at = self.pool.next_allowed_ms(&key);
+        (key, interval.as_millis() as i64, open_at)
     }
 
     /// Records URLs refused by one of freshet's rules for `site` (`refused`: URL, reason, the

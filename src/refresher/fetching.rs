@@ -203,6 +203,8 @@ pub(super) async fn fetch_and_record_extracted(
                     *until_ms
                 }
                 NotNow::Stopping => ctx.clock.now_ms(),
+                // Its holder fetches it; here it waits in case this worker takes the host.
+                NotNow::NotHeld => ctx.clock.now_ms() + super::leases::RENEW_EVERY_MS,
             };
             ctx.ledger.defer(ctx.clock.now_ms(), row.id, until);
         }

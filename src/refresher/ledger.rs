@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::estimate::{Stats, ValidatorTrust, changefreq_per_day};
+use crate::politeness::HeldHosts;
 use crate::scheduler::{
     Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey, UrlKey,
     UrlKind, UrlSummary, section_of,
@@ -25,9 +26,31 @@ pub struct Due {
     pub site_id: i64,
 }
 
+/// What a stored row says of a URL's past, for the scheduler.
+fn restored_of(row: &UrlRow) -> Restored {
+    let copy = row
+        .last_status
+        .is_some_and(|s| (200..300).contains(&s) || s == 304);
+    let stats: Stats = row
+        .stats
+        .as_deref()
+        .and_then(|json| serde_json::from_str(json).ok())
+        .unwrap_or_default();
+    Restored {
+        last_check_ms: row.last_checked_ms.filter(|_| copy),
+        stats,
+        due_ms: row.next_due_ms,
+        min_interval_ms: row.min_interval_ms.unwrap_or(0),
+        known_change_ms: row.known_change_ms,
+    }
+}
+
 /// The scheduler with the store's ids.
 pub struct Ledger {
     inner: Mutex<Inner>,
+    /// With several workers on one database, the hosts this one holds: a host added while
+    /// another worker holds it is handed to that worker at once.
+    held: Option<HeldHosts>,
 }
 
 struct Inner {
@@ -59,7 +82,56 @@ impl Ledger {
                 site_ids: Vec::new(),
                 last_added_ms: None,
             }),
+            held: None,
         }
+    }
+
+    /// Hands out requests only for hosts `held` holds (several workers on one database).
+    pub fn with_held_hosts(mut self, held: Option<HeldHosts>) -> Self {
+        self.held = held;
+        self
+    }
+
+    /// The politeness key of every host the scheduler knows.
+    pub fn politeness_keys(&self) -> Vec<String> {
+        self.lock().politeness_hosts.keys().cloned().collect()
+    }
+
+    /// This worker holds the host `key` (`open_at_ms`: when its politeness lets it be
+    /// contacted, as the database says) or another worker does (`None`).
+    pub fn set_held(&self, key: &str, open_at_ms: Option<i64>) {
+        let mut inner = self.lock();
+        if let Some(&host) = inner.politeness_hosts.get(key) {
+            if let Some(open_at) = open_at_ms {
+                inner.sched.close_host(host, open_at);
+            }
+            inner.sched.set_host_elsewhere(host, open_at_ms.is_none());
+        }
+    }
+
+    /// Sizes each site's budget here to the part its held hosts are planned to take (several
+    /// workers on one database: see [`Scheduler::share_budgets`]).
+    pub fn share_budgets(&self, now_ms: i64) {
+        self.lock().sched.share_budgets(now_ms);
+    }
+
+    /// Takes up what the rows say of URLs it knows (another worker checked them: their
+    /// evidence, due time and known change), and adds the ones it does not.
+    pub fn take_over(
+        &self,
+        rows: &[UrlRow],
+        now_ms: i64,
+        host_gate: impl Fn(&UrlRow) -> (String, i64, i64),
+    ) {
+        {
+            let mut inner = self.lock();
+            for row in rows {
+                if let Some(&key) = inner.url_keys.get(&row.id) {
+                    inner.sched.restore(key, restored_of(row));
+                }
+            }
+        }
+        self.sync(rows, now_ms, host_gate);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -134,6 +206,11 @@ impl Ledger {
                         }
                         None => {
                             let host = inner.sched.add_host(interval, open_at);
+                            if let Some(held) = &self.held
+                                && !held.holds(&key, now_ms)
+                            {
+                                inner.sched.set_host_elsewhere(host, true);
+                            }
                             inner.politeness_hosts.insert(key, host);
                             host
                         }
@@ -154,24 +231,7 @@ impl Ledger {
                     section: section_of(&row.url),
                 },
             );
-            let copy = row
-                .last_status
-                .is_some_and(|s| (200..300).contains(&s) || s == 304);
-            let stats: Stats = row
-                .stats
-                .as_deref()
-                .and_then(|json| serde_json::from_str(json).ok())
-                .unwrap_or_default();
-            inner.sched.restore(
-                key,
-                Restored {
-                    last_check_ms: row.last_checked_ms.filter(|_| copy),
-                    stats,
-                    due_ms: row.next_due_ms,
-                    min_interval_ms: row.min_interval_ms.unwrap_or(0),
-                    known_change_ms: row.known_change_ms,
-                },
-            );
+            inner.sched.restore(key, restored_of(row));
             inner.url_keys.insert(row.id, key);
             inner.last_added_ms = Some(now_ms);
             inner.urls.push(row.id);

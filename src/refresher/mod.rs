@@ -35,6 +35,7 @@ mod discovery;
 mod evidence;
 mod feeds;
 mod fetching;
+mod leases;
 mod ledger;
 mod robots_cache;
 mod robots_rules;
@@ -58,11 +59,13 @@ use crate::clock::{self, MS_PER_DAY, SharedClock};
 use crate::politeness::Stop;
 use crate::schedule;
 use crate::scheduler::{Fetched, PolicyKind, SchedulerConfig, Seen};
-use crate::store::Store;
 use crate::store::errors::ErrorRecord;
 use crate::store::urls::{UrlPages, UrlScope};
+use crate::store::{Backend, Store};
 use context::Context;
 pub use context::Counters;
+use leases::Leasing;
+pub use leases::WorkerOptions;
 use ledger::Ledger;
 pub use watch::{Watch, status_line};
 
@@ -95,7 +98,7 @@ impl PolicyChoice {
 pub struct RunOptions {
     /// Schedule files or folders of them.
     pub schedules: Vec<PathBuf>,
-    /// The SQLite database file (created and migrated on first use).
+    /// The database: a SQLite file or a postgres:// URL (created and migrated on first use).
     pub db_path: PathBuf,
     /// One full pass (discover, fetch everything due, exit) instead of running continuously.
     pub once: bool,
@@ -105,6 +108,8 @@ pub struct RunOptions {
     pub resolve: Vec<(String, SocketAddr)>,
     /// The revisit policy.
     pub policy: PolicyChoice,
+    /// With a postgres:// database, how this worker shares the hosts with other workers.
+    pub worker: WorkerOptions,
 }
 
 /// What a run did, for progress lines and the demo's report.
@@ -215,14 +220,18 @@ async fn run_until_stopped(
         },
         ..SchedulerConfig::default()
     };
+    // Several workers may share a PostgreSQL database: each contacts only the hosts it leases.
+    let leasing = (store.backend() == Backend::Postgres).then(|| Leasing::new(&options.worker));
+    let held = leasing.as_ref().map(|l| l.held.clone());
     let ctx = Arc::new(
         Context::new(
             store.clone(),
             clock.clone(),
             loaded.sites,
             &options,
-            Ledger::new(config),
+            Ledger::new(config).with_held_hosts(held),
             stop,
+            leasing,
         )
         .await
         .context("starting the refresher")?,
@@ -246,6 +255,9 @@ async fn run_until_stopped(
         if let Ok(trust) = serde_json::from_str(&json) {
             ctx.ledger.set_trust(host_id, trust);
         }
+    }
+    if let Some(leasing) = &ctx.leasing {
+        leases::round(&ctx, leasing, false).await?;
     }
     let run_id = store
         .start_run(clock.now_ms(), options.policy.name(), clock.speed())
@@ -279,6 +291,11 @@ async fn run_until_stopped(
         .update_run(run_id, Some(clock.now_ms()), summary_counts(&summary))
         .await?;
     ctx.pool.flush().await;
+    if let Some(leasing) = &ctx.leasing
+        && let Err(error) = store.release_all_leases(&leasing.worker).await
+    {
+        warn!(error = %error, "the leases could not be given back: they expire on their own");
+    }
     store.close().await;
     result.map(|()| summary)
 }
@@ -323,11 +340,23 @@ impl Discoveries {
         })
     }
 
-    /// Starts a task for every site whose time has come.
+    /// Starts a task for every site whose time has come (with several workers, on the one
+    /// that holds the site's discovery host; the others look again after their next lease
+    /// round, and a one-pass run counts the site as done).
     fn start_due(&mut self, ctx: &Arc<Context>, now: i64) {
         for site in &ctx.sites {
             let due = self.next.get(&site.id).copied().unwrap_or(i64::MAX);
-            if due <= now && self.running.insert(site.id) {
+            if due > now || self.running.contains(&site.id) {
+                continue;
+            }
+            if let Some(leasing) = &ctx.leasing
+                && !leasing.discovers(site, now)
+            {
+                self.next.insert(site.id, now + leasing.renew_every_ms());
+                self.done_once.insert(site.id);
+                continue;
+            }
+            if self.running.insert(site.id) {
                 let ctx = Arc::clone(ctx);
                 let id = site.id;
                 let handle = self.tasks.spawn(async move {
@@ -385,9 +414,21 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
     // With --once, only what is due by the end of the first discovery passes is fetched.
     let mut once_cutoff: Option<i64> = None;
     let mut plans_saved_ms = ctx.clock.now_ms();
+    let mut next_lease_round = ctx.clock.now_ms();
     loop {
         let now = ctx.clock.now_ms();
         let stopping = ctx.is_stopping();
+        if let Some(leasing) = &ctx.leasing
+            && !stopping
+            && now >= next_lease_round
+        {
+            // A failed round is tried again at the next; meanwhile the leases run out here a
+            // margin before they do in the database, so nothing is contacted without one.
+            if let Err(error) = leases::round(ctx, leasing, true).await {
+                warn!(error = %format!("{error:#}"), "the lease round failed");
+            }
+            next_lease_round = now + leasing.renew_every_ms();
+        }
         if !stopping {
             if !once || discoveries.done_once.len() < ctx.sites.len() {
                 discoveries.start_due(ctx, now);
@@ -444,6 +485,9 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
         }
         if let Some(at) = discoveries.next_due().filter(|_| !once) {
             wake = wake.min(at);
+        }
+        if ctx.leasing.is_some() && !stopping {
+            wake = wake.min(next_lease_round);
         }
         if stopping && cut_short_at.is_none() {
             info!(

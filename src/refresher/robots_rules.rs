@@ -116,7 +116,7 @@ async fn fetch(ctx: &Context, site: &SiteState, origin: &str) -> Cached {
         debug!(origin, %reason, "robots.txt not requested");
         let expires_ms = match reason {
             NotNow::Closed { until_ms } => *until_ms,
-            NotNow::Stopping => checked_ms,
+            NotNow::Stopping | NotNow::NotHeld => checked_ms,
         };
         return Cached {
             robots: Arc::new(Robots::disallow_all()),

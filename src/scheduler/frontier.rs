@@ -96,6 +96,15 @@ impl Bucket {
         now_ms.saturating_add(wait.ceil().min(1e15) as i64)
     }
 
+    /// Changes the rate to `per_day`, holding `span_ms` of it at most; credit beyond that is
+    /// dropped.
+    pub fn set_rate(&mut self, per_day: f64, span_ms: f64, now_ms: i64) {
+        self.refill(now_ms);
+        self.per_day = per_day.max(0.0);
+        self.capacity = (self.per_day * span_ms / MS_PER_DAY).max(1.0);
+        self.credit = self.credit.min(self.capacity);
+    }
+
     /// When one request may go.
     pub fn ready_at(&mut self, now_ms: i64) -> i64 {
         self.time_of(now_ms, 1.0)
@@ -123,6 +132,9 @@ struct HostQueue {
     open_at_ms: i64,
     /// A request to this host is in flight: nothing more is handed out until it is reported.
     busy: bool,
+    /// Another worker holds the host's lease (several workers on one database): nothing of it
+    /// is handed out here until this worker holds it.
+    elsewhere: bool,
     /// The key of the host's live heap entry, if any.
     heap_key: Option<i64>,
 }
@@ -239,6 +251,17 @@ impl Frontier {
         self.touch(host);
     }
 
+    /// Gives `host` to another worker (`true`) or takes it back (`false`).
+    pub fn set_elsewhere(&mut self, host: HostKey, elsewhere: bool) {
+        self.hosts[host].elsewhere = elsewhere;
+        self.touch(host);
+    }
+
+    /// Whether another worker holds `host`.
+    pub fn is_elsewhere(&self, host: HostKey) -> bool {
+        self.hosts[host].elsewhere
+    }
+
     /// Whether a request to `host` is in flight.
     pub fn is_busy(&self, host: HostKey) -> bool {
         self.hosts[host].busy
@@ -247,7 +270,7 @@ impl Frontier {
     /// The host's earliest possible instant, and the due time of its head (for ties).
     fn key_of(&self, host: HostKey) -> Option<(i64, i64)> {
         let h = &self.hosts[host];
-        if h.busy {
+        if h.busy || h.elsewhere {
             return None;
         }
         let head = *h.queue.first()?;

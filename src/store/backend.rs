@@ -79,6 +79,15 @@ impl Backend {
         }
     }
 
+    /// What follows a `SELECT` of rows to claim: PostgreSQL locks them, skipping rows another
+    /// worker is claiming at the same moment; SQLite has one writer at a time already.
+    pub(super) fn skip_locked(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "",
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    }
+
     /// Whether a write that failed with `error` is worth running again: the database was busy
     /// (SQLite: locked by another process beyond the busy timeout; PostgreSQL: a serialization
     /// failure or a deadlock between workers), or the writer connection stayed taken beyond the
@@ -165,6 +174,33 @@ impl Backend {
                                COALESCE(MAX(id), 0) + 1, false) FROM {table}"
             )
         })
+    }
+}
+
+/// Binding a real that may be NULL. sqlx 0.9's `Any` driver hands PostgreSQL a NULL `f64` as a
+/// `float4` (and a NULL `f32` as a `float8`): a statement first prepared with a NULL real then
+/// fails on a number with "incorrect binary data format". Such reals go through
+/// [`BindReal::bind_real`], which binds a NULL the way that gives a `float8`.
+pub(super) trait BindReal {
+    /// Binds `value`, a NULL as a `float8` on PostgreSQL.
+    fn bind_real(self, value: Option<f64>) -> Self;
+}
+
+impl BindReal for sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments> {
+    fn bind_real(self, value: Option<f64>) -> Self {
+        match value {
+            Some(value) => self.bind(value),
+            None => self.bind(None::<f32>),
+        }
+    }
+}
+
+impl<O> BindReal for sqlx::query::QueryScalar<'_, sqlx::Any, O, sqlx::any::AnyArguments> {
+    fn bind_real(self, value: Option<f64>) -> Self {
+        match value {
+            Some(value) => self.bind(value),
+            None => self.bind(None::<f32>),
+        }
     }
 }
 

@@ -19,6 +19,28 @@ pub(super) fn power_of_two_chunks<'a, T>(mut rows: &'a [T], out: &mut Vec<&'a [T
     }
 }
 
+/// `rows` cut, in order, into runs in which no key repeats (PostgreSQL refuses one statement
+/// that upserts or updates a row twice; SQLite would apply them in turn), each run cut into
+/// power-of-two chunks.
+pub(super) fn distinct_chunks<T, K: std::hash::Hash + Eq>(
+    rows: &[T],
+    key: impl Fn(&T) -> K,
+) -> Vec<&[T]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut seen = std::collections::HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        if !seen.insert(key(row)) {
+            power_of_two_chunks(&rows[start..i], &mut out);
+            start = i;
+            seen.clear();
+            seen.insert(key(row));
+        }
+    }
+    power_of_two_chunks(&rows[start..], &mut out);
+    out
+}
+
 /// `n` rows of `width` placeholders each, numbered on from `$1`, comma-separated:
 /// `($1, $2), ($3, $4)`.
 pub(super) fn placeholder_rows(n: usize, width: usize) -> String {

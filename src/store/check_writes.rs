@@ -9,10 +9,10 @@
 //! twice in one group starts a new chunk, so that its two checks are applied in order (an
 //! `UPDATE … FROM` applies one source row per target row).
 
-use std::collections::HashSet;
 use std::sync::{Arc, LazyLock};
 
-use super::batch::{placeholder_rows, power_of_two_chunks, text_for, texts};
+use super::backend::BindReal;
+use super::batch::{distinct_chunks, placeholder_rows, text_for, texts};
 use super::observations::NewObservation;
 use super::urls::SummaryUpdate;
 use super::writer::WriteTx;
@@ -61,19 +61,7 @@ pub(super) async fn write_checks(
 
 /// `checks` cut, in order, into runs of distinct URLs, each cut into power-of-two chunks.
 fn chunks(checks: &[Arc<CheckWrite>]) -> Vec<&[Arc<CheckWrite>]> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut seen = HashSet::new();
-    for (i, check) in checks.iter().enumerate() {
-        if !seen.insert(check.observation.url_id) {
-            power_of_two_chunks(&checks[start..i], &mut out);
-            start = i;
-            seen.clear();
-            seen.insert(check.observation.url_id);
-        }
-    }
-    power_of_two_chunks(&checks[start..], &mut out);
-    out
+    distinct_chunks(checks, |check| check.observation.url_id)
 }
 
 static INSERT_OBSERVATIONS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
@@ -169,12 +157,12 @@ async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::R
             .bind(i64::from(obs.content_changed == Some(true)))
             .bind(update.content_fingerprint.map(hash_to_db))
             .bind(update.min_interval_ms)
-            .bind(estimate.map(|e| e.rate_per_day))
-            .bind(estimate.map(|e| e.low))
-            .bind(estimate.map(|e| e.high.min(1e12)))
-            .bind(estimate.map(|e| e.shape))
-            .bind(estimate.map(|e| e.rate))
-            .bind(update.planned_per_day)
+            .bind_real(estimate.map(|e| e.rate_per_day))
+            .bind_real(estimate.map(|e| e.low))
+            .bind_real(estimate.map(|e| e.high.min(1e12)))
+            .bind_real(estimate.map(|e| e.shape))
+            .bind_real(estimate.map(|e| e.rate))
+            .bind_real(update.planned_per_day)
             .bind(update.next_due_ms)
             .bind(&update.stats);
     }
@@ -186,7 +174,6 @@ async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::R
 mod tests {
     use super::*;
     use crate::store::sites::SiteRecord;
-    use crate::store::test_support::temp_store;
     use crate::store::urls::{Discovered, PlanUpdate};
 
     /// Two URLs of one site and host: their ids.
@@ -239,68 +226,73 @@ mod tests {
 
     #[tokio::test]
     async fn a_group_of_checks_is_written_in_order_and_a_failing_one_takes_no_other_with_it() {
-        let (store, _dir) = temp_store().await;
-        let (a, b) = two_urls(&store).await;
-        // Queued before the group task runs (this runtime has one thread): one group. URL a is
-        // checked twice, and a plan for it is queued between b's checks.
-        let plan = [PlanUpdate {
-            url_id: a,
-            planned_per_day: 7.0,
-            next_due_ms: 700,
-            watched: None,
-        }];
-        let (o1, u1) = (observed(a, 10, true), due(100, "a1"));
-        let (o2, u2) = (observed(b, 20, false), due(200, "b1"));
-        let (o3, u3) = (observed(a, 30, false), due(300, "a2"));
-        let (o4, u4) = (observed(b, 40, true), due(400, "b2"));
-        let (r1, r2, r3, p, r4) = tokio::join!(
-            store.record_check(&o1, &u1),
-            store.record_check(&o2, &u2),
-            store.record_check(&o3, &u3),
-            store.save_plan(&plan),
-            store.record_check(&o4, &u4),
-        );
-        for result in [r1, r2, r3, p, r4] {
-            result.unwrap();
-        }
-        assert_eq!(store.group_commits(), (1, 5));
-        assert_eq!(store.observation_count().await.unwrap(), 4);
-        let a_row = store.url_row("http://a.test/a").await.unwrap().unwrap();
-        // Both checks counted, the later one's values kept, and the plan (queued after them)
-        // over their due time.
-        assert_eq!(
-            (a_row.checks, a_row.changes, a_row.last_checked_ms),
-            (2, 1, Some(30))
-        );
-        assert_eq!(a_row.etag.as_deref(), Some("a2"));
-        assert_eq!(a_row.last_changed_ms, Some(10));
-        assert_eq!(
-            (a_row.next_due_ms, a_row.planned_per_day),
-            (Some(700), Some(7.0))
-        );
-        let b_row = store.url_row("http://a.test/b").await.unwrap().unwrap();
-        assert_eq!(
-            (b_row.checks, b_row.changes, b_row.last_checked_ms),
-            (2, 1, Some(40))
-        );
-        assert_eq!(
-            (b_row.etag.as_deref(), b_row.next_due_ms),
-            (Some("b2"), Some(400))
-        );
+        let (stores, _dir) = crate::store::test_support::stores(
+            "a_group_of_checks_is_written_in_order_and_a_failing_one_takes_no_other_with_it",
+        )
+        .await;
+        for store in stores {
+            let (a, b) = two_urls(&store).await;
+            // Queued before the group task runs (this runtime has one thread): one group. URL a is
+            // checked twice, and a plan for it is queued between b's checks.
+            let plan = [PlanUpdate {
+                url_id: a,
+                planned_per_day: 7.0,
+                next_due_ms: 700,
+                watched: None,
+            }];
+            let (o1, u1) = (observed(a, 10, true), due(100, "a1"));
+            let (o2, u2) = (observed(b, 20, false), due(200, "b1"));
+            let (o3, u3) = (observed(a, 30, false), due(300, "a2"));
+            let (o4, u4) = (observed(b, 40, true), due(400, "b2"));
+            let (r1, r2, r3, p, r4) = tokio::join!(
+                store.record_check(&o1, &u1),
+                store.record_check(&o2, &u2),
+                store.record_check(&o3, &u3),
+                store.save_plan(&plan),
+                store.record_check(&o4, &u4),
+            );
+            for result in [r1, r2, r3, p, r4] {
+                result.unwrap();
+            }
+            assert_eq!(store.group_commits(), (1, 5));
+            assert_eq!(store.observation_count().await.unwrap(), 4);
+            let a_row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            // Both checks counted, the later one's values kept, and the plan (queued after them)
+            // over their due time.
+            assert_eq!(
+                (a_row.checks, a_row.changes, a_row.last_checked_ms),
+                (2, 1, Some(30))
+            );
+            assert_eq!(a_row.etag.as_deref(), Some("a2"));
+            assert_eq!(a_row.last_changed_ms, Some(10));
+            assert_eq!(
+                (a_row.next_due_ms, a_row.planned_per_day),
+                (Some(700), Some(7.0))
+            );
+            let b_row = store.url_row("http://a.test/b").await.unwrap().unwrap();
+            assert_eq!(
+                (b_row.checks, b_row.changes, b_row.last_checked_ms),
+                (2, 1, Some(40))
+            );
+            assert_eq!(
+                (b_row.etag.as_deref(), b_row.next_due_ms),
+                (Some("b2"), Some(400))
+            );
 
-        // A check of a URL that does not exist (the foreign key refuses it) fails alone.
-        let (bad, bad_update) = (observed(999, 50, false), due(500, "x"));
-        let (o5, u5) = (observed(a, 60, false), due(600, "a3"));
-        let (r5, r6) = tokio::join!(
-            store.record_check(&bad, &bad_update),
-            store.record_check(&o5, &u5)
-        );
-        assert!(r5.is_err());
-        r6.unwrap();
-        assert_eq!(store.observation_count().await.unwrap(), 5);
-        let a_row = store.url_row("http://a.test/a").await.unwrap().unwrap();
-        assert_eq!((a_row.checks, a_row.next_due_ms), (3, Some(600)));
-        store.close().await;
+            // A check of a URL that does not exist (the foreign key refuses it) fails alone.
+            let (bad, bad_update) = (observed(999, 50, false), due(500, "x"));
+            let (o5, u5) = (observed(a, 60, false), due(600, "a3"));
+            let (r5, r6) = tokio::join!(
+                store.record_check(&bad, &bad_update),
+                store.record_check(&o5, &u5)
+            );
+            assert!(r5.is_err());
+            r6.unwrap();
+            assert_eq!(store.observation_count().await.unwrap(), 5);
+            let a_row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!((a_row.checks, a_row.next_due_ms), (3, Some(600)));
+            store.close().await;
+        }
     }
 
     fn check(url_id: i64) -> Arc<CheckWrite> {

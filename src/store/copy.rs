@@ -9,6 +9,7 @@ use futures_util::TryStreamExt;
 use sqlx::{AssertSqlSafe, Row};
 
 use super::Store;
+use super::backend::BindReal;
 use super::backend::ColumnKind;
 
 /// Every table of the schema, each after the tables its foreign keys name. A test checks that
@@ -33,6 +34,7 @@ pub(super) const TABLES: &[&str] = &[
     "freshness_samples",
     "refusals",
     "true_freshness_samples",
+    "leases",
 ];
 
 /// The most values one INSERT binds (PostgreSQL allows 65,535 and SQLite 32,766).
@@ -127,7 +129,9 @@ async fn insert(
             };
             query = match kind {
                 ColumnKind::Integer => query.bind(row.try_get::<Option<i64>, _>(i).map_err(read)?),
-                ColumnKind::Real => query.bind(row.try_get::<Option<f64>, _>(i).map_err(read)?),
+                ColumnKind::Real => {
+                    query.bind_real(row.try_get::<Option<f64>, _>(i).map_err(read)?)
+                }
                 ColumnKind::Text => query.bind(row.try_get::<Option<String>, _>(i).map_err(read)?),
                 ColumnKind::Blob => query.bind(row.try_get::<Option<Vec<u8>>, _>(i).map_err(read)?),
             };

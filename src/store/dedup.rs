@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use sqlx::{Any, Transaction};
 
+use super::backend::BindReal;
 use super::documents::DocumentWrite;
 use super::{Store, hash_from_db, hash_to_db};
 pub use crate::dedup::DedupChanges;
@@ -281,7 +282,7 @@ async fn save_changes(
         .bind(&r.url)
         .bind(r.content_fp.map(hash_to_db))
         .bind(r.simhash.map(hash_to_db))
-        .bind(r.sitemap_priority)
+        .bind_real(r.sitemap_priority)
         .bind(&r.temp_target)
         .bind(&r.declared_canonical)
         .bind(serde_json::to_string(&r.out_links).unwrap_or_else(|_| "[]".into()))
@@ -385,7 +386,6 @@ async fn save_changes(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::temp_store;
     use super::*;
     use crate::dedup::{DedupConfig, DedupEngine, FetchedPage, Hop};
 
@@ -414,38 +414,41 @@ mod tests {
 
     #[tokio::test]
     async fn saved_changes_load_back_as_the_same_state() {
-        let (store, _dir) = temp_store().await;
-        let mut engine = DedupEngine::new(DedupConfig::default());
-        engine.observe(page("http://a.test/1", STORY)).unwrap();
-        engine.observe(page("http://b.test/1", STORY)).unwrap();
-        let cycle = [("http://a.test/x", 301), ("http://a.test/y", 301)].map(|(u, s)| Hop {
-            url: u.into(),
-            status: s,
-        });
-        engine
-            .observe_redirects("http://a.test/x", &cycle, "http://a.test/x")
-            .unwrap();
-        let first = save(&store, &mut engine).await;
-        assert!(!first.classes.is_empty() && first.new_errors.len() == 1);
-        // The sketch and the links to other hosts (migration 0011) are saved too.
-        let state = engine.state();
-        assert!(state.urls.iter().any(|u| u.sketch.is_some()));
-        assert!(state.urls.iter().any(|u| !u.external_out_links.is_empty()));
-        assert_eq!(store.load_dedup_state().await.unwrap(), state);
+        let (stores, _dir) =
+            crate::store::test_support::stores("saved_changes_load_back_as_the_same_state").await;
+        for store in stores {
+            let mut engine = DedupEngine::new(DedupConfig::default());
+            engine.observe(page("http://a.test/1", STORY)).unwrap();
+            engine.observe(page("http://b.test/1", STORY)).unwrap();
+            let cycle = [("http://a.test/x", 301), ("http://a.test/y", 301)].map(|(u, s)| Hop {
+                url: u.into(),
+                status: s,
+            });
+            engine
+                .observe_redirects("http://a.test/x", &cycle, "http://a.test/x")
+                .unwrap();
+            let first = save(&store, &mut engine).await;
+            assert!(!first.classes.is_empty() && first.new_errors.len() == 1);
+            // The sketch and the links to other hosts (migration 0011) are saved too.
+            let state = engine.state();
+            assert!(state.urls.iter().any(|u| u.sketch.is_some()));
+            assert!(state.urls.iter().any(|u| !u.external_out_links.is_empty()));
+            assert_eq!(store.load_dedup_state().await.unwrap(), state);
 
-        // Only what changed is written the second time; a moved page leaves its class.
-        assert!(save(&store, &mut engine).await.is_empty());
-        engine
-            .observe(page("http://b.test/1", "Something else entirely now."))
-            .unwrap();
-        let second = save(&store, &mut engine).await;
-        assert!(second.touched.contains("http://a.test/1"), "{second:?}");
-        assert!(second.urls.len() < engine.state().urls.len());
-        let loaded = store.load_dedup_state().await.unwrap();
-        assert_eq!(loaded, engine.state());
-        let reloaded = DedupEngine::from_state(DedupConfig::default(), loaded);
-        assert_eq!(reloaded.redirect_errors().len(), 1);
-        assert!(store.duplicate_classes(false).await.unwrap().is_empty());
-        assert_eq!(store.redirect_cycles().await.unwrap().len(), 1);
+            // Only what changed is written the second time; a moved page leaves its class.
+            assert!(save(&store, &mut engine).await.is_empty());
+            engine
+                .observe(page("http://b.test/1", "Something else entirely now."))
+                .unwrap();
+            let second = save(&store, &mut engine).await;
+            assert!(second.touched.contains("http://a.test/1"), "{second:?}");
+            assert!(second.urls.len() < engine.state().urls.len());
+            let loaded = store.load_dedup_state().await.unwrap();
+            assert_eq!(loaded, engine.state());
+            let reloaded = DedupEngine::from_state(DedupConfig::default(), loaded);
+            assert_eq!(reloaded.redirect_errors().len(), 1);
+            assert!(store.duplicate_classes(false).await.unwrap().is_empty());
+            assert_eq!(store.redirect_cycles().await.unwrap().len(), 1);
+        }
     }
 }

@@ -344,68 +344,78 @@ mod tests {
 
     #[tokio::test]
     async fn waiting_writes_share_a_transaction_and_a_failing_one_takes_no_other_with_it() {
-        let (store, _dir) = temp_store().await;
-        // Queued before the task runs (this runtime has one thread): one group of ten.
-        let queued: Vec<_> = (0..10)
-            .map(|i| queue(&store, format!("a{i}"), false))
-            .collect();
-        for write in queued {
-            write.await.unwrap();
-        }
-        assert_eq!(store.group_commits(), (1, 10));
-        assert_eq!(store.recent_errors(100).await.unwrap().len(), 10);
-
-        // One write of the next group fails: it alone fails, the others are committed alone.
-        let queued: Vec<_> = (0..10)
-            .map(|i| queue(&store, format!("b{i}"), i == 4))
-            .collect();
-        let mut failed = Vec::new();
-        for (i, write) in queued.into_iter().enumerate() {
-            if write.await.is_err() {
-                failed.push(i);
+        let (stores, _dir) = crate::store::test_support::stores(
+            "waiting_writes_share_a_transaction_and_a_failing_one_takes_no_other_with_it",
+        )
+        .await;
+        for store in stores {
+            // Queued before the task runs (this runtime has one thread): one group of ten.
+            let queued: Vec<_> = (0..10)
+                .map(|i| queue(&store, format!("a{i}"), false))
+                .collect();
+            for write in queued {
+                write.await.unwrap();
             }
+            assert_eq!(store.group_commits(), (1, 10));
+            assert_eq!(store.recent_errors(100).await.unwrap().len(), 10);
+
+            // One write of the next group fails: it alone fails, the others are committed alone.
+            let queued: Vec<_> = (0..10)
+                .map(|i| queue(&store, format!("b{i}"), i == 4))
+                .collect();
+            let mut failed = Vec::new();
+            for (i, write) in queued.into_iter().enumerate() {
+                if write.await.is_err() {
+                    failed.push(i);
+                }
+            }
+            assert_eq!(failed, vec![4]);
+            assert_eq!(store.recent_errors(100).await.unwrap().len(), 19);
+            assert_eq!(store.observation_count().await.unwrap(), 0);
+            assert_eq!(
+                store.group_commits(),
+                (1, 10),
+                "the failed group is not counted"
+            );
+            assert_eq!(store.lock_retries(), 0);
+            store.close().await;
         }
-        assert_eq!(failed, vec![4]);
-        assert_eq!(store.recent_errors(100).await.unwrap().len(), 19);
-        assert_eq!(store.observation_count().await.unwrap(), 0);
-        assert_eq!(
-            store.group_commits(),
-            (1, 10),
-            "the failed group is not counted"
-        );
-        assert_eq!(store.lock_retries(), 0);
-        store.close().await;
     }
 
     #[tokio::test]
     async fn a_write_that_panics_fails_alone_and_the_group_task_goes_on() {
-        let (store, _dir) = temp_store().await;
-        let panics = store.queue_grouped_beside_checks("panics", |tx| async move {
-            if std::hint::black_box(true) {
-                panic!("a bug in a write");
+        let (stores, _dir) = crate::store::test_support::stores(
+            "a_write_that_panics_fails_alone_and_the_group_task_goes_on",
+        )
+        .await;
+        for store in stores {
+            let panics = store.queue_grouped_beside_checks("panics", |tx| async move {
+                if std::hint::black_box(true) {
+                    panic!("a bug in a write");
+                }
+                Ok((tx, ()))
+            });
+            let others: Vec<_> = (0..3)
+                .map(|i| queue(&store, format!("p{i}"), false))
+                .collect();
+            assert!(panics.await.is_err());
+            for write in others {
+                write.await.unwrap();
             }
-            Ok((tx, ()))
-        });
-        let others: Vec<_> = (0..3)
-            .map(|i| queue(&store, format!("p{i}"), false))
-            .collect();
-        assert!(panics.await.is_err());
-        for write in others {
-            write.await.unwrap();
+            let later: Vec<_> = (0..4)
+                .map(|i| queue(&store, format!("q{i}"), false))
+                .collect();
+            for write in later {
+                write.await.unwrap();
+            }
+            assert_eq!(store.recent_errors(100).await.unwrap().len(), 7);
+            assert_eq!(
+                store.group_commits(),
+                (1, 4),
+                "the later writes are still grouped"
+            );
+            store.close().await;
         }
-        let later: Vec<_> = (0..4)
-            .map(|i| queue(&store, format!("q{i}"), false))
-            .collect();
-        for write in later {
-            write.await.unwrap();
-        }
-        assert_eq!(store.recent_errors(100).await.unwrap().len(), 7);
-        assert_eq!(
-            store.group_commits(),
-            (1, 4),
-            "the later writes are still grouped"
-        );
-        store.close().await;
     }
 
     #[tokio::test]

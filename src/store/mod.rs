@@ -30,6 +30,7 @@ pub mod documents;
 pub mod errors;
 mod group_commit;
 pub mod hosts;
+pub mod leases;
 pub mod observations;
 pub mod politeness;
 pub mod refusals;
@@ -308,6 +309,36 @@ mod tests {
             assert_eq!((b.last_checked_ms, b.known_change_ms), (Some(2_000), None));
             assert_eq!((b.rate_shape, b.rate_scale), (Some(2.0), Some(2.0)));
             assert!(b.rate_low.unwrap() < 1.0 && b.rate_high.unwrap() > 1.0);
+        }
+    }
+
+    /// sqlx's `Any` driver would send PostgreSQL a NULL real as a `float4`, and the statement,
+    /// prepared with it, would then refuse a number ([`super::backend::BindReal`]).
+    #[tokio::test]
+    async fn a_real_first_written_null_takes_a_number_later() {
+        let (stores, _dir) = stores("a_real_first_written_null").await;
+        for store in stores {
+            let id = one_url(&store).await;
+            for (at, rate) in [(2_000, None), (3_000, Some(2.0)), (4_000, None)] {
+                let obs = NewObservation {
+                    url_id: id,
+                    checked_ms: at,
+                    method: "GET",
+                    status: Some(200),
+                    ..Default::default()
+                };
+                let update = SummaryUpdate {
+                    got_copy: true,
+                    next_due_ms: at + 1_000,
+                    rate: rate.map(|r| crate::estimate::RateEstimate::from_gamma(r, 1.0)),
+                    planned_per_day: rate,
+                    ..Default::default()
+                };
+                store.record_check(&obs, &update).await.unwrap();
+            }
+            let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+            assert_eq!(row.checks, 3);
+            assert_eq!(row.planned_per_day, Some(2.0));
         }
     }
 

@@ -9,7 +9,7 @@
 use std::sync::{Arc, LazyLock};
 
 use super::Store;
-use super::batch::{placeholder_rows, power_of_two_chunks, text_for, texts};
+use super::batch::{distinct_chunks, placeholder_rows, text_for, texts};
 use super::writer::WriteTx;
 
 /// One host's persisted politeness state (a row of `host_politeness`); what it means for a
@@ -72,9 +72,8 @@ pub(super) async fn write_politeness(
     mut tx: WriteTx,
     saves: &[Arc<PolitenessWrite>],
 ) -> sqlx::Result<WriteTx> {
-    let mut chunks = Vec::new();
-    power_of_two_chunks(saves, &mut chunks);
-    for chunk in chunks {
+    // One upsert statement may not touch a host twice (PostgreSQL refuses it).
+    for chunk in distinct_chunks(saves, |write| write.saved.key.clone()) {
         let mut query = sqlx::query(text_for(&UPSERT_POLITENESS, chunk.len()));
         for write in chunk {
             let saved = &write.saved;
@@ -140,7 +139,6 @@ static UPSERT_POLITENESS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
 #[cfg(test)]
 mod tests {
     use super::SavedHost;
-    use crate::store::test_support::temp_store;
 
     fn saved(start: i64, end: Option<i64>, until: i64) -> SavedHost {
         SavedHost {
@@ -156,66 +154,70 @@ mod tests {
 
     #[tokio::test]
     async fn state_round_trips_and_times_only_move_forward() {
-        let (store, _dir) = temp_store().await;
-        let host_id = store.host_id("http://a.test:8080").await.unwrap();
-        store
-            .save_politeness(&saved(1_000, None, 0), 1)
-            .await
-            .unwrap();
-        store
-            .save_politeness(&saved(2_000, Some(2_100), 90_000), 2)
-            .await
-            .unwrap();
-        // An older snapshot written late moves nothing back.
-        store
-            .save_politeness(&saved(1_000, Some(1_100), 0), 3)
-            .await
-            .unwrap();
-        let loaded = store.load_politeness().await.unwrap();
-        assert_eq!(loaded, vec![saved(2_000, Some(2_100), 90_000)]);
-        let host: (Option<i64>,) =
-            sqlx::query_as("SELECT backoff_until_ms FROM hosts WHERE id = $1")
-                .bind(host_id)
-                .fetch_one(store.reader())
+        let (stores, _dir) =
+            crate::store::test_support::stores("state_round_trips_and_times_only_move_forward")
+                .await;
+        for store in stores {
+            let host_id = store.host_id("http://a.test:8080").await.unwrap();
+            store
+                .save_politeness(&saved(1_000, None, 0), 1)
                 .await
                 .unwrap();
-        assert_eq!(
-            host.0,
-            Some(90_000),
-            "the origin's back-off is visible in hosts"
-        );
+            store
+                .save_politeness(&saved(2_000, Some(2_100), 90_000), 2)
+                .await
+                .unwrap();
+            // An older snapshot written late moves nothing back.
+            store
+                .save_politeness(&saved(1_000, Some(1_100), 0), 3)
+                .await
+                .unwrap();
+            let loaded = store.load_politeness().await.unwrap();
+            assert_eq!(loaded, vec![saved(2_000, Some(2_100), 90_000)]);
+            let host: (Option<i64>,) =
+                sqlx::query_as("SELECT backoff_until_ms FROM hosts WHERE id = $1")
+                    .bind(host_id)
+                    .fetch_one(store.reader())
+                    .await
+                    .unwrap();
+            assert_eq!(
+                host.0,
+                Some(90_000),
+                "the origin's back-off is visible in hosts"
+            );
 
-        // The same three saves of another host in one group commit (one statement) end the same.
-        let other = |s: SavedHost| SavedHost {
-            key: "b.test".into(),
-            ..s
-        };
-        let (first, second, late) = (
-            other(saved(1_000, None, 0)),
-            other(saved(2_000, Some(2_100), 90_000)),
-            SavedHost {
+            // The same three saves of another host in one group commit (one statement) end the same.
+            let other = |s: SavedHost| SavedHost {
+                key: "b.test".into(),
+                ..s
+            };
+            let (first, second, late) = (
+                other(saved(1_000, None, 0)),
+                other(saved(2_000, Some(2_100), 90_000)),
+                SavedHost {
+                    min_interval_ms: 4_000,
+                    backoff_level: 0,
+                    ..other(saved(1_000, Some(1_100), 0))
+                },
+            );
+            let (r1, r2, r3) = tokio::join!(
+                store.save_politeness(&first, 1),
+                store.save_politeness(&second, 2),
+                store.save_politeness(&late, 3),
+            );
+            for result in [r1, r2, r3] {
+                result.unwrap();
+            }
+            assert_eq!(store.group_commits(), (1, 3));
+            let loaded = store.load_politeness().await.unwrap();
+            // Times only move forward; the interval and level are the last save's.
+            let expected = SavedHost {
                 min_interval_ms: 4_000,
                 backoff_level: 0,
-                ..other(saved(1_000, Some(1_100), 0))
-            },
-        );
-        let (r1, r2, r3) = tokio::join!(
-            store.save_politeness(&first, 1),
-            store.save_politeness(&second, 2),
-            store.save_politeness(&late, 3),
-        );
-        for result in [r1, r2, r3] {
-            result.unwrap();
+                ..other(saved(2_000, Some(2_100), 90_000))
+            };
+            assert_eq!(loaded[1], expected);
+            store.close().await;
         }
-        assert_eq!(store.group_commits(), (1, 3));
-        let loaded = store.load_politeness().await.unwrap();
-        // Times only move forward; the interval and level are the last save's.
-        let expected = SavedHost {
-            min_interval_ms: 4_000,
-            backoff_level: 0,
-            ..other(saved(2_000, Some(2_100), 90_000))
-        };
-        assert_eq!(loaded[1], expected);
-        store.close().await;
     }
 }

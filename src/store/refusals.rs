@@ -80,8 +80,8 @@ impl Store {
                     "INSERT INTO refusals (url, reason, rule, site, source, first_ms, last_ms)
                      VALUES ($1, $2, $3, $4, $5, $6, $6)
                      ON CONFLICT (url, reason) DO UPDATE SET rule = excluded.rule,
-                         site = excluded.site, source = COALESCE(excluded.source, source),
-                         last_ms = excluded.last_ms, times = times + 1",
+                         site = excluded.site, source = COALESCE(excluded.source, refusals.source),
+                         last_ms = excluded.last_ms, times = refusals.times + 1",
                 )
                 .bind(&r.url)
                 .bind(r.reason.as_str())
@@ -109,39 +109,43 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::test_support::temp_store;
 
     #[tokio::test]
     async fn a_refusal_is_kept_once_per_reason_with_its_latest_rule() {
-        let (store, _dir) = temp_store().await;
-        let refusal = |rule: &str| Refusal {
-            url: "http://a.test/private/x".into(),
-            reason: RefusalReason::Robots,
-            rule: rule.into(),
-            site: Some("a".into()),
-            source: Some("http://a.test/sitemap.xml".into()),
-        };
-        store
-            .record_refusals(10, &[refusal("Disallow: /private")])
-            .await
-            .unwrap();
-        store
-            .record_refusals(20, &[refusal("Disallow: /priv")])
-            .await
-            .unwrap();
-        let rows = store.refusals_of("http://a.test/private/x").await.unwrap();
-        assert_eq!(rows.len(), 1);
-        assert_eq!(
-            (rows[0].first_ms, rows[0].last_ms, rows[0].times),
-            (10, 20, 2)
-        );
-        assert_eq!(rows[0].rule, "Disallow: /priv");
-        assert!(
+        let (stores, _dir) = crate::store::test_support::stores(
+            "a_refusal_is_kept_once_per_reason_with_its_latest_rule",
+        )
+        .await;
+        for store in stores {
+            let refusal = |rule: &str| Refusal {
+                url: "http://a.test/private/x".into(),
+                reason: RefusalReason::Robots,
+                rule: rule.into(),
+                site: Some("a".into()),
+                source: Some("http://a.test/sitemap.xml".into()),
+            };
             store
-                .refusals_of("http://a.test/")
+                .record_refusals(10, &[refusal("Disallow: /private")])
                 .await
-                .unwrap()
-                .is_empty()
-        );
+                .unwrap();
+            store
+                .record_refusals(20, &[refusal("Disallow: /priv")])
+                .await
+                .unwrap();
+            let rows = store.refusals_of("http://a.test/private/x").await.unwrap();
+            assert_eq!(rows.len(), 1);
+            assert_eq!(
+                (rows[0].first_ms, rows[0].last_ms, rows[0].times),
+                (10, 20, 2)
+            );
+            assert_eq!(rows[0].rule, "Disallow: /priv");
+            assert!(
+                store
+                    .refusals_of("http://a.test/")
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+        }
     }
 }

@@ -182,34 +182,37 @@ mod tests {
 
     #[tokio::test]
     async fn true_samples_round_trip_and_empty_reads() {
-        let (store, _dir) = crate::store::test_support::temp_store().await;
-        assert!(store.sites().await.unwrap().is_empty());
-        assert_eq!(store.observation_span().await.unwrap(), None);
-        assert!(store.errors_by_kind().await.unwrap().is_empty());
-        assert!(store.requests_per_host(0, 1000).await.unwrap().is_empty());
-        let site = SiteRecord {
-            name: "demo-web",
-            weight: 1.0,
-            requests_per_day: 240.0,
-            source_file: None,
-        };
-        let id = store.upsert_site(&site, 5).await.unwrap();
-        assert_eq!(store.site_id("demo-web").await.unwrap(), Some(id));
-        assert_eq!(store.site_id("other").await.unwrap(), None);
-        let sample = TrueFreshnessSample {
-            site_id: id,
-            at_ms: 900_000,
-            copies: 10,
-            stale: 3,
-            mean_age_days: 0.25,
-            share_stale: 0.3,
-        };
-        store
-            .add_true_freshness_samples(std::slice::from_ref(&sample))
-            .await
-            .unwrap();
-        assert_eq!(store.true_freshness_samples().await.unwrap(), vec![sample]);
-        let sites = store.sites().await.unwrap();
-        assert_eq!(sites[0].requests_per_day, 240.0);
+        let (stores, _dir) =
+            crate::store::test_support::stores("true_samples_round_trip_and_empty_reads").await;
+        for store in stores {
+            assert!(store.sites().await.unwrap().is_empty());
+            assert_eq!(store.observation_span().await.unwrap(), None);
+            assert!(store.errors_by_kind().await.unwrap().is_empty());
+            assert!(store.requests_per_host(0, 1000).await.unwrap().is_empty());
+            let site = SiteRecord {
+                name: "demo-web",
+                weight: 1.0,
+                requests_per_day: 240.0,
+                source_file: None,
+            };
+            let id = store.upsert_site(&site, 5).await.unwrap();
+            assert_eq!(store.site_id("demo-web").await.unwrap(), Some(id));
+            assert_eq!(store.site_id("other").await.unwrap(), None);
+            let sample = TrueFreshnessSample {
+                site_id: id,
+                at_ms: 900_000,
+                copies: 10,
+                stale: 3,
+                mean_age_days: 0.25,
+                share_stale: 0.3,
+            };
+            store
+                .add_true_freshness_samples(std::slice::from_ref(&sample))
+                .await
+                .unwrap();
+            assert_eq!(store.true_freshness_samples().await.unwrap(), vec![sample]);
+            let sites = store.sites().await.unwrap();
+            assert_eq!(sites[0].requests_per_day, 240.0);
+        }
     }
 }

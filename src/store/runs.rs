@@ -65,17 +65,20 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::test_support::temp_store;
 
     #[tokio::test]
     async fn reports_read_now_from_the_end_of_a_virtual_run() {
-        let (store, _dir) = temp_store().await;
-        assert_eq!(store.report_now(5_000).await.unwrap(), 5_000);
-        let demo = store.start_run(100, "learned", 3600.0).await.unwrap();
-        store.update_run(demo, Some(900), [0; 4]).await.unwrap();
-        assert_eq!(store.report_now(5_000).await.unwrap(), 900);
-        let real = store.start_run(4_000, "learned", 1.0).await.unwrap();
-        store.update_run(real, Some(4_500), [0; 4]).await.unwrap();
-        assert_eq!(store.report_now(5_000).await.unwrap(), 5_000);
+        let (stores, _dir) =
+            crate::store::test_support::stores("reports_read_now_from_the_end_of_a_virtual_run")
+                .await;
+        for store in stores {
+            assert_eq!(store.report_now(5_000).await.unwrap(), 5_000);
+            let demo = store.start_run(100, "learned", 3600.0).await.unwrap();
+            store.update_run(demo, Some(900), [0; 4]).await.unwrap();
+            assert_eq!(store.report_now(5_000).await.unwrap(), 900);
+            let real = store.start_run(4_000, "learned", 1.0).await.unwrap();
+            store.update_run(real, Some(4_500), [0; 4]).await.unwrap();
+            assert_eq!(store.report_now(5_000).await.unwrap(), 5_000);
+        }
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::Store;
+use super::backend::BindReal;
 
 /// A URL's summary row.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -145,10 +146,13 @@ impl Store {
                         .await?;
                 match existing {
                     None => {
-                        let id: i64 = sqlx::query_scalar(
+                        // Another worker on the same database may insert it first: then it
+                        // is theirs, not new here.
+                        let id: Option<i64> = sqlx::query_scalar(
                             "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms,
                                  discovered_from, lastmod_ms, changefreq, priority, next_due_ms)
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                             ON CONFLICT (url) DO NOTHING RETURNING id",
                         )
                         .bind(&d.url)
                         .bind(d.site_id)
@@ -158,11 +162,11 @@ impl Store {
                         .bind(&d.discovered_from)
                         .bind(d.lastmod_ms)
                         .bind(&d.changefreq)
-                        .bind(d.priority)
+                        .bind_real(d.priority)
                         .bind(now_ms)
-                        .fetch_one(&mut *tx)
+                        .fetch_optional(&mut *tx)
                         .await?;
-                        new_ids.push(id);
+                        new_ids.extend(id);
                     }
                     Some((id, last_checked)) => {
                         let known_change = d
@@ -183,7 +187,7 @@ impl Store {
                         )
                         .bind(d.lastmod_ms)
                         .bind(&d.changefreq)
-                        .bind(d.priority)
+                        .bind_real(d.priority)
                         .bind(known_change)
                         .bind(known_change)
                         .bind(now_ms)
@@ -348,6 +352,14 @@ impl UrlPages {
         }
     }
 
+    /// The rows of `scope` after row id `after_id` (those added since a row was read).
+    pub fn after(scope: UrlScope, per_page: i64, after_id: i64) -> Self {
+        Self {
+            after_id,
+            ..Self::new(scope, per_page)
+        }
+    }
+
     /// The next page of rows (by id), or `None` once every row was read.
     pub async fn next(&mut self, store: &Store) -> sqlx::Result<Option<Vec<UrlRow>>> {
         if self.done {
@@ -382,7 +394,6 @@ impl UrlPages {
 mod tests {
     use super::*;
     use crate::store::sites::SiteRecord;
-    use crate::store::test_support::temp_store;
 
     /// Ids of every row `scope` reads, `per_page` at a time, and the pages' sizes.
     async fn read_all(store: &Store, scope: UrlScope, per_page: i64) -> (Vec<i64>, Vec<usize>) {
@@ -397,45 +408,50 @@ mod tests {
 
     #[tokio::test]
     async fn pages_read_every_row_of_their_scope_once_in_id_order() {
-        let (store, _dir) = temp_store().await;
-        let mut sites = Vec::new();
-        for name in ["a", "b"] {
-            let site = SiteRecord {
-                name,
-                weight: 1.0,
-                requests_per_day: 100.0,
-                source_file: None,
+        let (stores, _dir) = crate::store::test_support::stores(
+            "pages_read_every_row_of_their_scope_once_in_id_order",
+        )
+        .await;
+        for store in stores {
+            let mut sites = Vec::new();
+            for name in ["a", "b"] {
+                let site = SiteRecord {
+                    name,
+                    weight: 1.0,
+                    requests_per_day: 100.0,
+                    source_file: None,
+                };
+                sites.push(store.upsert_site(&site, 0).await.unwrap());
+            }
+            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            // Sites a and b take turns; every third URL of a is a sitemap.
+            let found: Vec<Discovered> = (0..7)
+                .map(|i| Discovered {
+                    url: format!("http://a.test/{i}"),
+                    site_id: sites[i % 2],
+                    host_id,
+                    kind: if i % 6 == 0 { "sitemap" } else { "page" },
+                    discovered_from: None,
+                    lastmod_ms: None,
+                    changefreq: None,
+                    priority: None,
+                })
+                .collect();
+            let ids = store.upsert_discovered(&found, 1_000).await.unwrap();
+            let of = |keep: &dyn Fn(usize) -> bool| -> Vec<i64> {
+                (0..7).filter(|&i| keep(i)).map(|i| ids[i]).collect()
             };
-            sites.push(store.upsert_site(&site, 0).await.unwrap());
+            let (site_a, sizes) = read_all(&store, UrlScope::Site(sites[0]), 2).await;
+            assert_eq!(site_a, of(&|i| i % 2 == 0));
+            assert_eq!(
+                sizes,
+                [2, 2],
+                "a full last page is followed by an empty read, not a page"
+            );
+            let (schedulable, sizes) = read_all(&store, UrlScope::Schedulable, 4).await;
+            assert_eq!(schedulable, of(&|i| i % 6 != 0));
+            assert_eq!(sizes, [4, 1]);
+            store.close().await;
         }
-        let host_id = store.host_id("http://a.test:80").await.unwrap();
-        // Sites a and b take turns; every third URL of a is a sitemap.
-        let found: Vec<Discovered> = (0..7)
-            .map(|i| Discovered {
-                url: format!("http://a.test/{i}"),
-                site_id: sites[i % 2],
-                host_id,
-                kind: if i % 6 == 0 { "sitemap" } else { "page" },
-                discovered_from: None,
-                lastmod_ms: None,
-                changefreq: None,
-                priority: None,
-            })
-            .collect();
-        let ids = store.upsert_discovered(&found, 1_000).await.unwrap();
-        let of = |keep: &dyn Fn(usize) -> bool| -> Vec<i64> {
-            (0..7).filter(|&i| keep(i)).map(|i| ids[i]).collect()
-        };
-        let (site_a, sizes) = read_all(&store, UrlScope::Site(sites[0]), 2).await;
-        assert_eq!(site_a, of(&|i| i % 2 == 0));
-        assert_eq!(
-            sizes,
-            [2, 2],
-            "a full last page is followed by an empty read, not a page"
-        );
-        let (schedulable, sizes) = read_all(&store, UrlScope::Schedulable, 4).await;
-        assert_eq!(schedulable, of(&|i| i % 6 != 0));
-        assert_eq!(sizes, [4, 1]);
-        store.close().await;
     }
 }

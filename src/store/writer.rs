@@ -186,76 +186,79 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_writers_and_readers_lose_nothing() {
-        let (store, _dir) = temp_store().await;
-        let (site_id, host_id) = site_and_host(&store).await;
-        let writing = Arc::new(AtomicBool::new(true));
-        let mut readers = Vec::new();
-        for _ in 0..2 {
-            let (store, writing) = (store.clone(), writing.clone());
-            readers.push(tokio::spawn(async move {
-                let mut reads = 0;
-                while writing.load(Ordering::Relaxed) {
-                    store.url_status(None).await.unwrap();
-                    store.host_status(None).await.unwrap();
-                    store.recent_errors(50).await.unwrap();
-                    store.observation_count().await.unwrap();
-                    reads += 1;
-                }
-                reads
-            }));
-        }
-        let mut writers = Vec::new();
-        for task in 0..TASKS {
-            let store = store.clone();
-            writers.push(tokio::spawn(async move {
-                for n in 0..WRITES {
-                    let url = format!("http://a.test/{task}/{n}");
-                    let found = discovered(url, site_id, host_id);
-                    let ids = store.upsert_discovered(&[found], n).await.unwrap();
-                    store
-                        .record_check(&check(ids[0], n), &due_at(n + 1))
+        let (stores, _dir) =
+            crate::store::test_support::stores("concurrent_writers_and_readers_lose_nothing").await;
+        for store in stores {
+            let (site_id, host_id) = site_and_host(&store).await;
+            let writing = Arc::new(AtomicBool::new(true));
+            let mut readers = Vec::new();
+            for _ in 0..2 {
+                let (store, writing) = (store.clone(), writing.clone());
+                readers.push(tokio::spawn(async move {
+                    let mut reads = 0;
+                    while writing.load(Ordering::Relaxed) {
+                        store.url_status(None).await.unwrap();
+                        store.host_status(None).await.unwrap();
+                        store.recent_errors(50).await.unwrap();
+                        store.observation_count().await.unwrap();
+                        reads += 1;
+                    }
+                    reads
+                }));
+            }
+            let mut writers = Vec::new();
+            for task in 0..TASKS {
+                let store = store.clone();
+                writers.push(tokio::spawn(async move {
+                    for n in 0..WRITES {
+                        let url = format!("http://a.test/{task}/{n}");
+                        let found = discovered(url, site_id, host_id);
+                        let ids = store.upsert_discovered(&[found], n).await.unwrap();
+                        store
+                            .record_check(&check(ids[0], n), &due_at(n + 1))
+                            .await
+                            .unwrap();
+                        let error = ErrorRecord {
+                            scope: "fetch",
+                            message: format!("{task}/{n}"),
+                            ..Default::default()
+                        };
+                        store.record_error(n, &error).await.unwrap();
+                    }
+                }));
+            }
+            for writer in writers {
+                writer.await.unwrap();
+            }
+            writing.store(false, Ordering::Relaxed);
+            for reader in readers {
+                assert!(reader.await.unwrap() > 0, "a reader never completed a read");
+            }
+
+            let total = TASKS * WRITES;
+            assert_eq!(store.observation_count().await.unwrap(), total);
+            assert_eq!(
+                store.urls_of_site(site_id).await.unwrap().len() as i64,
+                total
+            );
+            assert_eq!(
+                store.recent_errors(total + 10).await.unwrap().len() as i64,
+                total
+            );
+            for task in 0..TASKS {
+                for n in [0, WRITES / 2, WRITES - 1] {
+                    let row = store
+                        .url_row(&format!("http://a.test/{task}/{n}"))
                         .await
                         .unwrap();
-                    let error = ErrorRecord {
-                        scope: "fetch",
-                        message: format!("{task}/{n}"),
-                        ..Default::default()
-                    };
-                    store.record_error(n, &error).await.unwrap();
+                    let row = row.expect("every discovered URL is stored");
+                    assert_eq!((row.checks, row.next_due_ms), (1, Some(n + 1)));
                 }
-            }));
-        }
-        for writer in writers {
-            writer.await.unwrap();
-        }
-        writing.store(false, Ordering::Relaxed);
-        for reader in readers {
-            assert!(reader.await.unwrap() > 0, "a reader never completed a read");
-        }
-
-        let total = TASKS * WRITES;
-        assert_eq!(store.observation_count().await.unwrap(), total);
-        assert_eq!(
-            store.urls_of_site(site_id).await.unwrap().len() as i64,
-            total
-        );
-        assert_eq!(
-            store.recent_errors(total + 10).await.unwrap().len() as i64,
-            total
-        );
-        for task in 0..TASKS {
-            for n in [0, WRITES / 2, WRITES - 1] {
-                let row = store
-                    .url_row(&format!("http://a.test/{task}/{n}"))
-                    .await
-                    .unwrap();
-                let row = row.expect("every discovered URL is stored");
-                assert_eq!((row.checks, row.next_due_ms), (1, Some(n + 1)));
             }
+            // One writer connection: the process never finds the database locked by itself.
+            assert_eq!(store.lock_retries(), 0);
+            store.close().await;
         }
-        // One writer connection: the process never finds the database locked by itself.
-        assert_eq!(store.lock_retries(), 0);
-        store.close().await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -319,11 +322,16 @@ mod tests {
 
     #[tokio::test]
     async fn a_write_that_fails_for_another_reason_is_not_retried() {
-        let (store, _dir) = temp_store().await;
-        // No URL 42: the foreign key rejects the observation.
-        let error = store.record_check(&check(42, 5), &due_at(10)).await;
-        assert!(error.is_err());
-        assert_eq!(store.lock_retries(), 0);
-        assert_eq!(store.observation_count().await.unwrap(), 0);
+        let (stores, _dir) = crate::store::test_support::stores(
+            "a_write_that_fails_for_another_reason_is_not_retried",
+        )
+        .await;
+        for store in stores {
+            // No URL 42: the foreign key rejects the observation.
+            let error = store.record_check(&check(42, 5), &due_at(10)).await;
+            assert!(error.is_err());
+            assert_eq!(store.lock_retries(), 0);
+            assert_eq!(store.observation_count().await.unwrap(), 0);
+        }
     }
 }

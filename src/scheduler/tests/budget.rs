@@ -193,3 +193,68 @@ fn an_early_visit_for_a_known_change_is_an_overhead_of_the_plan() {
         s.overhead_per_day
     );
 }
+
+/// Two workers sharing a site's hosts (each holds half, the other half is "elsewhere") spend
+/// between them what one would: their budgets follow the planned visits of the hosts they hold.
+#[test]
+fn workers_holding_part_of_the_hosts_share_one_budget() {
+    let mut workers: Vec<Scheduler> = Vec::new();
+    let mut urls = Vec::new();
+    for worker in 0..2 {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, 100.0, 0);
+        let hosts: Vec<_> = (0..4).map(|_| sched.add_host(60_000, 0)).collect();
+        // Worker 0 holds hosts 0 and 1, worker 1 hosts 2 and 3; the fast pages are all on the
+        // first worker's hosts, so an even split would be wrong.
+        urls = (0..40)
+            .map(|i| {
+                sched.add_url(
+                    0,
+                    page(site, hosts[i % 4], if i % 4 < 2 { 4.0 } else { 0.5 }),
+                )
+            })
+            .collect();
+        for (h, &host) in hosts.iter().enumerate() {
+            sched.set_host_elsewhere(host, (h < 2) != (worker == 0));
+        }
+        workers.push(sched);
+    }
+    let mut requests = [0u64; 2];
+    let mut now = 0;
+    let mut next_share = 0;
+    while now < 10 * DAY {
+        for (w, sched) in workers.iter_mut().enumerate() {
+            if now >= next_share {
+                sched.share_budgets(now);
+            }
+            while let Some(req) = sched.poll_request(now) {
+                requests[w] += 1;
+                let fast = urls.iter().position(|&u| u == req.url).expect("known") % 4 < 2;
+                let seen = if requests[w] < 21 {
+                    Seen::Copy
+                } else if fast || now % (2 * DAY) < HOUR {
+                    Seen::Changed
+                } else {
+                    Seen::Unchanged
+                };
+                sched.handle_fetched(now, req.url, Fetched::at(now, seen));
+            }
+        }
+        if now >= next_share {
+            next_share = now + 10 * 60_000;
+        }
+        let wake = workers
+            .iter_mut()
+            .filter_map(|s| s.poll_timeout())
+            .min()
+            .expect("URLs stay queued");
+        now = wake.min(next_share).max(now + 1);
+    }
+    let total = requests[0] + requests[1];
+    // 100 a day for 10 days, plus each bucket's quarter hour.
+    assert!((985..=1010).contains(&total), "{requests:?}");
+    assert!(
+        requests[0] > requests[1],
+        "the fast pages' holder spends more: {requests:?}"
+    );
+}

@@ -1,0 +1,263 @@
+//! Several `freshet run` workers on one PostgreSQL database: each contacts only the hosts it
+//! holds a lease on ([`crate::store::leases`]), so no host ever has two workers' requests at
+//! once, and a killed worker's hosts are taken over when its leases expire.
+//!
+//! Every [`RENEW_EVERY_MS`] a round renews this worker's leases and claims free hosts up to its
+//! fair share. What the round changes is applied where requests are decided: the politeness
+//! pool hands out permits only for held hosts ([`HeldHosts`]: pages, hops, robots.txt, sitemaps
+//! and feeds alike), and the scheduler hands out no URL of a host held elsewhere. A host taken
+//! over starts from the database: its politeness row (so the gap since the last worker's last
+//! request holds) and its URLs' rows (their evidence and due times). A host beyond the share
+//! (another worker joined) is first no longer contacted, then given back once no request to it
+//! is in flight. A site's discovery (sitemaps, robots.txt, feeds named in its schedule) runs on
+//! the worker that holds the host of its first sitemap, feed or seed; every worker reads the
+//! URLs others found at each round.
+//!
+//! Without PostgreSQL (one process on a SQLite file) there are no leases and every host is held.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use tracing::{info, warn};
+
+use super::ROWS_PER_READ;
+use super::context::{Context, SiteState};
+use crate::politeness::{HeldHosts, key_of};
+use crate::store::leases::LeaseRound;
+use crate::store::urls::{UrlPages, UrlScope};
+
+/// How long a lease lasts unless renewed (clock ms), by default.
+pub const DEFAULT_LEASE_MS: i64 = 30_000;
+/// How often a worker renews its leases and claims hosts (clock ms), at most: a third of the
+/// lease, so that two rounds may fail before a lease is lost.
+pub const RENEW_EVERY_MS: i64 = 10_000;
+
+/// How a worker shares the work with others on one PostgreSQL database.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerOptions {
+    /// Its name in the leases (default: this machine's name and the process id). A worker
+    /// restarted under the same name takes its own leases back at once.
+    pub name: Option<String>,
+    /// How long a lease lasts unless renewed (default [`DEFAULT_LEASE_MS`]): a killed worker's
+    /// hosts wait this long before another takes them.
+    pub lease: Option<Duration>,
+}
+
+/// This worker's side of the leases.
+pub struct Leasing {
+    /// Its name in the leases.
+    pub worker: String,
+    /// How long a lease lasts unless renewed (clock ms).
+    pub ttl_ms: i64,
+    /// The hosts it holds, which the pool and the scheduler obey.
+    pub held: HeldHosts,
+    /// Hosts no longer contacted, given back once idle.
+    leaving: Mutex<HashSet<String>>,
+    /// Hosts already written as lease rows.
+    registered: Mutex<HashSet<String>>,
+    /// The highest URL row id read: rows after it were added by any worker since.
+    last_url_id: AtomicI64,
+}
+
+impl Leasing {
+    /// Leasing for `options`; a lease counts as held until half its length before it ends.
+    pub fn new(options: &WorkerOptions) -> Self {
+        let ttl_ms = options
+            .lease
+            .map_or(DEFAULT_LEASE_MS, |d| d.as_millis() as i64)
+            .max(3);
+        let worker = options.name.clone().unwrap_or_else(|| {
+            let machine = std::fs::read_to_string("/etc/hostname")
+                .map(|name| name.trim().to_string())
+                .unwrap_or_else(|_| "worker".into());
+            format!("{machine}-{}", std::process::id())
+        });
+        Self {
+            worker,
+            ttl_ms,
+            held: HeldHosts::new(ttl_ms / 2),
+            leaving: Mutex::default(),
+            registered: Mutex::default(),
+            last_url_id: AtomicI64::new(0),
+        }
+    }
+
+    /// How often rounds run (clock ms).
+    pub fn renew_every_ms(&self) -> i64 {
+        RENEW_EVERY_MS.min(self.ttl_ms / 3).max(1)
+    }
+
+    /// Whether this worker runs `site`'s discovery: it holds the host of the site's first
+    /// sitemap, feed or seed.
+    pub fn discovers(&self, site: &SiteState, now_ms: i64) -> bool {
+        discovery_key(site).is_none_or(|key| self.held.holds(&key, now_ms))
+    }
+
+    /// Records the highest URL row id read.
+    pub fn saw_url_ids(&self, max_id: i64) {
+        self.last_url_id.fetch_max(max_id, Ordering::Relaxed);
+    }
+}
+
+/// The host a site's discovery contacts first.
+fn discovery_key(site: &SiteState) -> Option<String> {
+    let s = &site.site;
+    let url = s.sitemaps.first().or(s.feeds.first()).or(s.seeds.first())?;
+    Some(crate::politeness::host_key(url))
+}
+
+/// One round: registers the hosts known, renews and claims leases, gives back idle surplus
+/// hosts, and applies the result to the pool and the scheduler. Then reads the URLs other
+/// workers added.
+/// `refresh`: hosts gained read their URLs' rows again (at start the scheduler was just
+/// filled from them).
+pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::Result<()> {
+    let now = ctx.clock.now_ms();
+    let mut known = ctx.ledger.politeness_keys();
+    known.extend(ctx.sites.iter().filter_map(discovery_key));
+    let new: Vec<String> = {
+        let registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
+        known
+            .into_iter()
+            .filter(|k| !registered.contains(k))
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    if !new.is_empty() {
+        ctx.store.add_lease_keys(&new).await?;
+        let mut registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
+        registered.extend(new);
+    }
+    let release: Vec<String> = {
+        let leaving = leasing.leaving.lock().unwrap_or_else(|e| e.into_inner());
+        leaving
+            .iter()
+            .filter(|key| ctx.pool.status(key).is_none_or(|s| s.in_flight == 0))
+            .cloned()
+            .collect()
+    };
+    let result = ctx
+        .store
+        .lease_round(&leasing.worker, now, leasing.ttl_ms, &release)
+        .await?;
+    let was: HashSet<String> = leasing.held.keys().into_iter().collect();
+    let now_held: HashSet<String> = result.held.iter().cloned().collect();
+    let (gained, leave) = apply(ctx, leasing, &release, &result, now + leasing.ttl_ms, &was);
+    for key in was.difference(&now_held) {
+        // Lost (expired while the database was out of reach): never contacted again here
+        // until held again.
+        warn!(host = %key, "lease lost: another worker may hold this host now");
+        leasing.held.drop_host(key);
+        ctx.ledger.set_held(key, None);
+    }
+    if !gained.is_empty() || !leave.is_empty() {
+        info!(
+            worker = %leasing.worker,
+            gained = gained.len(),
+            leaving = leave.len(),
+            held = now_held.len(),
+            share = result.share,
+            workers = result.workers,
+            "host leases"
+        );
+    }
+    if refresh {
+        take_over(ctx, &gained).await?;
+        read_new_urls(ctx, leasing).await?;
+    } else {
+        for key in &gained {
+            ctx.ledger
+                .set_held(key, Some(ctx.pool.next_allowed_ms(key)));
+        }
+    }
+    // The budgets follow the hosts: the workers' parts of a site's budget add up to it.
+    ctx.ledger.share_budgets(ctx.clock.now_ms());
+    Ok(())
+}
+
+/// Applies a round's result to the pool and the scheduler: hosts beyond the share start
+/// leaving (the last ones in key order; given back at a later round, once idle), the others
+/// are held until `until`. Answers the hosts gained and those that started leaving.
+fn apply(
+    ctx: &Context,
+    leasing: &Leasing,
+    released: &[String],
+    result: &LeaseRound,
+    until: i64,
+    was: &HashSet<String>,
+) -> (Vec<String>, Vec<String>) {
+    let mut leaving = leasing.leaving.lock().unwrap_or_else(|e| e.into_inner());
+    for key in released {
+        leaving.remove(key);
+    }
+    let surplus = result.held.len().saturating_sub(result.share);
+    let mut leave: Vec<String> = result
+        .held
+        .iter()
+        .filter(|k| !leaving.contains(*k))
+        .rev()
+        .take(surplus.saturating_sub(leaving.len()))
+        .cloned()
+        .collect();
+    leave.sort_unstable();
+    leaving.extend(leave.iter().cloned());
+    let mut gained = Vec::new();
+    for key in &result.held {
+        if leaving.contains(key) {
+            leasing.held.drop_host(key);
+            ctx.ledger.set_held(key, None);
+        } else {
+            leasing.held.hold(key, until);
+            if !was.contains(key) {
+                gained.push(key.clone());
+            }
+        }
+    }
+    (gained, leave)
+}
+
+/// Starts the hosts this worker just took from the database: politeness first (the gap since
+/// another worker's last request holds), then their URLs' evidence and due times.
+async fn take_over(ctx: &Context, gained: &[String]) -> anyhow::Result<()> {
+    if gained.is_empty() {
+        return Ok(());
+    }
+    let gained: HashSet<&String> = gained.iter().collect();
+    let saved: Vec<_> = ctx
+        .store
+        .load_politeness()
+        .await?
+        .into_iter()
+        .filter(|row| gained.contains(&row.key))
+        .collect();
+    ctx.pool.restore(&saved);
+    let mut pages = UrlPages::new(UrlScope::Schedulable, ROWS_PER_READ);
+    while let Some(rows) = pages.next(&ctx.store).await? {
+        let mine: Vec<_> = rows
+            .into_iter()
+            .filter(|row| gained.contains(&key_of(&row.url)))
+            .collect();
+        ctx.take_over_rows(&mine);
+    }
+    for key in gained {
+        let open_at = ctx.pool.next_allowed_ms(key);
+        ctx.ledger.set_held(key, Some(open_at));
+    }
+    Ok(())
+}
+
+/// Hands the scheduler the URLs any worker added since the last read.
+async fn read_new_urls(ctx: &Context, leasing: &Leasing) -> anyhow::Result<()> {
+    let after = leasing.last_url_id.load(Ordering::Relaxed);
+    let mut pages = UrlPages::after(UrlScope::Schedulable, ROWS_PER_READ, after);
+    while let Some(rows) = pages.next(&ctx.store).await? {
+        if let Some(last) = rows.last() {
+            leasing.saw_url_ids(last.id);
+        }
+        ctx.sync_rows(&rows);
+    }
+    Ok(())
+}

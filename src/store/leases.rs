@@ -1,0 +1,198 @@
+//! Host leases: how several `freshet run` workers on one PostgreSQL database share the hosts so
+//! that each host is contacted by one worker at a time (table `leases`, migration 0014).
+//!
+//! A worker runs a round every few seconds ([`Store::lease_round`]), one transaction: its
+//! heartbeat row; the number of live workers, hence its fair share of the hosts (all of them
+//! divided by the workers, rounded up); it renews what it holds, gives back what it was asked to
+//! (hosts it no longer contacts: it gives a host back only once no request to it is in flight),
+//! and claims free or expired hosts up to its share with `FOR UPDATE SKIP LOCKED`, each worker
+//! reading the free rows in its own order ([`spread_of`]) so that claims rarely collide. A
+//! killed worker's hosts are taken when its leases expire. Only lease rows are used, never
+//! advisory locks or server-side functions, so the same SQL runs on the engines that speak
+//! PostgreSQL's protocol (CockroachDB, YugabyteDB).
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::Store;
+
+/// What a lease round left the worker with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseRound {
+    /// The hosts it holds (politeness keys), sorted.
+    pub held: Vec<String>,
+    /// Its fair share: the most hosts it should hold.
+    pub share: usize,
+    /// Workers alive (their heartbeat not expired), itself included.
+    pub workers: i64,
+}
+
+/// Where a key or a worker falls in the order of free hosts (31 bits, so that two add up
+/// without overflow on either database).
+pub fn spread_of(text: &str) -> i64 {
+    (xxh3_64(text.as_bytes()) & 0x7fff_ffff) as i64
+}
+
+impl Store {
+    /// Makes `keys` leasable (a free lease row each); keys already there are left as they are.
+    pub async fn add_lease_keys(&self, keys: &[String]) -> sqlx::Result<()> {
+        let keys = keys.to_vec();
+        self.write("add_lease_keys", move |mut tx| {
+            let keys = keys.clone();
+            async move {
+                for key in &keys {
+                    sqlx::query(
+                        "INSERT INTO leases (kind, key, spread) VALUES ('host', $1, $2)
+                         ON CONFLICT (kind, key) DO NOTHING",
+                    )
+                    .bind(key)
+                    .bind(spread_of(key))
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                Ok((tx, ()))
+            }
+        })
+        .await
+    }
+
+    /// One round for `worker` at `now_ms`: heartbeat, give back `release`, renew the rest of
+    /// what it holds until `now_ms + ttl_ms`, claim free or expired hosts up to its share.
+    pub async fn lease_round(
+        &self,
+        worker: &str,
+        now_ms: i64,
+        ttl_ms: i64,
+        release: &[String],
+    ) -> sqlx::Result<LeaseRound> {
+        let skip_locked = self.writer.backend.skip_locked();
+        let claim = format!(
+            "UPDATE leases SET worker = $1, until_ms = $2
+             WHERE kind = 'host' AND key IN (
+                 SELECT key FROM leases
+                 WHERE kind = 'host' AND (worker IS NULL OR until_ms <= $3)
+                 ORDER BY (spread + $4) % 2147483648, key
+                 LIMIT $5{skip_locked})
+             RETURNING key"
+        );
+        let (worker, release) = (worker.to_string(), release.to_vec());
+        self.write("lease_round", move |mut tx| {
+            let (worker, release, claim) = (worker.clone(), release.clone(), claim.clone());
+            async move {
+                let until = now_ms + ttl_ms;
+                sqlx::query(
+                    "INSERT INTO leases (kind, key, worker, until_ms) VALUES ('worker', $1, $1, $2)
+                     ON CONFLICT (kind, key) DO UPDATE SET worker = excluded.worker,
+                         until_ms = excluded.until_ms",
+                )
+                .bind(&worker)
+                .bind(until)
+                .execute(&mut *tx)
+                .await?;
+                let workers: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM leases WHERE kind = 'worker' AND until_ms > $1",
+                )
+                .bind(now_ms)
+                .fetch_one(&mut *tx)
+                .await?;
+                let hosts: i64 =
+                    sqlx::query_scalar("SELECT COUNT(*) FROM leases WHERE kind = 'host'")
+                        .fetch_one(&mut *tx)
+                        .await?;
+                let share = (hosts as usize).div_ceil(workers.max(1) as usize);
+                for key in &release {
+                    sqlx::query(
+                        "UPDATE leases SET worker = NULL, until_ms = 0
+                         WHERE kind = 'host' AND key = $1 AND worker = $2",
+                    )
+                    .bind(key)
+                    .bind(&worker)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                let mut held: Vec<String> = sqlx::query_scalar(
+                    "UPDATE leases SET until_ms = $2 WHERE kind = 'host' AND worker = $1
+                     RETURNING key",
+                )
+                .bind(&worker)
+                .bind(until)
+                .fetch_all(&mut *tx)
+                .await?;
+                if held.len() < share {
+                    let claimed: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(claim))
+                        .bind(&worker)
+                        .bind(until)
+                        .bind(now_ms)
+                        .bind(spread_of(&worker))
+                        .bind((share - held.len()) as i64)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                    held.extend(claimed);
+                }
+                held.sort_unstable();
+                Ok((
+                    tx,
+                    LeaseRound {
+                        held,
+                        share,
+                        workers,
+                    },
+                ))
+            }
+        })
+        .await
+    }
+
+    /// Gives back every lease `worker` holds, its heartbeat included (a clean shutdown: the
+    /// others take its hosts at their next round instead of waiting for the leases to expire).
+    pub async fn release_all_leases(&self, worker: &str) -> sqlx::Result<()> {
+        let worker = worker.to_string();
+        self.write("release_all_leases", move |mut tx| {
+            let worker = worker.clone();
+            async move {
+                sqlx::query("UPDATE leases SET worker = NULL, until_ms = 0 WHERE worker = $1")
+                    .bind(&worker)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok((tx, ()))
+            }
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::test_support::stores;
+
+    fn keys(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("h{i}.test:80")).collect()
+    }
+
+    #[tokio::test]
+    async fn workers_split_the_hosts_and_take_over_a_dead_ones() {
+        let (stores, _dir) = stores("workers_split_the_hosts").await;
+        for store in stores {
+            store.add_lease_keys(&keys(10)).await.unwrap();
+            store.add_lease_keys(&keys(10)).await.unwrap();
+            let a = store.lease_round("a", 0, 1_000, &[]).await.unwrap();
+            assert_eq!((a.held.len(), a.workers), (10, 1), "{a:?}");
+            // A second worker: its share is half, but a holds everything until it gives back.
+            let b = store.lease_round("b", 100, 1_000, &[]).await.unwrap();
+            assert_eq!((b.held.len(), b.share, b.workers), (0, 5, 2));
+            let a = store.lease_round("a", 200, 1_000, &[]).await.unwrap();
+            assert_eq!(a.share, 5);
+            let surplus = a.held[5..].to_vec();
+            let a = store.lease_round("a", 300, 1_000, &surplus).await.unwrap();
+            assert_eq!(a.held.len(), 5);
+            let b = store.lease_round("b", 400, 1_000, &[]).await.unwrap();
+            assert_eq!(b.held, surplus);
+            // a dies: its heartbeat and leases expire, and b takes everything.
+            let b = store.lease_round("b", 1_350, 1_000, &[]).await.unwrap();
+            assert_eq!((b.held.len(), b.workers), (10, 1), "{b:?}");
+            // A clean shutdown frees at once.
+            store.release_all_leases("b").await.unwrap();
+            let c = store.lease_round("c", 1_400, 1_000, &[]).await.unwrap();
+            assert_eq!(c.held.len(), 10);
+        }
+    }
+}

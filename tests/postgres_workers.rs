@@ -1,0 +1,227 @@
+//! Three `freshet run` workers on one PostgreSQL database against six loopback hosts, one of
+//! them killed with SIGKILL midway, checked from the servers' side: no host ever sees two
+//! requests closer than its limit (so never two in flight: each answer takes a fraction of the
+//! limit), the killed worker's hosts are taken over, and every page request a server answered
+//! is one observation in the database (none recorded twice; at most the killed worker's
+//! requests in flight are lost).
+//!
+//! Needs `FRESHET_TEST_POSTGRES` (see tests/postgres_store.rs); SKIPPED without it unless
+//! `FRESHET_REQUIRE_POSTGRES=1`.
+
+#[path = "support/freshet_bin.rs"]
+mod freshet_bin;
+#[path = "support/recording_server.rs"]
+mod recording_server;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use freshet_bin::{Freshet, wait_for, write_schedule};
+use recording_server::{Recorded, RecordingServer, Reply};
+
+const HOSTS: usize = 6;
+const PAGES: usize = 8;
+/// Each host's limit: one request every 200 ms.
+const INTERVAL: Duration = Duration::from_millis(200);
+const LEASE_SECONDS: &str = "2";
+
+/// A new database on the test server, or None after saying SKIPPED.
+async fn postgres_database(test: &str) -> Option<String> {
+    let server = match std::env::var("FRESHET_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => url,
+        _ => {
+            assert!(
+                !std::env::var("FRESHET_REQUIRE_POSTGRES").is_ok_and(|v| v == "1"),
+                "FRESHET_REQUIRE_POSTGRES=1 but FRESHET_TEST_POSTGRES names no server"
+            );
+            eprintln!("SKIPPED {test}: set FRESHET_TEST_POSTGRES to a postgres:// URL");
+            return None;
+        }
+    };
+    let name = format!("freshet_{test}_{}", std::process::id());
+    Some(
+        freshet::store::create_postgres_database(&server, &name)
+            .await
+            .expect("create a database on the test server"),
+    )
+}
+
+/// A host: robots.txt, a sitemap of its pages, pages whose text changes at every request.
+async fn host() -> RecordingServer {
+    let server = RecordingServer::start().await;
+    let base = format!("http://127.0.0.1:{}", server.addr.port());
+    server.route(
+        "127.0.0.1",
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    let pages: Vec<String> = (0..PAGES).map(|i| format!("{base}/page/{i}")).collect();
+    server.route("127.0.0.1", "/sitemap.txt", Reply::text(pages.join("\n")));
+    for i in 0..PAGES {
+        server.handle(
+            "127.0.0.1",
+            &format!("/page/{i}"),
+            move |request: &Recorded| {
+                Reply::html(format!("<p>page {i}, version {}</p>", request.hit)).to_response()
+            },
+        );
+    }
+    server
+}
+
+/// Checks of the pages recorded in the database, read with `report age`.
+async fn checks_recorded(db: &str) -> i64 {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args(["report", "age", "--db", db, "--format", "json"])
+        .output()
+        .await
+        .expect("run freshet report");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .filter(|row| {
+            row["url"]
+                .as_str()
+                .is_some_and(|url| url.contains("/page/"))
+        })
+        .map(|row| row["checks"].as_i64().unwrap_or(0))
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_share_the_hosts_and_survive_a_kill() {
+    let Some(db) = postgres_database("three_workers").await else {
+        return;
+    };
+    let mut servers = Vec::new();
+    for _ in 0..HOSTS {
+        servers.push(host().await);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let schedule: String = servers
+        .iter()
+        .enumerate()
+        .map(|(i, server)| {
+            format!(
+                "[[site]]\nname = \"site{i}\"\nsitemaps = [\"http://127.0.0.1:{}/sitemap.txt\"]\n\
+                 host_rate = \"5/s\"\nrequests_per_day = 5000000\nallow_networks = [\"127.0.0.0/8\"]\n\n",
+                server.addr.port()
+            )
+        })
+        .collect();
+    let schedule = write_schedule(dir.path(), &schedule);
+    let db_path = Path::new(&db);
+    let start = |name: &str| {
+        Freshet::run(
+            &schedule,
+            db_path,
+            &[
+                "--worker",
+                name,
+                "--lease-seconds",
+                LEASE_SECONDS,
+                "--no-status",
+            ],
+        )
+    };
+    let workers = [start("w0"), start("w1"), start("w2")];
+
+    // Every host served pages: the workers split them and are fetching.
+    let busy = |since: Instant, n: usize| {
+        servers.iter().all(|s| {
+            s.requests()
+                .iter()
+                .filter(|r| r.path.starts_with("/page/") && r.at > since)
+                .count()
+                >= n
+        })
+    };
+    let began = Instant::now();
+    assert!(
+        wait_for(Duration::from_secs(60), || busy(began, 5)).await,
+        "not every host was fetched"
+    );
+    // Each worker holds its share (two hosts) before one is killed.
+    let pool = sqlx::PgPool::connect(&db)
+        .await
+        .expect("connect to the test database");
+    let mut holders = 0;
+    for _ in 0..600 {
+        holders = sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(DISTINCT worker) FROM leases WHERE kind = 'host' AND worker IS NOT NULL",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        if holders == 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(holders, 3, "the three workers did not share the hosts");
+    let [killed, w1, w2] = workers;
+    killed.kill_now();
+    let killed_at = Instant::now();
+    let _ = killed.finish(Duration::from_secs(10)).await;
+    // Leases expire and the two left take every host: each serves again well after the kill.
+    let taken_over = killed_at + Duration::from_secs(4);
+    assert!(
+        wait_for(Duration::from_secs(60), || Instant::now() > taken_over
+            && busy(taken_over, 5))
+        .await,
+        "a host of the killed worker was not taken over"
+    );
+    w1.terminate();
+    w2.terminate();
+    for worker in [w1, w2] {
+        let (status, stderr) = worker
+            .finish(Duration::from_secs(30))
+            .await
+            .expect("the worker exits after SIGTERM");
+        assert!(status.success(), "a worker failed: {stderr}");
+    }
+
+    let mut page_requests = 0;
+    for (i, server) in servers.iter().enumerate() {
+        let log = server.requests();
+        page_requests += log.iter().filter(|r| r.path.starts_with("/page/")).count() as i64;
+        for pair in log.windows(2) {
+            let gap = pair[1].at.duration_since(pair[0].at);
+            assert!(
+                gap >= INTERVAL - Duration::from_millis(1),
+                "host {i}: {} then {} only {gap:?} apart",
+                pair[0].path,
+                pair[1].path
+            );
+        }
+    }
+    // The killed worker's leases were taken over, and the others gave theirs back at exit.
+    let held: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT worker, COUNT(*) FROM leases WHERE kind = 'host' AND worker IS NOT NULL
+         GROUP BY worker ORDER BY worker",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(
+        held.is_empty(),
+        "a clean shutdown gives every lease back: {held:?}"
+    );
+    let recorded = checks_recorded(&db).await;
+    assert!(
+        recorded <= page_requests,
+        "{recorded} checks recorded for {page_requests} page requests: some recorded twice"
+    );
+    // The killed worker held at most its share of the hosts, one request in flight on each.
+    let lost = page_requests - recorded;
+    assert!(
+        lost <= HOSTS.div_ceil(3) as i64,
+        "{lost} of {page_requests} page requests were not recorded"
+    );
+}
