@@ -34,12 +34,12 @@ pub struct Args {
     #[arg(long)]
     pub no_status: bool,
     /// With a postgres:// database: this worker's name in the host leases (default: the
-    /// machine's name and the process id). Restarted under the same name, a worker takes its
-    /// own hosts back at once.
+    /// machine's name and the process id; each process adds a token of its own).
     #[arg(long, value_name = "NAME")]
     pub worker: Option<String>,
     /// With a postgres:// database: how long a host lease lasts unless renewed, so how long a
-    /// killed worker's hosts wait before another worker takes them.
+    /// killed worker's hosts wait before another worker takes them (at least twice the longest
+    /// request timeout of the schedules, and a second).
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub lease_seconds: f64,
 }

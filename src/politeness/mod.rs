@@ -276,6 +276,13 @@ impl HostPool {
             journal.save(&permit.host().snapshot()).await;
             permit.journal = Some(journal.clone());
         }
+        // The waits above may have outlasted the lease (or the host may be leaving): asked
+        // again as the request is about to go.
+        if let Some(held) = &self.held
+            && !held.holds(&key_of(origin), self.clock.now_ms())
+        {
+            return Err(NotNow::NotHeld);
+        }
         Ok(permit)
     }
 

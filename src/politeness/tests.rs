@@ -272,3 +272,38 @@ async fn lowering_concurrency_takes_effect_as_permits_return() {
     let _c = pool.acquire(origin).await;
     assert_eq!(pool.status(origin).map(|s| s.in_flight), Some(1));
 }
+
+/// With leases, a permit is only for a host this worker holds, and a lease that ran out while
+/// the request waited for its gap sends nothing.
+#[tokio::test(start_paused = true)]
+async fn a_host_held_elsewhere_gets_no_permit() {
+    let held = HeldHosts::new(1_000);
+    let pool = Arc::new(pool(1.0).with_held_hosts(held.clone()));
+    let now = pool.clock().now_ms();
+    let (mine, theirs) = ("http://a.test", "http://b.test");
+    pool.configure(
+        mine,
+        HostConfig {
+            min_interval: Duration::from_secs(10),
+            concurrency: 1,
+        },
+    );
+    held.hold("a.test", now + 30_000);
+    assert_eq!(
+        pool.try_acquire(theirs).await.map(|_| ()),
+        Err(NotNow::NotHeld)
+    );
+    drop(
+        pool.try_acquire(mine)
+            .await
+            .expect("held: the first request goes"),
+    );
+    // The lease is cut short while the next request waits out its 10 s gap.
+    let waiter = tokio::spawn({
+        let pool = Arc::clone(&pool);
+        async move { pool.try_acquire(mine).await.map(|_| ()) }
+    });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    held.hold("a.test", now + 5_000);
+    assert_eq!(waiter.await.expect("no panic"), Err(NotNow::NotHeld));
+}

@@ -196,11 +196,6 @@ impl Context {
     /// Hands stored URL rows to the scheduler: new ones are added (with what an earlier run
     /// learnt), known ones get their new hints and known changes.
     pub fn sync_rows(&self, rows: &[UrlRow]) {
-        if let Some(last) = rows.iter().map(|r| r.id).max()
-            && let Some(leasing) = &self.leasing
-        {
-            leasing.saw_url_ids(last);
-        }
         self.ledger
             .sync(rows, self.clock.now_ms(), |row| self.host_gate(row));
     }

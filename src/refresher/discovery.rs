@@ -357,9 +357,16 @@ async fn add_pages(
             continue;
         }
         let origin = origin_of(&url);
-        if let Some(rule) = super::robots_rules::rules(ctx, site, &origin)
-            .await
-            .disallowed_by(url.as_str())
+        // A page on a host another worker holds is added unjudged: its holder asks that
+        // host's robots.txt before every request (here it could not be read).
+        let held_elsewhere = ctx
+            .leasing
+            .as_ref()
+            .is_some_and(|leasing| !leasing.held.holds(&crate::politeness::key_of(&origin), now));
+        if !held_elsewhere
+            && let Some(rule) = super::robots_rules::rules(ctx, site, &origin)
+                .await
+                .disallowed_by(url.as_str())
         {
             let rule = format!("{origin}/robots.txt: {rule}");
             refused.push((url.to_string(), RefusalReason::Robots, rule));

@@ -103,12 +103,21 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
 }
 
 /// Whether a request to `origin` must wait: shutdown was asked (the URL goes back as it was),
-/// or its host is closed by back-off or Retry-After for longer than freshet waits (the URL and
-/// the host wait until it opens, and the log says so). Hands the URL back when so.
+/// another worker holds its host (the URL waits for the next lease round), or its host is
+/// closed by back-off or Retry-After for longer than freshet waits (the URL and the host wait
+/// until it opens, and the log says so). Hands the URL back when so.
 fn not_now(ctx: &Context, row: &UrlRow, origin: &str) -> bool {
     let now = ctx.clock.now_ms();
     if ctx.is_stopping() {
         ctx.ledger.defer(now, row.id, now);
+        return true;
+    }
+    if let Some(leasing) = &ctx.leasing
+        && !leasing.held.holds(&crate::politeness::key_of(origin), now)
+    {
+        // Another worker holds the host now (its robots.txt is not this worker's to judge).
+        ctx.ledger
+            .defer(now, row.id, now + leasing.renew_every_ms());
         return true;
     }
     if let Some(until_ms) = ctx.pool.closed_beyond_patience(origin) {
@@ -204,7 +213,9 @@ pub(super) async fn fetch_and_record_extracted(
                 }
                 NotNow::Stopping => ctx.clock.now_ms(),
                 // Its holder fetches it; here it waits in case this worker takes the host.
-                NotNow::NotHeld => ctx.clock.now_ms() + super::leases::RENEW_EVERY_MS,
+                NotNow::NotHeld => {
+                    ctx.clock.now_ms() + ctx.leasing.as_ref().map_or(0, |l| l.renew_every_ms())
+                }
             };
             ctx.ledger.defer(ctx.clock.now_ms(), row.id, until);
         }

@@ -28,6 +28,8 @@ use crate::politeness::{HeldHosts, key_of};
 use crate::store::leases::LeaseRound;
 use crate::store::urls::{UrlPages, UrlScope};
 
+/// URL row ids below the highest read that each round reads again.
+const REREAD_IDS: i64 = 1_000;
 /// How long a lease lasts unless renewed (clock ms), by default.
 pub const DEFAULT_LEASE_MS: i64 = 30_000;
 /// How often a worker renews its leases and claims hosts (clock ms), at most: a third of the
@@ -37,11 +39,12 @@ pub const RENEW_EVERY_MS: i64 = 10_000;
 /// How a worker shares the work with others on one PostgreSQL database.
 #[derive(Debug, Clone, Default)]
 pub struct WorkerOptions {
-    /// Its name in the leases (default: this machine's name and the process id). A worker
-    /// restarted under the same name takes its own leases back at once.
+    /// Its name in the leases (default: this machine's name and the process id), to which
+    /// each process adds a token of its own: two processes given one name never share leases.
     pub name: Option<String>,
-    /// How long a lease lasts unless renewed (default [`DEFAULT_LEASE_MS`]): a killed worker's
-    /// hosts wait this long before another takes them.
+    /// How long a lease lasts unless renewed (default [`DEFAULT_LEASE_MS`]; never less than
+    /// twice the longest request a site allows, see [`Leasing::new`]): a killed worker's hosts
+    /// wait this long before another takes them.
     pub lease: Option<Duration>,
 }
 
@@ -62,18 +65,30 @@ pub struct Leasing {
 }
 
 impl Leasing {
-    /// Leasing for `options`; a lease counts as held until half its length before it ends.
-    pub fn new(options: &WorkerOptions) -> Self {
-        let ttl_ms = options
+    /// Leasing for `options`. A lease counts as held until half its length before it ends,
+    /// and a request started then must end before the lease does, even if this worker can no
+    /// longer renew it: so the lease lasts at least twice `longest_request` (the longest total
+    /// time a site allows one request) and a second.
+    pub fn new(options: &WorkerOptions, longest_request: Duration) -> Self {
+        let floor_ms = 2 * (longest_request.as_millis() as i64 + 1_000);
+        let asked_ms = options
             .lease
-            .map_or(DEFAULT_LEASE_MS, |d| d.as_millis() as i64)
-            .max(3);
-        let worker = options.name.clone().unwrap_or_else(|| {
+            .map_or(DEFAULT_LEASE_MS, |d| d.as_millis() as i64);
+        if asked_ms < floor_ms {
+            warn!(
+                asked_ms,
+                lease_ms = floor_ms,
+                "a lease must outlast a request started at its last moment: lengthened"
+            );
+        }
+        let ttl_ms = asked_ms.max(floor_ms);
+        let name = options.name.clone().unwrap_or_else(|| {
             let machine = std::fs::read_to_string("/etc/hostname")
                 .map(|name| name.trim().to_string())
                 .unwrap_or_else(|_| "worker".into());
             format!("{machine}-{}", std::process::id())
         });
+        let worker = format!("{name}/{:08x}", rand::random::<u32>());
         Self {
             worker,
             ttl_ms,
@@ -122,10 +137,11 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
         known
             .into_iter()
             .filter(|k| !registered.contains(k))
-            .collect::<HashSet<_>>()
+            .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect()
     };
+    // In key order, so that two workers registering the same new hosts never deadlock.
     if !new.is_empty() {
         ctx.store.add_lease_keys(&new).await?;
         let mut registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
@@ -164,14 +180,17 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
             "host leases"
         );
     }
+    // A host gained is contacted only once its politeness row is read (the gap since another
+    // worker's last request holds) and, after the start, its URLs' rows; should that fail, it
+    // stays unheld here and is gained again at the next round.
+    take_over(ctx, &gained, refresh).await?;
+    for key in &gained {
+        leasing.held.hold(key, now + leasing.ttl_ms);
+        ctx.ledger
+            .set_held(key, Some(ctx.pool.next_allowed_ms(key)));
+    }
     if refresh {
-        take_over(ctx, &gained).await?;
         read_new_urls(ctx, leasing).await?;
-    } else {
-        for key in &gained {
-            ctx.ledger
-                .set_held(key, Some(ctx.pool.next_allowed_ms(key)));
-        }
     }
     // The budgets follow the hosts: the workers' parts of a site's budget add up to it.
     ctx.ledger.share_budgets(ctx.clock.now_ms());
@@ -179,8 +198,9 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
 }
 
 /// Applies a round's result to the pool and the scheduler: hosts beyond the share start
-/// leaving (the last ones in key order; given back at a later round, once idle), the others
-/// are held until `until`. Answers the hosts gained and those that started leaving.
+/// leaving (the last ones in key order; given back at a later round, once idle), those held
+/// already are held until `until`. Answers the hosts gained (not held yet: see [`round`]) and
+/// those that started leaving.
 fn apply(
     ctx: &Context,
     leasing: &Leasing,
@@ -209,19 +229,19 @@ fn apply(
         if leaving.contains(key) {
             leasing.held.drop_host(key);
             ctx.ledger.set_held(key, None);
-        } else {
+        } else if was.contains(key) {
             leasing.held.hold(key, until);
-            if !was.contains(key) {
-                gained.push(key.clone());
-            }
+        } else {
+            gained.push(key.clone());
         }
     }
     (gained, leave)
 }
 
 /// Starts the hosts this worker just took from the database: politeness first (the gap since
-/// another worker's last request holds), then their URLs' evidence and due times.
-async fn take_over(ctx: &Context, gained: &[String]) -> anyhow::Result<()> {
+/// another worker's last request holds), then (`refresh`: not at the start, when the scheduler
+/// was just filled from them) their URLs' evidence and due times.
+async fn take_over(ctx: &Context, gained: &[String], refresh: bool) -> anyhow::Result<()> {
     if gained.is_empty() {
         return Ok(());
     }
@@ -234,6 +254,9 @@ async fn take_over(ctx: &Context, gained: &[String]) -> anyhow::Result<()> {
         .filter(|row| gained.contains(&row.key))
         .collect();
     ctx.pool.restore(&saved);
+    if !refresh {
+        return Ok(());
+    }
     let mut pages = UrlPages::new(UrlScope::Schedulable, ROWS_PER_READ);
     while let Some(rows) = pages.next(&ctx.store).await? {
         let mine: Vec<_> = rows
@@ -242,16 +265,15 @@ async fn take_over(ctx: &Context, gained: &[String]) -> anyhow::Result<()> {
             .collect();
         ctx.take_over_rows(&mine);
     }
-    for key in gained {
-        let open_at = ctx.pool.next_allowed_ms(key);
-        ctx.ledger.set_held(key, Some(open_at));
-    }
     Ok(())
 }
 
 /// Hands the scheduler the URLs any worker added since the last read.
 async fn read_new_urls(ctx: &Context, leasing: &Leasing) -> anyhow::Result<()> {
-    let after = leasing.last_url_id.load(Ordering::Relaxed);
+    // PostgreSQL hands out ids as rows are inserted, not as they are committed: a lower id
+    // may become visible after a higher one. The last ids read are read again (a known URL's
+    // row only refreshes its hints).
+    let after = (leasing.last_url_id.load(Ordering::Relaxed) - REREAD_IDS).max(0);
     let mut pages = UrlPages::after(UrlScope::Schedulable, ROWS_PER_READ, after);
     while let Some(rows) = pages.next(&ctx.store).await? {
         if let Some(last) = rows.last() {

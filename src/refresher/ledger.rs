@@ -400,6 +400,8 @@ impl Ledger {
             .urls
             .iter()
             .enumerate()
+            // With several workers, each writes the plans of the hosts it holds only.
+            .filter(|&(key, _)| inner.sched.is_held_here(key))
             .filter_map(|(key, id)| {
                 let (planned_per_day, due) = inner.sched.planned(key);
                 Some(PlanUpdate {

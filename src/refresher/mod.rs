@@ -221,7 +221,14 @@ async fn run_until_stopped(
         ..SchedulerConfig::default()
     };
     // Several workers may share a PostgreSQL database: each contacts only the hosts it leases.
-    let leasing = (store.backend() == Backend::Postgres).then(|| Leasing::new(&options.worker));
+    let longest_request = loaded
+        .sites
+        .iter()
+        .map(|s| s.timeout)
+        .max()
+        .unwrap_or_default();
+    let leasing = (store.backend() == Backend::Postgres)
+        .then(|| Leasing::new(&options.worker, longest_request));
     let held = leasing.as_ref().map(|l| l.held.clone());
     let ctx = Arc::new(
         Context::new(
@@ -242,6 +249,10 @@ async fn run_until_stopped(
     // has it folded from its observations, once).
     let mut pages = UrlPages::new(UrlScope::Schedulable, ROWS_PER_READ);
     while let Some(mut rows) = pages.next(&store).await? {
+        if let (Some(leasing), Some(last)) = (&ctx.leasing, rows.last()) {
+            // Other workers' new URLs are read from here on.
+            leasing.saw_url_ids(last.id);
+        }
         for row in rows
             .iter_mut()
             .filter(|r| r.stats.is_none() && r.checks > 0)
@@ -471,7 +482,15 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
             if let Err(error) = ctx.store.save_plan(&ctx.ledger.plans()).await {
                 warn!(error = %error, "the plan could not be saved for the reports");
             }
-            let samples = ctx.ledger.freshness(now);
+            let mut samples = ctx.ledger.freshness(now);
+            if let Some(leasing) = &ctx.leasing {
+                // With several workers, a site's sample comes from the one that discovers it
+                // (from the whole site as that worker knows it).
+                samples.retain(|sample| {
+                    ctx.site(sample.site_id)
+                        .is_some_and(|site| leasing.discovers(site, now))
+                });
+            }
             if let Err(error) = ctx.store.add_freshness_samples(&samples).await {
                 warn!(error = %error, "the freshness samples could not be saved");
             }

@@ -342,6 +342,11 @@ impl Scheduler {
         }
     }
 
+    /// Whether this worker holds the host of `url` (always, with one worker).
+    pub fn is_held_here(&self, url: UrlKey) -> bool {
+        !self.frontier.is_elsewhere(self.urls[url].host)
+    }
+
     /// When a host may be contacted.
     pub fn host_open_at(&self, host: HostKey) -> i64 {
         self.frontier.open_at(host)

@@ -1,5 +1,6 @@
 //! Host leases: how several `freshet run` workers on one PostgreSQL database share the hosts so
-//! that each host is contacted by one worker at a time (table `leases`, migration 0014).
+//! that each host is contacted by one worker at a time (table `leases`: migrations
+//! `sqlite/0014_leases.sql` and `postgres/0002_leases.sql`).
 //!
 //! A worker runs a round every few seconds ([`Store::lease_round`]), one transaction: its
 //! heartbeat row; the number of live workers, hence its fair share of the hosts (all of them
