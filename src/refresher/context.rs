@@ -15,7 +15,7 @@ use crate::store::sites::SiteRecord;
 use crate::store::urls::{Discovered, UrlRow};
 
 use super::dedup_state::Dedup;
-use super::leases::Leasing;
+use super::lease_state::Leasing;
 use super::ledger::Ledger;
 use super::robots_cache::RobotsCache;
 use super::url_locks::UrlLocks;

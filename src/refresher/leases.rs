@@ -2,12 +2,13 @@
 //! holds a lease on ([`crate::store::leases`]), so no host ever has two workers' requests at
 //! once, and a killed worker's hosts are taken over when its leases expire.
 //!
-//! Every [`RENEW_EVERY_MS`] a round renews this worker's leases and claims free hosts up to its
-//! fair share. What the round changes is applied where requests are decided: the politeness
-//! pool hands out permits only for held hosts ([`HeldHosts`]: pages, hops, robots.txt, sitemaps
-//! and feeds alike), and the scheduler hands out no URL of a host held elsewhere. A host taken
-//! over starts from the database: its politeness row (so the gap since the last worker's last
-//! request holds) and its URLs' rows (their evidence and due times). A host beyond the share
+//! Every [`super::lease_state::RENEW_EVERY_MS`] (at most) a round renews this worker's leases
+//! and claims free hosts up to its fair share. What the round changes is applied where
+//! requests are decided: the politeness pool hands out permits only for held hosts
+//! ([`crate::politeness::HeldHosts`]: pages, hops, robots.txt, sitemaps and feeds alike), and
+//! the scheduler hands out no URL of a host held elsewhere. A host taken over is contacted only
+//! once its politeness row is read (so the gap since the last worker's last request holds) and
+//! its URLs' rows (their evidence and due times). A host beyond the share
 //! (another worker joined) is first no longer contacted, then given back once no request to it
 //! is in flight. A site's discovery (sitemaps, robots.txt, feeds named in its schedule) runs on
 //! the worker that holds the host of its first sitemap, feed or seed; every worker reads the
@@ -16,112 +17,16 @@
 //! Without PostgreSQL (one process on a SQLite file) there are no leases and every host is held.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::Duration;
+use std::sync::atomic::Ordering;
 
 use tracing::{info, warn};
 
 use super::ROWS_PER_READ;
-use super::context::{Context, SiteState};
-use crate::politeness::{HeldHosts, key_of};
+use super::context::Context;
+use super::lease_state::{Leasing, REREAD_IDS, discovery_key};
+use crate::politeness::key_of;
 use crate::store::leases::LeaseRound;
 use crate::store::urls::{UrlPages, UrlScope};
-
-/// URL row ids below the highest read that each round reads again.
-const REREAD_IDS: i64 = 1_000;
-/// How long a lease lasts unless renewed (clock ms), by default.
-pub const DEFAULT_LEASE_MS: i64 = 30_000;
-/// How often a worker renews its leases and claims hosts (clock ms), at most: a third of the
-/// lease, so that two rounds may fail before a lease is lost.
-pub const RENEW_EVERY_MS: i64 = 10_000;
-
-/// How a worker shares the work with others on one PostgreSQL database.
-#[derive(Debug, Clone, Default)]
-pub struct WorkerOptions {
-    /// Its name in the leases (default: this machine's name and the process id), to which
-    /// each process adds a token of its own: two processes given one name never share leases.
-    pub name: Option<String>,
-    /// How long a lease lasts unless renewed (default [`DEFAULT_LEASE_MS`]; never less than
-    /// twice the longest request a site allows, see [`Leasing::new`]): a killed worker's hosts
-    /// wait this long before another takes them.
-    pub lease: Option<Duration>,
-}
-
-/// This worker's side of the leases.
-pub struct Leasing {
-    /// Its name in the leases.
-    pub worker: String,
-    /// How long a lease lasts unless renewed (clock ms).
-    pub ttl_ms: i64,
-    /// The hosts it holds, which the pool and the scheduler obey.
-    pub held: HeldHosts,
-    /// Hosts no longer contacted, given back once idle.
-    leaving: Mutex<HashSet<String>>,
-    /// Hosts already written as lease rows.
-    registered: Mutex<HashSet<String>>,
-    /// The highest URL row id read: rows after it were added by any worker since.
-    last_url_id: AtomicI64,
-}
-
-impl Leasing {
-    /// Leasing for `options`. A lease counts as held until half its length before it ends,
-    /// and a request started then must end before the lease does, even if this worker can no
-    /// longer renew it: so the lease lasts at least twice `longest_request` (the longest total
-    /// time a site allows one request) and a second.
-    pub fn new(options: &WorkerOptions, longest_request: Duration) -> Self {
-        let floor_ms = 2 * (longest_request.as_millis() as i64 + 1_000);
-        let asked_ms = options
-            .lease
-            .map_or(DEFAULT_LEASE_MS, |d| d.as_millis() as i64);
-        if asked_ms < floor_ms {
-            warn!(
-                asked_ms,
-                lease_ms = floor_ms,
-                "a lease must outlast a request started at its last moment: lengthened"
-            );
-        }
-        let ttl_ms = asked_ms.max(floor_ms);
-        let name = options.name.clone().unwrap_or_else(|| {
-            let machine = std::fs::read_to_string("/etc/hostname")
-                .map(|name| name.trim().to_string())
-                .unwrap_or_else(|_| "worker".into());
-            format!("{machine}-{}", std::process::id())
-        });
-        let worker = format!("{name}/{:08x}", rand::random::<u32>());
-        Self {
-            worker,
-            ttl_ms,
-            held: HeldHosts::new(ttl_ms / 2),
-            leaving: Mutex::default(),
-            registered: Mutex::default(),
-            last_url_id: AtomicI64::new(0),
-        }
-    }
-
-    /// How often rounds run (clock ms).
-    pub fn renew_every_ms(&self) -> i64 {
-        RENEW_EVERY_MS.min(self.ttl_ms / 3).max(1)
-    }
-
-    /// Whether this worker runs `site`'s discovery: it holds the host of the site's first
-    /// sitemap, feed or seed.
-    pub fn discovers(&self, site: &SiteState, now_ms: i64) -> bool {
-        discovery_key(site).is_none_or(|key| self.held.holds(&key, now_ms))
-    }
-
-    /// Records the highest URL row id read.
-    pub fn saw_url_ids(&self, max_id: i64) {
-        self.last_url_id.fetch_max(max_id, Ordering::Relaxed);
-    }
-}
-
-/// The host a site's discovery contacts first.
-fn discovery_key(site: &SiteState) -> Option<String> {
-    let s = &site.site;
-    let url = s.sitemaps.first().or(s.feeds.first()).or(s.seeds.first())?;
-    Some(crate::politeness::host_key(url))
-}
 
 /// One round: registers the hosts known, renews and claims leases, gives back idle surplus
 /// hosts, and applies the result to the pool and the scheduler. Then reads the URLs other
@@ -131,7 +36,7 @@ fn discovery_key(site: &SiteState) -> Option<String> {
 pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::Result<()> {
     let now = ctx.clock.now_ms();
     let mut known = ctx.ledger.politeness_keys();
-    known.extend(ctx.sites.iter().filter_map(discovery_key));
+    known.extend(ctx.sites.iter().filter_map(|s| discovery_key(&s.site)));
     let new: Vec<String> = {
         let registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
         known

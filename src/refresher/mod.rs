@@ -35,6 +35,7 @@ mod discovery;
 mod evidence;
 mod feeds;
 mod fetching;
+mod lease_state;
 mod leases;
 mod ledger;
 mod robots_cache;
@@ -64,8 +65,8 @@ use crate::store::urls::{UrlPages, UrlScope};
 use crate::store::{Backend, Store};
 use context::Context;
 pub use context::Counters;
-use leases::Leasing;
-pub use leases::WorkerOptions;
+use lease_state::Leasing;
+pub use lease_state::WorkerOptions;
 use ledger::Ledger;
 pub use watch::{Watch, status_line};
 
@@ -361,7 +362,7 @@ impl Discoveries {
                 continue;
             }
             if let Some(leasing) = &ctx.leasing
-                && !leasing.discovers(site, now)
+                && !leasing.discovers(&site.site, now)
             {
                 self.next.insert(site.id, now + leasing.renew_every_ms());
                 self.done_once.insert(site.id);
@@ -488,7 +489,7 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
                 // (from the whole site as that worker knows it).
                 samples.retain(|sample| {
                     ctx.site(sample.site_id)
-                        .is_some_and(|site| leasing.discovers(site, now))
+                        .is_some_and(|site| leasing.discovers(&site.site, now))
                 });
             }
             if let Err(error) = ctx.store.add_freshness_samples(&samples).await {

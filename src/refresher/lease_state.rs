@@ -1,0 +1,107 @@
+//! What a worker keeps of its host leases when several `freshet run` workers share one
+//! PostgreSQL database (the rounds that renew them are [`super::leases`]): its name, the hosts it
+//! holds, those it is giving back, and how far it has read the URLs other workers added.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use tracing::warn;
+
+use crate::politeness::HeldHosts;
+use crate::schedule::Site;
+
+/// URL row ids below the highest read that each round reads again.
+pub(super) const REREAD_IDS: i64 = 1_000;
+/// How long a lease lasts unless renewed (clock ms), by default.
+pub const DEFAULT_LEASE_MS: i64 = 30_000;
+/// How often a worker renews its leases and claims hosts (clock ms), at most: a third of the
+/// lease, so that two rounds may fail before a lease is lost.
+pub const RENEW_EVERY_MS: i64 = 10_000;
+
+/// How a worker shares the work with others on one PostgreSQL database.
+#[derive(Debug, Clone, Default)]
+pub struct WorkerOptions {
+    /// Its name in the leases (default: this machine's name and the process id), to which
+    /// each process adds a token of its own: two processes given one name never share leases.
+    pub name: Option<String>,
+    /// How long a lease lasts unless renewed (default [`DEFAULT_LEASE_MS`]; never less than
+    /// twice the longest request a site allows, see [`Leasing::new`]): a killed worker's hosts
+    /// wait this long before another takes them.
+    pub lease: Option<Duration>,
+}
+
+/// This worker's side of the leases.
+pub struct Leasing {
+    /// Its name in the leases.
+    pub worker: String,
+    /// How long a lease lasts unless renewed (clock ms).
+    pub ttl_ms: i64,
+    /// The hosts it holds, which the pool and the scheduler obey.
+    pub held: HeldHosts,
+    /// Hosts no longer contacted, given back once idle.
+    pub(super) leaving: Mutex<HashSet<String>>,
+    /// Hosts already written as lease rows.
+    pub(super) registered: Mutex<HashSet<String>>,
+    /// The highest URL row id read: rows after it were added by any worker since.
+    pub(super) last_url_id: AtomicI64,
+}
+
+impl Leasing {
+    /// Leasing for `options`. A lease counts as held until half its length before it ends,
+    /// and a request started then must end before the lease does, even if this worker can no
+    /// longer renew it: so the lease lasts at least twice `longest_request` (the longest total
+    /// time a site allows one request) and a second.
+    pub fn new(options: &WorkerOptions, longest_request: Duration) -> Self {
+        let floor_ms = 2 * (longest_request.as_millis() as i64 + 1_000);
+        let asked_ms = options
+            .lease
+            .map_or(DEFAULT_LEASE_MS, |d| d.as_millis() as i64);
+        if asked_ms < floor_ms {
+            warn!(
+                asked_ms,
+                lease_ms = floor_ms,
+                "a lease must outlast a request started at its last moment: lengthened"
+            );
+        }
+        let ttl_ms = asked_ms.max(floor_ms);
+        let name = options.name.clone().unwrap_or_else(|| {
+            let machine = std::fs::read_to_string("/etc/hostname")
+                .map(|name| name.trim().to_string())
+                .unwrap_or_else(|_| "worker".into());
+            format!("{machine}-{}", std::process::id())
+        });
+        let worker = format!("{name}/{:08x}", rand::random::<u32>());
+        Self {
+            worker,
+            ttl_ms,
+            held: HeldHosts::new(ttl_ms / 2),
+            leaving: Mutex::default(),
+            registered: Mutex::default(),
+            last_url_id: AtomicI64::new(0),
+        }
+    }
+
+    /// How often rounds run (clock ms).
+    pub fn renew_every_ms(&self) -> i64 {
+        RENEW_EVERY_MS.min(self.ttl_ms / 3).max(1)
+    }
+
+    /// Whether this worker runs `site`'s discovery: it holds the host of the site's first
+    /// sitemap, feed or seed.
+    pub fn discovers(&self, site: &Site, now_ms: i64) -> bool {
+        discovery_key(site).is_none_or(|key| self.held.holds(&key, now_ms))
+    }
+
+    /// Records the highest URL row id read.
+    pub fn saw_url_ids(&self, max_id: i64) {
+        self.last_url_id.fetch_max(max_id, Ordering::Relaxed);
+    }
+}
+
+/// The host a site's discovery contacts first.
+pub(super) fn discovery_key(s: &Site) -> Option<String> {
+    let url = s.sitemaps.first().or(s.feeds.first()).or(s.seeds.first())?;
+    Some(crate::politeness::host_key(url))
+}
