@@ -38,10 +38,10 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub worker: Option<String>,
     /// With a postgres:// database: how long a host lease lasts unless renewed, so how long a
-    /// killed worker's hosts wait before another worker takes them (at least twice the longest
-    /// request timeout of the schedules, and a second).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    pub lease_seconds: f64,
+    /// killed worker's hosts wait before another worker takes them (default 30, and never less
+    /// than twice the longest request timeout of the schedules and a second).
+    #[arg(long, value_name = "SECONDS")]
+    pub lease_seconds: Option<f64>,
 }
 
 /// Runs `freshet run`; returns the exit code.
@@ -61,9 +61,9 @@ pub async fn run(
         policy: args.policy,
         worker: refresher::WorkerOptions {
             name: args.worker,
-            lease: Some(std::time::Duration::from_secs_f64(
-                args.lease_seconds.clamp(0.03, 86_400.0),
-            )),
+            lease: args
+                .lease_seconds
+                .map(|s| std::time::Duration::from_secs_f64(s.clamp(0.03, 86_400.0))),
         },
     };
     let watch = Watch {

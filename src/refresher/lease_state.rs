@@ -58,7 +58,8 @@ impl Leasing {
         let asked_ms = options
             .lease
             .map_or(DEFAULT_LEASE_MS, |d| d.as_millis() as i64);
-        if asked_ms < floor_ms {
+        // Said only when a length was asked for: the default simply takes the floor.
+        if options.lease.is_some() && asked_ms < floor_ms {
             warn!(
                 asked_ms,
                 lease_ms = floor_ms,
