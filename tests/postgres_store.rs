@@ -7,42 +7,18 @@
 //! on (`.ci/run` starts a throwaway cluster and sets it); without it the tests say SKIPPED and
 //! pass, unless `FRESHET_REQUIRE_POSTGRES=1`.
 
+#[path = "support/postgres.rs"]
+mod postgres;
 #[path = "support/recording_server.rs"]
 mod recording_server;
 
 use std::process::Output;
-use std::sync::atomic::{AtomicU32, Ordering};
 
+use postgres::postgres_database;
 use recording_server::{RecordingServer, Reply};
 use serde_json::Value;
 
 const HOST: &str = "127.0.0.1";
-
-/// A new database on the test server, or None after saying SKIPPED.
-async fn postgres_database(test: &str) -> Option<String> {
-    static SEQUENCE: AtomicU32 = AtomicU32::new(0);
-    let server = match std::env::var("FRESHET_TEST_POSTGRES") {
-        Ok(url) if !url.is_empty() => url,
-        _ => {
-            assert!(
-                !std::env::var("FRESHET_REQUIRE_POSTGRES").is_ok_and(|v| v == "1"),
-                "FRESHET_REQUIRE_POSTGRES=1 but FRESHET_TEST_POSTGRES names no server"
-            );
-            eprintln!("SKIPPED {test}: set FRESHET_TEST_POSTGRES to a postgres:// URL");
-            return None;
-        }
-    };
-    let name = format!(
-        "freshet_{test}_{}_{}",
-        std::process::id(),
-        SEQUENCE.fetch_add(1, Ordering::Relaxed)
-    );
-    Some(
-        freshet::store::create_postgres_database(&server, &name)
-            .await
-            .expect("create a database on the test server"),
-    )
-}
 
 async fn freshet(args: &[&str]) -> Output {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))

@@ -10,6 +10,8 @@
 
 #[path = "support/freshet_bin.rs"]
 mod freshet_bin;
+#[path = "support/postgres.rs"]
+mod postgres;
 #[path = "support/recording_server.rs"]
 mod recording_server;
 
@@ -17,6 +19,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use freshet_bin::{Freshet, wait_for, write_schedule};
+use postgres::postgres_database;
 use recording_server::{Recorded, RecordingServer, Reply};
 
 const HOSTS: usize = 6;
@@ -25,27 +28,6 @@ const PAGES: usize = 8;
 const INTERVAL: Duration = Duration::from_millis(200);
 /// Leases of 4 s: the least for a request timeout of 1 s (twice the timeout and a second).
 const LEASE_SECONDS: &str = "4";
-
-/// A new database on the test server, or None after saying SKIPPED.
-async fn postgres_database(test: &str) -> Option<String> {
-    let server = match std::env::var("FRESHET_TEST_POSTGRES") {
-        Ok(url) if !url.is_empty() => url,
-        _ => {
-            assert!(
-                !std::env::var("FRESHET_REQUIRE_POSTGRES").is_ok_and(|v| v == "1"),
-                "FRESHET_REQUIRE_POSTGRES=1 but FRESHET_TEST_POSTGRES names no server"
-            );
-            eprintln!("SKIPPED {test}: set FRESHET_TEST_POSTGRES to a postgres:// URL");
-            return None;
-        }
-    };
-    let name = format!("freshet_{test}_{}", std::process::id());
-    Some(
-        freshet::store::create_postgres_database(&server, &name)
-            .await
-            .expect("create a database on the test server"),
-    )
-}
 
 /// A host: robots.txt, a sitemap of its pages, pages whose text changes at every request.
 async fn host() -> RecordingServer {
