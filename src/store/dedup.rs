@@ -309,7 +309,11 @@ async fn save_changes(
     for class in &changes.classes {
         let (kind, key) = (kind_name(class.id.kind), hash_to_db(class.id.key));
         sqlx::query(
-            "INSERT INTO dedup_classes (kind, key, canonical, reason) VALUES ($1, $2, $3, $4)",
+            // Another worker's engine may have written the same class (its key is a hash of
+            // what the members share) since the delete above: the last one written stands.
+            "INSERT INTO dedup_classes (kind, key, canonical, reason) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (kind, key) DO UPDATE SET canonical = excluded.canonical,
+                 reason = excluded.reason",
         )
         .bind(kind)
         .bind(key)
@@ -319,7 +323,9 @@ async fn save_changes(
         .await?;
         for (rank, member) in class.members.iter().enumerate() {
             sqlx::query(
-                "INSERT INTO dedup_members (kind, key, rank, url, score) VALUES ($1, $2, $3, $4, $5)",
+                "INSERT INTO dedup_members (kind, key, rank, url, score) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (kind, key, url) DO UPDATE SET rank = excluded.rank,
+                     score = excluded.score",
             )
             .bind(kind)
             .bind(key)
