@@ -64,6 +64,7 @@ pub async fn run(
             lease: args
                 .lease_seconds
                 .map(|s| std::time::Duration::from_secs_f64(s.clamp(0.03, 86_400.0))),
+            round_every: None,
         },
     };
     let watch = Watch {

@@ -117,6 +117,9 @@ async fn discover_site(
     // sitemap (cross-submission).
     let mut vouched: HashMap<String, Vec<String>> = HashMap::new();
     for origin in &origins {
+        if held_elsewhere(ctx, origin) {
+            continue; // its holder reads it
+        }
         let robots = super::robots_rules::rules(ctx, site, origin).await;
         for line in robots.sitemaps() {
             let Ok(url) = Url::parse(line) else { continue };
@@ -147,6 +150,15 @@ async fn discover_site(
             if ctx.is_stopping() {
                 return Ok(documents);
             }
+            let origin = origin_of(&url);
+            if held_elsewhere(ctx, &origin) {
+                // Read by the worker that holds its host, which discovers the site again when
+                // it takes the host (registered here if no worker knew of it).
+                ctx.store
+                    .add_lease_keys(&[crate::politeness::key_of(&origin)])
+                    .await?;
+                continue;
+            }
             documents += 1;
             let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
             for child in read_sitemap(ctx, site, &url, &cross, listed).await? {
@@ -164,6 +176,14 @@ async fn discover_site(
         document_row(ctx, site, feed_url, "feed").await?;
     }
     Ok(documents)
+}
+
+/// Whether another worker holds the host of `origin` (several workers on one database): its
+/// holder reads what is there.
+fn held_elsewhere(ctx: &Context, origin: &str) -> bool {
+    ctx.leasing
+        .as_ref()
+        .is_some_and(|leasing| leasing.held_elsewhere(origin, ctx.clock.now_ms()))
 }
 
 /// The stored row of a sitemap or feed URL (inserted if new).
@@ -359,11 +379,7 @@ async fn add_pages(
         let origin = origin_of(&url);
         // A page on a host another worker holds is added unjudged: its holder asks that
         // host's robots.txt before every request (here it could not be read).
-        let held_elsewhere = ctx
-            .leasing
-            .as_ref()
-            .is_some_and(|leasing| !leasing.held.holds(&crate::politeness::key_of(&origin), now));
-        if !held_elsewhere
+        if !held_elsewhere(ctx, &origin)
             && let Some(rule) = super::robots_rules::rules(ctx, site, &origin)
                 .await
                 .disallowed_by(url.as_str())

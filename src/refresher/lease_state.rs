@@ -14,9 +14,11 @@ use crate::schedule::Site;
 
 /// URL row ids below the highest read that each round reads again.
 pub(super) const REREAD_IDS: i64 = 1_000;
-/// How long a lease lasts unless renewed (clock ms), by default.
+/// How long before the last round's start other workers' checks are read again (real ms).
+const CHECKS_OVERLAP_MS: i64 = 5_000;
+/// How long a lease lasts unless renewed (real ms), by default.
 pub const DEFAULT_LEASE_MS: i64 = 30_000;
-/// How often a worker renews its leases and claims hosts (clock ms), at most: a third of the
+/// How often a worker renews its leases and claims hosts (real ms), at most: a third of the
 /// lease, so that two rounds may fail before a lease is lost.
 pub const RENEW_EVERY_MS: i64 = 10_000;
 
@@ -30,6 +32,10 @@ pub struct WorkerOptions {
     /// twice the longest request a site allows, see [`Leasing::new`]): a killed worker's hosts
     /// wait this long before another takes them.
     pub lease: Option<Duration>,
+    /// How often (real time) it renews its leases and reads the URLs others added (default
+    /// [`RENEW_EVERY_MS`]; never less often than a third of the lease). The demo, whose clock
+    /// runs thousands of times faster, asks for more.
+    pub round_every: Option<Duration>,
 }
 
 /// This worker's side of the leases.
@@ -38,6 +44,8 @@ pub struct Leasing {
     pub worker: String,
     /// How long a lease lasts unless renewed (clock ms).
     pub ttl_ms: i64,
+    /// How often rounds run (clock ms).
+    renew_every_ms: i64,
     /// The hosts it holds, which the pool and the scheduler obey.
     pub held: HeldHosts,
     /// Hosts no longer contacted, given back once idle.
@@ -46,6 +54,11 @@ pub struct Leasing {
     pub(super) registered: Mutex<HashSet<String>>,
     /// The highest URL row id read: rows after it were added by any worker since.
     pub(super) last_url_id: AtomicI64,
+    /// Checks stamped after this instant (clock ms) by other workers are read at the next round.
+    pub(super) checks_read_ms: AtomicI64,
+    /// How far before that instant the next round reads again (clock ms): a check is stamped
+    /// before it is committed.
+    pub(super) checks_overlap_ms: i64,
 }
 
 impl Leasing {
@@ -53,7 +66,15 @@ impl Leasing {
     /// and a request started then must end before the lease does, even if this worker can no
     /// longer renew it: so the lease lasts at least twice `longest_request` (the longest total
     /// time a site allows one request) and a second.
-    pub fn new(options: &WorkerOptions, longest_request: Duration) -> Self {
+    ///
+    /// Lengths are real time; leases are written in clock time, so on a clock running `speed`
+    /// times faster than real time (the demo's) every length is that many times longer.
+    pub fn new(options: &WorkerOptions, longest_request: Duration, speed: f64) -> Self {
+        let speed = if speed.is_finite() && speed > 0.0 {
+            speed
+        } else {
+            1.0
+        };
         let floor_ms = 2 * (longest_request.as_millis() as i64 + 1_000);
         let asked_ms = options
             .lease
@@ -67,6 +88,7 @@ impl Leasing {
             );
         }
         let ttl_ms = asked_ms.max(floor_ms);
+        let to_clock = |real_ms: i64| (real_ms as f64 * speed).round() as i64;
         let name = options.name.clone().unwrap_or_else(|| {
             let machine = std::fs::read_to_string("/etc/hostname")
                 .map(|name| name.trim().to_string())
@@ -76,23 +98,37 @@ impl Leasing {
         let worker = format!("{name}/{:08x}", rand::random::<u32>());
         Self {
             worker,
-            ttl_ms,
-            held: HeldHosts::new(ttl_ms / 2),
+            ttl_ms: to_clock(ttl_ms),
+            renew_every_ms: to_clock(
+                options
+                    .round_every
+                    .map_or(RENEW_EVERY_MS, |d| d.as_millis() as i64)
+                    .min(ttl_ms / 3)
+                    .max(1),
+            ),
+            held: HeldHosts::new(to_clock(ttl_ms / 2)),
             leaving: Mutex::default(),
             registered: Mutex::default(),
             last_url_id: AtomicI64::new(0),
+            checks_read_ms: AtomicI64::new(i64::MAX),
+            checks_overlap_ms: to_clock(CHECKS_OVERLAP_MS),
         }
     }
 
     /// How often rounds run (clock ms).
     pub fn renew_every_ms(&self) -> i64 {
-        RENEW_EVERY_MS.min(self.ttl_ms / 3).max(1)
+        self.renew_every_ms
     }
 
-    /// Whether this worker runs `site`'s discovery: it holds the host of the site's first
-    /// sitemap, feed or seed.
-    pub fn discovers(&self, site: &Site, now_ms: i64) -> bool {
-        discovery_key(site).is_none_or(|key| self.held.holds(&key, now_ms))
+    /// Whether this worker writes `site`'s freshness samples: it holds the host of the site's
+    /// first sitemap, feed or seed (one worker per site at a time).
+    pub fn samples(&self, site: &Site, now_ms: i64) -> bool {
+        sampling_key(site).is_none_or(|key| self.held.holds(&key, now_ms))
+    }
+
+    /// Whether another worker may hold the host of `origin` now (so nothing is asked of it here).
+    pub fn held_elsewhere(&self, origin: &str, now_ms: i64) -> bool {
+        !self.held.holds(&crate::politeness::key_of(origin), now_ms)
     }
 
     /// Records the highest URL row id read.
@@ -101,8 +137,9 @@ impl Leasing {
     }
 }
 
-/// The host a site's discovery contacts first.
-pub(super) fn discovery_key(s: &Site) -> Option<String> {
+/// The host whose holder writes a site's freshness samples: that of its first sitemap, feed or
+/// seed.
+pub(super) fn sampling_key(s: &Site) -> Option<String> {
     let url = s.sitemaps.first().or(s.feeds.first()).or(s.seeds.first())?;
     Some(crate::politeness::host_key(url))
 }

@@ -10,9 +10,9 @@
 //! once its politeness row is read (so the gap since the last worker's last request holds) and
 //! its URLs' rows (their evidence and due times). A host beyond the share
 //! (another worker joined) is first no longer contacted, then given back once no request to it
-//! is in flight. A site's discovery (sitemaps, robots.txt, feeds named in its schedule) runs on
-//! the worker that holds the host of its first sitemap, feed or seed; every worker reads the
-//! URLs others found at each round.
+//! is in flight. Discovery reads each sitemap and robots.txt on the worker that holds its host
+//! (one at a time, like any request), and a worker that gains a host runs discovery again for
+//! the sites with sources there; every worker reads the URLs others found at each round.
 //!
 //! Without PostgreSQL (one process on a SQLite file) there are no leases and every host is held.
 
@@ -23,7 +23,7 @@ use tracing::{info, warn};
 
 use super::ROWS_PER_READ;
 use super::context::Context;
-use super::lease_state::{Leasing, REREAD_IDS, discovery_key};
+use super::lease_state::{Leasing, REREAD_IDS};
 use crate::politeness::key_of;
 use crate::store::leases::LeaseRound;
 use crate::store::urls::{UrlPages, UrlScope};
@@ -32,11 +32,18 @@ use crate::store::urls::{UrlPages, UrlScope};
 /// hosts, and applies the result to the pool and the scheduler. Then reads the URLs other
 /// workers added.
 /// `refresh`: hosts gained read their URLs' rows again (at start the scheduler was just
-/// filled from them).
-pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::Result<()> {
+/// filled from them). Answers the hosts gained.
+pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::Result<Vec<String>> {
     let now = ctx.clock.now_ms();
     let mut known = ctx.ledger.politeness_keys();
-    known.extend(ctx.sites.iter().filter_map(|s| discovery_key(&s.site)));
+    // The hosts of every site's sitemaps, feeds and seeds, which discovery reads on their
+    // holder.
+    known.extend(
+        ctx.sites
+            .iter()
+            .flat_map(|s| s.site.origins())
+            .map(|origin| key_of(&origin)),
+    );
     let new: Vec<String> = {
         let registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
         known
@@ -96,10 +103,23 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
     }
     if refresh {
         read_new_urls(ctx, leasing).await?;
+        read_others_checks(ctx, leasing, now).await?;
+    } else {
+        leasing.checks_read_ms.store(now, Ordering::Relaxed);
     }
-    // The budgets follow the hosts: the workers' parts of a site's budget add up to it.
-    ctx.ledger.share_budgets(ctx.clock.now_ms());
-    Ok(())
+    // The budgets follow the hosts: the workers' shares of a site's budget add up to it.
+    let now = ctx.clock.now_ms();
+    let mine = ctx.ledger.budget_parts();
+    match ctx
+        .store
+        .share_budget_parts(&leasing.worker, now, now + leasing.ttl_ms, &mine)
+        .await
+    {
+        Ok(sums) => ctx.ledger.share_budgets(&mine, &sums, now),
+        // The shares of the last round stay; the hosts gained are this round's all the same.
+        Err(error) => warn!(error = %error, "the budget parts could not be shared"),
+    }
+    Ok(gained)
 }
 
 /// Applies a round's result to the pool and the scheduler: hosts beyond the share start
@@ -170,6 +190,24 @@ async fn take_over(ctx: &Context, gained: &[String], refresh: bool) -> anyhow::R
             .collect();
         ctx.take_over_rows(&mine);
     }
+    Ok(())
+}
+
+/// Takes up what other workers learnt of their hosts' URLs since the last round (evidence,
+/// last check), so that every worker plans each site, and sizes its part of the budget, on the
+/// same knowledge.
+async fn read_others_checks(ctx: &Context, leasing: &Leasing, now: i64) -> anyhow::Result<()> {
+    let since = leasing.checks_read_ms.load(Ordering::Relaxed);
+    let after = since.saturating_sub(leasing.checks_overlap_ms);
+    let mut pages = UrlPages::new(UrlScope::CheckedAfter(after), ROWS_PER_READ);
+    while let Some(rows) = pages.next(&ctx.store).await? {
+        let theirs: Vec<_> = rows
+            .into_iter()
+            .filter(|row| !leasing.held.holds(&key_of(&row.url), now))
+            .collect();
+        ctx.take_over_rows(&theirs);
+    }
+    leasing.checks_read_ms.store(now, Ordering::Relaxed);
     Ok(())
 }
 

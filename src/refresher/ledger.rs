@@ -109,10 +109,28 @@ impl Ledger {
         }
     }
 
-    /// Sizes each site's budget here to the part its held hosts are planned to take (several
-    /// workers on one database: see [`Scheduler::share_budgets`]).
-    pub fn share_budgets(&self, now_ms: i64) {
-        self.lock().sched.share_budgets(now_ms);
+    /// This worker's part of each site's budget, by site id (several workers on one
+    /// database: see [`Scheduler::budget_parts`]).
+    pub fn budget_parts(&self) -> Vec<(i64, f64)> {
+        let inner = self.lock();
+        let parts = inner.sched.budget_parts();
+        inner.site_ids.iter().copied().zip(parts).collect()
+    }
+
+    /// Spends of each site's budget the share `mine` over `sums` (all workers' parts, by site
+    /// id; a site no worker has a part of is spent in full here).
+    pub fn share_budgets(&self, mine: &[(i64, f64)], sums: &HashMap<i64, f64>, now_ms: i64) {
+        let mut inner = self.lock();
+        for &(site_id, part) in mine {
+            let Some(&site) = inner.site_keys.get(&site_id) else {
+                continue;
+            };
+            let share = match sums.get(&site_id) {
+                Some(&sum) if sum > 0.0 => part / sum,
+                _ => 1.0,
+            };
+            inner.sched.share_budget(site, share, now_ms);
+        }
     }
 
     /// Takes up what the rows say of URLs it knows (another worker checked them: their

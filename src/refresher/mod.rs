@@ -57,7 +57,7 @@ use tokio::task::JoinSet;
 use tracing::{info, warn};
 
 use crate::clock::{self, MS_PER_DAY, SharedClock};
-use crate::politeness::Stop;
+use crate::politeness::{Stop, key_of};
 use crate::schedule;
 use crate::scheduler::{Fetched, PolicyKind, SchedulerConfig, Seen};
 use crate::store::errors::ErrorRecord;
@@ -96,6 +96,7 @@ impl PolicyChoice {
 }
 
 /// Everything one refresher run needs.
+#[derive(Clone)]
 pub struct RunOptions {
     /// Schedule files or folders of them.
     pub schedules: Vec<PathBuf>,
@@ -229,7 +230,7 @@ async fn run_until_stopped(
         .max()
         .unwrap_or_default();
     let leasing = (store.backend() == Backend::Postgres)
-        .then(|| Leasing::new(&options.worker, longest_request));
+        .then(|| Leasing::new(&options.worker, longest_request, clock.speed()));
     let held = leasing.as_ref().map(|l| l.held.clone());
     let ctx = Arc::new(
         Context::new(
@@ -269,6 +270,7 @@ async fn run_until_stopped(
         }
     }
     if let Some(leasing) = &ctx.leasing {
+        // Every site's discovery is due at the start in any case (see Discoveries::new).
         leases::round(&ctx, leasing, false).await?;
     }
     let run_id = store
@@ -331,17 +333,24 @@ struct Discoveries {
     running: HashSet<i64>,
     /// Sites whose first pass of this run has finished.
     done_once: HashSet<i64>,
+    /// Running sites to discover again as soon as they finish (hosts gained meanwhile).
+    again: HashSet<i64>,
 }
 
 impl Discoveries {
+    /// With several workers, every site's discovery is due at the start: which sitemaps this
+    /// worker reads depends on the hosts it holds, and the sites' last discovery times are
+    /// the other workers' as well (a sitemap not changed since is answered 304).
     async fn new(ctx: &Context) -> anyhow::Result<Self> {
         let now = ctx.clock.now_ms();
         let mut next = HashMap::new();
         for site in &ctx.sites {
-            next.insert(
-                site.id,
-                discovery::first_discovery_due(ctx, site, now).await?,
-            );
+            let due = if ctx.leasing.is_some() {
+                now
+            } else {
+                discovery::first_discovery_due(ctx, site, now).await?
+            };
+            next.insert(site.id, due);
         }
         Ok(Self {
             tasks: JoinSet::new(),
@@ -349,23 +358,45 @@ impl Discoveries {
             next,
             running: HashSet::new(),
             done_once: HashSet::new(),
+            again: HashSet::new(),
         })
     }
 
-    /// Starts a task for every site whose time has come (with several workers, on the one
-    /// that holds the site's discovery host; the others look again after their next lease
-    /// round, and a one-pass run counts the site as done).
+    /// This worker just took the hosts `gained`: the sites with sitemaps, feeds or seeds there
+    /// are discovered again now (their sitemaps were another worker's to read), and every site
+    /// when a gained host is none of theirs (a sitemap a robots.txt names elsewhere).
+    fn hosts_gained(&mut self, ctx: &Context, gained: &[String], now: i64) {
+        if gained.is_empty() {
+            return;
+        }
+        let sources: Vec<(i64, HashSet<String>)> = ctx
+            .sites
+            .iter()
+            .map(|site| {
+                let keys = site.site.origins().iter().map(|o| key_of(o)).collect();
+                (site.id, keys)
+            })
+            .collect();
+        let foreign = gained
+            .iter()
+            .any(|key| sources.iter().all(|(_, keys)| !keys.contains(key)));
+        for (id, keys) in sources {
+            if foreign || gained.iter().any(|key| keys.contains(key)) {
+                if self.running.contains(&id) {
+                    self.again.insert(id);
+                } else {
+                    self.next.insert(id, now);
+                }
+            }
+        }
+    }
+
+    /// Starts a task for every site whose time has come (with several workers, each reads the
+    /// sitemaps and robots.txt files on the hosts it holds).
     fn start_due(&mut self, ctx: &Arc<Context>, now: i64) {
         for site in &ctx.sites {
             let due = self.next.get(&site.id).copied().unwrap_or(i64::MAX);
             if due > now || self.running.contains(&site.id) {
-                continue;
-            }
-            if let Some(leasing) = &ctx.leasing
-                && !leasing.discovers(&site.site, now)
-            {
-                self.next.insert(site.id, now + leasing.renew_every_ms());
-                self.done_once.insert(site.id);
                 continue;
             }
             if self.running.insert(site.id) {
@@ -403,6 +434,11 @@ impl Discoveries {
                 ctx.clock.now_ms() + 3_600_000
             }
         };
+        let next = if self.again.remove(&site_id) {
+            ctx.clock.now_ms()
+        } else {
+            next
+        };
         self.next.insert(site_id, next);
     }
 
@@ -436,8 +472,9 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
         {
             // A failed round is tried again at the next; meanwhile the leases run out here a
             // margin before they do in the database, so nothing is contacted without one.
-            if let Err(error) = leases::round(ctx, leasing, true).await {
-                warn!(error = %format!("{error:#}"), "the lease round failed");
+            match leases::round(ctx, leasing, true).await {
+                Ok(gained) => discoveries.hosts_gained(ctx, &gained, now),
+                Err(error) => warn!(error = %format!("{error:#}"), "the lease round failed"),
             }
             next_lease_round = now + leasing.renew_every_ms();
         }
@@ -485,11 +522,11 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
             }
             let mut samples = ctx.ledger.freshness(now);
             if let Some(leasing) = &ctx.leasing {
-                // With several workers, a site's sample comes from the one that discovers it
-                // (from the whole site as that worker knows it).
+                // With several workers, a site's sample comes from one of them (from the whole
+                // site as that worker knows it).
                 samples.retain(|sample| {
                     ctx.site(sample.site_id)
-                        .is_some_and(|site| leasing.discovers(&site.site, now))
+                        .is_some_and(|site| leasing.samples(&site.site, now))
                 });
             }
             if let Err(error) = ctx.store.add_freshness_samples(&samples).await {

@@ -2,7 +2,7 @@
 //! (nothing of them is handed out here) and each site's budget cut to the part this worker's
 //! hosts are planned to take.
 
-use super::{HostKey, Scheduler, UrlKey};
+use super::{HostKey, Scheduler, SiteKey, UrlKey};
 
 impl Scheduler {
     /// Another worker holds `host` (`true`: nothing of it is handed out) or this one does.
@@ -10,10 +10,12 @@ impl Scheduler {
         self.frontier.set_elsewhere(host, elsewhere);
     }
 
-    /// With several workers, each spends the part of a site's budget that the pages of the hosts
-    /// it holds are planned to take: the budget times their share of the site's planned visits
-    /// (of its URLs, before anything is planned). The workers' parts add up to the budget.
-    pub fn share_budgets(&mut self, now_ms: i64) {
+    /// With several workers, this one's part of each site's budget (by site key): the visits a
+    /// day its plan gives the URLs on the hosts it holds; before anything of the site is
+    /// planned, the budget spread evenly over the site's URLs. Each worker's share of the
+    /// budget is its part over the sum of all workers' parts ([`Scheduler::share_budget`]), so
+    /// the shares add up to one.
+    pub fn budget_parts(&self) -> Vec<f64> {
         // Per site: planned visits in all and here, URLs in all and here.
         let mut parts = vec![(0.0, 0.0, 0u64, 0u64); self.sites.len()];
         for u in self.urls.iter().filter(|u| !u.retired) {
@@ -25,19 +27,27 @@ impl Scheduler {
                 part.3 += 1;
             }
         }
-        for (site, (all, here, urls, urls_here)) in parts.into_iter().enumerate() {
-            let share = if all > 0.0 {
-                here / all
-            } else if urls > 0 {
-                urls_here as f64 / urls as f64
-            } else {
-                1.0
-            };
-            let per_day = self.sites[site].requests_per_day * share;
-            self.frontier
-                .bucket_mut(site)
-                .set_rate(per_day, self.config.bucket_span_ms, now_ms);
-        }
+        parts
+            .into_iter()
+            .enumerate()
+            .map(|(site, (all, here, urls, urls_here))| {
+                if all > 0.0 {
+                    here
+                } else if urls > 0 {
+                    self.sites[site].requests_per_day * urls_here as f64 / urls as f64
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
+    /// Spends `share` (0 to 1) of `site`'s budget here.
+    pub fn share_budget(&mut self, site: SiteKey, share: f64, now_ms: i64) {
+        let per_day = self.sites[site].requests_per_day * share.clamp(0.0, 1.0);
+        self.frontier
+            .bucket_mut(site)
+            .set_rate(per_day, self.config.bucket_span_ms, now_ms);
     }
 
     /// Whether this worker holds the host of `url` (always, with one worker).

@@ -35,6 +35,7 @@ pub(super) const TABLES: &[&str] = &[
     "refusals",
     "true_freshness_samples",
     "leases",
+    "budget_parts",
 ];
 
 /// The most values one INSERT binds (PostgreSQL allows 65,535 and SQLite 32,766).
@@ -44,6 +45,19 @@ const MAX_VALUES: usize = 30_000;
 pub type CopyCounts = Vec<(&'static str, u64)>;
 
 impl Store {
+    /// Deletes every row of every table, in one transaction (the demo replaces its earlier
+    /// run this way on PostgreSQL, where there is no file to remove).
+    pub async fn delete_all_rows(&self) -> anyhow::Result<()> {
+        let mut tx = self.writer.pool.begin().await?;
+        for &table in TABLES.iter().rev() {
+            sqlx::query(AssertSqlSafe(format!("DELETE FROM {table}")))
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// Copies every row of `self` into `target`, which must hold no sites, URLs or
     /// observations yet. Answers the rows copied per table.
     pub async fn copy_into(&self, target: &Store) -> anyhow::Result<CopyCounts> {

@@ -11,6 +11,12 @@
 //! killed worker's hosts are taken when its leases expire. Only lease rows are used, never
 //! advisory locks or server-side functions, so the same SQL runs on the engines that speak
 //! PostgreSQL's protocol (CockroachDB, YugabyteDB).
+//!
+//! The workers share each site's budget through table `budget_parts`
+//! ([`Store::share_budget_parts`]): each writes at its round the visits a day its plan gives the
+//! hosts it holds, and spends the budget in proportion to its part of the sum.
+
+use std::collections::HashMap;
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -143,14 +149,62 @@ impl Store {
         .await
     }
 
-    /// Gives back every lease `worker` holds, its heartbeat included (a clean shutdown: the
-    /// others take its hosts at their next round instead of waiting for the leases to expire).
+    /// Writes `worker`'s part of each site's budget (`parts`: site id, the visits a day its plan
+    /// gives the URLs on the hosts it holds), valid until `until_ms`, and answers per site the
+    /// sum of the parts valid at `now_ms`, its own included: its share of the budget is its
+    /// part over that sum.
+    pub async fn share_budget_parts(
+        &self,
+        worker: &str,
+        now_ms: i64,
+        until_ms: i64,
+        parts: &[(i64, f64)],
+    ) -> sqlx::Result<HashMap<i64, f64>> {
+        let (worker, parts) = (worker.to_string(), parts.to_vec());
+        self.write("share_budget_parts", move |mut tx| {
+            let (worker, parts) = (worker.clone(), parts.clone());
+            async move {
+                for (site_id, planned) in &parts {
+                    sqlx::query(
+                        "INSERT INTO budget_parts (site_id, worker, planned_per_day, until_ms)
+                         VALUES ($1, $2, $3, $4)
+                         ON CONFLICT (site_id, worker) DO UPDATE SET
+                             planned_per_day = excluded.planned_per_day,
+                             until_ms = excluded.until_ms",
+                    )
+                    .bind(site_id)
+                    .bind(&worker)
+                    .bind(planned.max(0.0))
+                    .bind(until_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                let sums: Vec<(i64, f64)> = sqlx::query_as(
+                    "SELECT site_id, SUM(planned_per_day) FROM budget_parts
+                     WHERE until_ms > $1 GROUP BY site_id",
+                )
+                .bind(now_ms)
+                .fetch_all(&mut *tx)
+                .await?;
+                Ok((tx, sums.into_iter().collect()))
+            }
+        })
+        .await
+    }
+
+    /// Gives back every lease `worker` holds, its heartbeat included, and drops its budget
+    /// parts (a clean shutdown: the others take its hosts and budget at their next round
+    /// instead of waiting for the leases to expire).
     pub async fn release_all_leases(&self, worker: &str) -> sqlx::Result<()> {
         let worker = worker.to_string();
         self.write("release_all_leases", move |mut tx| {
             let worker = worker.clone();
             async move {
                 sqlx::query("UPDATE leases SET worker = NULL, until_ms = 0 WHERE worker = $1")
+                    .bind(&worker)
+                    .execute(&mut *tx)
+                    .await?;
+                sqlx::query("DELETE FROM budget_parts WHERE worker = $1")
                     .bind(&worker)
                     .execute(&mut *tx)
                     .await?;
@@ -194,6 +248,36 @@ mod tests {
             store.release_all_leases("b").await.unwrap();
             let c = store.lease_round("c", 1_400, 1_000, &[]).await.unwrap();
             assert_eq!(c.held.len(), 10);
+        }
+    }
+
+    #[tokio::test]
+    async fn budget_parts_add_up_over_the_live_workers() {
+        let (stores, _dir) = stores("budget_parts_add_up").await;
+        for store in stores {
+            let a = store
+                .share_budget_parts("a", 0, 1_000, &[(1, 30.0), (2, 5.0)])
+                .await
+                .unwrap();
+            assert_eq!((a[&1], a[&2]), (30.0, 5.0));
+            let b = store
+                .share_budget_parts("b", 100, 1_100, &[(1, 10.0)])
+                .await
+                .unwrap();
+            assert_eq!((b[&1], b[&2]), (40.0, 5.0));
+            // a's parts are renewed; b's have run out.
+            let a = store
+                .share_budget_parts("a", 1_200, 2_200, &[(1, 20.0), (2, 5.0)])
+                .await
+                .unwrap();
+            assert_eq!((a[&1], a[&2]), (20.0, 5.0));
+            // A clean shutdown drops a's parts at once.
+            store.release_all_leases("a").await.unwrap();
+            let c = store
+                .share_budget_parts("c", 1_300, 2_300, &[(2, 1.0)])
+                .await
+                .unwrap();
+            assert_eq!((c.get(&1), c[&2]), (None, 1.0));
         }
     }
 }

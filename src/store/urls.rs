@@ -329,6 +329,8 @@ pub enum UrlScope {
     Schedulable,
     /// Every URL of one site (by row id).
     Site(i64),
+    /// The pages and feeds checked after a clock instant (ms), by any worker.
+    CheckedAfter(i64),
 }
 
 /// URL rows read a page at a time by id, so that filling the scheduler never holds every row
@@ -373,6 +375,11 @@ impl UrlPages {
                 "SELECT * FROM urls WHERE site_id = $1 AND id > $2 ORDER BY id LIMIT $3",
             )
             .bind(site_id),
+            UrlScope::CheckedAfter(after_ms) => sqlx::query_as(
+                "SELECT * FROM urls WHERE kind IN ('page', 'feed') AND last_checked_ms > $1
+                 AND id > $2 ORDER BY id LIMIT $3",
+            )
+            .bind(after_ms),
         };
         let rows: Vec<UrlRow> = query
             .bind(self.after_id)

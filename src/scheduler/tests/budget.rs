@@ -195,7 +195,9 @@ fn an_early_visit_for_a_known_change_is_an_overhead_of_the_plan() {
 }
 
 /// Two workers sharing a site's hosts (each holds half, the other half is "elsewhere") spend
-/// between them what one would: their budgets follow the planned visits of the hosts they hold.
+/// between them what one would: each spends the budget times its part (the planned visits of the
+/// hosts it holds) over the sum of both parts, as the workers' rounds share them through the
+/// database.
 #[test]
 fn workers_holding_part_of_the_hosts_share_one_budget() {
     let mut workers: Vec<Scheduler> = Vec::new();
@@ -223,10 +225,14 @@ fn workers_holding_part_of_the_hosts_share_one_budget() {
     let mut now = 0;
     let mut next_share = 0;
     while now < 10 * DAY {
-        for (w, sched) in workers.iter_mut().enumerate() {
-            if now >= next_share {
-                sched.share_budgets(now);
+        if now >= next_share {
+            let parts: Vec<f64> = workers.iter().map(|s| s.budget_parts()[0]).collect();
+            let sum: f64 = parts.iter().sum();
+            for (sched, part) in workers.iter_mut().zip(parts) {
+                sched.share_budget(0, part / sum, now);
             }
+        }
+        for (w, sched) in workers.iter_mut().enumerate() {
             while let Some(req) = sched.poll_request(now) {
                 requests[w] += 1;
                 let fast = urls.iter().position(|&u| u == req.url).expect("known") % 4 < 2;
