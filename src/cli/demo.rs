@@ -18,9 +18,9 @@ use crate::demo::session::{SessionOptions, run_session};
 use crate::demo::truth::true_freshness_at;
 use crate::demo::world::World;
 use crate::schedule::ChangeSignal;
-use crate::store::Store;
 use crate::store::report_data::TrueFreshnessSample;
 use crate::store::reports::FreshnessSample;
+use crate::store::{Location, Store};
 
 /// Arguments of `freshet demo`.
 #[derive(Debug, clap::Args)]
@@ -54,6 +54,10 @@ pub struct Args {
     /// such as ads, counters and tokens does not count) or `bytes` (any change of the body).
     #[arg(long, default_value = "content", value_parser = parse_change_signal)]
     pub change_signal: ChangeSignal,
+    /// Refreshers run side by side on one PostgreSQL database (`--db postgres://...`), leasing
+    /// the hosts and sharing each site's budget as `freshet run` workers do.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
 }
 
 /// `--change-signal`: `content` or `bytes`.
@@ -82,6 +86,11 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         "--scale must be in (0, 100], not {}",
         args.scale
     );
+    anyhow::ensure!(
+        (1..=16).contains(&args.workers),
+        "--workers must be from 1 to 16, not {}",
+        args.workers
+    );
     let options = SessionOptions {
         seed: args.seed,
         scale: args.scale,
@@ -91,6 +100,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         db_path: Some(args.db),
         progress: true,
         change_signal: args.change_signal,
+        workers: args.workers,
     };
     if let Some(db) = &options.db_path {
         clear_demo_database(db).await?;
@@ -132,35 +142,49 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             "errors": result.summary.errors,
         });
         report["change_signal"] = serde_json::json!(args.change_signal.as_str());
-        report["db"] = serde_json::json!(result.db_path);
+        report["run"]["workers"] = serde_json::json!(args.workers);
+        report["db"] = serde_json::json!(shown(&result.db_path));
         report["schedule"] = serde_json::json!(result.schedule_path);
         crate::outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         crate::out!("{}", outcome.to_table());
         crate::outln!(
             "  database {}, schedule {}",
-            result.db_path.display(),
+            shown(&result.db_path),
             result.schedule_path.display()
         );
     }
     Ok(u8::from(outcome.politeness.disallowed_requests > 0))
 }
 
+/// A database's name as shown (a PostgreSQL URL without its password).
+fn shown(db: &Path) -> String {
+    crate::store::redact(&db.display().to_string())
+}
+
 /// Removes an earlier demo database at `path` (the demo's world and ports are new each run, so
-/// its URLs would be stale). A database holding any site that is not a demo site is refused.
+/// its URLs would be stale): the file, or every row of a PostgreSQL database. A database holding
+/// any site that is not a demo site is refused.
 async fn clear_demo_database(path: &Path) -> anyhow::Result<()> {
-    if !path.exists() {
+    let on_postgres = matches!(Location::parse(path)?, Location::Postgres(_));
+    if !on_postgres && !path.exists() {
         return Ok(());
     }
     let store = Store::open(path).await?;
     let names = store.site_names().await?;
-    store.close().await;
     if let Some(other) = names.iter().find(|name| !name.starts_with("demo-")) {
+        store.close().await;
         anyhow::bail!(
             "{} holds the site {other:?}, which is not a demo site: pass another --db",
-            path.display()
+            shown(path)
         );
     }
+    if on_postgres {
+        let cleared = store.delete_all_rows().await;
+        store.close().await;
+        return cleared;
+    }
+    store.close().await;
     for suffix in ["", "-wal", "-shm"] {
         let file = PathBuf::from(format!("{}{suffix}", path.display()));
         if file.exists() {

@@ -46,6 +46,9 @@ pub struct SessionOptions {
     pub progress: bool,
     /// Which changes the refresher learns (the schedule's `change_signal`).
     pub change_signal: crate::schedule::ChangeSignal,
+    /// Refreshers run side by side on the one database (more than one: a PostgreSQL `db_path`,
+    /// on which they lease hosts and share the budget).
+    pub workers: usize,
 }
 
 impl Default for SessionOptions {
@@ -59,6 +62,7 @@ impl Default for SessionOptions {
             db_path: None,
             progress: false,
             change_signal: crate::schedule::ChangeSignal::default(),
+            workers: 1,
         }
     }
 }
@@ -80,15 +84,20 @@ pub struct SessionResult {
     pub schedule_path: PathBuf,
 }
 
-/// Runs one session with `refresh` as the refresher.
+/// Runs one session with `refresh` as the refresher (`options.workers` of them side by side).
 pub async fn run_session<F, Fut>(
     options: &SessionOptions,
     refresh: F,
 ) -> anyhow::Result<SessionResult>
 where
-    F: FnOnce(RunOptions, Shutdown) -> Fut,
+    F: Fn(RunOptions, Shutdown) -> Fut,
     Fut: Future<Output = anyhow::Result<RunSummary>>,
 {
+    anyhow::ensure!(
+        options.workers >= 1,
+        "at least one worker, not {}",
+        options.workers
+    );
     anyhow::ensure!(
         options.speed.is_finite() && options.speed > 0.0,
         "--speed must be a positive number, not {}",
@@ -109,16 +118,29 @@ where
         .context("starting the demo server on 127.0.0.1")?;
 
     let temporary = options.db_path.is_none();
+    let own_folder = std::env::temp_dir().join(format!("freshet-demo-{}", std::process::id()));
     let db_path = match &options.db_path {
         Some(path) => path.clone(),
-        None => std::env::temp_dir()
-            .join(format!("freshet-demo-{}", std::process::id()))
-            .join("freshet.db"),
+        None => own_folder.join("freshet.db"),
     };
-    let folder = db_path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let on_postgres = matches!(
+        crate::store::Location::parse(&db_path)?,
+        crate::store::Location::Postgres(_)
+    );
+    anyhow::ensure!(
+        options.workers == 1 || on_postgres,
+        "{} workers share a PostgreSQL database (--db postgres://...), not a file",
+        options.workers
+    );
+    // The schedule goes next to a database file, or into a folder of its own.
+    let folder = if on_postgres {
+        own_folder
+    } else {
+        db_path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), PathBuf::from)
+    };
     let schedule_config = ScheduleConfig {
         visits_per_page_per_day: options.visits_per_page_per_day,
         change_signal: options.change_signal,
@@ -148,8 +170,7 @@ where
         ));
         (stop, task)
     });
-    let shutdown: Shutdown = Box::pin(tokio::time::sleep(options.duration));
-    let summary = refresh(run_options, shutdown).await;
+    let summary = run_workers(&refresh, run_options, options).await;
     let end_ms = clock.now_ms();
     if let Some((stop, task)) = ticker {
         let _ = stop.send(());
@@ -190,6 +211,41 @@ where
         db_path,
         schedule_path,
     })
+}
+
+/// Runs `options.workers` refreshers side by side for the session's duration (each under its own
+/// name, `demo-1`, `demo-2`, ...), and adds up what they did; the first failure is the session's.
+async fn run_workers<F, Fut>(
+    refresh: &F,
+    run_options: RunOptions,
+    options: &SessionOptions,
+) -> anyhow::Result<RunSummary>
+where
+    F: Fn(RunOptions, Shutdown) -> Fut,
+    Fut: Future<Output = anyhow::Result<RunSummary>>,
+{
+    use futures_util::FutureExt as _;
+    let shutdown = tokio::time::sleep(options.duration).shared();
+    let runs = (1..=options.workers).map(|n| {
+        let mut run_options = run_options.clone();
+        if options.workers > 1 {
+            run_options.worker.name = Some(format!("demo-{n}"));
+            // A tenth of a real second is minutes of the demo's clock: the workers see each
+            // other's URLs, and share the budget by them, within that.
+            run_options.worker.round_every = Some(Duration::from_millis(100));
+        }
+        refresh(run_options, Box::pin(shutdown.clone()))
+    });
+    let mut total = RunSummary::default();
+    for summary in futures_util::future::join_all(runs).await {
+        let summary = summary?;
+        total.requests += summary.requests;
+        total.checks += summary.checks;
+        total.changes += summary.changes;
+        total.errors += summary.errors;
+        total.skipped_hosts.extend(summary.skipped_hosts);
+    }
+    Ok(total)
 }
 
 /// Redraws a progress line (a terminal) or prints one every ten seconds (a log) until `stop`.

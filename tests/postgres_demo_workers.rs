@@ -1,0 +1,61 @@
+//! `freshet demo --workers 3` on one PostgreSQL database: three refreshers in one process share
+//! the demo's loopback web by host leases and its one budget by their parts of it
+//! (`budget_parts`), judged from the other side, the demo server's request log: all their
+//! requests together stay within the schedule's one budget (not one each), no host sees two
+//! requests closer than its limit, no robots.txt Disallow is fetched, and every check the
+//! workers counted is in the database.
+//!
+//! No wall-clock assertion: on a slow machine the virtual clock still runs and the budget is a
+//! ceiling reached only when the workers keep up, so only a loose floor is asserted.
+//!
+//! Needs `FRESHET_TEST_POSTGRES` (see tests/postgres_store.rs); SKIPPED without it unless
+//! `FRESHET_REQUIRE_POSTGRES=1`.
+
+#[path = "support/postgres.rs"]
+mod postgres;
+
+use std::path::Path;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_spend_one_budget_as_the_server_counts_it() {
+    let Some(db) = postgres::postgres_database("demo_workers").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .current_dir(dir.path())
+        .args(["demo", "--db", &db, "--workers", "3", "--duration", "12"])
+        .args(["--json"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(report["run"]["workers"], 3);
+    let budget = report["budget_requests"].as_f64().unwrap();
+    let made = report["freshet"]["requests"].as_f64().unwrap();
+    // The ceiling: each worker's bucket holds a quarter hour of its part, about 1 request here.
+    assert!(
+        made <= budget * 1.02 + 3.0,
+        "{made} requests against one budget of {budget:.0}"
+    );
+    assert!(
+        made >= budget * 0.5,
+        "{made} requests against one budget of {budget:.0}"
+    );
+    let politeness = &report["politeness"];
+    assert_eq!(politeness["disallowed_requests"], 0, "{politeness}");
+    let hosts = politeness["hosts"].as_array().unwrap();
+    assert!(!hosts.is_empty());
+    assert!(hosts.iter().all(|h| h["violations"] == 0), "{politeness}");
+    // Nothing a worker counted was lost: every page check is in the database.
+    let checks = report["run"]["checks"].as_u64().unwrap();
+    let store = freshet::store::Store::open_existing(Path::new(&db))
+        .await
+        .unwrap();
+    let observations = store.observation_count().await.unwrap();
+    store.close().await;
+    assert!(checks > 0, "{}", report["run"]);
+    assert!(observations as u64 >= checks, "{observations} < {checks}");
+}
