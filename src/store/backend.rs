@@ -269,8 +269,8 @@ pub(super) async fn open_sqlite(path: &Path, busy_timeout: Duration) -> anyhow::
     })
 }
 
-/// Connects to the PostgreSQL server at `url` and brings its schema up to date (sqlx takes a
-/// lock for that, so workers starting together migrate once).
+/// Connects to the PostgreSQL server at `url` and brings its schema up to date (under a lock row,
+/// so workers starting together migrate once: [`super::migration_lock`]).
 pub(super) async fn open_postgres(url: &str, busy_timeout: Duration) -> anyhow::Result<Pools> {
     sqlx::any::install_default_drivers();
     let shown = redact(url);
@@ -284,10 +284,7 @@ pub(super) async fn open_postgres(url: &str, busy_timeout: Duration) -> anyhow::
         .connect_with(options.clone())
         .await
         .with_context(|| format!("connecting to {shown}"))?;
-    sqlx::migrate!("./migrations/postgres")
-        .run(&writer)
-        .await
-        .with_context(|| format!("migrating database {shown}"))?;
+    super::migration_lock::migrate_postgres(&writer, &shown).await?;
     let reader = AnyPoolOptions::new()
         .max_connections(READERS)
         .connect_with(options)

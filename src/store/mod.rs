@@ -31,6 +31,7 @@ pub mod errors;
 mod group_commit;
 pub mod hosts;
 pub mod leases;
+mod migration_lock;
 pub mod observations;
 pub mod politeness;
 pub mod refusals;
