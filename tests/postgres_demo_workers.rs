@@ -49,6 +49,13 @@ async fn three_workers_spend_one_budget_as_the_server_counts_it() {
     let hosts = politeness["hosts"].as_array().unwrap();
     assert!(!hosts.is_empty());
     assert!(hosts.iter().all(|h| h["violations"] == 0), "{politeness}");
+    // Every host's pages were checked in the judged window (each host's sitemap was read by
+    // whichever worker held it).
+    let sites = report["sites"].as_array().unwrap();
+    assert!(sites.len() >= 5, "{}", report["sites"]);
+    for site in sites {
+        assert!(site["page_syncs"].as_f64().unwrap_or(0.0) > 0.0, "{site}");
+    }
     // Nothing a worker counted was lost: every page check is in the database.
     let checks = report["run"]["checks"].as_u64().unwrap();
     let store = freshet::store::Store::open_existing(Path::new(&db))

@@ -36,6 +36,11 @@ impl HeldHosts {
             .is_some_and(|&until| now_ms < until - self.margin_ms)
     }
 
+    /// Whether this worker leases the host `key`, however near the lease's end.
+    pub fn is_leased(&self, key: &str) -> bool {
+        self.lock().contains_key(key)
+    }
+
     /// The host `key` is held until `until_ms`.
     pub fn hold(&self, key: &str, until_ms: i64) {
         self.lock().insert(key.to_string(), until_ms);

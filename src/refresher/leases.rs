@@ -71,10 +71,17 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
         .store
         .lease_round(&leasing.worker, now, leasing.ttl_ms, &release)
         .await?;
-    let was: HashSet<String> = leasing.held.keys().into_iter().collect();
+    // A lease that lapsed here (its margin passed before this round renewed it) counts as
+    // gained again: what was skipped meanwhile (discovery, new URLs) is taken up.
+    let listed: HashSet<String> = leasing.held.keys().into_iter().collect();
+    let was: HashSet<String> = listed
+        .iter()
+        .filter(|key| leasing.held.holds(key, now))
+        .cloned()
+        .collect();
     let now_held: HashSet<String> = result.held.iter().cloned().collect();
     let (gained, leave) = apply(ctx, leasing, &release, &result, now + leasing.ttl_ms, &was);
-    for key in was.difference(&now_held) {
+    for key in listed.difference(&now_held) {
         // Lost (expired while the database was out of reach): never contacted again here
         // until held again.
         warn!(host = %key, "lease lost: another worker may hold this host now");
@@ -101,9 +108,15 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
         ctx.ledger
             .set_held(key, Some(ctx.pool.next_allowed_ms(key)));
     }
+    // From here on a failure is said and the round goes on: the hosts gained are held, and
+    // the caller must hear of them.
     if refresh {
-        read_new_urls(ctx, leasing).await?;
-        read_others_checks(ctx, leasing, now).await?;
+        if let Err(error) = read_new_urls(ctx, leasing).await {
+            warn!(error = %format!("{error:#}"), "the URLs other workers added could not be read");
+        }
+        if let Err(error) = read_others_checks(ctx, leasing, now).await {
+            warn!(error = %format!("{error:#}"), "other workers' checks could not be read");
+        }
     } else {
         leasing.checks_read_ms.store(now, Ordering::Relaxed);
     }
@@ -115,7 +128,7 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
         .share_budget_parts(&leasing.worker, now, now + leasing.ttl_ms, &mine)
         .await
     {
-        Ok(sums) => ctx.ledger.share_budgets(&mine, &sums, now),
+        Ok(sums) => ctx.ledger.share_budgets(&mine, &sums, result.workers, now),
         // The shares of the last round stay; the hosts gained are this round's all the same.
         Err(error) => warn!(error = %error, "the budget parts could not be shared"),
     }

@@ -118,8 +118,14 @@ impl Ledger {
     }
 
     /// Spends of each site's budget the share `mine` over `sums` (all workers' parts, by site
-    /// id; a site no worker has a part of is spent in full here).
-    pub fn share_budgets(&self, mine: &[(i64, f64)], sums: &HashMap<i64, f64>, now_ms: i64) {
+    /// id; a site no worker has a part of yet is split evenly between the `workers` alive).
+    pub fn share_budgets(
+        &self,
+        mine: &[(i64, f64)],
+        sums: &HashMap<i64, f64>,
+        workers: i64,
+        now_ms: i64,
+    ) {
         let mut inner = self.lock();
         for &(site_id, part) in mine {
             let Some(&site) = inner.site_keys.get(&site_id) else {
@@ -127,7 +133,7 @@ impl Ledger {
             };
             let share = match sums.get(&site_id) {
                 Some(&sum) if sum > 0.0 => part / sum,
-                _ => 1.0,
+                _ => 1.0 / workers.max(1) as f64,
             };
             inner.sched.share_budget(site, share, now_ms);
         }
@@ -224,8 +230,10 @@ impl Ledger {
                         }
                         None => {
                             let host = inner.sched.add_host(interval, open_at);
+                            // Elsewhere unless leased here (a lease past its margin still
+                            // counts: the pool refuses its permits until it is renewed).
                             if let Some(held) = &self.held
-                                && !held.holds(&key, now_ms)
+                                && !held.is_leased(&key)
                             {
                                 inner.sched.set_host_elsewhere(host, true);
                             }

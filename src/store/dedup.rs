@@ -321,6 +321,13 @@ async fn save_changes(
         .bind(&class.reason)
         .execute(&mut **tx)
         .await?;
+        // The class row is locked now: members another engine wrote go, so the class is
+        // this engine's whole.
+        sqlx::query("DELETE FROM dedup_members WHERE kind = $1 AND key = $2")
+            .bind(kind)
+            .bind(key)
+            .execute(&mut **tx)
+            .await?;
         for (rank, member) in class.members.iter().enumerate() {
             sqlx::query(
                 "INSERT INTO dedup_members (kind, key, rank, url, score) VALUES ($1, $2, $3, $4, $5)

@@ -12,12 +12,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use anyhow::Context as _;
 use sqlx::AnyPool;
 
-/// How long a lock row holds unless its holder gives it back.
-const LOCK_TTL_MS: i64 = 10 * 60_000;
+/// How long a lock row holds unless its holder gives it back (long: an index built on a large
+/// `urls` table takes minutes).
+const LOCK_TTL_MS: i64 = 60 * 60_000;
 /// How often a worker waiting for the lock asks again.
 const RETRY: Duration = Duration::from_millis(200);
 /// How long a worker waits for another's migration before giving up.
-const PATIENCE: Duration = Duration::from_secs(15 * 60);
+const PATIENCE: Duration = Duration::from_secs(65 * 60);
 
 fn unix_ms() -> i64 {
     SystemTime::now()
