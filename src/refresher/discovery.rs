@@ -44,7 +44,8 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     }
     info!(site = %site.site.name, "discovering");
     let mut listed = Vec::new();
-    let documents = discover_site(ctx, site, &mut listed).await?;
+    let mut walked = Vec::new();
+    let documents = discover_site(ctx, site, &mut listed, &mut walked).await?;
     // The row ids of the URLs the sitemaps listed (read a page of rows at a time).
     let mut ids: HashMap<&str, Option<i64>> =
         listed.iter().map(|l| (l.url.as_str(), None)).collect();
@@ -71,7 +72,12 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     // found it unchanged, or skipped it (server ttl, closed host, robots.txt): its next_due is
     // that time, never the pass's own time left behind in the past.
     let due = (next != i64::MAX).then_some(next);
-    ctx.store.set_sitemaps_due(site.id, due).await?;
+    if ctx.leasing.is_some() {
+        // Only those on hosts held here: the others are their holders' to read.
+        ctx.store.set_sitemaps_due_of(site.id, &walked, due).await?;
+    } else {
+        ctx.store.set_sitemaps_due(site.id, due).await?;
+    }
     Ok(next)
 }
 
@@ -105,10 +111,12 @@ struct Listed {
     lastmod_ms: i64,
 }
 
+/// `walked`: the sitemaps this pass reached (on hosts held here).
 async fn discover_site(
     ctx: &Context,
     site: &SiteState,
     listed: &mut Vec<Listed>,
+    walked: &mut Vec<String>,
 ) -> anyhow::Result<usize> {
     let mut documents = 0;
     let origins: BTreeSet<String> = site.site.origins();
@@ -159,6 +167,7 @@ async fn discover_site(
                     .await?;
                 continue;
             }
+            walked.push(url.to_string());
             documents += 1;
             let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
             for child in read_sitemap(ctx, site, &url, &cross, listed).await? {
@@ -251,6 +260,15 @@ async fn fetch_document(
         && now < last + floor
     {
         return Ok(None); // the server's ttl / max-age has not run out
+    }
+    if ctx.leasing.is_some()
+        && kind == "sitemap"
+        && row.last_checked_ms.is_some()
+        && row.next_due_ms.is_some_and(|due| due > now)
+    {
+        // Read at the site's last discovery (by whichever worker held its host then); a
+        // worker that starts or gains the host reads it when it is due.
+        return Ok(None);
     }
     let next = next_discovery(site, now);
     let outcome = fetch_and_record(

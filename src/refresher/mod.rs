@@ -340,7 +340,8 @@ struct Discoveries {
 impl Discoveries {
     /// With several workers, every site's discovery is due at the start: which sitemaps this
     /// worker reads depends on the hosts it holds, and the sites' last discovery times are
-    /// the other workers' as well (a sitemap not changed since is answered 304).
+    /// the other workers' as well; a sitemap read at the site's last discovery is not read
+    /// again before its time (see `discovery::fetch_document`).
     async fn new(ctx: &Context) -> anyhow::Result<Self> {
         let now = ctx.clock.now_ms();
         let mut next = HashMap::new();

@@ -276,6 +276,35 @@ impl Store {
         .await
     }
 
+    /// Sets when the sitemaps `urls` of a site are next due (with several workers, each sets the
+    /// sitemaps on the hosts it holds, which it read).
+    pub async fn set_sitemaps_due_of(
+        &self,
+        site_id: i64,
+        urls: &[String],
+        due_ms: Option<i64>,
+    ) -> sqlx::Result<()> {
+        let urls = urls.to_vec();
+        self.write("set_sitemaps_due_of", move |mut tx| {
+            let urls = urls.clone();
+            async move {
+                for url in &urls {
+                    sqlx::query(
+                        "UPDATE urls SET next_due_ms = $1
+                         WHERE site_id = $2 AND kind = 'sitemap' AND url = $3",
+                    )
+                    .bind(due_ms)
+                    .bind(site_id)
+                    .bind(url)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                Ok((tx, ()))
+            }
+        })
+        .await
+    }
+
     /// Writes re-planned rates and due times in one transaction (weights belong to the dedup
     /// engine, which may change them while a plan is being solved).
     pub async fn save_plan(&self, rows: &[PlanUpdate]) -> sqlx::Result<()> {
