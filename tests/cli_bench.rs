@@ -9,10 +9,15 @@ fn bench_json(part: &str) -> serde_json::Value {
 }
 
 fn bench_json_sized(part: &str, pages: &str, hosts: &str) -> serde_json::Value {
+    bench_json_with(part, pages, hosts, &[])
+}
+
+fn bench_json_with(part: &str, pages: &str, hosts: &str, more: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_freshet"))
         .args([
             "bench", "--only", part, "--pages", pages, "--hosts", hosts, "--json",
         ])
+        .args(more)
         .output()
         .expect("runs");
     assert!(
@@ -100,7 +105,32 @@ fn dedup_part_reports_its_figures() {
 
 #[test]
 fn run_part_checks_through_the_real_refresher_and_counts_from_both_sides() {
-    let value = bench_json_sized("run", "300", "10");
+    check_run_part(&bench_json_sized("run", "300", "10"));
+}
+
+/// The same on PostgreSQL (`--postgres`: a new database per pass on the test server, dropped
+/// afterwards). Needs `FRESHET_TEST_POSTGRES`; SKIPPED without it unless
+/// `FRESHET_REQUIRE_POSTGRES=1`.
+#[test]
+fn run_part_runs_on_postgres_too() {
+    let server = match std::env::var("FRESHET_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => url,
+        _ => {
+            assert!(
+                !std::env::var("FRESHET_REQUIRE_POSTGRES").is_ok_and(|v| v == "1"),
+                "FRESHET_REQUIRE_POSTGRES=1 but FRESHET_TEST_POSTGRES names no server"
+            );
+            eprintln!("SKIPPED run_part_runs_on_postgres_too: set FRESHET_TEST_POSTGRES");
+            return;
+        }
+    };
+    let value = bench_json_with("run", "300", "10", &["--postgres", &server]);
+    check_run_part(&value);
+    assert!(value["run"]["db_bytes_per_url"].as_f64().unwrap_or(0.0) > 0.0);
+}
+
+fn check_run_part(value: &serde_json::Value) {
+    let value = value.clone();
     assert_figures(
         &value,
         "run",

@@ -30,6 +30,11 @@ pub struct Args {
     /// Print one JSON object keyed by part instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Run the run part on this PostgreSQL server instead of a SQLite file: a postgres:// URL of
+    /// any database there whose user may create databases; each pass gets a new database, dropped
+    /// afterwards.
+    #[arg(long, value_name = "URL")]
+    pub postgres: Option<String>,
 }
 
 /// `--only`.
@@ -58,6 +63,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         one => vec![one],
     };
     let hosts = args.hosts;
+    let postgres = args.postgres;
     let results = tokio::task::spawn_blocking(move || -> anyhow::Result<_> {
         let mut results: Vec<(Part, Vec<Figures>)> = Vec::new();
         for part in parts {
@@ -70,7 +76,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
                 let hosts = hosts.unwrap_or(default_hosts).clamp(1, pages);
                 per_size.push(match part {
                     Part::Plan => bench_plan::run(pages, hosts)?,
-                    Part::Run => bench_run::run(pages, hosts)?,
+                    Part::Run => bench_run::run(pages, hosts, postgres.as_deref())?,
                     Part::Sitemap => bench_sitemap::run(pages)?,
                     Part::Dedup => bench_dedup::run(pages),
                     Part::All => unreachable!("expanded above"),

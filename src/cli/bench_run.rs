@@ -12,6 +12,9 @@
 //! server's share included, as it runs in this process): unlike the rate, it hardly moves when
 //! the machine is busy with something else.
 //!
+//! With `--postgres SERVER` the passes run on a new PostgreSQL database of that server each
+//! (dropped afterwards) instead of a SQLite file: what one worker gets from PostgreSQL.
+//!
 //! Memory: a web of `--pages` pages is discovered from its sitemaps by a pass whose budget fetches
 //! only a few hundred of them, then the refresher is started again on that database (a restart
 //! loads every URL's summary into the scheduler). `bytes_per_url` is the peak resident memory over
@@ -19,12 +22,12 @@
 //! is reset before (as in the sitemap part); memory an earlier part freed but the allocator kept may
 //! be reused here, so `--only run` gives the cleanest figure.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use sqlx::AnyConnection;
 use sqlx::Connection as _;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 
 use super::bench_figures::{Figures, cpu_seconds, reset_peak, status_bytes};
 use super::bench_web::BenchWeb;
@@ -80,22 +83,112 @@ fn schedule_toml(web: &BenchWeb, requests_per_day: f64) -> String {
     )
 }
 
-/// A schedule and a database in a temporary folder.
+/// A schedule in a temporary folder, and a database: a SQLite file beside it, or a new
+/// database on a PostgreSQL server (dropped by [`Setup::finish`]).
 struct Setup {
     dir: TempDir,
     schedule: PathBuf,
+    /// The PostgreSQL server and the database made on it.
+    postgres: Option<(String, String)>,
 }
 
 impl Setup {
-    fn new(what: &str, web: &BenchWeb, urls: usize, requests_per_day: f64) -> anyhow::Result<Self> {
+    async fn new(
+        what: &str,
+        web: &BenchWeb,
+        urls: usize,
+        requests_per_day: f64,
+        postgres: Option<&str>,
+    ) -> anyhow::Result<Self> {
         let dir = TempDir::new(what, urls)?;
         let schedule = dir.0.join("bench.toml");
         std::fs::write(&schedule, schedule_toml(web, requests_per_day))?;
-        Ok(Self { dir, schedule })
+        let postgres = match postgres {
+            Some(server) => {
+                let name = format!(
+                    "freshet_bench_{}_{}_{urls}",
+                    what.replace('-', "_"),
+                    std::process::id()
+                );
+                let url = crate::store::create_postgres_database(server, &name).await?;
+                Some((server.to_string(), url))
+            }
+            None => None,
+        };
+        Ok(Self {
+            dir,
+            schedule,
+            postgres,
+        })
     }
 
+    /// The database, as `--db` takes it.
     fn db(&self) -> PathBuf {
-        self.dir.0.join("freshet.db")
+        match &self.postgres {
+            Some((_, url)) => PathBuf::from(url),
+            None => self.dir.0.join("freshet.db"),
+        }
+    }
+
+    /// A connection to the database for counting (read-only on SQLite).
+    async fn connect(&self) -> anyhow::Result<AnyConnection> {
+        sqlx::any::install_default_drivers();
+        let url = match &self.postgres {
+            Some((_, url)) => url.clone(),
+            None => format!("sqlite://{}?mode=ro", self.db().display()),
+        };
+        Ok(AnyConnection::connect(&url).await?)
+    }
+
+    /// The database's size in bytes.
+    async fn db_bytes(&self) -> anyhow::Result<f64> {
+        if self.postgres.is_none() {
+            return Ok(std::fs::metadata(self.db()).map_or(0, |m| m.len()) as f64);
+        }
+        let mut conn = self.connect().await?;
+        let (bytes,): (i64,) = sqlx::query_as("SELECT pg_database_size(current_database())")
+            .fetch_one(&mut conn)
+            .await?;
+        conn.close().await?;
+        Ok(bytes as f64)
+    }
+
+    /// One count from the database.
+    async fn count(&self, query: &'static str, bind: i64) -> anyhow::Result<i64> {
+        let mut conn = self.connect().await?;
+        let (count,): (i64,) = sqlx::query_as(query)
+            .bind(bind)
+            .fetch_one(&mut conn)
+            .await?;
+        conn.close().await?;
+        Ok(count)
+    }
+
+    /// Checks the database holds from `since_ms` on (clock time).
+    async fn committed_checks(&self, since_ms: i64) -> anyhow::Result<i64> {
+        self.count(
+            "SELECT COUNT(*) FROM observations WHERE checked_ms >= $1",
+            since_ms,
+        )
+        .await
+    }
+
+    /// Pages the database knows.
+    async fn known_pages(&self) -> anyhow::Result<i64> {
+        self.count(
+            "SELECT COUNT(*) FROM urls WHERE kind = 'page' AND id > $1",
+            0,
+        )
+        .await
+    }
+
+    /// Drops the PostgreSQL database (the SQLite file goes with the folder).
+    async fn finish(self) -> anyhow::Result<()> {
+        if let Some((server, url)) = &self.postgres {
+            let name = url.rsplit('/').next().unwrap_or_default();
+            crate::store::drop_postgres_database(server, name).await?;
+        }
+        Ok(())
     }
 
     /// One `run --once` pass with the clock reading `at_ms` at its start.
@@ -113,43 +206,11 @@ impl Setup {
     }
 }
 
-/// One count from the database (read-only).
-async fn count(db: &Path, query: &'static str, bind: i64) -> anyhow::Result<i64> {
-    let options = SqliteConnectOptions::new().filename(db).read_only(true);
-    let mut conn = SqliteConnection::connect_with(&options).await?;
-    let (count,): (i64,) = sqlx::query_as(query)
-        .bind(bind)
-        .fetch_one(&mut conn)
-        .await?;
-    conn.close().await?;
-    Ok(count)
-}
-
-/// Checks the database holds from `since_ms` on (clock time).
-async fn committed_checks(db: &Path, since_ms: i64) -> anyhow::Result<i64> {
-    count(
-        db,
-        "SELECT COUNT(*) FROM observations WHERE checked_ms >= $1",
-        since_ms,
-    )
-    .await
-}
-
-/// Pages the database knows.
-async fn known_pages(db: &Path) -> anyhow::Result<i64> {
-    count(
-        db,
-        "SELECT COUNT(*) FROM urls WHERE kind = 'page' AND id > $1",
-        0,
-    )
-    .await
-}
-
 /// The throughput passes over `urls` pages on `hosts` hosts.
-async fn throughput(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
+async fn throughput(urls: usize, hosts: usize, postgres: Option<&str>) -> anyhow::Result<Figures> {
     let web = BenchWeb::start(urls, hosts).await?;
     // A budget the passes never reach: every page due is checked.
-    let setup = Setup::new("run", &web, urls, 10.0 * urls as f64)?;
+    let setup = Setup::new("run", &web, urls, 10.0 * urls as f64, postgres).await?;
     let (started, cpu_started) = (Instant::now(), cpu_seconds());
     let first = setup.pass(&web, ORIGIN_MS).await?;
     let first_seconds = started.elapsed().as_secs_f64();
@@ -164,10 +225,11 @@ async fn throughput(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
     let seconds = started.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_started;
     let counts = web.counts();
-    let committed = committed_checks(&setup.db(), second_at).await? as f64;
+    let committed = setup.committed_checks(second_at).await? as f64;
     web.stop().await;
     let answered = (counts.ok + counts.not_modified) as f64;
-    let db_bytes = std::fs::metadata(setup.db()).map_or(0, |m| m.len()) as f64;
+    let db_bytes = setup.db_bytes().await?;
+    setup.finish().await?;
     Ok(vec![
         ("checked_urls", urls as f64),
         ("checked_hosts", hosts as f64),
@@ -199,9 +261,9 @@ async fn throughput(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
 }
 
 /// The memory passes over `urls` pages on `hosts` hosts.
-async fn memory(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
+async fn memory(urls: usize, hosts: usize, postgres: Option<&str>) -> anyhow::Result<Figures> {
     let web = BenchWeb::start(urls, hosts).await?;
-    let setup = Setup::new("run-memory", &web, urls, MEMORY_PASS_BUDGET)?;
+    let setup = Setup::new("run-memory", &web, urls, MEMORY_PASS_BUDGET, postgres).await?;
     let rss_before = status_bytes("VmRSS").unwrap_or(0);
     let reset = reset_peak();
     let started = Instant::now();
@@ -212,10 +274,11 @@ async fn memory(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
     let restarted = setup.pass(&web, ORIGIN_MS + 3_600_000).await?;
     let restart_seconds = started.elapsed().as_secs_f64();
     let peak = status_bytes("VmHWM").unwrap_or(0);
-    let db_bytes = std::fs::metadata(setup.db()).map_or(0, |m| m.len()) as f64;
+    let db_bytes = setup.db_bytes().await?;
     web.stop().await;
     // Per URL the refresher knows (all of them, unless discovery failed somewhere).
-    let known = known_pages(&setup.db()).await?.max(1) as f64;
+    let known = setup.known_pages().await?.max(1) as f64;
+    setup.finish().await?;
     let per_url = |peak: u64| peak.saturating_sub(rss_before) as f64 / known;
     Ok(vec![
         ("urls", urls as f64),
@@ -235,13 +298,14 @@ async fn memory(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
 }
 
 /// Runs the run part: throughput on at most [`CHECKED_URLS`] of the `urls`, memory with all
-/// `urls` known. Called from a blocking thread of the runtime.
-pub fn run(urls: usize, hosts: usize) -> anyhow::Result<Figures> {
+/// `urls` known, on SQLite files or on databases of the `postgres` server. Called from a
+/// blocking thread of the runtime.
+pub fn run(urls: usize, hosts: usize, postgres: Option<&str>) -> anyhow::Result<Figures> {
     let handle = tokio::runtime::Handle::current();
     let checked = urls.min(CHECKED_URLS);
     // Enough hosts that the refresher's checks in flight never wait on one host.
     let checked_hosts = hosts.clamp(1, checked).max(checked.min(200));
-    let mut figures = handle.block_on(memory(urls, hosts))?;
-    figures.extend(handle.block_on(throughput(checked, checked_hosts))?);
+    let mut figures = handle.block_on(memory(urls, hosts, postgres))?;
+    figures.extend(handle.block_on(throughput(checked, checked_hosts, postgres))?);
     Ok(figures)
 }

@@ -319,6 +319,25 @@ pub async fn create_postgres_database(server: &str, name: &str) -> anyhow::Resul
     Ok(url.to_string())
 }
 
+/// Drops the database `name` from the PostgreSQL server that `server` reaches (benchmarks drop
+/// the databases they made).
+pub async fn drop_postgres_database(server: &str, name: &str) -> anyhow::Result<()> {
+    use sqlx::Connection;
+    anyhow::ensure!(
+        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+        "a database name of letters, digits and underscores, not {name:?}"
+    );
+    let mut conn = sqlx::postgres::PgConnection::connect(server)
+        .await
+        .with_context(|| format!("connecting to {}", redact(server)))?;
+    sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name}")))
+        .execute(&mut conn)
+        .await
+        .with_context(|| format!("dropping database {name}"))?;
+    conn.close().await?;
+    Ok(())
+}
+
 /// `url` with its password, if any, replaced by `***`, for messages.
 pub fn redact(url: &str) -> String {
     match url::Url::parse(url) {

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use sqlx::AnyPool;
 
-pub use backend::{Backend, Location, create_postgres_database, redact};
+pub use backend::{Backend, Location, create_postgres_database, drop_postgres_database, redact};
 pub use copy::CopyCounts;
 
 mod backend;
