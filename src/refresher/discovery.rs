@@ -103,6 +103,36 @@ pub async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> a
     Ok(next)
 }
 
+/// With several workers, when a site is first due on this one: as with one worker, or now if a
+/// sitemap on a host it holds was never read or is due (another worker's discovery may have
+/// read the rest: the site's last discovery time is every worker's).
+pub async fn first_discovery_due_here(
+    ctx: &Context,
+    site: &SiteState,
+    now: i64,
+) -> anyhow::Result<i64> {
+    let shared = first_discovery_due(ctx, site, now).await?;
+    if shared <= now {
+        return Ok(now);
+    }
+    let rows = ctx.store.sitemaps_of_site(site.id).await?;
+    let read: HashMap<&str, Option<i64>> = rows
+        .iter()
+        .filter(|(_, last, _)| last.is_some())
+        .map(|(url, _, due)| (url.as_str(), *due))
+        .collect();
+    let here = |url: &str| Url::parse(url).is_ok_and(|u| !held_elsewhere(ctx, &origin_of(&u)));
+    let unread_root = site
+        .site
+        .sitemaps
+        .iter()
+        .any(|root| here(root.as_str()) && !read.contains_key(root.as_str()));
+    let due_row = rows
+        .iter()
+        .any(|(url, last, due)| here(url) && (last.is_none() || due.is_none_or(|due| due <= now)));
+    Ok(if unread_root || due_row { now } else { shared })
+}
+
 /// One discovery pass over a site.
 /// A page a sitemap listed with a `lastmod`, and when the sitemap was read (clock ms).
 struct Listed {

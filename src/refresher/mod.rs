@@ -338,16 +338,14 @@ struct Discoveries {
 }
 
 impl Discoveries {
-    /// With several workers, every site's discovery is due at the start: which sitemaps this
-    /// worker reads depends on the hosts it holds, and the sites' last discovery times are
-    /// the other workers' as well; a sitemap read at the site's last discovery is not read
-    /// again before its time (see `discovery::fetch_document`).
+    /// With several workers, a site is also due at the start when a sitemap on a host this
+    /// worker holds was never read or is due (`discovery::first_discovery_due_here`).
     async fn new(ctx: &Context) -> anyhow::Result<Self> {
         let now = ctx.clock.now_ms();
         let mut next = HashMap::new();
         for site in &ctx.sites {
             let due = if ctx.leasing.is_some() {
-                now
+                discovery::first_discovery_due_here(ctx, site, now).await?
             } else {
                 discovery::first_discovery_due(ctx, site, now).await?
             };

@@ -226,6 +226,20 @@ impl Store {
         .await
     }
 
+    /// A site's sitemaps as stored: URL, when last checked and when next due (clock ms).
+    pub async fn sitemaps_of_site(
+        &self,
+        site_id: i64,
+    ) -> sqlx::Result<Vec<(String, Option<i64>, Option<i64>)>> {
+        sqlx::query_as(
+            "SELECT url, last_checked_ms, next_due_ms FROM urls
+             WHERE site_id = $1 AND kind = 'sitemap' ORDER BY id",
+        )
+        .bind(site_id)
+        .fetch_all(self.reader())
+        .await
+    }
+
     /// Marks a URL as disallowed by robots.txt (it is then never fetched) or allowed again.
     pub async fn set_disallowed(&self, url_id: i64, disallowed: bool) -> sqlx::Result<()> {
         self.write("set_disallowed", |mut tx| async move {
