@@ -2,6 +2,9 @@
 //! keyed by part, and every figure the issue names is there as a finite number. Timings are never
 //! asserted (they belong to the benchmark's output, not to a test).
 
+#[path = "support/postgres.rs"]
+mod postgres;
+
 use std::process::Command;
 
 fn bench_json(part: &str) -> serde_json::Value {
@@ -113,16 +116,8 @@ fn run_part_checks_through_the_real_refresher_and_counts_from_both_sides() {
 /// `FRESHET_REQUIRE_POSTGRES=1`.
 #[test]
 fn run_part_runs_on_postgres_too() {
-    let server = match std::env::var("FRESHET_TEST_POSTGRES") {
-        Ok(url) if !url.is_empty() => url,
-        _ => {
-            assert!(
-                !std::env::var("FRESHET_REQUIRE_POSTGRES").is_ok_and(|v| v == "1"),
-                "FRESHET_REQUIRE_POSTGRES=1 but FRESHET_TEST_POSTGRES names no server"
-            );
-            eprintln!("SKIPPED run_part_runs_on_postgres_too: set FRESHET_TEST_POSTGRES");
-            return;
-        }
+    let Some(server) = postgres::postgres_server("run_part_runs_on_postgres_too") else {
+        return;
     };
     let value = bench_json_with("run", "300", "10", &["--postgres", &server]);
     check_run_part(&value);

@@ -301,19 +301,9 @@ pub(super) async fn open_postgres(url: &str, busy_timeout: Duration) -> anyhow::
 /// URL of any database there) reaches, and answers the new database's URL. For tests and
 /// benchmarks, which each want a database of their own on one throwaway server.
 pub async fn create_postgres_database(server: &str, name: &str) -> anyhow::Result<String> {
-    use sqlx::Connection;
-    anyhow::ensure!(
-        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
-        "a database name of letters, digits and underscores, not {name:?}"
-    );
-    let mut conn = sqlx::postgres::PgConnection::connect(server)
-        .await
-        .with_context(|| format!("connecting to {}", redact(server)))?;
-    sqlx::raw_sql(AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut conn)
+    on_server(server, &format!("CREATE DATABASE {}", checked(name)?))
         .await
         .with_context(|| format!("creating database {name}"))?;
-    conn.close().await?;
     let mut url = url::Url::parse(server)?;
     url.set_path(&format!("/{name}"));
     Ok(url.to_string())
@@ -322,18 +312,33 @@ pub async fn create_postgres_database(server: &str, name: &str) -> anyhow::Resul
 /// Drops the database `name` from the PostgreSQL server that `server` reaches (benchmarks drop
 /// the databases they made).
 pub async fn drop_postgres_database(server: &str, name: &str) -> anyhow::Result<()> {
-    use sqlx::Connection;
+    on_server(
+        server,
+        &format!("DROP DATABASE IF EXISTS {}", checked(name)?),
+    )
+    .await
+    .with_context(|| format!("dropping database {name}"))
+}
+
+/// `name` if it is a database name of letters, digits and underscores (it goes into SQL text).
+fn checked(name: &str) -> anyhow::Result<&str> {
     anyhow::ensure!(
         !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
         "a database name of letters, digits and underscores, not {name:?}"
     );
+    Ok(name)
+}
+
+/// Runs one statement on its own connection to `server` (CREATE and DROP DATABASE may not run
+/// inside a transaction or a pool's session).
+async fn on_server(server: &str, statement: &str) -> anyhow::Result<()> {
+    use sqlx::Connection;
     let mut conn = sqlx::postgres::PgConnection::connect(server)
         .await
         .with_context(|| format!("connecting to {}", redact(server)))?;
-    sqlx::raw_sql(AssertSqlSafe(format!("DROP DATABASE IF EXISTS {name}")))
+    sqlx::raw_sql(AssertSqlSafe(statement.to_string()))
         .execute(&mut conn)
-        .await
-        .with_context(|| format!("dropping database {name}"))?;
+        .await?;
     conn.close().await?;
     Ok(())
 }

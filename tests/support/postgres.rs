@@ -9,20 +9,25 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A new database on the test server for `test`, or None after saying SKIPPED.
-pub async fn postgres_database(test: &str) -> Option<String> {
-    static SEQUENCE: AtomicU32 = AtomicU32::new(0);
-    let server = match std::env::var("FRESHET_TEST_POSTGRES") {
-        Ok(url) if !url.is_empty() => url,
+/// The test PostgreSQL server (`FRESHET_TEST_POSTGRES`), or None after saying `test` SKIPPED.
+pub fn postgres_server(test: &str) -> Option<String> {
+    match std::env::var("FRESHET_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => Some(url),
         _ => {
             assert!(
                 !std::env::var("FRESHET_REQUIRE_POSTGRES").is_ok_and(|v| v == "1"),
                 "FRESHET_REQUIRE_POSTGRES=1 but FRESHET_TEST_POSTGRES names no server"
             );
             eprintln!("SKIPPED {test}: set FRESHET_TEST_POSTGRES to a postgres:// URL");
-            return None;
+            None
         }
-    };
+    }
+}
+
+/// A new database on the test server for `test`, or None after saying SKIPPED.
+pub async fn postgres_database(test: &str) -> Option<String> {
+    static SEQUENCE: AtomicU32 = AtomicU32::new(0);
+    let server = postgres_server(test)?;
     let name = format!(
         "freshet_{test}_{}_{}",
         std::process::id(),
