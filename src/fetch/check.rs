@@ -48,8 +48,12 @@ pub(super) async fn run(
         if let Some(gate) = limits.gate
             && let Err(error) = gate.admit(&url).await
         {
+            // Not sent here (another worker holds the host): the check ends at this URL, as
+            // when the pool refuses a permit below.
+            if !matches!(error, FetchError::NotSent { .. }) {
+                url = last_requested(&outcome, url);
+            }
             outcome.error = Some(error);
-            url = last_requested(&outcome, url);
             break;
         }
         let origin = origin_of(&url);

@@ -251,6 +251,14 @@ impl Context {
         Counters::add(&self.counters.errors, 1);
     }
 
+    /// Whether another worker may hold the host of `origin` now (several workers on one
+    /// database): nothing is asked of it here, its holder reads what is there.
+    pub fn held_elsewhere(&self, origin: &str) -> bool {
+        self.leasing
+            .as_ref()
+            .is_some_and(|leasing| leasing.held_elsewhere(origin, self.clock.now_ms()))
+    }
+
     /// Whether shutdown was asked.
     pub fn is_stopping(&self) -> bool {
         self.stop.is_stopped()

@@ -118,18 +118,19 @@ pub async fn first_discovery_due_here(
     let rows = ctx.store.sitemaps_of_site(site.id).await?;
     let read: HashMap<&str, Option<i64>> = rows
         .iter()
-        .filter(|(_, last, _)| last.is_some())
-        .map(|(url, _, due)| (url.as_str(), *due))
+        .filter(|row| row.last_checked_ms.is_some())
+        .map(|row| (row.url.as_str(), row.next_due_ms))
         .collect();
-    let here = |url: &str| Url::parse(url).is_ok_and(|u| !held_elsewhere(ctx, &origin_of(&u)));
+    let here = |url: &str| Url::parse(url).is_ok_and(|u| !ctx.held_elsewhere(&origin_of(&u)));
     let unread_root = site
         .site
         .sitemaps
         .iter()
         .any(|root| here(root.as_str()) && !read.contains_key(root.as_str()));
-    let due_row = rows
-        .iter()
-        .any(|(url, last, due)| here(url) && (last.is_none() || due.is_none_or(|due| due <= now)));
+    let due_row = rows.iter().any(|row| {
+        here(&row.url)
+            && (row.last_checked_ms.is_none() || row.next_due_ms.is_none_or(|due| due <= now))
+    });
     Ok(if unread_root || due_row { now } else { shared })
 }
 
@@ -148,14 +149,19 @@ async fn discover_site(
     listed: &mut Vec<Listed>,
     walked: &mut Vec<String>,
 ) -> anyhow::Result<usize> {
-    let mut documents = 0;
     let origins: BTreeSet<String> = site.site.origins();
-    let mut roots: Vec<Url> = site.site.sitemaps.clone();
+    // Each with what named it, when not the schedule.
+    let mut roots: Vec<(Url, Option<String>)> = site
+        .site
+        .sitemaps
+        .iter()
+        .map(|u| (u.clone(), None))
+        .collect();
     // robots.txt Sitemap: lines of the site's own origins, and which hosts vouch for which
     // sitemap (cross-submission).
     let mut vouched: HashMap<String, Vec<String>> = HashMap::new();
     for origin in &origins {
-        if held_elsewhere(ctx, origin) {
+        if ctx.held_elsewhere(origin) {
             continue; // its holder reads it
         }
         let robots = super::robots_rules::rules(ctx, site, origin).await;
@@ -167,8 +173,8 @@ async fn discover_site(
             {
                 vouched.entry(url.to_string()).or_default().push(vouching);
             }
-            if !roots.contains(&url) {
-                roots.push(url);
+            if !roots.iter().any(|(root, _)| *root == url) {
+                roots.push((url, Some(format!("{origin}/robots.txt"))));
             }
         }
     }
@@ -181,48 +187,94 @@ async fn discover_site(
     )
     .await?;
 
+    let mut reached: BTreeSet<String> = BTreeSet::new();
     for root in roots {
-        let mut walk = SitemapWalk::new(root.as_str(), MAX_SITEMAP_DEPTH, MAX_SITEMAPS_PER_SITE);
-        let mut queue = VecDeque::from([(root, 0usize)]);
-        while let Some((url, depth)) = queue.pop_front() {
-            if ctx.is_stopping() {
-                return Ok(documents);
-            }
-            let origin = origin_of(&url);
-            if held_elsewhere(ctx, &origin) {
-                // Read by the worker that holds its host, which discovers the site again when
-                // it takes the host (registered here if no worker knew of it).
-                ctx.store
-                    .add_lease_keys(&[crate::politeness::key_of(&origin)])
-                    .await?;
-                continue;
-            }
-            walked.push(url.to_string());
-            documents += 1;
-            let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
-            for child in read_sitemap(ctx, site, &url, &cross, listed).await? {
-                match walk.admit(child.as_str(), depth + 1) {
-                    Ok(()) => queue.push_back((child, depth + 1)),
-                    Err(refusal) => {
-                        record(ctx, site, "sitemap", url.as_str(), refusal.to_string()).await?;
-                    }
-                }
-            }
+        walk_from(ctx, site, root, &vouched, listed, walked, &mut reached).await?;
+    }
+    if ctx.leasing.is_some() {
+        // Sitemaps on hosts held here that a walk on another worker reached (an index's child,
+        // a root a robots.txt there names, a redirect's target): read as roots of their own.
+        for stored in handed_sitemaps(ctx, site, &reached).await? {
+            let root = (stored, None);
+            walk_from(ctx, site, root, &vouched, listed, walked, &mut reached).await?;
         }
     }
     for feed_url in &site.site.feeds {
         // Read when the scheduler says so (super::feeds).
-        document_row(ctx, site, feed_url, "feed").await?;
+        document_row(ctx, site, feed_url, "feed", "schedule").await?;
     }
-    Ok(documents)
+    Ok(walked.len())
 }
 
-/// Whether another worker holds the host of `origin` (several workers on one database): its
-/// holder reads what is there.
-fn held_elsewhere(ctx: &Context, origin: &str) -> bool {
-    ctx.leasing
-        .as_ref()
-        .is_some_and(|leasing| leasing.held_elsewhere(origin, ctx.clock.now_ms()))
+/// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
+/// sitemap or a redirect on a host held elsewhere.
+async fn handed_sitemaps(
+    ctx: &Context,
+    site: &SiteState,
+    reached: &BTreeSet<String>,
+) -> anyhow::Result<Vec<Url>> {
+    let on_a_host_here = |url: &str| {
+        Url::parse(url)
+            .ok()
+            .filter(|u| !ctx.held_elsewhere(&origin_of(u)))
+    };
+    let named_elsewhere =
+        |from: &str| Url::parse(from).is_ok_and(|u| ctx.held_elsewhere(&origin_of(&u)));
+    Ok(ctx
+        .store
+        .sitemaps_of_site(site.id)
+        .await?
+        .into_iter()
+        .filter(|row| !reached.contains(&row.url))
+        .filter(|row| row.discovered_from.as_deref().is_some_and(named_elsewhere))
+        .filter_map(|row| on_a_host_here(&row.url))
+        .collect())
+}
+
+/// Reads the sitemap `root` (with what named it, when not the schedule) and the sitemaps it
+/// leads to (depth and count limits, loop guard); those on hosts held elsewhere are stored for
+/// their holder, not read. `reached`: every sitemap the pass met so far.
+async fn walk_from(
+    ctx: &Context,
+    site: &SiteState,
+    (root, named_by): (Url, Option<String>),
+    vouched: &HashMap<String, Vec<String>>,
+    listed: &mut Vec<Listed>,
+    walked: &mut Vec<String>,
+    reached: &mut BTreeSet<String>,
+) -> anyhow::Result<()> {
+    let mut walk = SitemapWalk::new(root.as_str(), MAX_SITEMAP_DEPTH, MAX_SITEMAPS_PER_SITE);
+    let mut queue = VecDeque::from([(root, 0usize, named_by)]);
+    while let Some((url, depth, parent)) = queue.pop_front() {
+        if ctx.is_stopping() {
+            return Ok(());
+        }
+        reached.insert(url.to_string());
+        let origin = origin_of(&url);
+        if ctx.held_elsewhere(&origin) {
+            // Read by the worker that holds its host, which discovers the site again when it
+            // takes the host (registered here if no worker knew of it), or finds it stored
+            // when it discovers the site ([`handed_sitemaps`]).
+            ctx.store
+                .add_lease_keys(&[crate::politeness::key_of(&origin)])
+                .await?;
+            if let Some(parent) = &parent {
+                document_row(ctx, site, &url, "sitemap", parent).await?;
+            }
+            continue;
+        }
+        walked.push(url.to_string());
+        let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
+        for child in read_sitemap(ctx, site, &url, &cross, listed).await? {
+            match walk.admit(child.as_str(), depth + 1) {
+                Ok(()) => queue.push_back((child, depth + 1, Some(url.to_string()))),
+                Err(refusal) => {
+                    record(ctx, site, "sitemap", url.as_str(), refusal.to_string()).await?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The stored row of a sitemap or feed URL (inserted if new).
@@ -231,6 +283,7 @@ async fn document_row(
     site: &SiteState,
     url: &Url,
     kind: &'static str,
+    from: &str,
 ) -> anyhow::Result<Option<UrlRow>> {
     let host_id = ctx.store.host_id(&origin_of(url)).await?;
     let found = Discovered {
@@ -238,7 +291,7 @@ async fn document_row(
         site_id: site.id,
         host_id,
         kind,
-        discovered_from: Some("schedule".into()),
+        discovered_from: Some(from.to_string()),
         lastmod_ms: None,
         changefreq: None,
         priority: None,
@@ -282,7 +335,7 @@ async fn fetch_document(
         record(ctx, site, kind, url.as_str(), why.into()).await?;
         return Ok(None);
     }
-    let Some(row) = document_row(ctx, site, url, kind).await? else {
+    let Some(row) = document_row(ctx, site, url, kind, "schedule").await? else {
         return Ok(None);
     };
     let now = ctx.clock.now_ms();
@@ -427,7 +480,7 @@ async fn add_pages(
         let origin = origin_of(&url);
         // A page on a host another worker holds is added unjudged: its holder asks that
         // host's robots.txt before every request (here it could not be read).
-        if !held_elsewhere(ctx, &origin)
+        if !ctx.held_elsewhere(&origin)
             && let Some(rule) = super::robots_rules::rules(ctx, site, &origin)
                 .await
                 .disallowed_by(url.as_str())

@@ -249,6 +249,13 @@ pub(super) async fn fetch_and_record_extracted(
         outcome.reject(error);
     }
 
+    // A redirect to a host another worker holds: recorded as the redirect it is (no copy, no
+    // error) and handed over to the holder once committed.
+    let handed_over = super::hand_over::target(&outcome).cloned();
+    if handed_over.is_some() {
+        outcome.status = outcome.hops.last().map(|hop| hop.status);
+    }
+
     let extracted = (row.kind == "page" && outcome.error.is_none())
         .then(|| super::dedup_hook::extract(ctx, row, &outcome))
         .flatten();
@@ -284,12 +291,18 @@ pub(super) async fn fetch_and_record_extracted(
         evidence_kind
     };
     let got_copy = outcome.is_success();
-    let error = outcome.error.as_ref().map(|e| e.to_string()).or_else(|| {
-        outcome
-            .status
-            .filter(|s| !(200..300).contains(s) && *s != 304)
-            .map(|s| format!("HTTP {s} from {}", outcome.final_url))
-    });
+    let error = outcome
+        .error
+        .as_ref()
+        .filter(|_| handed_over.is_none())
+        .map(|e| e.to_string())
+        .or_else(|| {
+            outcome
+                .status
+                .filter(|s| !(200..300).contains(s) && *s != 304)
+                .filter(|_| handed_over.is_none())
+                .map(|s| format!("HTTP {s} from {}", outcome.final_url))
+        });
     let observation = NewObservation {
         url_id: row.id,
         checked_ms: outcome.started_ms,
@@ -373,6 +386,7 @@ pub(super) async fn fetch_and_record_extracted(
             Counters::add(&ctx.counters.changes, 1);
         }
         let seen = match (&error, changed) {
+            _ if handed_over.is_some() => "handed_over",
             (Some(_), _) => "failed",
             (None, Some(true)) => "changed",
             (None, Some(false)) => "unchanged",
@@ -387,6 +401,9 @@ pub(super) async fn fetch_and_record_extracted(
     }
     if let Some(message) = error {
         record_error(ctx, site, url.as_str(), message).await?;
+    }
+    if let Some(target) = &handed_over {
+        super::hand_over::hand_over(ctx, site, row, target).await?;
     }
     Ok((outcome, extracted))
 }

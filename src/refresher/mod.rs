@@ -36,6 +36,7 @@ mod discovery;
 mod evidence;
 mod feeds;
 mod fetching;
+mod hand_over;
 mod lease_state;
 mod leases;
 mod ledger;

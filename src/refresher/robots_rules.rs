@@ -10,7 +10,8 @@
 //!
 //! [`RobotsGate`] asks these rules before every request of a check, redirect hops included, so
 //! a hop to another host reads *that* host's robots.txt (and takes its Crawl-delay) first, and a
-//! hop into a Disallowed path is never requested.
+//! hop into a Disallowed path is never requested. A hop to a host another worker holds is not
+//! requested here at all: its holder reads that host's robots.txt.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -193,7 +194,16 @@ pub struct RobotsGate<'a> {
 impl HopGate for RobotsGate<'_> {
     fn admit<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<(), FetchError>> {
         Box::pin(async move {
-            let robots = rules(self.ctx, self.site, &origin_of(url)).await;
+            let origin = origin_of(url);
+            if self.ctx.held_elsewhere(&origin) {
+                // Its holder applies its robots.txt; the check hands the URL over
+                // (`fetching::hand_over`) without reading the rules of a host it may not contact.
+                return Err(FetchError::NotSent {
+                    url: url.to_string(),
+                    reason: NotNow::NotHeld,
+                });
+            }
+            let robots = rules(self.ctx, self.site, &origin).await;
             match robots.disallowed_by(url.as_str()) {
                 None => Ok(()),
                 Some(rule) => {

@@ -98,6 +98,20 @@ pub struct Discovered {
     pub priority: Option<f64>,
 }
 
+/// A site's sitemap as stored ([`Store::sitemaps_of_site`]).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct StoredSitemap {
+    /// Its URL.
+    pub url: String,
+    /// When it was last read (clock ms), if ever.
+    pub last_checked_ms: Option<i64>,
+    /// When it is next due, if set.
+    pub next_due_ms: Option<i64>,
+    /// What named it first: `schedule`, `robots`, the index that listed it, or the URL that
+    /// redirected to it.
+    pub discovered_from: Option<String>,
+}
+
 /// How a check changes a URL's summary.
 #[derive(Debug, Clone, Default)]
 pub struct SummaryUpdate {
@@ -227,12 +241,9 @@ impl Store {
     }
 
     /// A site's sitemaps as stored: URL, when last checked and when next due (clock ms).
-    pub async fn sitemaps_of_site(
-        &self,
-        site_id: i64,
-    ) -> sqlx::Result<Vec<(String, Option<i64>, Option<i64>)>> {
+    pub async fn sitemaps_of_site(&self, site_id: i64) -> sqlx::Result<Vec<StoredSitemap>> {
         sqlx::query_as(
-            "SELECT url, last_checked_ms, next_due_ms FROM urls
+            "SELECT url, last_checked_ms, next_due_ms, discovered_from FROM urls
              WHERE site_id = $1 AND kind = 'sitemap' ORDER BY id",
         )
         .bind(site_id)
