@@ -69,9 +69,17 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
     server.route(
         "a.test",
         "/sitemap.txt",
-        Reply::text(format!("{}\n{}\n", url("a.test", "/x"), url("a.test", "/old"))),
+        Reply::text(format!(
+            "{}\n{}\n",
+            url("a.test", "/x"),
+            url("a.test", "/old")
+        )),
     );
-    server.route("a.test", "/x", Reply::html("<p>x, an article on a.test</p>"));
+    server.route(
+        "a.test",
+        "/x",
+        Reply::html("<p>x, an article on a.test</p>"),
+    );
     server.route(
         "a.test",
         "/old",
@@ -136,15 +144,14 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
     }
     // The 301 is recorded as a redirect, no error; its target and the sitemap wait for b.test's
     // holder.
-    let (status, final_url, error): (Option<i64>, Option<String>, Option<String>) =
-        sqlx::query_as(
-            "SELECT o.status, o.final_url, o.error FROM observations o JOIN urls u ON u.id = o.url_id
+    let (status, final_url, error): (Option<i64>, Option<String>, Option<String>) = sqlx::query_as(
+        "SELECT o.status, o.final_url, o.error FROM observations o JOIN urls u ON u.id = o.url_id
              WHERE u.url = $1 ORDER BY o.id LIMIT 1",
-        )
-        .bind(url("a.test", "/old"))
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    )
+    .bind(url("a.test", "/old"))
+    .fetch_one(&pool)
+    .await
+    .unwrap();
     assert_eq!(status, Some(301));
     assert_eq!(final_url.as_deref(), Some(url("b.test", "/new").as_str()));
     assert_eq!(error, None);

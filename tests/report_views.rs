@@ -234,7 +234,7 @@ async fn staleness_by_site_counts_pages_apart_from_duplicates_and_redirects() {
         mean_p_stale: p,
     };
     store
-        .add_freshness_samples(&[sample(END - DAY, 0.2), sample(END - DAY / 2, 0.3)])
+        .add_freshness_samples(&[sample(END - DAY, 0.2), sample(END - DAY / 2, 0.3)], false)
         .await
         .unwrap();
     store.close().await;

@@ -10,7 +10,6 @@ use std::time::Duration;
 use tracing::warn;
 
 use crate::politeness::HeldHosts;
-use crate::schedule::Site;
 
 /// URL row ids below the highest read that each round reads again.
 pub(super) const REREAD_IDS: i64 = 1_000;
@@ -120,12 +119,6 @@ impl Leasing {
         self.renew_every_ms
     }
 
-    /// Whether this worker writes `site`'s freshness samples: it holds the host of the site's
-    /// first sitemap, feed or seed (one worker per site at a time).
-    pub fn samples(&self, site: &Site, now_ms: i64) -> bool {
-        sampling_key(site).is_none_or(|key| self.held.holds(&key, now_ms))
-    }
-
     /// Whether another worker may hold the host of `origin` now (so nothing is asked of it here).
     pub fn held_elsewhere(&self, origin: &str, now_ms: i64) -> bool {
         !self.held.holds(&crate::politeness::key_of(origin), now_ms)
@@ -135,11 +128,4 @@ impl Leasing {
     pub fn saw_url_ids(&self, max_id: i64) {
         self.last_url_id.fetch_max(max_id, Ordering::Relaxed);
     }
-}
-
-/// The host whose holder writes a site's freshness samples: that of its first sitemap, feed or
-/// seed.
-pub(super) fn sampling_key(s: &Site) -> Option<String> {
-    let url = s.sitemaps.first().or(s.feeds.first()).or(s.seeds.first())?;
-    Some(crate::politeness::host_key(url))
 }

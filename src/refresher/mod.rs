@@ -390,21 +390,27 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
         if stopping && checks.is_empty() && discoveries.tasks.is_empty() {
             return Ok(());
         }
-        if now - plans_saved_ms >= SAVE_PLANS_EVERY_MS {
+        // With several workers, every worker samples the copies of the hosts it holds (it
+        // reads their sitemaps and feeds, so it knows what watched them) at the same instants
+        // of a quarter-hour grid, and the store adds the parts up into the site's sample.
+        let grid = ctx.leasing.is_some();
+        let sample_now = if grid {
+            now.div_euclid(SAVE_PLANS_EVERY_MS) > plans_saved_ms.div_euclid(SAVE_PLANS_EVERY_MS)
+        } else {
+            now - plans_saved_ms >= SAVE_PLANS_EVERY_MS
+        };
+        if sample_now {
             plans_saved_ms = now;
             if let Err(error) = ctx.store.save_plan(&ctx.ledger.plans()).await {
                 warn!(error = %error, "the plan could not be saved for the reports");
             }
             let mut samples = ctx.ledger.freshness(now);
-            if let Some(leasing) = &ctx.leasing {
-                // With several workers, a site's sample comes from one of them (from the whole
-                // site as that worker knows it).
-                samples.retain(|sample| {
-                    ctx.site(sample.site_id)
-                        .is_some_and(|site| leasing.samples(&site.site, now))
-                });
+            if grid {
+                for sample in &mut samples {
+                    sample.at_ms = now - now.rem_euclid(SAVE_PLANS_EVERY_MS);
+                }
             }
-            if let Err(error) = ctx.store.add_freshness_samples(&samples).await {
+            if let Err(error) = ctx.store.add_freshness_samples(&samples, grid).await {
                 warn!(error = %error, "the freshness samples could not be saved");
             }
         }

@@ -10,6 +10,7 @@
 
 use crate::estimate::{self, CopyKnowledge, RateEstimate};
 
+use super::url_state::UrlState;
 use super::{Scheduler, SiteKey, UrlKey, UrlKind};
 
 /// A site's copies at one moment, each weighted by its importance (duplicates and redirect
@@ -109,11 +110,12 @@ impl Scheduler {
         judged_per_site: usize,
     ) -> Vec<(SiteKey, Freshness)> {
         let mut unknown_per_site = vec![0usize; self.sites.len()];
-        for u in self
-            .urls
-            .iter()
-            .filter(|u| u.kind == UrlKind::Page && !u.retired)
-        {
+        // With several workers, each judges the copies of the hosts it holds (the holder reads
+        // their sitemaps and feeds, so it knows what watched them); the store adds the parts.
+        let judged_here = |u: &UrlState| {
+            u.kind == UrlKind::Page && !u.retired && !self.frontier.is_elsewhere(u.host)
+        };
+        for u in self.urls.iter().filter(|u| judged_here(u)) {
             let known = u
                 .known_change_ms
                 .zip(u.last_check_ms)
@@ -126,7 +128,7 @@ impl Scheduler {
             .collect();
         let mut sums = vec![SiteSums::default(); self.sites.len()];
         for (key, u) in self.urls.iter().enumerate() {
-            if u.kind != UrlKind::Page || u.retired {
+            if !judged_here(u) {
                 continue;
             }
             let Some(copy) = self.copy_knowledge(key) else {

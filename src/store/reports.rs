@@ -223,28 +223,48 @@ impl Store {
         Ok(rows)
     }
 
-    /// Records freshness samples (one transaction).
-    pub async fn add_freshness_samples(&self, samples: &[FreshnessSample]) -> sqlx::Result<()> {
+    /// Records freshness samples (one transaction). A sample at an instant already recorded
+    /// replaces it, or with `add_up` (several workers' parts of one site's sample, each over
+    /// the hosts it holds) is added to it.
+    pub async fn add_freshness_samples(
+        &self,
+        samples: &[FreshnessSample],
+        add_up: bool,
+    ) -> sqlx::Result<()> {
+        let on_conflict = if add_up {
+            // Several workers' parts of one sample: counts and weights add up, means are
+            // weighted by the parts' weights (every part's weight is positive).
+            "copies = f.copies + excluded.copies,
+             known_stale = f.known_stale + excluded.known_stale,
+             weight = f.weight + excluded.weight,
+             mean_expected_age_days = (f.mean_expected_age_days * f.weight
+                 + excluded.mean_expected_age_days * excluded.weight) / (f.weight + excluded.weight),
+             mean_p_stale = (f.mean_p_stale * f.weight + excluded.mean_p_stale * excluded.weight)
+                 / (f.weight + excluded.weight)"
+        } else {
+            "copies = excluded.copies, known_stale = excluded.known_stale,
+             weight = excluded.weight, mean_expected_age_days = excluded.mean_expected_age_days,
+             mean_p_stale = excluded.mean_p_stale"
+        };
+        let sql = format!(
+            "INSERT INTO freshness_samples AS f (site_id, at_ms, copies,
+                 known_stale, weight, mean_expected_age_days, mean_p_stale)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (site_id, at_ms) DO UPDATE SET {on_conflict}"
+        );
+        let sql = &sql;
         self.write("add_freshness_samples", |mut tx| async move {
             for s in samples {
-                sqlx::query(
-                    "INSERT INTO freshness_samples (site_id, at_ms, copies,
-                         known_stale, weight, mean_expected_age_days, mean_p_stale)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)
-                     ON CONFLICT (site_id, at_ms) DO UPDATE SET copies = excluded.copies,
-                         known_stale = excluded.known_stale, weight = excluded.weight,
-                         mean_expected_age_days = excluded.mean_expected_age_days,
-                         mean_p_stale = excluded.mean_p_stale",
-                )
-                .bind(s.site_id)
-                .bind(s.at_ms)
-                .bind(s.copies)
-                .bind(s.known_stale)
-                .bind(s.weight)
-                .bind(s.mean_expected_age_days)
-                .bind(s.mean_p_stale)
-                .execute(&mut *tx)
-                .await?;
+                sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                    .bind(s.site_id)
+                    .bind(s.at_ms)
+                    .bind(s.copies)
+                    .bind(s.known_stale)
+                    .bind(s.weight)
+                    .bind(s.mean_expected_age_days)
+                    .bind(s.mean_p_stale)
+                    .execute(&mut *tx)
+                    .await?;
             }
             Ok((tx, ()))
         })
@@ -306,5 +326,63 @@ impl Store {
             .bind(url)
             .fetch_optional(self.reader())
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FreshnessSample;
+    use crate::store::sites::SiteRecord;
+    use crate::store::test_support::stores;
+
+    fn part(site_id: i64, copies: i64, weight: f64, age: f64, p: f64) -> FreshnessSample {
+        FreshnessSample {
+            site_id,
+            at_ms: 900_000,
+            copies,
+            known_stale: copies / 2,
+            weight,
+            mean_expected_age_days: age,
+            mean_p_stale: p,
+        }
+    }
+
+    #[tokio::test]
+    async fn workers_parts_of_a_sample_add_up_and_one_workers_sample_is_replaced() {
+        let (stores, _dir) = stores("freshness_parts_add_up").await;
+        for store in stores {
+            let site = SiteRecord {
+                name: "s",
+                weight: 1.0,
+                requests_per_day: 100.0,
+                source_file: None,
+            };
+            let id = store.upsert_site(&site, 0).await.unwrap();
+            store
+                .add_freshness_samples(&[part(id, 4, 3.0, 0.1, 0.2)], true)
+                .await
+                .unwrap();
+            store
+                .add_freshness_samples(&[part(id, 2, 1.0, 0.5, 0.6)], true)
+                .await
+                .unwrap();
+            let samples = store.freshness_samples(0, i64::MAX).await.unwrap();
+            let [sum] = samples.as_slice() else {
+                panic!("one sample");
+            };
+            assert_eq!((sum.copies, sum.known_stale), (6, 3));
+            assert!((sum.weight - 4.0).abs() < 1e-12);
+            assert!((sum.mean_expected_age_days - 0.2).abs() < 1e-12, "{sum:?}");
+            assert!((sum.mean_p_stale - 0.3).abs() < 1e-12, "{sum:?}");
+            store
+                .add_freshness_samples(&[part(id, 2, 1.0, 0.5, 0.6)], false)
+                .await
+                .unwrap();
+            let samples = store.freshness_samples(0, i64::MAX).await.unwrap();
+            let [one] = samples.as_slice() else {
+                panic!("one sample");
+            };
+            assert_eq!((one.copies, one.mean_expected_age_days), (2, 0.5));
+        }
     }
 }
