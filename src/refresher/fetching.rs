@@ -379,6 +379,7 @@ pub(super) async fn fetch_and_record_extracted(
         let trust = serde_json::to_string(&ctx.ledger.trust(row.host_id)).unwrap_or_default();
         update.host_trust = Some((row.host_id, trust));
     }
+    update.written_ms = Some(ctx.clock.now_ms());
     commit(ctx, &observation, &update).await?;
     if row.kind == "page" {
         Counters::add(&ctx.counters.checks, 1);

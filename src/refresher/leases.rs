@@ -208,16 +208,20 @@ async fn take_over(ctx: &Context, gained: &[String], refresh: bool) -> anyhow::R
 
 /// Takes up what other workers learnt of their hosts' URLs since the last round (evidence,
 /// last check), so that every worker plans each site, and sizes its part of the budget, on the
-/// same knowledge.
+/// same knowledge; and, on the hosts it holds, a check another worker committed after the
+/// host changed hands. Rows are read by when their check was written (`urls.written_ms`), with
+/// an overlap for commits still in flight then.
 async fn read_others_checks(ctx: &Context, leasing: &Leasing, now: i64) -> anyhow::Result<()> {
     let since = leasing.checks_read_ms.load(Ordering::Relaxed);
     let after = since.saturating_sub(leasing.checks_overlap_ms);
-    let mut pages = UrlPages::new(UrlScope::CheckedAfter(after), ROWS_PER_READ);
+    let mut pages = UrlPages::new(UrlScope::WrittenAfter(after), ROWS_PER_READ);
     while let Some(rows) = pages.next(&ctx.store).await? {
-        let theirs: Vec<_> = rows
+        let (here, mut theirs): (Vec<_>, Vec<_>) = rows
             .into_iter()
-            .filter(|row| !leasing.held.holds(&key_of(&row.url), now))
-            .collect();
+            .partition(|row| leasing.held.holds(&key_of(&row.url), now));
+        // A check another worker committed after this one took the host (its request went
+        // out before the lease changed hands): its copy is newer than what this one knows.
+        theirs.extend(ctx.ledger.newer_than_known(here));
         ctx.take_over_rows(&theirs);
     }
     leasing.checks_read_ms.store(now, Ordering::Relaxed);

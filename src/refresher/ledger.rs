@@ -158,6 +158,21 @@ impl Ledger {
         self.sync(rows, now_ms, host_gate);
     }
 
+    /// Of `rows` (on hosts held here), those holding a copy newer than the scheduler knows:
+    /// another worker's check that committed after this worker took the host.
+    pub fn newer_than_known(&self, rows: Vec<UrlRow>) -> Vec<UrlRow> {
+        let inner = self.lock();
+        rows.into_iter()
+            .filter(|row| {
+                let copy_ms = restored_of(row).last_check_ms;
+                match (inner.url_keys.get(&row.id), copy_ms) {
+                    (Some(&key), Some(copy_ms)) => inner.sched.is_newer_copy(key, copy_ms),
+                    _ => false,
+                }
+            })
+            .collect()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -54,4 +54,12 @@ impl Scheduler {
     pub fn is_held_here(&self, url: UrlKey) -> bool {
         !self.frontier.is_elsewhere(self.urls[url].host)
     }
+
+    /// Whether a copy taken at `copy_ms` (another worker's check of `url`, committed after
+    /// this worker took its host) is newer than what this worker knows of `url`, and no
+    /// request of its own to `url` is in flight: its evidence is then taken up.
+    pub fn is_newer_copy(&self, url: UrlKey, copy_ms: i64) -> bool {
+        let u = &self.urls[url];
+        !u.in_flight && u.last_check_ms.is_none_or(|known| copy_ms > known)
+    }
 }

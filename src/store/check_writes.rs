@@ -108,7 +108,7 @@ static UPDATE_SUMMARIES: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
             "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
                     fingerprint, content_changed, content_fingerprint, min_interval_ms,
                     rate_per_day, rate_low, rate_high, rate_shape, rate_scale, planned_per_day,
-                    next_due_ms, stats) AS (VALUES {})
+                    next_due_ms, stats, written_ms) AS (VALUES {})
              UPDATE urls SET checks = urls.checks + 1, changes = urls.changes + v.changed,
                  last_checked_ms = v.checked_ms, last_status = v.status, last_error = v.error,
                  last_changed_ms = CASE WHEN v.changed = 1 THEN v.checked_ms
@@ -132,9 +132,10 @@ static UPDATE_SUMMARIES: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
                  rate_scale = COALESCE(v.rate_scale, urls.rate_scale),
                  planned_per_day = COALESCE(v.planned_per_day, urls.planned_per_day),
                  next_due_ms = v.next_due_ms,
-                 stats = COALESCE(v.stats, urls.stats)
+                 stats = COALESCE(v.stats, urls.stats),
+                 written_ms = COALESCE(v.written_ms, urls.written_ms)
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 20)
+            placeholder_rows(n, 21)
         )
     })
 });
@@ -164,7 +165,8 @@ async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::R
             .bind_real(estimate.map(|e| e.rate))
             .bind_real(update.planned_per_day)
             .bind(update.next_due_ms)
-            .bind(&update.stats);
+            .bind(&update.stats)
+            .bind(update.written_ms);
     }
     query.execute(&mut *tx).await?;
     Ok(tx)
@@ -174,7 +176,7 @@ async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::R
 mod tests {
     use super::*;
     use crate::store::sites::SiteRecord;
-    use crate::store::urls::{Discovered, PlanUpdate};
+    use crate::store::urls::{Discovered, PlanUpdate, UrlPages, UrlScope};
 
     /// Two URLs of one site and host: their ids.
     async fn two_urls(store: &Store) -> (i64, i64) {
@@ -291,6 +293,47 @@ mod tests {
             assert_eq!(store.observation_count().await.unwrap(), 5);
             let a_row = store.url_row("http://a.test/a").await.unwrap().unwrap();
             assert_eq!((a_row.checks, a_row.next_due_ms), (3, Some(600)));
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn other_workers_read_a_check_by_when_it_was_written_not_when_it_started() {
+        let (stores, _dir) = crate::store::test_support::stores("read_checks_by_written").await;
+        for store in stores {
+            let (a, b) = two_urls(&store).await;
+            // a's request started at 1,000 and took 8 s; b's started and was written at 8,500.
+            let slow = SummaryUpdate {
+                written_ms: Some(9_000),
+                ..due(100, "a1")
+            };
+            let quick = SummaryUpdate {
+                written_ms: Some(8_500),
+                ..due(100, "b1")
+            };
+            store
+                .record_check(&observed(a, 1_000, true), &slow)
+                .await
+                .unwrap();
+            store
+                .record_check(&observed(b, 8_500, true), &quick)
+                .await
+                .unwrap();
+            let read = |after: i64| {
+                let store = &store;
+                async move {
+                    let mut pages = UrlPages::new(UrlScope::WrittenAfter(after), 10);
+                    let mut urls = Vec::new();
+                    while let Some(rows) = pages.next(store).await.unwrap() {
+                        urls.extend(rows.into_iter().map(|r| r.url));
+                    }
+                    urls
+                }
+            };
+            // A reader whose last read was at 5,000 (less its overlap) finds both.
+            assert_eq!(read(5_000).await, ["http://a.test/a", "http://a.test/b"]);
+            assert_eq!(read(8_700).await, ["http://a.test/a"]);
+            assert!(read(9_000).await.is_empty());
             store.close().await;
         }
     }

@@ -139,6 +139,10 @@ pub struct SummaryUpdate {
     /// The host's validator trust after this check, when the check taught it something:
     /// (host id, JSON), written in the check's transaction.
     pub host_trust: Option<(i64, String)>,
+    /// When the check was handed to the store (clock ms), for other workers reading what
+    /// changed since their last read ([`UrlScope::WrittenAfter`]); its request may have
+    /// started long before.
+    pub written_ms: Option<i64>,
 }
 
 impl Store {
@@ -383,8 +387,9 @@ pub enum UrlScope {
     Schedulable,
     /// Every URL of one site (by row id).
     Site(i64),
-    /// The pages and feeds checked after a clock instant (ms), by any worker.
-    CheckedAfter(i64),
+    /// The pages and feeds whose check was written after a clock instant (ms), by any
+    /// worker (`urls.written_ms`).
+    WrittenAfter(i64),
 }
 
 /// URL rows read a page at a time by id, so that filling the scheduler never holds every row
@@ -429,8 +434,8 @@ impl UrlPages {
                 "SELECT * FROM urls WHERE site_id = $1 AND id > $2 ORDER BY id LIMIT $3",
             )
             .bind(site_id),
-            UrlScope::CheckedAfter(after_ms) => sqlx::query_as(
-                "SELECT * FROM urls WHERE kind IN ('page', 'feed') AND last_checked_ms > $1
+            UrlScope::WrittenAfter(after_ms) => sqlx::query_as(
+                "SELECT * FROM urls WHERE kind IN ('page', 'feed') AND written_ms > $1
                  AND id > $2 ORDER BY id LIMIT $3",
             )
             .bind(after_ms),
