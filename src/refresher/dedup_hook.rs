@@ -214,9 +214,12 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
             continue;
         }
         let origin = origin_of(&url);
-        if !super::robots_rules::rules(ctx, site, &origin)
-            .await
-            .is_allowed(url.as_str())
+        // On a host another worker holds, its holder applies robots.txt before every request
+        // (its rules cannot be read here).
+        if !ctx.held_elsewhere(&origin)
+            && !super::robots_rules::rules(ctx, site, &origin)
+                .await
+                .is_allowed(url.as_str())
         {
             continue;
         }

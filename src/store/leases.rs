@@ -22,6 +22,9 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::Store;
 
+/// How long after its last heartbeat a worker's row is deleted (clock ms).
+const GONE_WORKER_MS: i64 = 24 * 3_600_000;
+
 /// What a lease round left the worker with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseRound {
@@ -95,6 +98,12 @@ impl Store {
                 .bind(until)
                 .execute(&mut *tx)
                 .await?;
+                // Heartbeats of workers gone for a day (each process leases under a name of
+                // its own, so every restart leaves one behind).
+                sqlx::query("DELETE FROM leases WHERE kind = 'worker' AND until_ms < $1")
+                    .bind(now_ms.saturating_sub(GONE_WORKER_MS))
+                    .execute(&mut *tx)
+                    .await?;
                 let workers: i64 = sqlx::query_scalar(
                     "SELECT COUNT(*) FROM leases WHERE kind = 'worker' AND until_ms > $1",
                 )
@@ -192,7 +201,7 @@ impl Store {
         .await
     }
 
-    /// Gives back every lease `worker` holds, its heartbeat included, and drops its budget
+    /// Gives back every lease `worker` holds, deletes its heartbeat, and drops its budget
     /// parts (a clean shutdown: the others take its hosts and budget at their next round
     /// instead of waiting for the leases to expire).
     pub async fn release_all_leases(&self, worker: &str) -> sqlx::Result<()> {
@@ -200,6 +209,10 @@ impl Store {
         self.write("release_all_leases", move |mut tx| {
             let worker = worker.clone();
             async move {
+                sqlx::query("DELETE FROM leases WHERE kind = 'worker' AND key = $1")
+                    .bind(&worker)
+                    .execute(&mut *tx)
+                    .await?;
                 sqlx::query("UPDATE leases SET worker = NULL, until_ms = 0 WHERE worker = $1")
                     .bind(&worker)
                     .execute(&mut *tx)
@@ -248,6 +261,24 @@ mod tests {
             store.release_all_leases("b").await.unwrap();
             let c = store.lease_round("c", 1_400, 1_000, &[]).await.unwrap();
             assert_eq!(c.held.len(), 10);
+            // b's heartbeat went with its shutdown; a's a day after its last one.
+            let heartbeats = |store: &crate::store::Store| {
+                let store = store.clone();
+                async move {
+                    sqlx::query_scalar::<_, String>(
+                        "SELECT key FROM leases WHERE kind = 'worker' ORDER BY key",
+                    )
+                    .fetch_all(store.reader())
+                    .await
+                    .unwrap()
+                }
+            };
+            assert_eq!(heartbeats(&store).await, ["a", "c"]);
+            store
+                .lease_round("c", 1_301 + super::GONE_WORKER_MS, 1_000, &[])
+                .await
+                .unwrap();
+            assert_eq!(heartbeats(&store).await, ["c"]);
         }
     }
 
