@@ -5,7 +5,8 @@
 //! A worker `w` runs one pass while the database says another worker holds `b.test`: `w` sends
 //! nothing to `b.test` (not even its robots.txt), records `a.test/old`'s 301 as the redirect it
 //! is (no error), and stores `b.test/new` and `b.test/sitemap.xml` for their holder. Then the
-//! other worker is gone and `w` runs again: it holds `b.test` now and fetches both.
+//! other worker is gone and `w` runs again: it holds `b.test` now and fetches both. A redirect
+//! whose target moves at every check hands over its first target only.
 //!
 //! Needs `FRESHET_TEST_POSTGRES` (see tests/postgres_store.rs); SKIPPED without it unless
 //! `FRESHET_REQUIRE_POSTGRES=1`.
@@ -21,7 +22,7 @@ use std::sync::Arc;
 use freshet::clock::{SharedClock, VirtualClock};
 use freshet::refresher::{self, PolicyChoice, RunOptions, WorkerOptions};
 use postgres::postgres_database;
-use recording_server::{RecordingServer, Reply};
+use recording_server::{Recorded, RecordingServer, Reply};
 
 /// 2021-01-01T00:00:00Z.
 const ORIGIN_MS: i64 = 1_609_459_200_000;
@@ -70,9 +71,10 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
         "a.test",
         "/sitemap.txt",
         Reply::text(format!(
-            "{}\n{}\n",
+            "{}\n{}\n{}\n",
             url("a.test", "/x"),
-            url("a.test", "/old")
+            url("a.test", "/old"),
+            url("a.test", "/rotating")
         )),
     );
     server.route(
@@ -86,6 +88,12 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
         Reply::redirect(301, &url("b.test", "/new")),
     );
     server.route("b.test", "/new", Reply::html("<p>new, moved to b.test</p>"));
+    // A redirect whose target moves at every request (a trap): it hands over the first target
+    // only, not one URL per check.
+    let b_base = url("b.test", "/");
+    server.handle("a.test", "/rotating", move |request: &Recorded| {
+        Reply::redirect(302, &format!("{b_base}r{}", request.hit)).to_response()
+    });
     server.route(
         "b.test",
         "/sitemap.xml",
@@ -127,6 +135,8 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
     .unwrap();
 
     one_pass(&server, &schedule, &db, ORIGIN_MS).await;
+    // A day later, the same: the redirects are checked again.
+    one_pass(&server, &schedule, &db, ORIGIN_MS + DAY_MS).await;
 
     let to_b = server.requests_to("b.test");
     assert!(
@@ -142,6 +152,15 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
     for path in ["/x", "/old"] {
         assert!(a_paths.contains(&path.to_string()), "{path}: {a_paths:?}");
     }
+    // A one-pass run does not wait on what another worker holds (it once went on re-fetching
+    // its own pages until its patience ran out: /x 160 times in the two passes).
+    let x_checks = a_paths.iter().filter(|p| *p == "/x").count();
+    assert!(x_checks < 20, "/x fetched {x_checks} times in two passes");
+    let rotations = a_paths.iter().filter(|p| *p == "/rotating").count();
+    assert!(
+        rotations >= 2,
+        "the rotating redirect was checked {rotations} times: {a_paths:?}"
+    );
     // The 301 is recorded as a redirect, no error; its target and the sitemap wait for b.test's
     // holder.
     let (status, final_url, error): (Option<i64>, Option<String>, Option<String>) = sqlx::query_as(
@@ -175,6 +194,11 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
                 url("b.test", "/new"),
                 "page".to_string(),
                 Some(url("a.test", "/old"))
+            ),
+            (
+                url("b.test", "/r0"),
+                "page".to_string(),
+                Some(url("a.test", "/rotating"))
             ),
             (
                 url("b.test", "/sitemap.xml"),

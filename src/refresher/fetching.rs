@@ -404,7 +404,7 @@ pub(super) async fn fetch_and_record_extracted(
         record_error(ctx, site, url.as_str(), message).await?;
     }
     if let Some(target) = &handed_over {
-        super::hand_over::hand_over(ctx, site, row, target).await?;
+        super::hand_over::hand_over(ctx, site, row, target, outcome.started_ms).await?;
     }
     Ok((outcome, extracted))
 }

@@ -5,7 +5,10 @@
 //! politeness and checks it on its own plan; the dedup engine files the redirect, so a
 //! permanent one leaves its source with a redirect source's small planner weight.
 //!
-//! With one worker every host is held here and a redirect is followed within the check.
+//! A target that moved since the check before (a rotating redirect, a trap) is handed over
+//! only once two checks in a row agree on it, so a hostile server cannot make the site grow by
+//! a URL at every check. With one worker every host is held here and a redirect is followed
+//! within the check.
 
 use url::Url;
 
@@ -27,12 +30,15 @@ pub fn target(outcome: &FetchOutcome) -> Option<&Url> {
     }
 }
 
-/// Adds `target` to `row`'s site, of `row`'s kind, unless it is known already.
+/// Adds `target` to `row`'s site, of `row`'s kind, unless it is known already, or the check
+/// of `row` before this one (at `checked_ms`) was redirected elsewhere: a target that moves from
+/// check to check (a rotating redirect, a trap) adds no URL until two checks agree on it.
 pub async fn hand_over(
     ctx: &Context,
     site: &SiteState,
     row: &UrlRow,
     target: &Url,
+    checked_ms: i64,
 ) -> anyhow::Result<()> {
     let text = target.to_string();
     if ctx
@@ -41,6 +47,15 @@ pub async fn hand_over(
         .await?
         .contains(&text)
     {
+        return Ok(());
+    }
+    let before = ctx.store.observations_for(row.id, 2).await?;
+    let previous = before.iter().rev().find(|o| o.checked_ms < checked_ms);
+    if let Some(elsewhere) = previous
+        .and_then(|o| o.final_url.as_deref())
+        .filter(|&url| url != text)
+    {
+        tracing::debug!(from = %row.url, to = %target, before = elsewhere, "redirect target moved: not handed over yet");
         return Ok(());
     }
     let kind = match row.kind.as_str() {

@@ -371,6 +371,8 @@ impl Frontier {
     pub fn due_by(&self, at_ms: i64) -> usize {
         self.hosts
             .iter()
+            // Another worker's hosts are its to fetch (a one-pass run does not wait on them).
+            .filter(|h| !h.elsewhere)
             .map(|h| h.queue.iter().take_while(|q| q.due_ms <= at_ms).count())
             .sum()
     }
@@ -456,5 +458,19 @@ mod tests {
         f.set_due(early, Some(MIN), 0);
         assert_eq!(f.pop(10 * MIN).map(|p| p.url), Some(early));
         assert_eq!(f.pop(10 * MIN).map(|p| p.url), Some(late));
+    }
+
+    #[test]
+    fn a_host_held_elsewhere_hands_out_nothing_and_counts_nothing_due() {
+        let (mut f, site) = frontier(1e6, false);
+        let (here, there) = (f.add_host(0), f.add_host(0));
+        let mine = f.add_url(site, here);
+        let theirs = f.add_url(site, there);
+        f.set_due(mine, Some(0), 0);
+        f.set_due(theirs, Some(0), 0);
+        f.set_elsewhere(there, true);
+        assert_eq!(f.due_by(MIN), 1);
+        assert_eq!(f.pop(0).map(|p| p.url), Some(mine));
+        assert_eq!(f.pop(0), None);
     }
 }
