@@ -75,7 +75,27 @@ async fn three_workers_spend_one_budget_as_the_server_counts_it() {
         .await
         .unwrap();
     let observations = store.observation_count().await.unwrap();
+    // The samples are the workers' parts added up, at the instants of a quarter-hour grid: at
+    // its fullest, a sample holds about every page with a copy, not one worker's part.
+    let samples = store.freshness_samples(i64::MIN, i64::MAX).await.unwrap();
+    let pages_with_copies = store
+        .url_status(None)
+        .await
+        .unwrap()
+        .iter()
+        .filter(|row| row.kind == "page" && row.last_checked_ms.is_some())
+        .count();
     store.close().await;
+    assert!(!samples.is_empty());
+    assert!(
+        samples.iter().all(|s| s.at_ms % (15 * 60_000) == 0),
+        "samples off the grid"
+    );
+    let fullest = samples.iter().map(|s| s.copies).max().unwrap_or(0);
+    assert!(
+        fullest as f64 >= 0.8 * pages_with_copies as f64,
+        "the fullest sample held {fullest} copies of {pages_with_copies} pages checked"
+    );
     assert!(checks > 0, "{}", report["run"]);
     assert!(observations as u64 >= checks, "{observations} < {checks}");
 }

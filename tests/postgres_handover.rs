@@ -5,8 +5,10 @@
 //! A worker `w` runs one pass while the database says another worker holds `b.test`: `w` sends
 //! nothing to `b.test` (not even its robots.txt), records `a.test/old`'s 301 as the redirect it
 //! is (no error), and stores `b.test/new` and `b.test/sitemap.xml` for their holder. Then the
-//! other worker is gone and `w` runs again: it holds `b.test` now and fetches both. A redirect
-//! whose target moves at every check hands over its first target only.
+//! other worker holds `a.test` instead and `w` runs again: it holds `b.test` now and fetches
+//! both, and the sitemap (cross-submitted by `a.test`'s robots.txt) adds its `a.test` page for
+//! the other worker. A redirect whose target moves at every check hands over its first target
+//! only.
 //!
 //! Needs `FRESHET_TEST_POSTGRES` (see tests/postgres_store.rs); SKIPPED without it unless
 //! `FRESHET_REQUIRE_POSTGRES=1`.
@@ -16,7 +18,7 @@ mod postgres;
 #[path = "support/recording_server.rs"]
 mod recording_server;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use freshet::clock::{SharedClock, VirtualClock};
@@ -28,10 +30,10 @@ use recording_server::{Recorded, RecordingServer, Reply};
 const ORIGIN_MS: i64 = 1_609_459_200_000;
 const DAY_MS: i64 = 86_400_000;
 
-async fn one_pass(server: &RecordingServer, schedule: &PathBuf, db: &str, start_ms: i64) {
+async fn one_pass(server: &RecordingServer, schedule: &Path, db: &str, start_ms: i64) {
     let clock: SharedClock = Arc::new(VirtualClock::new(start_ms, 200.0));
     let options = RunOptions {
-        schedules: vec![schedule.clone()],
+        schedules: vec![schedule.to_path_buf()],
         db_path: PathBuf::from(db),
         once: true,
         clock,
@@ -100,8 +102,9 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
         Reply::status(200)
             .header("content-type", "application/xml")
             .body(format!(
-                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{}</loc></url></urlset>"#,
-                url("b.test", "/listed")
+                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{}</loc></url><url><loc>{}</loc></url></urlset>"#,
+                url("b.test", "/listed"),
+                url("a.test", "/cross")
             )),
     );
     server.route("b.test", "/listed", Reply::html("<p>listed on b.test</p>"));
@@ -208,12 +211,41 @@ async fn a_redirect_and_a_sitemap_on_a_host_held_elsewhere_go_to_its_holder() {
         ]
     );
 
-    // The other worker is gone: `w` takes b.test and fetches what was handed to it.
-    sqlx::query("UPDATE leases SET worker = NULL, until_ms = 0 WHERE worker = 'other'")
+    // The other worker now holds a.test and b.test is free: `w` takes b.test and fetches what
+    // was handed to it; the sitemap a.test's robots.txt named speaks for a.test too.
+    let a_key = freshet::politeness::host_key(&url::Url::parse(&url("a.test", "/")).unwrap());
+    sqlx::query("UPDATE leases SET worker = NULL, until_ms = 0 WHERE kind = 'host' AND key = $1")
+        .bind(&b_key)
         .execute(&pool)
         .await
         .unwrap();
+    sqlx::query(
+        "UPDATE leases SET worker = 'other', until_ms = $2 WHERE kind = 'host' AND key = $1",
+    )
+    .bind(&a_key)
+    .bind(forever)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let to_a_before = server.requests_to("a.test").len();
     one_pass(&server, &schedule, &db, ORIGIN_MS + 30 * DAY_MS).await;
+    assert_eq!(
+        server.requests_to("a.test").len(),
+        to_a_before,
+        "a.test is the other worker's now"
+    );
+    let cross: Option<String> =
+        sqlx::query_scalar("SELECT discovered_from FROM urls WHERE url = $1")
+            .bind(url("a.test", "/cross"))
+            .fetch_optional(&pool)
+            .await
+            .unwrap()
+            .flatten();
+    assert_eq!(
+        cross.as_deref(),
+        Some(url("b.test", "/sitemap.xml").as_str()),
+        "the cross-submitted sitemap's a.test page"
+    );
     let b_paths: Vec<String> = server
         .requests_to("b.test")
         .iter()

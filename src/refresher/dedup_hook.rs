@@ -163,12 +163,7 @@ fn input_of(row: &UrlRow, outcome: &FetchOutcome) -> Option<Input> {
         Some(FetchError::RedirectLoop { target, .. }) => (target.clone(), hops),
         // The last redirect pointed to a URL not requested here (another worker holds its
         // host): every hop is a redirect to the next.
-        _ if hops
-            .last()
-            .is_some_and(|hop| hop.url != outcome.final_url.as_str()) =>
-        {
-            (outcome.final_url.to_string(), hops)
-        }
+        _ if super::hand_over::target(outcome).is_some() => (outcome.final_url.to_string(), hops),
         _ => {
             let (last, chain) = hops.split_last()?;
             (last.url.clone(), chain.to_vec())

@@ -194,7 +194,11 @@ async fn discover_site(
     if ctx.leasing.is_some() {
         // Sitemaps on hosts held here that a walk on another worker reached (an index's child,
         // a root a robots.txt there names, a redirect's target): read as roots of their own.
-        for stored in handed_sitemaps(ctx, site, &reached).await? {
+        for (stored, vouching) in handed_sitemaps(ctx, site, &reached).await? {
+            if let Some(host) = vouching {
+                // Named by that host's robots.txt: it speaks for that host (cross-submission).
+                vouched.entry(stored.to_string()).or_default().push(host);
+            }
             let root = (stored, None);
             walk_from(ctx, site, root, &vouched, listed, walked, &mut reached).await?;
         }
@@ -207,12 +211,13 @@ async fn discover_site(
 }
 
 /// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
-/// sitemap or a redirect on a host held elsewhere.
+/// sitemap, a robots.txt or a redirect on a host held elsewhere; with the host whose robots.txt
+/// named it, if one did.
 async fn handed_sitemaps(
     ctx: &Context,
     site: &SiteState,
     reached: &BTreeSet<String>,
-) -> anyhow::Result<Vec<Url>> {
+) -> anyhow::Result<Vec<(Url, Option<String>)>> {
     let on_a_host_here = |url: &str| {
         Url::parse(url)
             .ok()
@@ -227,7 +232,15 @@ async fn handed_sitemaps(
         .into_iter()
         .filter(|row| !reached.contains(&row.url))
         .filter(|row| row.discovered_from.as_deref().is_some_and(named_elsewhere))
-        .filter_map(|row| on_a_host_here(&row.url))
+        .filter_map(|row| {
+            let vouching = row
+                .discovered_from
+                .as_deref()
+                .filter(|from| from.ends_with("/robots.txt"))
+                .and_then(|from| Url::parse(from).ok())
+                .and_then(|from| from.host_str().map(str::to_string));
+            Some((on_a_host_here(&row.url)?, vouching))
+        })
         .collect())
 }
 

@@ -425,7 +425,10 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
             wake = wake.min(at);
         }
         if ctx.leasing.is_some() && !stopping {
-            wake = wake.min(next_lease_round);
+            // The next lease round, and the next instant of the samples' grid (every worker
+            // judges its part then).
+            let next_sample = now - now.rem_euclid(SAVE_PLANS_EVERY_MS) + SAVE_PLANS_EVERY_MS;
+            wake = wake.min(next_lease_round).min(next_sample);
         }
         if stopping && cut_short_at.is_none() {
             info!(

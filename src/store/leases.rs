@@ -173,6 +173,11 @@ impl Store {
         self.write("share_budget_parts", move |mut tx| {
             let (worker, parts) = (worker.clone(), parts.clone());
             async move {
+                // The parts of workers gone for a day (killed, so never dropped at shutdown).
+                sqlx::query("DELETE FROM budget_parts WHERE until_ms < $1")
+                    .bind(now_ms.saturating_sub(GONE_WORKER_MS))
+                    .execute(&mut *tx)
+                    .await?;
                 for (site_id, planned) in &parts {
                     sqlx::query(
                         "INSERT INTO budget_parts (site_id, worker, planned_per_day, until_ms)
