@@ -38,7 +38,7 @@ pub struct SiteOutcome {
     /// The site's name in the schedule.
     pub site: String,
     /// For requests: `2xx`, `304`, `3xx`, `4xx`, `5xx` or the kind of failure (`timeout`,
-    /// `connect`, ...); for checks: `changed`, `unchanged`, `first` or `failed`.
+    /// `connect`, ...); for checks: `changed`, `unchanged`, `first`, `failed` or `handed_over`.
     pub outcome: String,
 }
 
