@@ -57,7 +57,7 @@ pub(super) fn placeholder_rows(n: usize, width: usize) -> String {
 
 /// `statement(n)` for each chunk size 1, 2, 4, … [`MAX_CHUNK`]. The texts hold only
 /// placeholders: every value is bound.
-pub(super) fn texts(statement: fn(usize) -> String) -> Vec<Arc<str>> {
+pub(super) fn texts(statement: impl Fn(usize) -> String) -> Vec<Arc<str>> {
     (0..=MAX_CHUNK.ilog2())
         .map(|power| Arc::from(statement(1 << power)))
         .collect()

@@ -102,43 +102,74 @@ async fn insert_observations(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx
     Ok(tx)
 }
 
-static UPDATE_SUMMARIES: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
-    texts(|n| {
-        format!(
-            "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
+static UPDATE_SUMMARIES: LazyLock<Vec<Arc<str>>> =
+    LazyLock::new(|| {
+        let latest = [
+        ("last_checked_ms", "v.checked_ms"),
+        ("last_status", "v.status"),
+        ("last_error", "v.error"),
+        (
+            "last_changed_ms",
+            "CASE WHEN v.changed = 1 THEN v.checked_ms ELSE urls.last_changed_ms END",
+        ),
+        ("etag", "CASE WHEN v.got_copy THEN COALESCE(v.etag, urls.etag) ELSE urls.etag END"),
+        (
+            "last_modified",
+            "CASE WHEN v.got_copy THEN COALESCE(v.last_modified, urls.last_modified) \
+             ELSE urls.last_modified END",
+        ),
+        (
+            "fingerprint",
+            "CASE WHEN v.got_copy THEN COALESCE(v.fingerprint, urls.fingerprint) \
+             ELSE urls.fingerprint END",
+        ),
+        (
+            "content_fingerprint",
+            "CASE WHEN v.got_copy THEN COALESCE(v.content_fingerprint, urls.content_fingerprint) \
+             ELSE urls.content_fingerprint END",
+        ),
+        (
+            "known_change_ms",
+            "CASE WHEN v.got_copy AND urls.known_change_ms <= v.checked_ms THEN NULL \
+             ELSE urls.known_change_ms END",
+        ),
+        ("min_interval_ms", "v.min_interval_ms"),
+        ("rate_per_day", "COALESCE(v.rate_per_day, urls.rate_per_day)"),
+        ("rate_low", "COALESCE(v.rate_low, urls.rate_low)"),
+        ("rate_high", "COALESCE(v.rate_high, urls.rate_high)"),
+        ("rate_shape", "COALESCE(v.rate_shape, urls.rate_shape)"),
+        ("rate_scale", "COALESCE(v.rate_scale, urls.rate_scale)"),
+        ("planned_per_day", "COALESCE(v.planned_per_day, urls.planned_per_day)"),
+        ("next_due_ms", "v.next_due_ms"),
+        ("stats", "COALESCE(v.stats, urls.stats)"),
+        ("written_ms", "COALESCE(v.written_ms, urls.written_ms)"),
+    ]
+    .map(|(column, new)| unless_later(column, new))
+    .join(",\n                 ");
+        texts(|n| {
+            format!(
+                "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
                     fingerprint, content_changed, content_fingerprint, min_interval_ms,
                     rate_per_day, rate_low, rate_high, rate_shape, rate_scale, planned_per_day,
                     next_due_ms, stats, written_ms) AS (VALUES {})
              UPDATE urls SET checks = urls.checks + 1, changes = urls.changes + v.changed,
-                 last_checked_ms = v.checked_ms, last_status = v.status, last_error = v.error,
-                 last_changed_ms = CASE WHEN v.changed = 1 THEN v.checked_ms
-                                        ELSE urls.last_changed_ms END,
-                 etag = CASE WHEN v.got_copy THEN COALESCE(v.etag, urls.etag) ELSE urls.etag END,
-                 last_modified = CASE WHEN v.got_copy THEN COALESCE(v.last_modified, urls.last_modified)
-                                      ELSE urls.last_modified END,
-                 fingerprint = CASE WHEN v.got_copy THEN COALESCE(v.fingerprint, urls.fingerprint)
-                                    ELSE urls.fingerprint END,
                  content_changes = urls.content_changes + v.content_changed,
-                 content_fingerprint = CASE WHEN v.got_copy
-                                            THEN COALESCE(v.content_fingerprint, urls.content_fingerprint)
-                                            ELSE urls.content_fingerprint END,
-                 known_change_ms = CASE WHEN v.got_copy AND urls.known_change_ms <= v.checked_ms
-                                        THEN NULL ELSE urls.known_change_ms END,
-                 min_interval_ms = v.min_interval_ms,
-                 rate_per_day = COALESCE(v.rate_per_day, urls.rate_per_day),
-                 rate_low = COALESCE(v.rate_low, urls.rate_low),
-                 rate_high = COALESCE(v.rate_high, urls.rate_high),
-                 rate_shape = COALESCE(v.rate_shape, urls.rate_shape),
-                 rate_scale = COALESCE(v.rate_scale, urls.rate_scale),
-                 planned_per_day = COALESCE(v.planned_per_day, urls.planned_per_day),
-                 next_due_ms = v.next_due_ms,
-                 stats = COALESCE(v.stats, urls.stats),
-                 written_ms = COALESCE(v.written_ms, urls.written_ms)
+                 {latest}
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 21)
-        )
-    })
-});
+                placeholder_rows(n, 21)
+            )
+        })
+    });
+
+/// `column = new`, unless the URL's summary already holds a later check: a request another
+/// worker sent after this one's (it took the host over while this one's was in flight) and
+/// committed first. Such a late check is appended and counted, but it does not put an older
+/// copy, status, estimate or plan over a newer one.
+fn unless_later(column: &str, new: &str) -> String {
+    format!(
+        "{column} = CASE WHEN urls.last_checked_ms > v.checked_ms THEN urls.{column} ELSE {new} END"
+    )
+}
 
 async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::Result<WriteTx> {
     let mut query = sqlx::query(text_for(&UPDATE_SUMMARIES, chunk.len()));
@@ -334,6 +365,49 @@ mod tests {
             assert_eq!(read(5_000).await, ["http://a.test/a", "http://a.test/b"]);
             assert_eq!(read(8_700).await, ["http://a.test/a"]);
             assert!(read(9_000).await.is_empty());
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_check_is_counted_but_leaves_the_newer_summary() {
+        let (stores, _dir) = crate::store::test_support::stores("late_check").await;
+        for store in stores {
+            let (a, _) = two_urls(&store).await;
+            // The new holder's request went out at 2,000 and committed first; the old holder's,
+            // sent at 1,000 before its lease ran out, commits after it.
+            let newer = SummaryUpdate {
+                written_ms: Some(2_500),
+                ..due(9_000, "new")
+            };
+            let late = SummaryUpdate {
+                written_ms: Some(3_000),
+                ..due(5_000, "old")
+            };
+            let mut late_obs = observed(a, 1_000, true);
+            late_obs.status = Some(500);
+            store
+                .record_check(&observed(a, 2_000, false), &newer)
+                .await
+                .unwrap();
+            store.record_check(&late_obs, &late).await.unwrap();
+            assert_eq!(store.observation_count().await.unwrap(), 2);
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!((row.checks, row.changes), (2, 1));
+            assert_eq!(
+                (row.last_checked_ms, row.last_status, row.etag.as_deref()),
+                (Some(2_000), Some(200), Some("new"))
+            );
+            assert_eq!((row.next_due_ms, row.last_changed_ms), (Some(9_000), None));
+            // Not handed to the other workers again: nothing in the row moved but its counts.
+            let mut pages = UrlPages::new(UrlScope::WrittenAfter(2_600), 10);
+            assert!(
+                pages
+                    .next(&store)
+                    .await
+                    .unwrap()
+                    .is_none_or(|r| r.is_empty())
+            );
             store.close().await;
         }
     }
