@@ -133,7 +133,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
 /// stay there in `report hosts` until the next read.
 async fn save_feed_plan(ctx: &Context, feed_id: i64) -> anyhow::Result<()> {
     if let Some(plan) = ctx.ledger.plan_of(feed_id) {
-        ctx.store.save_plan(&[plan]).await?;
+        ctx.store.save_plan(vec![plan]).await?;
     }
     Ok(())
 }

@@ -434,13 +434,21 @@ impl Ledger {
             .collect()
     }
 
-    /// Every URL's planned rate and due time, for the store's reports.
-    pub fn plans(&self) -> Vec<PlanUpdate> {
+    /// How many URLs the ledger knows: the keys [`Ledger::plans`] takes are below it.
+    pub fn url_count(&self) -> usize {
+        self.lock().urls.len()
+    }
+
+    /// The planned rate and due time of the URLs whose keys are in `keys`, for the store's
+    /// reports.
+    pub fn plans(&self, keys: std::ops::Range<usize>) -> Vec<PlanUpdate> {
         let inner = self.lock();
-        inner
-            .urls
+        let end = keys.end.min(inner.urls.len());
+        let keys = keys.start.min(end)..end;
+        inner.urls[keys.clone()]
             .iter()
-            .enumerate()
+            .zip(keys)
+            .map(|(id, key)| (key, id))
             // With several workers, each writes the plans of the hosts it holds only.
             .filter(|&(key, _)| inner.sched.is_held_here(key))
             .filter_map(|(key, id)| {

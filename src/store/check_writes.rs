@@ -281,7 +281,7 @@ mod tests {
                 store.record_check(&o1, &u1),
                 store.record_check(&o2, &u2),
                 store.record_check(&o3, &u3),
-                store.save_plan(&plan),
+                store.save_plan(plan.to_vec()),
                 store.record_check(&o4, &u4),
             );
             for result in [r1, r2, r3, p, r4] {

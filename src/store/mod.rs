@@ -462,10 +462,10 @@ mod tests {
                 watched,
             };
             store
-                .save_plan(&[plan(Some((2_000, 5_000)))])
+                .save_plan(vec![plan(Some((2_000, 5_000)))])
                 .await
                 .unwrap();
-            store.save_plan(&[plan(None)]).await.unwrap();
+            store.save_plan(vec![plan(None)]).await.unwrap();
             let status = store.url_status(None).await.unwrap();
             let row = status.iter().find(|r| r.url_id == id).unwrap();
             assert_eq!(

@@ -1,10 +1,11 @@
 //! URLs: discovery upserts, the summary row updated with each check, and the due-URL queries the
 //! frontier is built from.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use super::Store;
 use super::backend::BindReal;
+use super::batch::{placeholder_rows, power_of_two_chunks, text_for, texts};
 
 /// A URL's summary row.
 #[derive(Debug, Clone, sqlx::FromRow)]
@@ -335,28 +336,30 @@ impl Store {
     }
 
     /// Writes re-planned rates and due times in one transaction (weights belong to the dedup
-    /// engine, which may change them while a plan is being solved).
-    pub async fn save_plan(&self, rows: &[PlanUpdate]) -> sqlx::Result<()> {
+    /// engine, which may change them while a plan is being solved), by multi-row statements
+    /// ([`super::batch`]). The refresher hands a large plan over a few thousand URLs at a time
+    /// (`Ledger::plans`), so that neither a copy of every URL's plan nor one long transaction
+    /// holding up the checks' commits is needed.
+    pub async fn save_plan(&self, rows: Vec<PlanUpdate>) -> sqlx::Result<()> {
         // Grouped like the checks' writes, so that it commits after every check queued before it
         // (a check's older plan must not overwrite this one).
-        let rows = Arc::new(rows.to_vec());
+        let rows = Arc::new(rows);
         self.write_grouped("save_plan", move |mut tx| {
             let rows = rows.clone();
             async move {
-                for row in rows.iter() {
-                    sqlx::query(
-                        "UPDATE urls SET planned_per_day = $1, next_due_ms = $2,
-                         watched_from_ms = COALESCE($3, watched_from_ms),
-                         watched_until_ms = COALESCE($4, watched_until_ms)
-                     WHERE id = $5",
-                    )
-                    .bind(row.planned_per_day)
-                    .bind(row.next_due_ms)
-                    .bind(row.watched.map(|w| w.0))
-                    .bind(row.watched.map(|w| w.1))
-                    .bind(row.url_id)
-                    .execute(&mut *tx)
-                    .await?;
+                let mut chunks = Vec::new();
+                power_of_two_chunks(&rows, &mut chunks);
+                for chunk in chunks {
+                    let mut query = sqlx::query(text_for(&SAVE_PLANS, chunk.len()));
+                    for row in chunk {
+                        query = query
+                            .bind(row.url_id)
+                            .bind(row.planned_per_day)
+                            .bind(row.next_due_ms)
+                            .bind(row.watched.map(|w| w.0))
+                            .bind(row.watched.map(|w| w.1));
+                    }
+                    query.execute(&mut *tx).await?;
                 }
                 Ok((tx, ()))
             }
@@ -364,6 +367,20 @@ impl Store {
         .await
     }
 }
+
+static SAVE_PLANS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+    texts(|n| {
+        format!(
+            "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms)
+                 AS (VALUES {})
+             UPDATE urls SET planned_per_day = v.planned_per_day, next_due_ms = v.next_due_ms,
+                 watched_from_ms = COALESCE(v.watched_from_ms, urls.watched_from_ms),
+                 watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms)
+             FROM v WHERE urls.id = v.id",
+            placeholder_rows(n, 5)
+        )
+    })
+});
 
 /// A re-planned URL.
 #[derive(Debug, Clone)]
@@ -517,6 +534,59 @@ mod tests {
             let (schedulable, sizes) = read_all(&store, UrlScope::Schedulable, 4).await;
             assert_eq!(schedulable, of(&|i| i % 6 != 0));
             assert_eq!(sizes, [4, 1]);
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_plan_of_many_urls_is_written_by_chunks_every_row_its_own() {
+        let (stores, _dir) = crate::store::test_support::stores("plan_of_many_urls").await;
+        for store in stores {
+            let site = SiteRecord {
+                name: "s",
+                weight: 1.0,
+                requests_per_day: 100.0,
+                source_file: None,
+            };
+            let site_id = store.upsert_site(&site, 0).await.unwrap();
+            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            // 100 rows: chunks of 64, 32 and 4.
+            let found: Vec<Discovered> = (0..100)
+                .map(|i| Discovered {
+                    url: format!("http://a.test/{i}"),
+                    site_id,
+                    host_id,
+                    kind: "page",
+                    discovered_from: None,
+                    lastmod_ms: None,
+                    changefreq: None,
+                    priority: None,
+                })
+                .collect();
+            let ids = store.upsert_discovered(&found, 1_000).await.unwrap();
+            let plans: Vec<PlanUpdate> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, &url_id)| PlanUpdate {
+                    url_id,
+                    planned_per_day: i as f64 + 0.5,
+                    next_due_ms: 10_000 + i as i64,
+                    watched: (i % 3 == 0).then_some((i as i64, 2 * i as i64)),
+                })
+                .collect();
+            store.save_plan(plans).await.unwrap();
+            let status = store.url_status(None).await.unwrap();
+            for (i, &id) in ids.iter().enumerate() {
+                let row = status.iter().find(|r| r.url_id == id).unwrap();
+                assert_eq!(
+                    (row.planned_per_day, row.next_due_ms),
+                    (Some(i as f64 + 0.5), Some(10_000 + i as i64)),
+                    "row {i}"
+                );
+                let watched = (row.watched_from_ms, row.watched_until_ms);
+                let want = (i % 3 == 0).then_some((i as i64, 2 * i as i64)).unzip();
+                assert_eq!(watched, want, "row {i}");
+            }
             store.close().await;
         }
     }
