@@ -58,7 +58,7 @@ impl Scheduler {
         if !overflowed {
             for page in self.urls[feed].feed().covers.clone() {
                 self.urls[page].stats.add_exact(0.0, watched_days);
-                self.urls[page].evidence_until_ms = Some(now_ms);
+                self.urls[page].evidence_until_ms = Some(now_ms).into();
             }
         }
         let mut first_seen_from: HashMap<UrlKey, i64> = HashMap::new();
@@ -78,10 +78,12 @@ impl Scheduler {
                         unannounced: None,
                         agreements: 0,
                     }));
-                    let from = at.max(start).max(u.evidence_until_ms.unwrap_or(i64::MIN));
+                    let from = at
+                        .max(start)
+                        .max(u.evidence_until_ms.get().unwrap_or(i64::MIN));
                     u.stats
                         .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
-                    u.evidence_until_ms = Some(now_ms.max(from));
+                    u.evidence_until_ms = Some(now_ms.max(from)).into();
                     first_seen_from.insert(page, from);
                     self.urls[feed].feed_mut().covers.push(page);
                 }
@@ -97,7 +99,11 @@ impl Scheduler {
                 }
                 Some(_) => {}
             }
-            if self.urls[page].last_check_ms.is_some_and(|last| at > last) {
+            if self.urls[page]
+                .last_check_ms
+                .get()
+                .is_some_and(|last| at > last)
+            {
                 self.mark_known(now_ms, page, at);
             }
         }
@@ -148,7 +154,7 @@ impl Scheduler {
     /// (pages changing faster than its entries hold) thus leaves its pages to their checks.
     pub(super) fn feed_watched_since_last_check(&self, page: UrlKey) -> bool {
         let u = &self.urls[page];
-        let (Some(coverage), Some(last)) = (u.coverage.as_deref(), u.last_check_ms) else {
+        let (Some(coverage), Some(last)) = (u.coverage.as_deref(), u.last_check_ms.get()) else {
             return false;
         };
         let (feed, since) = (coverage.feed, coverage.since_ms);
@@ -159,8 +165,8 @@ impl Scheduler {
 
     pub(super) fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {
         let u = &mut self.urls[page];
-        if u.known_change_ms.is_none() {
-            u.known_change_ms = Some(at_ms);
+        if u.known_change_ms.get().is_none() {
+            u.known_change_ms = Some(at_ms).into();
             if !u.in_flight && !u.retired {
                 self.schedule(page, now_ms);
             }

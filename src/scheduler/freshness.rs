@@ -65,7 +65,7 @@ impl Scheduler {
     fn feed_watched(&self, url: UrlKey) -> Option<(i64, i64)> {
         let u = &self.urls[url];
         let coverage = u.coverage.as_deref()?;
-        let (feed, since, taken) = (coverage.feed, coverage.since_ms, u.last_check_ms?);
+        let (feed, since, taken) = (coverage.feed, coverage.since_ms, u.last_check_ms.get()?);
         let f = self.urls[feed].feed();
         let from = taken.max(since).max(f.blind_until_ms.unwrap_or(i64::MIN));
         let until = f.last_poll_ms?;
@@ -76,9 +76,9 @@ impl Scheduler {
     pub fn copy_knowledge(&self, url: UrlKey) -> Option<CopyKnowledge> {
         let u = &self.urls[url];
         Some(CopyKnowledge {
-            taken_ms: u.last_check_ms?,
+            taken_ms: u.last_check_ms.get()?,
             watched: self.watched(url),
-            known_change_ms: u.known_change_ms,
+            known_change_ms: u.known_change_ms.get(),
         })
     }
 
@@ -118,9 +118,10 @@ impl Scheduler {
         for u in self.urls.iter().filter(|u| judged_here(u)) {
             let known = u
                 .known_change_ms
-                .zip(u.last_check_ms)
+                .get()
+                .zip(u.last_check_ms.get())
                 .is_some_and(|(k, t)| k > t);
-            unknown_per_site[u.site] += usize::from(u.last_check_ms.is_some() && !known);
+            unknown_per_site[u.site] += usize::from(u.last_check_ms.get().is_some() && !known);
         }
         let strides: Vec<usize> = unknown_per_site
             .iter()

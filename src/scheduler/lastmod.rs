@@ -74,10 +74,10 @@ impl Scheduler {
         };
         let host = self.urls[url].host;
         let u = &mut self.urls[url];
-        if let Some((before, seen)) = u.change_to_confirm
+        if let Some((before, seen)) = u.change_to_confirm.get()
             && read_ms > seen
         {
-            u.change_to_confirm = None;
+            u.change_to_confirm = super::compact::MaybeSpan::NONE;
             let trust = &mut self.hosts[host].lastmod;
             if lastmod > before {
                 trust.agreements += 1;
@@ -87,9 +87,10 @@ impl Scheduler {
         }
         let u = &mut self.urls[url];
         if u.last_check_ms
+            .get()
             .is_some_and(|taken| lastmod <= taken && read_ms > taken)
         {
-            u.lastmod_quiet_until_ms = u.lastmod_quiet_until_ms.max(Some(read_ms));
+            u.lastmod_quiet_until_ms = u.lastmod_quiet_until_ms.get().max(Some(read_ms)).into();
         }
     }
 
@@ -97,7 +98,7 @@ impl Scheduler {
     /// (copy, last quiet read, the share of changes the host's `lastmod`s show).
     pub(super) fn lastmod_quiet(&self, url: UrlKey) -> Option<(i64, i64, f64)> {
         let u = &self.urls[url];
-        let (taken, until) = (u.last_check_ms?, u.lastmod_quiet_until_ms?);
+        let (taken, until) = (u.last_check_ms.get()?, u.lastmod_quiet_until_ms.get()?);
         (until > taken).then(|| (taken, until, self.hosts[u.host].lastmod.shown_share()))
     }
 }

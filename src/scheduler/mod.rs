@@ -24,6 +24,7 @@
 //! [`AUDIT_INTERVALS`] intervals in case the feed misses its changes (a change the feed did not
 //! announce ends the coverage).
 
+mod compact;
 mod events;
 mod feeds;
 mod freshness;
@@ -212,9 +213,9 @@ impl Scheduler {
     pub fn restore(&mut self, url: UrlKey, restored: Restored) {
         let u = &mut self.urls[url];
         u.stats = restored.stats;
-        u.last_check_ms = restored.last_check_ms;
+        u.last_check_ms = restored.last_check_ms.into();
         u.min_interval_ms = restored.min_interval_ms;
-        u.known_change_ms = restored.known_change_ms;
+        u.known_change_ms = restored.known_change_ms.into();
         let due = restored.due_ms.or(restored.last_check_ms.map(|_| i64::MIN));
         if let Some(due) = due {
             self.frontier.set_due(url, Some(due), 0);
@@ -224,7 +225,7 @@ impl Scheduler {
     /// Updates the hints of a URL discovery found again.
     pub fn update_hints(&mut self, url: UrlKey, changefreq_per_day: Option<f64>, weight: f64) {
         let u = &mut self.urls[url];
-        u.changefreq_per_day = changefreq_per_day;
+        u.changefreq_per_day = changefreq_per_day.into();
         u.weight = weight;
     }
 
@@ -262,7 +263,7 @@ impl Scheduler {
             return;
         }
         // Respected by every later re-plan, like a retry.
-        self.urls[url].retry_at_ms = Some(until_ms);
+        self.urls[url].retry_at_ms = Some(until_ms).into();
         self.frontier.set_due(url, Some(until_ms), 0);
     }
 
@@ -395,7 +396,7 @@ impl Scheduler {
             // A failure is tried again after an hour, or the planned interval if longer.
             let u = &mut self.urls[url];
             let interval = u.planned_interval_ms() as i64;
-            u.retry_at_ms = Some(fetched.at_ms + interval.max(ERROR_RETRY_MS));
+            u.retry_at_ms = Some(fetched.at_ms + interval.max(ERROR_RETRY_MS)).into();
         }
         self.schedule(url, fetched.at_ms.max(now_ms));
     }
@@ -405,8 +406,10 @@ impl Scheduler {
     /// ([`plan::known_change_delay_days`]).
     pub fn handle_known_change(&mut self, now_ms: i64, url: UrlKey, at_ms: i64) {
         let u = &mut self.urls[url];
-        if u.last_check_ms.is_some_and(|last| at_ms > last) && u.known_change_ms.is_none() {
-            u.known_change_ms = Some(at_ms);
+        if u.last_check_ms.get().is_some_and(|last| at_ms > last)
+            && u.known_change_ms.get().is_none()
+        {
+            u.known_change_ms = Some(at_ms).into();
             if !u.in_flight && !u.retired {
                 self.schedule(url, now_ms);
             }
@@ -423,6 +426,7 @@ impl Scheduler {
         let site = &self.sites[u.site];
         let population = match u
             .changefreq_per_day
+            .get()
             .filter(|_| self.hosts[u.host].believe_hints)
         {
             Some(hint) => site.hint_populations.get(&hint.to_bits()),
@@ -445,6 +449,7 @@ impl Scheduler {
         let hints = estimate::Evidence {
             changefreq_per_day: u
                 .changefreq_per_day
+                .get()
                 .filter(|_| self.hosts[u.host].believe_hints),
             ..Default::default()
         };
@@ -498,11 +503,11 @@ impl Scheduler {
         }
         let interval = u.planned_interval_ms() as i64;
         let floor = u.min_interval_ms;
-        let last = u.last_check_ms.unwrap_or(i64::MIN / 4);
+        let last = u.last_check_ms.get().unwrap_or(i64::MIN / 4);
         let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
-        let due = match (u.kind, u.known_change_ms, self.covering_feed(url)) {
-            _ if u.retry_at_ms.is_some() => u.retry_at_ms.unwrap_or(at_ms),
-            _ if u.last_check_ms.is_none() => at_ms,
+        let due = match (u.kind, u.known_change_ms.get(), self.covering_feed(url)) {
+            _ if u.retry_at_ms.get().is_some() => u.retry_at_ms.get().unwrap_or(at_ms),
+            _ if u.last_check_ms.get().is_none() => at_ms,
             // A covered page goes when waiting would cost more than a visit at the plan's price.
             (UrlKind::Page, Some(known), Some(_)) => match self.visit_price(url) {
                 Some(price) => {
@@ -533,7 +538,8 @@ impl Scheduler {
     /// sees it in the site's overheads at the next re-plan).
     fn unplanned_advance(&self, url: UrlKey, now_ms: i64) -> f64 {
         let u = &self.urls[url];
-        let (UrlKind::Page, Some(_), Some(last)) = (u.kind, u.known_change_ms, u.last_check_ms)
+        let (UrlKind::Page, Some(_), Some(last)) =
+            (u.kind, u.known_change_ms.get(), u.last_check_ms.get())
         else {
             return 0.0;
         };

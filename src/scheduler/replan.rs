@@ -74,7 +74,7 @@ impl Scheduler {
         for urls in by_site {
             for url in urls {
                 // Never checked: still due when they were found.
-                if self.urls[url].last_check_ms.is_some() {
+                if self.urls[url].last_check_ms.get().is_some() {
                     self.schedule(url, now_ms);
                 }
             }
@@ -104,6 +104,7 @@ impl Scheduler {
             evidence[u.site].push(&u.stats);
             if let Some(hint) = u
                 .changefreq_per_day
+                .get()
                 .filter(|_| self.hosts[u.host].believe_hints)
             {
                 by_hint[u.site]
@@ -151,7 +152,7 @@ impl Scheduler {
     fn judge_hints(&mut self) {
         let mut log_ratios: HashMap<HostKey, Vec<f64>> = HashMap::new();
         for u in self.urls.iter().filter(|u| u.kind == UrlKind::Page) {
-            let Some(hint) = u.changefreq_per_day else {
+            let Some(hint) = u.changefreq_per_day.get() else {
                 continue;
             };
             let checks = u
@@ -188,9 +189,12 @@ impl Scheduler {
         let fallback = Prior::default().mean();
         let rate = match self.config.policy {
             PolicyKind::Learned => self.planning_rate(url),
-            PolicyKind::Oracle | PolicyKind::Proportional => u.true_rate.unwrap_or(fallback),
+            PolicyKind::Oracle | PolicyKind::Proportional => u.true_rate.get().unwrap_or(fallback),
             PolicyKind::Uniform => 1.0,
-            PolicyKind::Changefreq => u.changefreq_per_day.unwrap_or(policy::TYPICAL_RATE_PER_DAY),
+            PolicyKind::Changefreq => u
+                .changefreq_per_day
+                .get()
+                .unwrap_or(policy::TYPICAL_RATE_PER_DAY),
             PolicyKind::Nutch => 1.0 / u.nutch_interval_days,
         };
         // Nutch shares the budget in proportion to its adaptive rates (uniform water-filling

@@ -4,6 +4,7 @@
 use crate::clock::MS_PER_DAY;
 use crate::estimate::Stats;
 
+use super::compact::{MaybeMs, MaybeRate, MaybeSpan};
 use super::policy::{self, PolicyKind};
 use super::{Fetched, HostKey, NewUrl, Seen, SiteKey, UrlKey};
 
@@ -78,16 +79,16 @@ pub struct UrlState {
     pub section: u64,
     /// Its group's population in its site's ([`super::groups`]), or [`super::groups::NO_GROUP`].
     pub group: u32,
-    pub changefreq_per_day: Option<f64>,
-    pub true_rate: Option<f64>,
+    pub changefreq_per_day: MaybeRate,
+    pub true_rate: MaybeRate,
     /// The folded evidence of its checks (and feed events).
     pub stats: Stats,
     /// When the copy was taken (the last successful check).
-    pub last_check_ms: Option<i64>,
+    pub last_check_ms: MaybeMs,
     /// A change newer than the copy that is known (feed entry, sitemap lastmod).
-    pub known_change_ms: Option<i64>,
+    pub known_change_ms: MaybeMs,
     /// After a failed check: when to try again.
-    pub retry_at_ms: Option<i64>,
+    pub retry_at_ms: MaybeMs,
     /// The server's floor on the interval.
     pub min_interval_ms: i64,
     /// The feed that announces its changes and since when, for a page a feed covers (most
@@ -96,13 +97,13 @@ pub struct UrlState {
     /// The end of the last span its evidence counted (a check that counted, or a read of its
     /// feed while the feed covered it): a feed that starts covering it counts its silence only
     /// after this, not over time a check already counted.
-    pub evidence_until_ms: Option<i64>,
+    pub evidence_until_ms: MaybeMs,
     /// The last check that saw a change: (the copy before, the check). The next sitemap read
     /// must give the page a `lastmod` after that copy (see [`super::lastmod`]).
-    pub change_to_confirm: Option<(i64, i64)>,
+    pub change_to_confirm: MaybeSpan,
     /// The latest sitemap read that listed the page with a `lastmod` no newer than the copy
     /// (worth what the host's `lastmod`s have shown, see [`super::lastmod`]).
-    pub lastmod_quiet_until_ms: Option<i64>,
+    pub lastmod_quiet_until_ms: MaybeMs,
     /// For a feed: what it covers (none for a page: most URLs are pages, and a page need not
     /// carry an empty one). See [`UrlState::feed`].
     feed: Option<Box<FeedState>>,
@@ -130,17 +131,17 @@ impl UrlState {
             weight: url.weight,
             section: url.section,
             group: super::groups::NO_GROUP,
-            changefreq_per_day: url.changefreq_per_day,
-            true_rate: url.true_rate,
+            changefreq_per_day: url.changefreq_per_day.into(),
+            true_rate: url.true_rate.into(),
             stats: Stats::default(),
-            last_check_ms: None,
-            known_change_ms: None,
-            retry_at_ms: None,
+            last_check_ms: MaybeMs::NONE,
+            known_change_ms: MaybeMs::NONE,
+            retry_at_ms: MaybeMs::NONE,
             min_interval_ms: 0,
             coverage: None,
-            evidence_until_ms: None,
-            change_to_confirm: None,
-            lastmod_quiet_until_ms: None,
+            evidence_until_ms: MaybeMs::NONE,
+            change_to_confirm: MaybeSpan::NONE,
+            lastmod_quiet_until_ms: MaybeMs::NONE,
             feed: (url.kind == UrlKind::Feed).then(Box::default),
             planned_per_day: budget_share_per_day.max(1e-6),
             nutch_interval_days: start,
@@ -187,9 +188,13 @@ impl UrlState {
             Seen::Changed => Some(true),
             Seen::Unchanged => Some(false),
         };
-        self.retry_at_ms = None;
+        self.retry_at_ms = MaybeMs::NONE;
         if let (Some(coverage), Some(changed)) = (self.coverage.as_deref_mut(), changed) {
-            match (changed, self.known_change_ms, self.last_check_ms) {
+            match (
+                changed,
+                self.known_change_ms.get(),
+                self.last_check_ms.get(),
+            ) {
                 // Not a disagreement yet: the check may simply have come before the feed was
                 // read. The next read must list it (see `Scheduler::handle_feed`).
                 (true, None, Some(last)) => coverage.unannounced = Some((last, at)),
@@ -198,23 +203,23 @@ impl UrlState {
             }
         }
         let counts = self.kind == UrlKind::Page && !feed_watched;
-        if let (true, Some(last), Some(_)) = (counts, self.last_check_ms, changed) {
+        if let (true, Some(last), Some(_)) = (counts, self.last_check_ms.get(), changed) {
             let interval = (at - last) as f64 / MS_PER_DAY;
             let lm_age = fetched
                 .last_modified_ms
                 .filter(|_| trust_last_modified)
                 .map(|lm| (at - lm) as f64 / MS_PER_DAY);
             self.stats.add_check(interval, changed, lm_age);
-            self.evidence_until_ms = Some(at);
+            self.evidence_until_ms = Some(at).into();
         }
         if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
             self.nutch_interval_days = policy::nutch_interval(self.nutch_interval_days, c);
         }
-        if let (Some(true), Some(last)) = (changed, self.last_check_ms) {
-            self.change_to_confirm = Some((last, at));
+        if let (Some(true), Some(last)) = (changed, self.last_check_ms.get()) {
+            self.change_to_confirm = Some((last, at)).into();
         }
-        self.last_check_ms = Some(at);
-        self.known_change_ms = None;
+        self.last_check_ms = Some(at).into();
+        self.known_change_ms = MaybeMs::NONE;
     }
 }
 
@@ -226,9 +231,10 @@ mod tests {
     fn a_url_that_no_feed_lists_carries_no_coverage() {
         // Every known URL holds one of these in memory (`Scheduler::urls`): what only a
         // feed's pages need is boxed, so the many pages no feed lists do not carry it.
-        // (312 bytes when a page carried its coverage inline.)
+        // (312 bytes when a page carried its coverage inline, 256 while its instants and rates
+        // were `Option`s of 16 bytes each.)
         let size = std::mem::size_of::<UrlState>();
-        assert!(size <= 256, "UrlState is {size} bytes");
+        assert!(size <= 192, "UrlState is {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Box<Coverage>>>(), 8);
     }
 }
