@@ -14,6 +14,8 @@ use crate::scheduler::{
 use crate::store::reports::FreshnessSample;
 use crate::store::urls::{PlanUpdate, UrlRow};
 
+use super::url_ids::UrlIds;
+
 /// A request the scheduler handed out, in the store's terms.
 #[derive(Debug, Clone)]
 pub struct Due {
@@ -55,9 +57,8 @@ pub struct Ledger {
 
 struct Inner {
     sched: Scheduler,
-    url_keys: HashMap<i64, UrlKey>,
-    /// Row id of each key.
-    urls: Vec<i64>,
+    /// The row id of each URL key, and back.
+    urls: UrlIds,
     host_keys: HashMap<i64, HostKey>,
     /// The scheduler's host of each politeness key: the store's `http://x` and `https://x`
     /// rows are one host for the frontier's gate, as for the pool.
@@ -74,8 +75,7 @@ impl Ledger {
         Self {
             inner: Mutex::new(Inner {
                 sched: Scheduler::new(config),
-                url_keys: HashMap::new(),
-                urls: Vec::new(),
+                urls: UrlIds::default(),
                 host_keys: HashMap::new(),
                 politeness_hosts: HashMap::new(),
                 site_keys: HashMap::new(),
@@ -150,7 +150,7 @@ impl Ledger {
         {
             let mut inner = self.lock();
             for row in rows {
-                if let Some(&key) = inner.url_keys.get(&row.id) {
+                if let Some(key) = inner.urls.key_of(row.id) {
                     inner.sched.restore(key, restored_of(row));
                 }
             }
@@ -165,8 +165,8 @@ impl Ledger {
         rows.into_iter()
             .filter(|row| {
                 let copy_ms = restored_of(row).last_check_ms;
-                match (inner.url_keys.get(&row.id), copy_ms) {
-                    (Some(&key), Some(copy_ms)) => inner.sched.is_newer_copy(key, copy_ms),
+                match (inner.urls.key_of(row.id), copy_ms) {
+                    (Some(key), Some(copy_ms)) => inner.sched.is_newer_copy(key, copy_ms),
                     _ => false,
                 }
             })
@@ -199,7 +199,7 @@ impl Ledger {
     pub fn sitemap_listings(&self, listings: &[(i64, i64, i64)]) {
         let mut inner = self.lock();
         for &(row_id, read_ms, lastmod_ms) in listings {
-            if let Some(&key) = inner.url_keys.get(&row_id) {
+            if let Some(key) = inner.urls.key_of(row_id) {
                 inner
                     .sched
                     .handle_sitemap_listing(key, read_ms, Some(lastmod_ms));
@@ -227,7 +227,7 @@ impl Ledger {
                 continue; // a site no longer in the schedules
             };
             let changefreq = row.changefreq.as_deref().and_then(changefreq_per_day);
-            if let Some(&key) = inner.url_keys.get(&row.id) {
+            if let Some(key) = inner.urls.key_of(row.id) {
                 inner.sched.update_hints(key, changefreq, row.weight);
                 if let Some(at) = row.known_change_ms {
                     inner.sched.handle_known_change(now_ms, key, at);
@@ -273,9 +273,8 @@ impl Ledger {
                 },
             );
             inner.sched.restore(key, restored_of(row));
-            inner.url_keys.insert(row.id, key);
+            inner.urls.push(row.id, key);
             inner.last_added_ms = Some(now_ms);
-            inner.urls.push(row.id);
         }
     }
 
@@ -286,7 +285,7 @@ impl Ledger {
             url, kind, site, ..
         } = inner.sched.poll_request(now_ms)?;
         Some(Due {
-            url_id: inner.urls[url],
+            url_id: inner.urls.id_of(url),
             kind,
             site_id: inner.site_ids[site],
         })
@@ -315,7 +314,7 @@ impl Ledger {
         fetched: Fetched,
     ) -> Option<(UrlSummary, String)> {
         let mut inner = self.lock();
-        let key = *inner.url_keys.get(&url_id)?;
+        let key = inner.urls.key_of(url_id)?;
         inner.sched.handle_fetched(now_ms, key, fetched);
         let stats = serde_json::to_string(inner.sched.stats(key)).unwrap_or_default();
         Some((inner.sched.summary(key), stats))
@@ -324,7 +323,7 @@ impl Ledger {
     /// Hands a URL back unfetched (its site's credit with it), due again at `until_ms`.
     pub fn defer(&self, now_ms: i64, url_id: i64, until_ms: i64) {
         let mut inner = self.lock();
-        if let Some(&key) = inner.url_keys.get(&url_id) {
+        if let Some(key) = inner.urls.key_of(url_id) {
             inner.sched.defer(now_ms, key, until_ms);
         }
     }
@@ -332,7 +331,7 @@ impl Ledger {
     /// Changes a URL's planner weight (the dedup engine's verdict).
     pub fn set_weight(&self, url_id: i64, weight: f64, now_ms: i64) {
         let mut inner = self.lock();
-        if let Some(&key) = inner.url_keys.get(&url_id) {
+        if let Some(key) = inner.urls.key_of(url_id) {
             inner.sched.set_weight(now_ms, key, weight);
         }
     }
@@ -340,7 +339,7 @@ impl Ledger {
     /// A URL handed out can never be requested (its site or row is gone, it does not parse).
     pub fn refuse(&self, now_ms: i64, url_id: i64) {
         let mut inner = self.lock();
-        if let Some(&key) = inner.url_keys.get(&url_id) {
+        if let Some(key) = inner.urls.key_of(url_id) {
             inner.sched.refuse(now_ms, key);
         }
     }
@@ -348,12 +347,12 @@ impl Ledger {
     /// A feed was read and listed `entries` (URL row id, change time).
     pub fn feed_read(&self, now_ms: i64, feed_id: i64, entries: &[(i64, i64)]) {
         let mut inner = self.lock();
-        let Some(&feed) = inner.url_keys.get(&feed_id) else {
+        let Some(feed) = inner.urls.key_of(feed_id) else {
             return;
         };
         let keyed: Vec<(UrlKey, i64)> = entries
             .iter()
-            .filter_map(|(id, at)| Some((*inner.url_keys.get(id)?, *at)))
+            .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
             .collect();
         inner.sched.handle_feed(now_ms, feed, &keyed);
     }
@@ -362,7 +361,7 @@ impl Ledger {
     /// gives for every URL).
     pub fn plan_of(&self, url_id: i64) -> Option<PlanUpdate> {
         let inner = self.lock();
-        let key = *inner.url_keys.get(&url_id)?;
+        let key = inner.urls.key_of(url_id)?;
         let (planned_per_day, due) = inner.sched.planned(key);
         Some(PlanUpdate {
             url_id,
@@ -445,7 +444,9 @@ impl Ledger {
         let inner = self.lock();
         let end = keys.end.min(inner.urls.len());
         let keys = keys.start.min(end)..end;
-        inner.urls[keys.clone()]
+        inner
+            .urls
+            .ids(keys.clone())
             .iter()
             .zip(keys)
             .map(|(id, key)| (key, id))

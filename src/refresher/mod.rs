@@ -42,6 +42,7 @@ mod leases;
 mod ledger;
 mod robots_cache;
 mod robots_rules;
+mod url_ids;
 mod url_locks;
 mod watch;
 
