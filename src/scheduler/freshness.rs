@@ -113,7 +113,7 @@ impl Scheduler {
         // With several workers, each judges the copies of the hosts it holds (the holder reads
         // their sitemaps and feeds, so it knows what watched them); the store adds the parts.
         let judged_here = |u: &UrlState| {
-            u.kind == UrlKind::Page && !u.retired && !self.frontier.is_elsewhere(u.host)
+            u.kind == UrlKind::Page && !u.retired && !self.frontier.is_elsewhere(u.host())
         };
         for u in self.urls.iter().filter(|u| judged_here(u)) {
             let known = u
@@ -121,7 +121,7 @@ impl Scheduler {
                 .get()
                 .zip(u.last_check_ms.get())
                 .is_some_and(|(k, t)| k > t);
-            unknown_per_site[u.site] += usize::from(u.last_check_ms.get().is_some() && !known);
+            unknown_per_site[u.site()] += usize::from(u.last_check_ms.get().is_some() && !known);
         }
         let strides: Vec<usize> = unknown_per_site
             .iter()
@@ -135,29 +135,29 @@ impl Scheduler {
             let Some(copy) = self.copy_knowledge(key) else {
                 continue;
             };
-            let s = &mut sums[u.site];
+            let s = &mut sums[u.site()];
             s.copies += 1;
-            s.weight += u.weight;
+            s.weight += u.weight();
             if copy.known_change_ms.is_some_and(|k| k > copy.taken_ms) {
                 // Known stale: its age is known, no posterior needed.
                 let staleness = copy.staleness(&estimate::Prior::default(), now_ms);
                 s.known_stale += 1;
-                s.known_age += u.weight * staleness.expected_age_days;
-                s.known_p += u.weight;
+                s.known_age += u.weight() * staleness.expected_age_days;
+                s.known_p += u.weight();
                 continue;
             }
-            s.unknown_weight += u.weight;
+            s.unknown_weight += u.weight();
             // One in `stride`, drawn afresh at each sample by a hash of the URL and the instant,
             // so no order of the URLs lines up with the sample.
-            let stride = strides[u.site] as u64;
+            let stride = strides[u.site()] as u64;
             if stride > 1 && !drawn(key, now_ms).is_multiple_of(stride) {
                 continue;
             }
             // Judged under the exact posterior, not the Gamma stored for the reports.
             let staleness = copy.staleness(&self.full_posterior(key), now_ms);
-            s.judged_weight += u.weight;
-            s.judged_age += u.weight * staleness.expected_age_days;
-            s.judged_p += u.weight * staleness.p_stale;
+            s.judged_weight += u.weight();
+            s.judged_age += u.weight() * staleness.expected_age_days;
+            s.judged_p += u.weight() * staleness.p_stale;
         }
         sums.into_iter()
             .enumerate()

@@ -120,7 +120,7 @@ impl Scheduler {
         let is_page = |u: &&super::UrlState| u.kind == UrlKind::Page && !u.retired;
         let mut site_pages = vec![0usize; self.sites.len()];
         for u in self.urls.iter().filter(is_page) {
-            site_pages[u.site] += usize::from(refitted[u.site]);
+            site_pages[u.site()] += usize::from(refitted[u.site()]);
         }
         // Every `stride`-th page of a site, so a large site is sampled through all its pages.
         let strides: Vec<usize> = site_pages
@@ -131,18 +131,18 @@ impl Scheduler {
         let mut sampled = vec![0usize; self.sites.len()];
         let mut samples: Vec<HashMap<GroupKey, Sample>> = vec![HashMap::new(); self.sites.len()];
         for u in self.urls.iter().filter(is_page) {
-            if !refitted[u.site] {
+            if !refitted[u.site()] {
                 continue;
             }
-            met[u.site] += 1;
-            if !met[u.site].is_multiple_of(strides[u.site]) {
+            met[u.site()] += 1;
+            if !met[u.site()].is_multiple_of(strides[u.site()]) {
                 continue;
             }
-            sampled[u.site] += 1;
-            for key in GroupKey::of(u.host, u.section) {
-                let sample = samples[u.site].entry(key).or_default();
+            sampled[u.site()] += 1;
+            for key in GroupKey::of(u.host(), u.section) {
+                let sample = samples[u.site()].entry(key).or_default();
                 sample.pages += 1;
-                sample.hosts.note(u.host as u64);
+                sample.hosts.note(u.host() as u64);
                 sample.sections.note(u.section);
                 if sample.stats.len() < GROUP_SAMPLE {
                     sample.stats.push(&u.stats);
@@ -199,7 +199,7 @@ impl Scheduler {
             }
         }
         for key in 0..self.urls.len() {
-            if refitted[self.urls[key].site] {
+            if refitted[self.urls[key].site()] {
                 self.urls[key].group = self.group_of(key);
             }
         }
@@ -208,8 +208,8 @@ impl Scheduler {
     /// The group whose population is a URL's prior: the first of its groups that has one.
     pub(super) fn group_of(&self, url: UrlKey) -> u32 {
         let u = &self.urls[url];
-        let index = &self.sites[u.site].groups.index;
-        GroupKey::of(u.host, u.section)
+        let index = &self.sites[u.site()].groups.index;
+        GroupKey::of(u.host(), u.section)
             .iter()
             .find_map(|key| index.get(key).copied())
             .unwrap_or(NO_GROUP)

@@ -72,7 +72,7 @@ impl Scheduler {
         let Some(lastmod) = lastmod_ms else {
             return;
         };
-        let host = self.urls[url].host;
+        let host = self.urls[url].host();
         let u = &mut self.urls[url];
         if let Some((before, seen)) = u.change_to_confirm.get()
             && read_ms > seen
@@ -99,7 +99,7 @@ impl Scheduler {
     pub(super) fn lastmod_quiet(&self, url: UrlKey) -> Option<(i64, i64, f64)> {
         let u = &self.urls[url];
         let (taken, until) = (u.last_check_ms.get()?, u.lastmod_quiet_until_ms.get()?);
-        (until > taken).then(|| (taken, until, self.hosts[u.host].lastmod.shown_share()))
+        (until > taken).then(|| (taken, until, self.hosts[u.host()].lastmod.shown_share()))
     }
 }
 

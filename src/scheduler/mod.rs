@@ -214,7 +214,7 @@ impl Scheduler {
         let u = &mut self.urls[url];
         u.stats = restored.stats;
         u.last_check_ms = restored.last_check_ms.into();
-        u.min_interval_ms = restored.min_interval_ms;
+        u.set_min_interval_ms(restored.min_interval_ms);
         u.known_change_ms = restored.known_change_ms.into();
         let due = restored.due_ms.or(restored.last_check_ms.map(|_| i64::MIN));
         if let Some(due) = due {
@@ -226,14 +226,13 @@ impl Scheduler {
     pub fn update_hints(&mut self, url: UrlKey, changefreq_per_day: Option<f64>, weight: f64) {
         let u = &mut self.urls[url];
         u.changefreq_per_day = changefreq_per_day.into();
-        u.weight = weight;
+        u.set_weight(weight);
     }
 
     /// Changes a URL's weight (the dedup engine found it a duplicate, or canonical again) and
     /// plans it again at once.
     pub fn set_weight(&mut self, now_ms: i64, url: UrlKey, weight: f64) {
-        if (self.urls[url].weight - weight).abs() > 1e-12 {
-            self.urls[url].weight = weight;
+        if self.urls[url].set_weight(weight) {
             self.replan_one(url);
             self.schedule(url, now_ms);
         }
@@ -274,7 +273,7 @@ impl Scheduler {
         if !self.urls[url].in_flight {
             return false;
         }
-        let (host, site) = (self.urls[url].host, self.urls[url].site);
+        let (host, site) = (self.urls[url].host(), self.urls[url].site());
         self.frontier.release(host);
         self.frontier.refund(site, now_ms, 1.0);
         let s = &mut self.sites[site];
@@ -372,7 +371,7 @@ impl Scheduler {
         if !self.urls[url].in_flight {
             return; // reported already: the host may be busy with another request by now
         }
-        let (host, site) = (self.urls[url].host, self.urls[url].site);
+        let (host, site) = (self.urls[url].host(), self.urls[url].site());
         let gate = fetched.at_ms.max(now_ms) + self.hosts[host].min_interval_ms;
         self.frontier
             .close_until(host, gate.max(fetched.host_open_at_ms.unwrap_or(i64::MIN)));
@@ -388,7 +387,7 @@ impl Scheduler {
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {
-            u.min_interval_ms = floor.max(0);
+            u.set_min_interval_ms(floor);
         }
         u.observe(&fetched, trust_lm, self.config.policy, feed_watched);
         self.replan_one(url);
@@ -423,11 +422,11 @@ impl Scheduler {
     /// believed hint).
     pub fn full_posterior(&self, url: UrlKey) -> Posterior {
         let u = &self.urls[url];
-        let site = &self.sites[u.site];
+        let site = &self.sites[u.site()];
         let population = match u
             .changefreq_per_day
             .get()
-            .filter(|_| self.hosts[u.host].believe_hints)
+            .filter(|_| self.hosts[u.host()].believe_hints)
         {
             Some(hint) => site.hint_populations.get(&hint.to_bits()),
             None => site
@@ -450,10 +449,10 @@ impl Scheduler {
             changefreq_per_day: u
                 .changefreq_per_day
                 .get()
-                .filter(|_| self.hosts[u.host].believe_hints),
+                .filter(|_| self.hosts[u.host()].believe_hints),
             ..Default::default()
         };
-        let mut prior = estimate::prior_with_hints(&hints, &self.sites[u.site].prior);
+        let mut prior = estimate::prior_with_hints(&hints, &self.sites[u.site()].prior);
         // The prior never outweighs the evidence's own time scale: its pseudo-exposure is at
         // most a few of the page's own intervals (DESIGN.md), so pooling and hints cannot hide
         // a page that changes far faster than its neighbours.
@@ -502,7 +501,7 @@ impl Scheduler {
             return;
         }
         let interval = u.planned_interval_ms() as i64;
-        let floor = u.min_interval_ms;
+        let floor = u.min_interval_ms();
         let last = u.last_check_ms.get().unwrap_or(i64::MIN / 4);
         let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
         let due = match (u.kind, u.known_change_ms.get(), self.covering_feed(url)) {
@@ -553,9 +552,9 @@ impl Scheduler {
     /// What a visit a day is worth in the page's weighted age at its site's last plan (`μ/w`).
     fn visit_price(&self, url: UrlKey) -> Option<f64> {
         let u = &self.urls[url];
-        let site = &self.sites[u.site];
-        let host = site.plan_hosts.get(&u.host)?;
-        let weight = site.weight * u.weight;
+        let site = &self.sites[u.site()];
+        let host = site.plan_hosts.get(&u.host())?;
+        let weight = site.weight * u.weight();
         let mu = site.multipliers.as_ref()?.effective(*host);
         (weight > 0.0 && mu.is_finite()).then(|| mu / weight)
     }
@@ -565,11 +564,11 @@ impl Scheduler {
         if self.urls[url].kind != UrlKind::Page {
             return; // a feed's polls are priced at the full re-plan
         }
-        let site = self.urls[url].site;
+        let site = self.urls[url].site();
         let Some(mult) = &self.sites[site].multipliers else {
             return;
         };
-        let Some(&host) = self.sites[site].plan_hosts.get(&self.urls[url].host) else {
+        let Some(&host) = self.sites[site].plan_hosts.get(&self.urls[url].host()) else {
             return;
         };
         let page = self.plan_page(url, host);

@@ -65,7 +65,7 @@ impl Scheduler {
         let mut by_site: Vec<Vec<UrlKey>> = vec![Vec::new(); self.sites.len()];
         for (key, u) in self.urls.iter().enumerate() {
             if !u.retired {
-                by_site[u.site].push(key);
+                by_site[u.site()].push(key);
             }
         }
         for (site, urls) in by_site.iter().enumerate() {
@@ -99,15 +99,15 @@ impl Scheduler {
             // change only bounds its rate from below, and its posterior's upper tail is the
             // prior's own. The populations take every likelihood as it is.
             if u.stats.exposure_days > 0.0 {
-                posteriors[u.site].push(estimate::posterior(&u.stats, &Prior::default()));
+                posteriors[u.site()].push(estimate::posterior(&u.stats, &Prior::default()));
             }
-            evidence[u.site].push(&u.stats);
+            evidence[u.site()].push(&u.stats);
             if let Some(hint) = u
                 .changefreq_per_day
                 .get()
-                .filter(|_| self.hosts[u.host].believe_hints)
+                .filter(|_| self.hosts[u.host()].believe_hints)
             {
-                by_hint[u.site]
+                by_hint[u.site()]
                     .entry(hint.to_bits())
                     .or_default()
                     .push(&u.stats);
@@ -167,11 +167,11 @@ impl Scheduler {
             if !enough {
                 continue;
             }
-            let ratios = log_ratios.entry(u.host).or_default();
+            let ratios = log_ratios.entry(u.host()).or_default();
             if ratios.len() >= HINT_JUDGES {
                 continue;
             }
-            let learnt = estimate::posterior(&u.stats, &self.sites[u.site].prior).mean();
+            let learnt = estimate::posterior(&u.stats, &self.sites[u.site()].prior).mean();
             ratios.push((learnt.max(1e-6) / hint).ln().abs());
         }
         for (host, mut ratios) in log_ratios {
@@ -185,7 +185,7 @@ impl Scheduler {
     /// A page as the planner sees it under the scheduler's policy.
     pub(super) fn plan_page(&self, url: UrlKey, host_index: usize) -> PlanPage {
         let u = &self.urls[url];
-        let weight = self.sites[u.site].weight * u.weight;
+        let weight = self.sites[u.site()].weight * u.weight();
         let fallback = Prior::default().mean();
         let rate = match self.config.policy {
             PolicyKind::Learned => self.planning_rate(url),
@@ -208,8 +208,8 @@ impl Scheduler {
             rate_per_day: rate.max(1e-9),
             weight,
             host: host_index,
-            max_visits_per_day: if u.min_interval_ms > 0 {
-                MS_PER_DAY / u.min_interval_ms as f64
+            max_visits_per_day: if u.min_interval_ms() > 0 {
+                MS_PER_DAY / u.min_interval_ms() as f64
             } else {
                 f64::INFINITY
             },
@@ -264,7 +264,7 @@ impl Scheduler {
         let mut page_keys: Vec<UrlKey> = Vec::new();
         let mut feeds: Vec<UrlKey> = Vec::new();
         for &url in urls {
-            let host = self.urls[url].host;
+            let host = self.urls[url].host();
             let index = *plan_hosts.entry(host).or_insert_with(|| {
                 limits
                     .host_limits_per_day
@@ -287,7 +287,7 @@ impl Scheduler {
         if !feeds.is_empty() {
             let mut with_feeds = limits.clone();
             for &feed in &feeds {
-                let host = plan_hosts[&self.urls[feed].host];
+                let host = plan_hosts[&self.urls[feed].host()];
                 let (phi, worth) =
                     self.feed_polls(feed, &page_keys, &pages, &solved.0, &solved.1, host);
                 self.urls[feed].planned_per_day = phi;
@@ -361,7 +361,7 @@ impl Scheduler {
         multipliers: &plan::Multipliers,
         host: usize,
     ) -> (f64, bool) {
-        let host_key = self.urls[feed].host;
+        let host_key = self.urls[feed].host();
         let cap = MAX_FEED_POLLS
             .min(FEED_HOST_SHARE * self.host_limit_per_day(host_key))
             .max(MIN_FEED_POLLS.min(self.host_limit_per_day(host_key)));

@@ -50,7 +50,7 @@ impl Scheduler {
             let mut lambda_w = 0.0;
             for ((&url, page), &f) in page_keys.iter().zip(pages).zip(rates) {
                 let u = &self.urls[url];
-                if self.covering_feed(url).is_some() || !self.hosts[u.host].lastmod.believed() {
+                if self.covering_feed(url).is_some() || !self.hosts[u.host()].lastmod.believed() {
                     continue;
                 }
                 lambda_w +=

@@ -70,11 +70,13 @@ pub struct Coverage {
 /// One URL.
 #[derive(Debug, Clone)]
 pub struct UrlState {
-    pub site: SiteKey,
-    pub host: HostKey,
+    /// Its site and host, 32 bits each ([`UrlState::site`], [`UrlState::host`]).
+    site_key: u32,
+    host_key: u32,
     pub kind: UrlKind,
-    /// Importance within the site.
-    pub weight: f64,
+    /// Importance within the site ([`UrlState::weight`]; single precision: a weight is a
+    /// share, and every known URL holds one).
+    weight_share: f32,
     /// Its section ([`super::section_of`]).
     pub section: u64,
     /// Its group's population in its site's ([`super::groups`]), or [`super::groups::NO_GROUP`].
@@ -89,8 +91,9 @@ pub struct UrlState {
     pub known_change_ms: MaybeMs,
     /// After a failed check: when to try again.
     pub retry_at_ms: MaybeMs,
-    /// The server's floor on the interval.
-    pub min_interval_ms: i64,
+    /// The server's floor on the interval, whole seconds ([`UrlState::min_interval_ms`]:
+    /// Cache-Control max-age and Retry-After are given in seconds, and may be a year).
+    min_interval_s: u32,
     /// The feed that announces its changes and since when, for a page a feed covers (most
     /// pages have none, and carry no empty one).
     pub coverage: Option<Box<Coverage>>,
@@ -125,10 +128,10 @@ impl UrlState {
             policy::NUTCH_MAX_INTERVAL_DAYS,
         );
         Self {
-            site: url.site,
-            host: url.host,
+            site_key: u32::try_from(url.site).expect("fewer than 2^32 sites"),
+            host_key: u32::try_from(url.host).expect("fewer than 2^32 hosts"),
             kind: url.kind,
-            weight: url.weight,
+            weight_share: url.weight as f32,
             section: url.section,
             group: super::groups::NO_GROUP,
             changefreq_per_day: url.changefreq_per_day.into(),
@@ -137,7 +140,7 @@ impl UrlState {
             last_check_ms: MaybeMs::NONE,
             known_change_ms: MaybeMs::NONE,
             retry_at_ms: MaybeMs::NONE,
-            min_interval_ms: 0,
+            min_interval_s: 0,
             coverage: None,
             evidence_until_ms: MaybeMs::NONE,
             change_to_confirm: MaybeSpan::NONE,
@@ -148,6 +151,40 @@ impl UrlState {
             in_flight: false,
             retired: false,
         }
+    }
+
+    /// Its site.
+    pub fn site(&self) -> SiteKey {
+        self.site_key as SiteKey
+    }
+
+    /// Its host.
+    pub fn host(&self) -> HostKey {
+        self.host_key as HostKey
+    }
+
+    /// Its importance within the site.
+    pub fn weight(&self) -> f64 {
+        f64::from(self.weight_share)
+    }
+
+    /// Sets its importance within the site; whether that changed it (as it is held).
+    pub fn set_weight(&mut self, weight: f64) -> bool {
+        let held = weight as f32;
+        let changed = held != self.weight_share;
+        self.weight_share = held;
+        changed
+    }
+
+    /// The server's floor on its interval, ms (0: none).
+    pub fn min_interval_ms(&self) -> i64 {
+        i64::from(self.min_interval_s) * 1_000
+    }
+
+    /// Sets the server's floor on its interval (rounded up to a second; 0 or less: none).
+    pub fn set_min_interval_ms(&mut self, ms: i64) {
+        let seconds = ms.max(0).saturating_add(999) / 1_000;
+        self.min_interval_s = u32::try_from(seconds).unwrap_or(u32::MAX);
     }
 
     /// The feed that covers it, if any.
@@ -232,9 +269,10 @@ mod tests {
         // Every known URL holds one of these in memory (`Scheduler::urls`): what only a
         // feed's pages need is boxed, so the many pages no feed lists do not carry it.
         // (312 bytes when a page carried its coverage inline, 256 while its instants and rates
-        // were `Option`s of 16 bytes each.)
+        // were `Option`s of 16 bytes each, 192 with `usize` site and host, an `f64` weight and
+        // its server floor in ms.)
         let size = std::mem::size_of::<UrlState>();
-        assert!(size <= 192, "UrlState is {size} bytes");
+        assert!(size <= 176, "UrlState is {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Box<Coverage>>>(), 8);
     }
 }

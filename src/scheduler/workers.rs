@@ -19,10 +19,10 @@ impl Scheduler {
         // Per site: planned visits in all and here, URLs in all and here.
         let mut parts = vec![(0.0, 0.0, 0u64, 0u64); self.sites.len()];
         for u in self.urls.iter().filter(|u| !u.retired) {
-            let part = &mut parts[u.site];
+            let part = &mut parts[u.site()];
             part.0 += u.planned_per_day;
             part.2 += 1;
-            if !self.frontier.is_elsewhere(u.host) {
+            if !self.frontier.is_elsewhere(u.host()) {
                 part.1 += u.planned_per_day;
                 part.3 += 1;
             }
@@ -52,7 +52,7 @@ impl Scheduler {
 
     /// Whether this worker holds the host of `url` (always, with one worker).
     pub fn is_held_here(&self, url: UrlKey) -> bool {
-        !self.frontier.is_elsewhere(self.urls[url].host)
+        !self.frontier.is_elsewhere(self.urls[url].host())
     }
 
     /// Whether a copy taken at `copy_ms` (another worker's check of `url`, committed after
