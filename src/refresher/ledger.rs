@@ -433,6 +433,13 @@ impl Ledger {
             .collect()
     }
 
+    /// Makes room for `additional` more URLs at once (a start knows how many it will add).
+    pub fn reserve_urls(&self, additional: usize) {
+        let mut inner = self.lock();
+        inner.sched.reserve_urls(additional);
+        inner.urls.reserve(additional);
+    }
+
     /// How many URLs the ledger knows: the keys [`Ledger::plans`] takes are below it.
     pub fn url_count(&self) -> usize {
         self.lock().urls.len()

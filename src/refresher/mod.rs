@@ -255,6 +255,9 @@ async fn run_until_stopped(
     ctx.pool.restore(&store.load_politeness().await?);
     // The scheduler as the last run left it (a database from before folded evidence was kept
     // has it folded from its observations, once).
+    let stored = store.count_schedulable().await?;
+    ctx.ledger
+        .reserve_urls(usize::try_from(stored).unwrap_or(0));
     let mut pages = UrlPages::new(UrlScope::Schedulable, ROWS_PER_READ);
     while let Some(mut rows) = pages.next(&store).await? {
         if let (Some(leasing), Some(last)) = (&ctx.leasing, rows.last()) {

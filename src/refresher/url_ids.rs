@@ -45,6 +45,13 @@ impl UrlIds {
         });
     }
 
+    /// Makes room for `additional` more URLs.
+    pub fn reserve(&mut self, additional: usize) {
+        self.ids.reserve_exact(additional);
+        let Self { ids, keys, hasher } = self;
+        keys.reserve(additional, |&k| hasher.hash_one(ids[k as usize]));
+    }
+
     /// How many URLs.
     pub fn len(&self) -> usize {
         self.ids.len()
@@ -63,6 +70,7 @@ mod tests {
     #[test]
     fn ids_and_keys_map_both_ways() {
         let mut ids = UrlIds::default();
+        ids.reserve(100);
         // Ids in any order, spread wide, as rows of several workers come.
         let rows: Vec<i64> = (0..10_000).map(|i| (i * 7_919) % 100_003 + 1).collect();
         for (key, &id) in rows.iter().enumerate() {

@@ -224,6 +224,11 @@ impl Frontier {
         self.hosts.len() - 1
     }
 
+    /// Makes room for `additional` more URLs, exactly.
+    pub fn reserve_urls(&mut self, additional: usize) {
+        self.slots.reserve_exact(additional);
+    }
+
     /// Adds a URL (not queued yet).
     pub fn add_url(&mut self, site: SiteKey, host: HostKey) -> UrlKey {
         self.slots.push(Slot {

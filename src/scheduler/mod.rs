@@ -197,6 +197,14 @@ impl Scheduler {
         self.hosts[host].trust
     }
 
+    /// Makes room for `additional` more URLs at once, exactly: a start that knows how many it
+    /// will add grows its lists once, not by doubling (a doubling copies the list, and for a
+    /// moment holds it twice: at ten million URLs, 1.5 GB of states more).
+    pub fn reserve_urls(&mut self, additional: usize) {
+        self.urls.reserve_exact(additional);
+        self.frontier.reserve_urls(additional);
+    }
+
     /// Adds a discovered URL, due now.
     pub fn add_url(&mut self, now_ms: i64, url: NewUrl) -> UrlKey {
         let key = self.frontier.add_url(url.site, url.host);

@@ -277,6 +277,14 @@ impl Store {
             .await
     }
 
+    /// How many pages and feeds there are ([`UrlScope::Schedulable`]'s rows): a start reserves
+    /// the scheduler's room for them at once.
+    pub async fn count_schedulable(&self) -> sqlx::Result<i64> {
+        sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE kind IN ('page', 'feed')")
+            .fetch_one(self.reader())
+            .await
+    }
+
     /// One URL by its row id.
     pub async fn url_row_by_id(&self, url_id: i64) -> sqlx::Result<Option<UrlRow>> {
         sqlx::query_as("SELECT * FROM urls WHERE id = $1")
@@ -534,6 +542,11 @@ mod tests {
             let (schedulable, sizes) = read_all(&store, UrlScope::Schedulable, 4).await;
             assert_eq!(schedulable, of(&|i| i % 6 != 0));
             assert_eq!(sizes, [4, 1]);
+            // What a start reserves room for: the same rows.
+            assert_eq!(
+                store.count_schedulable().await.unwrap(),
+                schedulable.len() as i64
+            );
             store.close().await;
         }
     }
