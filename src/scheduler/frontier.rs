@@ -18,6 +18,8 @@ use std::collections::{BTreeSet, BinaryHeap};
 
 use crate::clock::MS_PER_DAY;
 
+use super::chunked::Chunked;
+
 /// A URL's index in the scheduler.
 pub type UrlKey = usize;
 /// A host's index in the scheduler.
@@ -189,7 +191,7 @@ pub struct Popped {
 pub struct Frontier {
     hosts: Vec<HostQueue>,
     buckets: Vec<Bucket>,
-    slots: Vec<Slot>,
+    slots: Chunked<Slot>,
     heap: BinaryHeap<Reverse<(i64, i64, HostKey)>>,
     /// Whether URLs may go early when their site's bucket is full.
     pub fetch_ahead: bool,

@@ -24,6 +24,7 @@
 //! [`AUDIT_INTERVALS`] intervals in case the feed misses its changes (a change the feed did not
 //! announce ends the coverage).
 
+mod chunked;
 mod compact;
 mod events;
 mod feeds;
@@ -50,6 +51,7 @@ pub use sitemaps::{MAX_SITEMAP_READS_PER_DAY, MIN_SITEMAP_READS_PER_DAY};
 pub use url_state::UrlKind;
 use url_state::UrlState;
 
+use chunked::Chunked;
 use frontier::Frontier;
 
 /// Checks that must agree with a feed's announcements before a page waits for them.
@@ -117,7 +119,7 @@ pub struct Scheduler {
     frontier: Frontier,
     sites: Vec<SiteState>,
     hosts: Vec<HostState>,
-    urls: Vec<UrlState>,
+    urls: Chunked<UrlState>,
     /// When the plans are next solved again.
     next_replan_ms: i64,
     /// URLs were added or retired since the last plan.
@@ -134,7 +136,7 @@ impl Scheduler {
             config,
             sites: Vec::new(),
             hosts: Vec::new(),
-            urls: Vec::new(),
+            urls: Chunked::default(),
             next_replan_ms: i64::MIN,
             dirty: true,
             last_replan_ms: None,
@@ -197,9 +199,8 @@ impl Scheduler {
         self.hosts[host].trust
     }
 
-    /// Makes room for `additional` more URLs at once, exactly: a start that knows how many it
-    /// will add grows its lists once, not by doubling (a doubling copies the list, and for a
-    /// moment holds it twice: at ten million URLs, 1.5 GB of states more).
+    /// Makes room for `additional` more URLs at once, exactly (a start knows how many it will
+    /// add: each chunk of their states and slots is made once, at its size).
     pub fn reserve_urls(&mut self, additional: usize) {
         self.urls.reserve_exact(additional);
         self.frontier.reserve_urls(additional);
