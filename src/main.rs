@@ -20,7 +20,8 @@ const MI_DEFAULT_PURGE_DELAY_MS: std::ffi::c_long = 1_000;
 
 /// Freed memory goes back to the system at once instead of after a delay, so the resident peak is
 /// what is live (a discovery pass frees much of what it held). A `MIMALLOC_PURGE_DELAY` in the
-/// environment still wins, and another mimalloc than version 3 keeps its defaults.
+/// environment still wins (unless it is mimalloc's default, 1,000 ms, which cannot be told from
+/// no setting), and another mimalloc than version 3 keeps its defaults.
 fn return_freed_memory_at_once() {
     // SAFETY: plain calls into mimalloc's option table, made before any other thread exists (its
     // option calls are not thread safe); the option is set only where it is the one expected.
@@ -48,7 +49,8 @@ fn main() -> ExitCode {
 }
 
 async fn run() -> ExitCode {
-    // Before anything else (the runtime is all that comes first): from here on a SIGTERM or
+    // Before anything else (the allocator's setting and the runtime are all that come first):
+    // from here on a SIGTERM or
     // Ctrl-C is `run`'s clean shutdown, and the usual prompt exit for every other command.
     let shutdown = freshet::cli::run::shutdown_signal();
     tracing_subscriber::fmt()

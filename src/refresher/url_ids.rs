@@ -1,4 +1,4 @@
-//! The store's row id of each URL the scheduler knows, both ways, in about 13 bytes a URL: the
+//! The store's row id of each URL the scheduler knows, both ways, in 13 to 19 bytes a URL: the
 //! ids in key order, and a hash table holding only the 32-bit keys (a key's hash is its id's).
 //! A `HashMap<i64, UrlKey>` beside the list took 17 bytes a slot, 28 to 35 a URL once its
 //! doubling is counted (`heaptrack` on `freshet bench --only run --pages 1000000`: 36 MB).

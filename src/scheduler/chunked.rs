@@ -35,7 +35,13 @@ impl<T> Chunked<T> {
             // A full chunk is never grown: the next starts (and doubles up to its size).
             self.chunks.push(Vec::new());
         }
-        self.chunks[at].push(item);
+        let chunk = &mut self.chunks[at];
+        if chunk.len() == chunk.capacity() {
+            // Doubling, but never past a chunk's size (a chunk reserved short stops there too).
+            let grown = (2 * chunk.capacity()).clamp(4, CHUNK);
+            chunk.reserve_exact(grown - chunk.len());
+        }
+        chunk.push(item);
         self.len += 1;
     }
 
@@ -90,14 +96,14 @@ mod tests {
     #[test]
     fn items_keep_their_index_across_chunks_and_reservations() {
         let mut list = Chunked::default();
-        let n = 2 * CHUNK + 17;
+        let reserved = 2 * CHUNK + 17;
         for i in 0..CHUNK + 3 {
             list.push(i);
         }
         // Room reserved part-way through a chunk: the chunks after it are made full size.
-        list.reserve_exact(n - list.len());
+        list.reserve_exact(reserved - list.len());
         let chunks_reserved = list.chunks.len();
-        for i in CHUNK + 3..n {
+        for i in CHUNK + 3..reserved {
             list.push(i);
         }
         assert_eq!(
@@ -105,7 +111,12 @@ mod tests {
             chunks_reserved,
             "pushes fill the reserved chunks"
         );
-        assert!(list.chunks.iter().all(|c| c.len() <= CHUNK));
+        // Past the room reserved, the last chunk (made for 17) grows, but not past a chunk.
+        let n = 3 * CHUNK;
+        for i in list.len()..n {
+            list.push(i);
+        }
+        assert!(list.chunks.iter().all(|c| c.capacity() <= CHUNK));
         assert_eq!(list.len(), n);
         assert!((0..n).all(|i| list[i] == i));
         assert!(list.iter().copied().eq(0..n));

@@ -285,6 +285,7 @@ impl Scheduler {
         // Feeds: priced at the margin of the plan without them, then paid for out of the budget
         // and their host's limit; what covered pages save goes back to the budget.
         if !feeds.is_empty() {
+            debug_assert!(page_keys.is_sorted(), "feed_polls finds pages by bisection");
             let mut with_feeds = limits.clone();
             for &feed in &feeds {
                 let host = plan_hosts[&self.urls[feed].host()];
@@ -370,10 +371,9 @@ impl Scheduler {
         if covers.is_empty() {
             return (rarely, false);
         }
-        // The site's pages are listed in key order (see `replan`): a covered page is found by
-        // bisection, where a map of every page of the site, made for each feed, cost a site of
-        // a million pages some 35 MB and the time to fill it, for each of its feeds.
-        debug_assert!(page_keys.is_sorted());
+        // The site's pages are listed in key order (`replan_site` checks): a covered page is
+        // found by bisection, where a map of every page of the site, made for each feed, cost a
+        // site of a million pages some 35 MB and the time to fill it, for each of its feeds.
         let covered: Vec<plan::CoveredPage> = covers
             .iter()
             .filter_map(|page| page_keys.binary_search(page).ok())

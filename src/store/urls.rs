@@ -278,7 +278,8 @@ impl Store {
     }
 
     /// How many pages and feeds there are ([`UrlScope::Schedulable`]'s rows): a start reserves
-    /// the scheduler's room for them at once.
+    /// the scheduler's room for them at once (rows of sites no longer in the schedules count
+    /// too: room reserved and never filled is address space, not resident memory).
     pub async fn count_schedulable(&self) -> sqlx::Result<i64> {
         sqlx::query_scalar("SELECT COUNT(*) FROM urls WHERE kind IN ('page', 'feed')")
             .fetch_one(self.reader())
