@@ -155,4 +155,13 @@ fn check_run_part(value: &serde_json::Value) {
     );
     assert!(figure("server_answered_200") > 0.0, "{run}");
     assert_eq!(figure("refresher_errors"), 0.0, "{run}");
+    // The server's thread did work of its own, and it is a part of the process's CPU time
+    // (its clock and the process's are read a moment apart: a tick of slack).
+    let (all, server) = (
+        figure("cpu_ms_per_check"),
+        figure("server_cpu_ms_per_check"),
+    );
+    assert!(server > 0.0 && server <= all + 0.1, "{run}");
+    let refresher = figure("refresher_cpu_ms_per_check");
+    assert!((refresher + server - all).abs() < 1e-6, "{run}");
 }

@@ -8,9 +8,10 @@
 //! it counts. `checks_per_second` is the checks the database holds from that pass over the pass's
 //! whole wall time (start-up and the last commit included); the server's own count of the
 //! requests it answered, and their rate between its first and last page request, stand beside it.
-//! `cpu_ms_per_check` is the process's CPU time over the pass per check committed (the loopback
-//! server's share included, as it runs in this process): unlike the rate, it hardly moves when
-//! the machine is busy with something else.
+//! `cpu_ms_per_check` is the process's CPU time over the pass per check committed: unlike the
+//! rate, it hardly moves when the machine is busy with something else. The loopback server runs
+//! in this process, on a thread of its own: `server_cpu_ms_per_check` is its part, and
+//! `refresher_cpu_ms_per_check` the rest (what a deployment's refresher would spend).
 //!
 //! With `--postgres SERVER` the passes run on a new PostgreSQL database of that server each
 //! (dropped afterwards) instead of a SQLite file: what one worker gets from PostgreSQL.
@@ -221,9 +222,11 @@ async fn throughput(urls: usize, hosts: usize, postgres: Option<&str>) -> anyhow
     web.reset_counts();
     let second_at = ORIGIN_MS + 60 * MS_PER_DAY as i64;
     let (started, cpu_started) = (Instant::now(), cpu_seconds());
+    let server_cpu_started = web.server_cpu_seconds();
     let second = setup.pass(&web, second_at).await?;
     let seconds = started.elapsed().as_secs_f64();
     let cpu = cpu_seconds() - cpu_started;
+    let server_cpu = web.server_cpu_seconds() - server_cpu_started;
     let counts = web.counts();
     let committed = setup.committed_checks(second_at).await? as f64;
     web.stop().await;
@@ -237,6 +240,14 @@ async fn throughput(urls: usize, hosts: usize, postgres: Option<&str>) -> anyhow
         ("checks_committed", committed),
         ("pass_seconds", seconds),
         ("cpu_ms_per_check", 1000.0 * cpu / committed.max(1.0)),
+        (
+            "server_cpu_ms_per_check",
+            1000.0 * server_cpu / committed.max(1.0),
+        ),
+        (
+            "refresher_cpu_ms_per_check",
+            1000.0 * (cpu - server_cpu) / committed.max(1.0),
+        ),
         ("server_answered_200", counts.ok as f64),
         ("server_answered_304", counts.not_modified as f64),
         ("server_changed_share", counts.ok as f64 / answered.max(1.0)),

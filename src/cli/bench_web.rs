@@ -9,6 +9,8 @@
 //! and the generation picks which), so a pass over pages already fetched meets the 90% 304 /
 //! 10% changed mix. The server counts what it answered, and when the first and last page request
 //! arrived (wall clock: this is a benchmark), so that throughput is read from the server's side.
+//! It serves from a thread of its own ([`BenchWeb::server_cpu_seconds`]), so the CPU the
+//! refresher spends can be told apart from the server's.
 
 use std::fmt::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -21,7 +23,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// Pages per sitemap file (the protocol's limit).
 const PAGES_PER_SITEMAP: usize = 50_000;
@@ -75,7 +76,9 @@ pub struct BenchWeb {
     pub addr: SocketAddr,
     web: Arc<Web>,
     shutdown: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    /// The CPU-time clock of the server's thread.
+    thread_clock: libc::clockid_t,
 }
 
 /// The name of virtual host `n`.
@@ -86,7 +89,8 @@ pub fn host_name(n: usize) -> String {
 impl BenchWeb {
     /// Serves `urls` pages over `hosts` hosts on `127.0.0.1` (an ephemeral port).
     pub async fn start(urls: usize, hosts: usize) -> std::io::Result<Self> {
-        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let listener = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+        listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let web = Arc::new(Web {
             urls,
@@ -96,20 +100,60 @@ impl BenchWeb {
         });
         let app = Router::new().fallback(answer).with_state(Arc::clone(&web));
         let (tx, rx) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
-                let _ = rx.await;
-            });
-            if let Err(error) = serve.await {
-                tracing::warn!(%error, "bench web server stopped with an error");
-            }
-        });
+        // One thread with a runtime of its own: its CPU time is the server's alone.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let thread = std::thread::Builder::new()
+            .name("bench-web".into())
+            .spawn(move || {
+                runtime.block_on(async move {
+                    let listener = match tokio::net::TcpListener::from_std(listener) {
+                        Ok(listener) => listener,
+                        Err(error) => {
+                            tracing::warn!(%error, "bench web server could not listen");
+                            return;
+                        }
+                    };
+                    let serve = axum::serve(listener, app).with_graceful_shutdown(async {
+                        let _ = rx.await;
+                    });
+                    if let Err(error) = serve.await {
+                        tracing::warn!(%error, "bench web server stopped with an error");
+                    }
+                });
+            })?;
+        let mut thread_clock: libc::clockid_t = 0;
+        // SAFETY: the thread is alive (joined only in `stop`), and the call writes one clockid_t.
+        let found = unsafe {
+            libc::pthread_getcpuclockid(
+                std::os::unix::thread::JoinHandleExt::as_pthread_t(&thread),
+                &mut thread_clock,
+            )
+        };
+        if found != 0 {
+            return Err(std::io::Error::from_raw_os_error(found));
+        }
         Ok(Self {
             addr,
             web,
             shutdown: Some(tx),
-            task: Some(task),
+            thread: Some(thread),
+            thread_clock,
         })
+    }
+
+    /// CPU seconds the server's thread has used (user and system).
+    pub fn server_cpu_seconds(&self) -> f64 {
+        let mut time = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: the clock is the running server thread's; the call writes one timespec.
+        if unsafe { libc::clock_gettime(self.thread_clock, &mut time) } != 0 {
+            return 0.0;
+        }
+        time.tv_sec as f64 + time.tv_nsec as f64 / 1e9
     }
 
     /// Every host name mapped to the server's address, for the refresher's resolver.
@@ -158,8 +202,8 @@ impl BenchWeb {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
+        if let Some(thread) = self.thread.take() {
+            let _ = tokio::task::spawn_blocking(move || thread.join()).await;
         }
     }
 }
