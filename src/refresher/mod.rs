@@ -323,6 +323,25 @@ async fn run_until_stopped(
     result.map(|()| summary)
 }
 
+/// Judges every copy at `now` (the loop's instant, read before anything else it awaits: a
+/// check that lands while the plans are saved must not be judged as taken before `now`),
+/// saves the plans for the reports and stores the samples, stamped with the quarter-hour grid's
+/// instant when `grid`.
+async fn sample_freshness(ctx: &Context, now: i64, grid: bool) {
+    let mut samples = ctx.ledger.freshness(now);
+    if grid {
+        for sample in &mut samples {
+            sample.at_ms = now - now.rem_euclid(SAVE_PLANS_EVERY_MS);
+        }
+    }
+    if let Err(error) = save_plans(ctx).await {
+        warn!(error = %error, "the plan could not be saved for the reports");
+    }
+    if let Err(error) = ctx.store.add_freshness_samples(&samples, grid).await {
+        warn!(error = %error, "the freshness samples could not be saved");
+    }
+}
+
 /// Stores every URL's planned rate and due time for the reports, [`PLANS_PER_WRITE`] URLs at a
 /// time: a copy of every URL's plan at once was a tenth of the peak memory of a restart, and
 /// one transaction over a million URLs held up the checks' commits for seconds.
@@ -360,6 +379,22 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
     loop {
         let now = ctx.clock.now_ms();
         let stopping = ctx.is_stopping();
+        // With several workers, every worker samples the copies of the hosts it holds (it
+        // reads their sitemaps and feeds, so it knows what watched them) at the same instants
+        // of a quarter-hour grid, and the store adds the parts up into the site's sample. The
+        // loop wakes at each instant and judges first, before a lease round or anything else
+        // that waits: the sample is stamped with the instant of the grid, and what landed
+        // since would be judged as if it had been there then.
+        let grid = ctx.leasing.is_some();
+        let sample_now = if grid {
+            now.div_euclid(SAVE_PLANS_EVERY_MS) > plans_saved_ms.div_euclid(SAVE_PLANS_EVERY_MS)
+        } else {
+            now - plans_saved_ms >= SAVE_PLANS_EVERY_MS
+        };
+        if sample_now {
+            plans_saved_ms = now;
+            sample_freshness(ctx, now, grid).await;
+        }
         if let Some(leasing) = &ctx.leasing
             && !stopping
             && now >= next_lease_round
@@ -408,30 +443,6 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
         }
         if stopping && checks.is_empty() && discoveries.tasks.is_empty() {
             return Ok(());
-        }
-        // With several workers, every worker samples the copies of the hosts it holds (it
-        // reads their sitemaps and feeds, so it knows what watched them) at the same instants
-        // of a quarter-hour grid, and the store adds the parts up into the site's sample.
-        let grid = ctx.leasing.is_some();
-        let sample_now = if grid {
-            now.div_euclid(SAVE_PLANS_EVERY_MS) > plans_saved_ms.div_euclid(SAVE_PLANS_EVERY_MS)
-        } else {
-            now - plans_saved_ms >= SAVE_PLANS_EVERY_MS
-        };
-        if sample_now {
-            plans_saved_ms = now;
-            if let Err(error) = save_plans(ctx).await {
-                warn!(error = %error, "the plan could not be saved for the reports");
-            }
-            let mut samples = ctx.ledger.freshness(now);
-            if grid {
-                for sample in &mut samples {
-                    sample.at_ms = now - now.rem_euclid(SAVE_PLANS_EVERY_MS);
-                }
-            }
-            if let Err(error) = ctx.store.add_freshness_samples(&samples, grid).await {
-                warn!(error = %error, "the freshness samples could not be saved");
-            }
         }
         let mut wake = now + MAX_IDLE.as_millis() as i64;
         if !stopping
