@@ -3,7 +3,7 @@
 //! what a uniform schedule with the same requests would have had in the same world, what the
 //! age-optimal plan on the true rates would have had, and how well freshet knew its copies.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -114,21 +114,29 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         outcome.to_ms,
     )
     .await?;
-    outcome.freshet.estimated_mean_age_days = view.estimated_mean_age_days;
     outcome.compare_learned(&result.world, &view.learned);
     outcome.calibrate(&result.world, &result.log, &view.beliefs);
     outcome.noise_pages.set_learnt(&view.noise);
     let truth = record_true_freshness(&result.world, &result.log, &result.db_path).await?;
+    let in_window: Vec<&TrueFreshnessSample> = truth
+        .iter()
+        .filter(|t| (outcome.from_ms..=outcome.to_ms).contains(&t.at_ms))
+        .collect();
+    let complete = complete_instants(&view.samples, &in_window);
+    let estimated = mean_sampled(&view.samples, &complete, |s| s.mean_expected_age_days);
+    outcome.freshet.estimated_mean_age_days = estimated;
     if let Some(c) = outcome.calibration.as_mut() {
-        c.sampled_mean_p_stale = view.sampled_mean_p_stale;
-        c.sampled_expected_mean_age_days = view.estimated_mean_age_days;
-        let in_window: Vec<&TrueFreshnessSample> = truth
+        c.sampled_mean_p_stale = mean_sampled(&view.samples, &complete, |s| s.mean_p_stale);
+        c.sampled_expected_mean_age_days = estimated;
+        c.sampled_instants = Some(in_window.len());
+        c.sampled_instants_complete = Some(complete.len());
+        let judged: Vec<&&TrueFreshnessSample> = in_window
             .iter()
-            .filter(|t| (outcome.from_ms..=outcome.to_ms).contains(&t.at_ms))
+            .filter(|t| complete.contains(&t.at_ms))
             .collect();
         let mean = |figure: fn(&TrueFreshnessSample) -> f64| {
-            let n = in_window.len();
-            (n > 0).then(|| in_window.iter().map(|t| figure(t)).sum::<f64>() / n as f64)
+            let n = judged.len();
+            (n > 0).then(|| judged.iter().map(|t| figure(t)).sum::<f64>() / n as f64)
         };
         c.sampled_true_stale_share = mean(|t| t.share_stale);
         c.sampled_true_mean_age_days = mean(|t| t.mean_age_days);
@@ -196,11 +204,9 @@ async fn clear_demo_database(path: &Path) -> anyhow::Result<()> {
 
 /// freshet's own view of the run, from its database.
 struct FreshetView {
-    /// The mean age it expected its copies to have over the judged window: the time average of
-    /// the freshness it sampled while running (each sample judged what it knew then).
-    estimated_mean_age_days: Option<f64>,
-    /// The time average over the same samples of its mean P(stale).
-    sampled_mean_p_stale: Option<f64>,
+    /// The freshness it sampled while running over the judged window (each sample judged what
+    /// it knew then).
+    samples: Vec<FreshnessSample>,
     /// Its learned rate per page URL.
     learned: Vec<(String, f64)>,
     /// What it believes about each page URL it checked and holds a posterior for, by URL.
@@ -209,14 +215,40 @@ struct FreshetView {
     noise: LearntRates,
 }
 
-/// The time average over `samples` (taken at a steady pace) of the weighted mean of `figure` over
-/// every site's copies at each sampled instant.
+/// The share of the copies the truth holds at an instant that freshet's sample must hold for the
+/// instant to be judged.
+const COMPLETE_SAMPLE_SHARE: f64 = 0.9;
+
+/// The instants at which freshet's samples (all sites' parts added up) hold at least
+/// [`COMPLETE_SAMPLE_SHARE`] of the copies the truth holds then. With several workers a sample
+/// is the sum of their parts, and a worker that was late for an instant of the grid wrote none
+/// for it: its copies, the stalest when it is late because it is starved, would be left out of
+/// the estimate and not of the truth.
+fn complete_instants(samples: &[FreshnessSample], truth: &[&TrueFreshnessSample]) -> BTreeSet<i64> {
+    let mut copies: BTreeMap<i64, i64> = BTreeMap::new();
+    for s in samples {
+        *copies.entry(s.at_ms).or_default() += s.copies;
+    }
+    truth
+        .iter()
+        .filter(|t| {
+            copies.get(&t.at_ms).is_some_and(|&held| {
+                held > 0 && held as f64 >= COMPLETE_SAMPLE_SHARE * t.copies as f64
+            })
+        })
+        .map(|t| t.at_ms)
+        .collect()
+}
+
+/// The time average over `samples` (taken at a steady pace) at the instants `at` of the weighted
+/// mean of `figure` over every site's copies at each instant.
 fn mean_sampled(
     samples: &[FreshnessSample],
+    at: &BTreeSet<i64>,
     figure: impl Fn(&FreshnessSample) -> f64,
 ) -> Option<f64> {
     let mut at_instant: BTreeMap<i64, (f64, f64)> = BTreeMap::new();
-    for s in samples {
+    for s in samples.iter().filter(|s| at.contains(&s.at_ms)) {
         let (sum, weight) = at_instant.entry(s.at_ms).or_default();
         *sum += s.weight * figure(s);
         *weight += s.weight;
@@ -248,8 +280,6 @@ async fn freshet_view(
             learned.push((row.url.clone(), rate));
         }
     }
-    let estimated = mean_sampled(&samples, |s| s.mean_expected_age_days);
-    let sampled_mean_p_stale = mean_sampled(&samples, |s| s.mean_p_stale);
     let beliefs = belief_rows
         .into_iter()
         .filter_map(|row| {
@@ -266,8 +296,7 @@ async fn freshet_view(
         })
         .collect();
     Ok(FreshetView {
-        estimated_mean_age_days: estimated,
-        sampled_mean_p_stale,
+        samples,
         learned,
         beliefs,
         noise,
@@ -328,4 +357,55 @@ async fn record_true_freshness(
     .await;
     store.close().await;
     result.context("recording the true freshness samples")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(at_ms: i64, copies: i64, age: f64) -> FreshnessSample {
+        FreshnessSample {
+            site_id: 1,
+            at_ms,
+            copies,
+            known_stale: 0,
+            weight: copies as f64,
+            mean_expected_age_days: age,
+            mean_p_stale: 0.1,
+        }
+    }
+
+    fn truth(at_ms: i64, copies: i64) -> TrueFreshnessSample {
+        TrueFreshnessSample {
+            site_id: 1,
+            at_ms,
+            copies,
+            stale: 0,
+            mean_age_days: 0.0,
+            share_stale: 0.0,
+        }
+    }
+
+    #[test]
+    fn an_instant_missing_a_workers_part_is_not_judged() {
+        // Instant 1: three parts of 10 copies; instant 2: one part missing; instant 3: none.
+        let samples = vec![
+            sample(1, 10, 0.1),
+            sample(1, 10, 0.1),
+            sample(1, 10, 0.4),
+            sample(2, 10, 0.1),
+            sample(2, 10, 0.1),
+        ];
+        let truths = [truth(1, 30), truth(2, 30), truth(3, 30)];
+        let truths: Vec<&TrueFreshnessSample> = truths.iter().collect();
+        let complete = complete_instants(&samples, &truths);
+        assert_eq!(complete.into_iter().collect::<Vec<_>>(), vec![1]);
+        let at_one = BTreeSet::from([1]);
+        let age = mean_sampled(&samples, &at_one, |s| s.mean_expected_age_days).unwrap();
+        assert!((age - 0.2).abs() < 1e-12, "{age}");
+        assert_eq!(
+            mean_sampled(&samples, &BTreeSet::new(), |s| s.mean_p_stale),
+            None
+        );
+    }
 }

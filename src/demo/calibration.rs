@@ -95,6 +95,12 @@ pub struct Calibration {
     /// pages, each synchronised by a fetch of any URL serving it, for the comparison with the
     /// uniform and the oracle schedules.)
     pub sampled_true_mean_age_days: Option<f64>,
+    /// The instants of the window at which the refresher sampled its freshness.
+    pub sampled_instants: Option<usize>,
+    /// Those whose sample held (nearly) every copy the truth held then: the sampled figures
+    /// above are averaged over these (with several workers, a part missing from an instant
+    /// would leave its copies out of the estimate and not out of the truth).
+    pub sampled_instants_complete: Option<usize>,
 }
 
 /// Judges `beliefs` at `end_ms` against `world` and the server's `log`; URLs that are not pages
@@ -157,6 +163,8 @@ pub fn calibrate(
         sampled_true_stale_share: None,
         sampled_expected_mean_age_days: None,
         sampled_true_mean_age_days: None,
+        sampled_instants: None,
+        sampled_instants_complete: None,
     })
 }
 
