@@ -50,8 +50,8 @@ fn main() -> ExitCode {
 
 async fn run() -> ExitCode {
     // Before anything else (the allocator's setting and the runtime are all that come first):
-    // from here on a SIGTERM or
-    // Ctrl-C is `run`'s clean shutdown, and the usual prompt exit for every other command.
+    // from here on a SIGTERM or Ctrl-C is `run`'s clean shutdown, and the usual prompt exit for
+    // every other command.
     let shutdown = freshet::cli::run::shutdown_signal();
     tracing_subscriber::fmt()
         .with_env_filter(

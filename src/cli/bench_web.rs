@@ -104,17 +104,14 @@ impl BenchWeb {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
+        let listener = {
+            let _in_runtime = runtime.enter();
+            tokio::net::TcpListener::from_std(listener)?
+        };
         let thread = std::thread::Builder::new()
             .name("bench-web".into())
             .spawn(move || {
                 runtime.block_on(async move {
-                    let listener = match tokio::net::TcpListener::from_std(listener) {
-                        Ok(listener) => listener,
-                        Err(error) => {
-                            tracing::warn!(%error, "bench web server could not listen");
-                            return;
-                        }
-                    };
                     let serve = axum::serve(listener, app).with_graceful_shutdown(async {
                         let _ = rx.await;
                     });

@@ -130,8 +130,9 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         c.sampled_expected_mean_age_days = estimated;
         c.sampled_instants = Some(in_window.len());
         c.sampled_instants_complete = Some(complete.len());
-        let judged: Vec<&&TrueFreshnessSample> = in_window
+        let judged: Vec<&TrueFreshnessSample> = in_window
             .iter()
+            .copied()
             .filter(|t| complete.contains(&t.at_ms))
             .collect();
         let mean = |figure: fn(&TrueFreshnessSample) -> f64| {
