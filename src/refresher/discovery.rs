@@ -25,6 +25,7 @@ use crate::store::urls::{Discovered, UrlPages, UrlRow, UrlScope};
 
 use super::context::{Context, SiteState};
 use super::fetching::fetch_and_record;
+use super::listings::Listings;
 
 /// How deep sitemap indexes are followed (the protocol allows one level; real sites nest).
 const MAX_SITEMAP_DEPTH: usize = 3;
@@ -43,26 +44,24 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
         return Ok(resumes_ms);
     }
     info!(site = %site.site.name, "discovering");
-    let mut listed = Vec::new();
+    let mut listed = Listings::default();
     let mut walked = Vec::new();
     let documents = discover_site(ctx, site, &mut listed, &mut walked).await?;
-    // The row ids of the URLs the sitemaps listed (read a page of rows at a time).
-    let mut ids: HashMap<&str, Option<i64>> =
-        listed.iter().map(|l| (l.url.as_str(), None)).collect();
+    // The row ids of the URLs the sitemaps listed (read a page of rows at a time), and the
+    // pages of the sitemaps that answered 304.
+    let read: Vec<String> = listed.urls().map(str::to_string).collect();
+    let mut ids: HashMap<&str, Option<i64>> = read.iter().map(|u| (u.as_str(), None)).collect();
     let mut pages = UrlPages::new(UrlScope::Site(site.id), super::ROWS_PER_READ);
     while let Some(rows) = pages.next(&ctx.store).await? {
         ctx.sync_rows(&rows);
+        listed.resolve(&rows);
         for row in &rows {
             if let Some(id) = ids.get_mut(row.url.as_str()) {
                 *id = Some(row.id);
             }
         }
     }
-    let listings: Vec<(i64, i64, i64)> = listed
-        .iter()
-        .filter_map(|l| Some(((*ids.get(l.url.as_str())?)?, l.read_ms, l.lastmod_ms)))
-        .collect();
-    ctx.ledger.sitemap_listings(&listings);
+    ctx.ledger.sitemap_listings(&listed.into_resolved(&ids));
     let reads_per_day = ctx.ledger.sitemaps_read(site.id, documents);
     let done = ctx.clock.now_ms();
     ctx.store.set_site_discovered(site.id, done).await?;
@@ -135,18 +134,11 @@ pub async fn first_discovery_due_here(
 }
 
 /// One discovery pass over a site.
-/// A page a sitemap listed with a `lastmod`, and when the sitemap was read (clock ms).
-struct Listed {
-    url: String,
-    read_ms: i64,
-    lastmod_ms: i64,
-}
-
 /// `walked`: the sitemaps this pass reached (on hosts held here).
 async fn discover_site(
     ctx: &Context,
     site: &SiteState,
-    listed: &mut Vec<Listed>,
+    listed: &mut Listings,
     walked: &mut Vec<String>,
 ) -> anyhow::Result<usize> {
     let origins: BTreeSet<String> = site.site.origins();
@@ -252,7 +244,7 @@ async fn walk_from(
     site: &SiteState,
     (root, named_by): (Url, Option<String>),
     vouched: &HashMap<String, Vec<String>>,
-    listed: &mut Vec<Listed>,
+    listed: &mut Listings,
     walked: &mut Vec<String>,
     reached: &mut BTreeSet<String>,
 ) -> anyhow::Result<()> {
@@ -290,6 +282,17 @@ async fn walk_from(
     Ok(())
 }
 
+/// The child sitemaps `url` listed at its last read.
+async fn children_of(ctx: &Context, url: &Url) -> anyhow::Result<Vec<Url>> {
+    Ok(ctx
+        .store
+        .children_of(url.as_str())
+        .await?
+        .into_iter()
+        .filter_map(|u| Url::parse(&u).ok())
+        .collect())
+}
+
 /// The stored row of a sitemap or feed URL (inserted if new).
 async fn document_row(
     ctx: &Context,
@@ -315,17 +318,27 @@ async fn document_row(
     Ok(ctx.store.url_row(url.as_str()).await?)
 }
 
-/// Fetches a sitemap or feed politely (robots first) and returns its body when there is a new
-/// one; `Ok(None)` on 304, a disallow or an error (recorded).
+/// What reading a sitemap gave.
+enum Document {
+    /// A body.
+    Read(Vec<u8>),
+    /// 304 Not Modified, at this time (clock ms): it says what it said at its last read.
+    Unchanged(i64),
+    /// Nothing: not asked (a disallow, a closed host, a ttl not run out, another worker's to
+    /// read) or an error (recorded).
+    Unread,
+}
+
+/// Fetches a sitemap politely (robots first): its body when there is a new one.
 async fn fetch_document(
     ctx: &Context,
     site: &SiteState,
     url: &Url,
     kind: &'static str,
-) -> anyhow::Result<Option<Vec<u8>>> {
+) -> anyhow::Result<Document> {
     let origin = origin_of(url);
     if ctx.is_stopping() {
-        return Ok(None);
+        return Ok(Document::Unread);
     }
     if let Some(until_ms) = ctx.pool.closed_beyond_patience(&origin) {
         tracing::info!(
@@ -333,11 +346,11 @@ async fn fetch_document(
             until = %crate::clock::ms_to_rfc3339(until_ms),
             "host closed (back-off or Retry-After): not read in this pass"
         );
-        return Ok(None);
+        return Ok(Document::Unread);
     }
     let robots = super::robots_rules::rules(ctx, site, &origin).await;
     if ctx.is_stopping() || ctx.pool.closed_beyond_patience(&origin).is_some() {
-        return Ok(None); // robots.txt was not asked: nothing is known yet
+        return Ok(Document::Unread); // robots.txt was not asked: nothing is known yet
     }
     if !robots.is_allowed(url.as_str()) {
         let why = if robots.retry_soon() {
@@ -346,16 +359,16 @@ async fn fetch_document(
             "disallowed by robots.txt: not fetched"
         };
         record(ctx, site, kind, url.as_str(), why.into()).await?;
-        return Ok(None);
+        return Ok(Document::Unread);
     }
     let Some(row) = document_row(ctx, site, url, kind, "schedule").await? else {
-        return Ok(None);
+        return Ok(Document::Unread);
     };
     let now = ctx.clock.now_ms();
     if let (Some(last), Some(floor)) = (row.last_checked_ms, row.min_interval_ms)
         && now < last + floor
     {
-        return Ok(None); // the server's ttl / max-age has not run out
+        return Ok(Document::Unread); // the server's ttl / max-age has not run out
     }
     if ctx.leasing.is_some()
         && kind == "sitemap"
@@ -364,7 +377,7 @@ async fn fetch_document(
     {
         // Read at the site's last discovery (by whichever worker held its host then); a
         // worker that starts or gains the host reads it when it is due.
-        return Ok(None);
+        return Ok(Document::Unread);
     }
     let next = next_discovery(site, now);
     let outcome = fetch_and_record(
@@ -378,12 +391,12 @@ async fn fetch_document(
     )
     .await?;
     if outcome.status == Some(304) {
-        return Ok(None);
+        return Ok(Document::Unchanged(ctx.clock.now_ms()));
     }
     Ok(outcome
         .body
         .filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s)))
-        .map(|b| b.to_vec()))
+        .map_or(Document::Unread, |b| Document::Read(b.to_vec())))
 }
 
 /// Reads one sitemap: records its pages and returns its child sitemaps.
@@ -392,17 +405,16 @@ async fn read_sitemap(
     site: &SiteState,
     url: &Url,
     cross: &[String],
-    listed: &mut Vec<Listed>,
+    listed: &mut Listings,
 ) -> anyhow::Result<Vec<Url>> {
-    let Some(body) = fetch_document(ctx, site, url, "sitemap").await? else {
-        // Not modified (or failed): the children read last time are still the children.
-        return Ok(ctx
-            .store
-            .children_of(url.as_str())
-            .await?
-            .into_iter()
-            .filter_map(|u| Url::parse(&u).ok())
-            .collect());
+    let body = match fetch_document(ctx, site, url, "sitemap").await? {
+        Document::Read(body) => body,
+        Document::Unchanged(read_ms) => {
+            listed.unchanged(url.as_str(), read_ms);
+            return children_of(ctx, url).await;
+        }
+        // Failed or not asked: the children read last time are still the children.
+        Document::Unread => return children_of(ctx, url).await,
     };
     let mut context = SitemapContext::new(url.clone(), ctx.clock.now());
     context.cross_submitted_hosts = cross.to_vec();
@@ -436,13 +448,11 @@ async fn read_sitemap(
     });
     let read_ms = ctx.clock.now_ms();
     let added = add_pages(ctx, site, pages, url.as_str()).await?;
-    listed.extend(added.into_iter().filter_map(|(url, lastmod_ms)| {
-        Some(Listed {
-            url,
-            read_ms,
-            lastmod_ms: lastmod_ms?,
-        })
-    }));
+    for (url, lastmod_ms) in added {
+        if let Some(lastmod_ms) = lastmod_ms {
+            listed.listed(url, read_ms, lastmod_ms);
+        }
+    }
     let children: Vec<Url> = doc
         .sitemaps
         .iter()

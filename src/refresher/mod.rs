@@ -40,6 +40,7 @@ mod hand_over;
 mod lease_state;
 mod leases;
 mod ledger;
+mod listings;
 mod robots_cache;
 mod robots_rules;
 mod url_ids;

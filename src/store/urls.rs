@@ -76,6 +76,9 @@ pub struct UrlRow {
     /// Checks that saw the main content change (migration 0012).
     #[sqlx(default)]
     pub content_changes: i64,
+    /// What named it first: the sitemap, feed, seed or robots.txt.
+    #[sqlx(default)]
+    pub discovered_from: Option<String>,
 }
 
 /// A URL found by discovery.

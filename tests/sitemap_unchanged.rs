@@ -1,0 +1,126 @@
+//! A sitemap that answers 304 Not Modified still says what it said: a page it lists with a
+//! `lastmod` older than the copy did not change up to that read, as far as the sitemap shows
+//! changes. The second pass's read must extend the span the sitemap kept quiet about the copy
+//! (`url_status.watched_until_ms`); it once said nothing, so a host whose sitemap rarely changes
+//! (its pages rarely do) had its copies judged as if nothing watched them.
+
+#[path = "support/recording_server.rs"]
+mod recording_server;
+
+use recording_server::{RecordingServer, Reply};
+
+const HOST: &str = "127.0.0.1";
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    let urlset = format!(
+        r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+<url><loc>{base}/a</loc><lastmod>2020-01-01T00:00:00Z</lastmod></url></urlset>"#
+    );
+    server.handle(HOST, "/sitemap.xml", move |request| {
+        if request.header("if-none-match") == Some("\"s1\"") {
+            return Reply::status(304).header("etag", "\"s1\"").to_response();
+        }
+        Reply::text(urlset.clone())
+            .header("content-type", "application/xml")
+            .header("etag", "\"s1\"")
+            .to_response()
+    });
+    server.handle(HOST, "/a", |request| {
+        if request.header("if-none-match") == Some("\"a1\"") {
+            return Reply::status(304).header("etag", "\"a1\"").to_response();
+        }
+        Reply::html("<html><body><p>A page that does not change.</p></body></html>")
+            .header("etag", "\"a1\"")
+            .to_response()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = dir.path().join("site.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.xml\"]\n\
+             rediscover = \"*/2 * * * * *\"\nrequests_per_day = 2000\n\
+             host_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("f.db");
+    let run_once = || async {
+        let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+            .args(["run", "--once", "--schedules"])
+            .arg(&schedule)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    };
+    run_once().await;
+    // The next rediscovery comes within two seconds (on a two-second boundary).
+    let next = now_ms() - now_ms() % 2_000 + 2_000;
+    while now_ms() <= next {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    run_once().await;
+
+    let requests = server.requests();
+    let sitemap_reads: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path == "/sitemap.xml")
+        .collect();
+    assert_eq!(sitemap_reads.len(), 2, "one read a pass");
+    assert_eq!(
+        sitemap_reads[1].header("if-none-match"),
+        Some("\"s1\""),
+        "the second read is conditional (answered 304)"
+    );
+    let page_checks = requests.iter().filter(|r| r.path == "/a").count();
+    assert_eq!(
+        page_checks, 1,
+        "the page is checked in the first pass only (else its copy is newer than the read)"
+    );
+
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let (checked, watched_from, watched_until): (i64, Option<i64>, Option<i64>) = sqlx::query_as(
+        "SELECT last_checked_ms, watched_from_ms, watched_until_ms FROM url_status
+             WHERE url = $1",
+    )
+    .bind(format!("{base}/a"))
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    pool.close().await;
+    let (from, until) = watched_from
+        .zip(watched_until)
+        .expect("the unchanged sitemap watched the copy after it was taken");
+    // The span ends at the second read, after the copy; before the host's lastmods are
+    // judged, half of it counts (the rest is unseen, at its front).
+    assert!(checked < from && from < until, "{checked} {from} {until}");
+    assert!(
+        until >= sitemap_reads[1].clock_ms - 1_000,
+        "the span runs to the 304 read: {until} vs {}",
+        sitemap_reads[1].clock_ms
+    );
+}
