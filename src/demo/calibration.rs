@@ -48,6 +48,7 @@ impl UrlBelief {
         let copy = crate::estimate::CopyKnowledge {
             taken_ms: self.last_checked_ms,
             watched: self.watched,
+            quiet: None,
             known_change_ms: self.known_change_ms,
         };
         let belief = crate::estimate::Prior {

@@ -44,15 +44,29 @@ impl RateBelief for Posterior {
 }
 
 /// What is known of one copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CopyKnowledge {
     /// When the copy was taken (the last successful check), clock ms.
     pub taken_ms: i64,
     /// A span over which the page is known not to have changed, clock ms (a feed that covered it
     /// and listed every change in the span, none of them this page's).
     pub watched: Option<(i64, i64)>,
+    /// A span from the copy over which a source that shows only some of the page's changes kept
+    /// quiet (a sitemap whose `lastmod`s are not yet believed).
+    pub quiet: Option<Quiet>,
     /// A change after the copy that is known (feed entry, sitemap lastmod), clock ms.
     pub known_change_ms: Option<i64>,
+}
+
+/// A source kept quiet about a page from its copy to `until_ms` (clock ms), and it shows the
+/// share `shown` of the page's changes: the changes it does not show are a Poisson process of
+/// rate `(1 - shown)λ`, so each moment of the span is `1 - shown` unseen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quiet {
+    /// Its last read that listed the page with nothing newer than the copy, clock ms.
+    pub until_ms: i64,
+    /// The share of changes it shows, in [0, 1].
+    pub shown: f64,
 }
 
 /// How stale a copy is at one moment.
@@ -76,11 +90,21 @@ impl CopyKnowledge {
 
     /// The copy's staleness at `now_ms` under the rate posterior `belief`.
     ///
-    /// With the copy taken at `c`, a watched span `[w0, w1]` and `g1 = w0 - c`, `g2 = now - w1`,
-    /// `w = w1 - w0`: changes in disjoint spans are independent given λ, so the copy is stale with
-    /// `p = 1 - E[e^{-λ(g1 + g2)}]`, and its expected age is `w · P(change in g1) + A(g1 + g2)`
-    /// (a change before the span ages through it; otherwise the copy ages as if the span were
-    /// cut out), `A(t) = E[t - (1 - e^{-λt})/λ]` ([`Prior::expected_age_days`]).
+    /// Each moment `s` after the copy `c` is seen (a watched span), partly seen (a quiet span of
+    /// a source showing the share `q` of changes: `1 - q` of it unseen) or unseen; `U(s)` is the
+    /// unseen time from `c` to `s`. Changes in disjoint spans are independent given λ, so a
+    /// change nothing showed happened by `s` with `P(s) = 1 - E[e^{-λU(s)}]` (the posterior's
+    /// [`RateBelief::p_stale`] at `U(s)`): the copy is stale with `P(now)`, and its expected age
+    /// is `∫_c^now P(s) ds`. Between the moments where the kind of time changes `U` is linear
+    /// with slope `r`, so each piece adds `length · p(U)` where `r = 0` and
+    /// `(A(U + r·length) - A(U)) / r` otherwise, `A(t) = E[t - (1 - e^{-λt})/λ]`
+    /// ([`Prior::expected_age_days`], whose derivative is `p`). With a watched span alone this is
+    /// `w · p(g1) + A(g1 + g2)`, `g1` the time before the span and `g2` after it.
+    ///
+    /// The quiet span once counted its unseen share as one block at its front, joined to the
+    /// watched span into one: exact in P(stale) but over in the age, and where a feed watched
+    /// the start of the quiet span, the block pushed the feed's span later (the demo's shop,
+    /// whose stale `lastmod`s are worth little, read 30% older than it was).
     pub fn staleness(&self, belief: &impl RateBelief, now_ms: i64) -> Staleness {
         if let Some(known) = self.known_change_ms.filter(|&k| k > self.taken_ms) {
             return Staleness {
@@ -89,22 +113,40 @@ impl CopyKnowledge {
                 known_stale: true,
             };
         }
-        let days = |ms: i64| ms.max(0) as f64 / MS_PER_DAY;
-        let now_ms = now_ms.max(self.taken_ms);
-        let (before, watched, after) = match self.watched_after_copy() {
-            Some((from, until)) if from < now_ms => {
-                let until = until.min(now_ms);
-                (
-                    days(from - self.taken_ms),
-                    days(until - from),
-                    days(now_ms - until),
-                )
+        let taken = self.taken_ms;
+        let now_ms = now_ms.max(taken);
+        let watched = self.watched_after_copy();
+        let quiet = self.quiet.filter(|q| q.until_ms > taken);
+        let mut cuts = vec![taken, now_ms];
+        if let Some((from, until)) = watched {
+            cuts.extend([from.min(now_ms), until.min(now_ms)]);
+        }
+        if let Some(q) = quiet {
+            cuts.push(q.until_ms.min(now_ms));
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        let (mut unseen, mut age) = (0.0, 0.0);
+        for piece in cuts.windows(2) {
+            let (start, end) = (piece[0], piece[1]);
+            let length = (end - start) as f64 / MS_PER_DAY;
+            let slope = if watched.is_some_and(|(from, until)| from <= start && end <= until) {
+                0.0
+            } else if let Some(q) = quiet.filter(|q| end <= q.until_ms) {
+                (1.0 - q.shown).clamp(0.0, 1.0)
+            } else {
+                1.0
+            };
+            if slope < 1e-9 {
+                age += length * belief.p_stale(unseen);
+            } else {
+                let next = unseen + slope * length;
+                age += (belief.expected_age_days(next) - belief.expected_age_days(unseen)) / slope;
+                unseen = next;
             }
-            _ => (days(now_ms - self.taken_ms), 0.0, 0.0),
-        };
-        let unseen = before + after;
+        }
         Staleness {
-            expected_age_days: watched * belief.p_stale(before) + belief.expected_age_days(unseen),
+            expected_age_days: age,
             p_stale: belief.p_stale(unseen),
             known_stale: false,
         }
@@ -129,6 +171,7 @@ mod tests {
         let copy = CopyKnowledge {
             taken_ms: 0,
             watched: Some((0, DAY)),
+            quiet: None,
             known_change_ms: Some(2 * DAY),
         };
         let s = copy.staleness(&belief(), 5 * DAY);
@@ -142,6 +185,7 @@ mod tests {
         let copy = CopyKnowledge {
             taken_ms: 3 * DAY,
             watched: None,
+            quiet: None,
             known_change_ms: Some(2 * DAY),
         };
         let s = copy.staleness(&belief(), 4 * DAY);
@@ -155,6 +199,7 @@ mod tests {
         let unwatched = CopyKnowledge {
             taken_ms: 0,
             watched: None,
+            quiet: None,
             known_change_ms: None,
         };
         let now = 4 * DAY;
@@ -185,6 +230,7 @@ mod tests {
         let old = CopyKnowledge {
             taken_ms: 2 * DAY,
             watched: Some((0, DAY)),
+            quiet: None,
             known_change_ms: None,
         };
         assert_eq!(
@@ -213,6 +259,7 @@ mod tests {
         let copy = CopyKnowledge {
             taken_ms: 0,
             watched: Some((DAY / 2, 2 * DAY)),
+            quiet: None,
             known_change_ms: None,
         };
         let now = 3 * DAY;
@@ -241,5 +288,88 @@ mod tests {
         }
         let got = total / n as f64;
         assert!((got - want).abs() < 0.01, "{got} vs {want}");
+    }
+
+    /// The piecewise sum against a fine Riemann sum of `p(U(s))` over the same moments.
+    #[test]
+    fn the_age_is_the_integral_of_p_stale_over_the_unseen_time() {
+        let b = belief();
+        let copy = CopyKnowledge {
+            taken_ms: 0,
+            watched: Some((DAY, 2 * DAY)),
+            quiet: Some(Quiet {
+                until_ms: 3 * DAY,
+                shown: 0.3,
+            }),
+            known_change_ms: None,
+        };
+        let now = 5 * DAY;
+        let steps = 200_000;
+        let dt = now as f64 / MS_PER_DAY / f64::from(steps);
+        let (mut unseen, mut integral) = (0.0, 0.0);
+        for i in 0..steps {
+            let s = (f64::from(i) + 0.5) * dt * MS_PER_DAY;
+            let slope = if (DAY as f64..2.0 * DAY as f64).contains(&s) {
+                0.0
+            } else if s < 3.0 * DAY as f64 {
+                0.7
+            } else {
+                1.0
+            };
+            let mid = unseen + slope * dt / 2.0;
+            integral += b.p_stale(mid) * dt;
+            unseen += slope * dt;
+        }
+        let got = copy.staleness(&b, now);
+        assert!(
+            (got.expected_age_days - integral).abs() < 1e-6,
+            "{got:?} vs {integral}"
+        );
+        assert!((got.p_stale - b.p_stale(unseen)).abs() < 1e-9);
+    }
+
+    /// A source that shows every change watches as a feed does; one that shows none, not at
+    /// all; in between the copy is judged in between, and a watched span inside the quiet one
+    /// keeps its place (it once moved behind the quiet span's unseen share, and aged the copy).
+    #[test]
+    fn a_quiet_span_counts_for_the_share_of_changes_it_shows() {
+        let b = belief();
+        let now = 4 * DAY;
+        let with = |shown: f64, watched: Option<(i64, i64)>| CopyKnowledge {
+            taken_ms: 0,
+            watched,
+            quiet: Some(Quiet {
+                until_ms: 3 * DAY,
+                shown,
+            }),
+            known_change_ms: None,
+        };
+        let age = |copy: CopyKnowledge| copy.staleness(&b, now).expected_age_days;
+        let none = CopyKnowledge {
+            quiet: None,
+            ..with(0.0, None)
+        };
+        let all = CopyKnowledge {
+            watched: Some((0, 3 * DAY)),
+            quiet: None,
+            ..none
+        };
+        assert!((age(with(1.0, None)) - age(all)).abs() < 1e-12);
+        assert!((age(with(0.0, None)) - age(none)).abs() < 1e-12);
+        let ages: Vec<f64> = [0.0, 0.1, 0.5, 0.9, 1.0]
+            .iter()
+            .map(|&q| age(with(q, None)))
+            .collect();
+        assert!(ages.windows(2).all(|w| w[1] < w[0]), "{ages:?}");
+        // A feed watched the first day: a quiet span on top of it never makes the copy older.
+        let feed = Some((0, DAY));
+        let feed_alone = CopyKnowledge {
+            watched: feed,
+            ..none
+        };
+        for q in [0.0, 0.05, 0.5, 1.0] {
+            assert!(age(with(q, feed)) <= age(feed_alone) + 1e-12, "q = {q}");
+            assert!(age(with(q, feed)) <= age(with(q, None)) + 1e-12, "q = {q}");
+        }
     }
 }

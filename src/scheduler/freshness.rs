@@ -8,6 +8,7 @@
 //! feed caught missing a change covers the page no more. The staleness of a copy is then judged
 //! by [`CopyKnowledge::staleness`] under the page's posterior.
 
+use crate::estimate::staleness::Quiet;
 use crate::estimate::{self, CopyKnowledge, RateEstimate};
 
 use super::url_state::UrlState;
@@ -30,8 +31,10 @@ pub struct Freshness {
 }
 
 impl Scheduler {
-    /// The span after its copy that counts as watched for a page, the time before it unseen
-    /// (what [`CopyKnowledge::staleness`] takes).
+    /// The one span after its copy that counts as watched for a page, the time before it unseen:
+    /// what the reports store (`watched_from_ms`, `watched_until_ms`) and judge with the stored
+    /// Gamma. The scheduler's own samples judge the feed's and the sitemap's spans apart
+    /// ([`Scheduler::copy_knowledge`]).
     ///
     /// The feed covering the page saw every change from the later of the copy, the start of its
     /// coverage and the oldest entry of its last read that overflowed, to its last read, and
@@ -72,12 +75,18 @@ impl Scheduler {
         (until > from).then_some((from, until))
     }
 
-    /// What is known of a page's copy; `None` without one.
+    /// What is known of a page's copy; `None` without one: the span its feed watched, and the
+    /// span its sitemap kept quiet with the share of changes the host's `lastmod`s show, each
+    /// for what it is ([`CopyKnowledge::staleness`]; [`Scheduler::watched`] joins them into the
+    /// one span the reports store).
     pub fn copy_knowledge(&self, url: UrlKey) -> Option<CopyKnowledge> {
         let u = &self.urls[url];
         Some(CopyKnowledge {
             taken_ms: u.last_check_ms.get()?,
-            watched: self.watched(url),
+            watched: self.feed_watched(url),
+            quiet: self
+                .lastmod_quiet(url)
+                .map(|(_, until_ms, shown)| Quiet { until_ms, shown }),
             known_change_ms: u.known_change_ms.get(),
         })
     }

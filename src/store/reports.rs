@@ -154,6 +154,7 @@ impl UrlStatusRow {
         let copy = CopyKnowledge {
             taken_ms: self.last_checked_ms?,
             watched: self.watched_from_ms.zip(self.watched_until_ms),
+            quiet: None,
             known_change_ms: self.known_change_ms,
         };
         let belief = match (self.rate_shape, self.rate_scale, self.rate_per_day) {
