@@ -11,7 +11,9 @@
 //!   [`crate::estimate::CopyKnowledge::staleness`] judges it: 1 when it knows of a change after its
 //!   last check (a feed or a sitemap lastmod said so), else the posterior predictive
 //!   1 - (b / (b + t))^a with t the days between the copy and the end that no feed watched (a
-//!   feed covering the page that listed no change of it watched the span it read).
+//!   feed covering the page that listed no change of it watched the span it read), judged on
+//!   the one watched span the database stores (the samples over the window judge a feed's and
+//!   a sitemap's spans apart, and read a little younger).
 //! - `interval_coverage_90`: the share whose true rate lies inside freshet's 90% interval.
 //!
 //! A calibrated freshet has `mean_p_stale` near `true_stale_share` (averaged over pages, its

@@ -1,7 +1,9 @@
 //! How stale one copy is now, from everything freshet knows of it (pure): when it was taken, a
 //! span over which the page is known not to have changed (a feed that covered it, listed every
-//! change in that span and none of this page's), a known later change (a feed entry or a sitemap
-//! `lastmod` newer than the copy), and the posterior on the page's rate.
+//! change in that span and none of this page's), a span over which a source that shows only some
+//! of the page's changes kept quiet (a sitemap whose `lastmod`s are not yet believed), a known
+//! later change (a feed entry or a sitemap `lastmod` newer than the copy), and the posterior on
+//! the page's rate.
 //!
 //! - A known change makes the copy known stale, with its known age `now - change`.
 //! - Otherwise the page may have changed only in the time after the copy that nothing watched:
@@ -117,15 +119,12 @@ impl CopyKnowledge {
         let now_ms = now_ms.max(taken);
         let watched = self.watched_after_copy();
         let quiet = self.quiet.filter(|q| q.until_ms > taken);
-        let mut cuts = vec![taken, now_ms];
-        if let Some((from, until)) = watched {
-            cuts.extend([from.min(now_ms), until.min(now_ms)]);
-        }
-        if let Some(q) = quiet {
-            cuts.push(q.until_ms.min(now_ms));
-        }
+        // The moments where the kind of time may change (a missing one stands at the copy: the
+        // pieces of no length it makes add nothing). No allocation: a sample judges many copies.
+        let (from, until) = watched.unwrap_or((taken, taken));
+        let quiet_until = quiet.map_or(taken, |q| q.until_ms);
+        let mut cuts = [taken, now_ms, from, until, quiet_until].map(|t| t.clamp(taken, now_ms));
         cuts.sort_unstable();
-        cuts.dedup();
         let (mut unseen, mut age) = (0.0, 0.0);
         for piece in cuts.windows(2) {
             let (start, end) = (piece[0], piece[1]);

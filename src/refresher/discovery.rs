@@ -49,19 +49,12 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     let documents = discover_site(ctx, site, &mut listed, &mut walked).await?;
     // The row ids of the URLs the sitemaps listed (read a page of rows at a time), and the
     // pages of the sitemaps that answered 304.
-    let read: Vec<String> = listed.urls().map(str::to_string).collect();
-    let mut ids: HashMap<&str, Option<i64>> = read.iter().map(|u| (u.as_str(), None)).collect();
     let mut pages = UrlPages::new(UrlScope::Site(site.id), super::ROWS_PER_READ);
     while let Some(rows) = pages.next(&ctx.store).await? {
         ctx.sync_rows(&rows);
         listed.resolve(&rows);
-        for row in &rows {
-            if let Some(id) = ids.get_mut(row.url.as_str()) {
-                *id = Some(row.id);
-            }
-        }
     }
-    ctx.ledger.sitemap_listings(&listed.into_resolved(&ids));
+    ctx.ledger.sitemap_listings(&listed.into_resolved());
     let reads_per_day = ctx.ledger.sitemaps_read(site.id, documents);
     let done = ctx.clock.now_ms();
     ctx.store.set_site_discovered(site.id, done).await?;

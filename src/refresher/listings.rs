@@ -3,44 +3,48 @@
 //! the span in which a sitemap kept quiet about a copy ([`crate::scheduler::lastmod`]).
 //!
 //! A sitemap that answers 304 Not Modified still lists what it listed at its last read. Its
-//! pages (those it named first, by the store's `discovered_from`) are listed again at this read
-//! with their stored `lastmod`: dropping them made an unchanged sitemap, the usual answer of a
-//! host whose pages rarely change, say nothing of the time since, so the demo's `live` pages
-//! were judged as if nothing had watched them (their estimated age 5 times their true age).
-//! The stored `lastmod` is the newest any read gave; a newer one than this sitemap's errs
-//! towards an older copy (no quiet span), never a younger one.
+//! pages are listed again at this read with their stored `lastmod`: dropping them made an
+//! unchanged sitemap, the usual answer of a host whose pages rarely change, say nothing of the
+//! time since, so the demo's `live` pages were judged as if nothing had watched them (their
+//! estimated age 5 times their true age). A 304 read is then a read like any other: the first
+//! read after a check saw a change judges the host's `lastmod` (an honest sitemap regenerated
+//! only some time after its pages change is judged by what it said then).
+//!
+//! Its pages are those it named first (the store's `discovered_from`), with the newest
+//! `lastmod` any read gave them. Not done: a membership of each page in the sitemaps that list
+//! it, with each one's own `lastmod`. Until then a page the sitemap named first and dropped
+//! since is listed again by its 304s (its quiet span grows though the sitemap no longer lists
+//! it), a page another source named first is not, and a `lastmod` another sitemap gave can
+//! count for this one; a read skipped (a ttl not run out, another worker's host) lists nothing.
 
 use std::collections::HashMap;
 
 use crate::store::urls::UrlRow;
 
-/// A page a sitemap listed with a `lastmod`, and when the sitemap was read (clock ms).
-#[derive(Debug, Clone, PartialEq)]
-struct Listed {
-    url: String,
-    read_ms: i64,
-    lastmod_ms: i64,
-}
-
 /// The listings of one discovery pass, resolved to row ids as the pass reads the site's rows.
 #[derive(Debug, Default)]
 pub struct Listings {
-    /// Pages read in sitemaps that came with a body.
-    read: Vec<Listed>,
+    /// Pages read in sitemaps that came with a body: (index in `urls`, read at, lastmod).
+    read: Vec<(usize, i64, i64)>,
+    /// Their URLs, each once, with the index of its row id in `ids`.
+    urls: HashMap<String, usize>,
+    /// Row ids of `urls`, once [`Listings::resolve`] met their rows.
+    ids: Vec<Option<i64>>,
     /// Sitemaps that answered 304, with when.
     unchanged: HashMap<String, i64>,
-    /// (row id, read at, lastmod), clock ms: what the scheduler is told.
-    resolved: Vec<(i64, i64, i64)>,
+    /// (row id, read at, lastmod), clock ms: the pages of the unchanged sitemaps.
+    replayed: Vec<(i64, i64, i64)>,
 }
 
 impl Listings {
     /// A sitemap read at `read_ms` listed `url` with `lastmod_ms`.
     pub fn listed(&mut self, url: String, read_ms: i64, lastmod_ms: i64) {
-        self.read.push(Listed {
-            url,
-            read_ms,
-            lastmod_ms,
-        });
+        let next = self.ids.len();
+        let index = *self.urls.entry(url).or_insert(next);
+        if index == next {
+            self.ids.push(None);
+        }
+        self.read.push((index, read_ms, lastmod_ms));
     }
 
     /// The sitemap `url` answered 304 Not Modified at `read_ms`.
@@ -48,15 +52,14 @@ impl Listings {
         self.unchanged.insert(url.to_string(), read_ms);
     }
 
-    /// The URLs of the pages read, whose row ids [`Listings::into_resolved`] takes.
-    pub fn urls(&self) -> impl Iterator<Item = &str> {
-        self.read.iter().map(|l| l.url.as_str())
-    }
-
-    /// Takes from `rows` (a page of the site's rows; each row once over the calls) the pages
-    /// an unchanged sitemap named first, listed at its read with their stored `lastmod`.
+    /// Takes from `rows` (a page of the site's rows; each row once over the calls) the row ids
+    /// of the pages read, and the pages an unchanged sitemap named first, listed at its read
+    /// with their stored `lastmod`.
     pub fn resolve(&mut self, rows: &[UrlRow]) {
         for row in rows.iter().filter(|row| row.kind == "page") {
+            if let Some(&index) = self.urls.get(&row.url) {
+                self.ids[index] = Some(row.id);
+            }
             let from_unchanged = row
                 .discovered_from
                 .as_deref()
@@ -64,20 +67,22 @@ impl Listings {
             // A row updated without a lastmod stores 0: no lastmod.
             let lastmod = row.lastmod_ms.filter(|&m| m > 0);
             if let (Some(&read_ms), Some(lastmod)) = (from_unchanged, lastmod) {
-                self.resolved.push((row.id, read_ms, lastmod));
+                self.replayed.push((row.id, read_ms, lastmod));
             }
         }
     }
 
-    /// Every listing with its row id: the pages read (by `ids`, URL to row id) and those
-    /// [`Listings::resolve`] found.
-    pub fn into_resolved(self, ids: &HashMap<&str, Option<i64>>) -> Vec<(i64, i64, i64)> {
-        let mut out = self.resolved;
+    /// Every listing whose row was met, as (row id, read at, lastmod), in the order of the
+    /// reads (the first read after a check that saw a change judges the host's `lastmod`).
+    pub fn into_resolved(self) -> Vec<(i64, i64, i64)> {
+        let ids = self.ids;
+        let mut out = self.replayed;
         out.extend(
             self.read
-                .iter()
-                .filter_map(|l| Some(((*ids.get(l.url.as_str())?)?, l.read_ms, l.lastmod_ms))),
+                .into_iter()
+                .filter_map(|(index, read_ms, lastmod)| Some((ids[index]?, read_ms, lastmod))),
         );
+        out.sort_by_key(|&(_, read_ms, _)| read_ms);
         out
     }
 }
@@ -140,15 +145,19 @@ mod tests {
             // A child sitemap is no page.
             row(5, "sitemap", Some(same), Some(5)),
         ]);
-        let ids = HashMap::from([("http://a.test/9", Some(9))]);
-        assert_eq!(listings.into_resolved(&ids), vec![(1, 40, 5), (9, 50, 7)]);
+        // The page read is met later, in another page of rows.
+        listings.resolve(&[UrlRow {
+            url: "http://a.test/9".into(),
+            ..row(9, "page", None, Some(7))
+        }]);
+        assert_eq!(listings.into_resolved(), vec![(1, 40, 5), (9, 50, 7)]);
     }
 
     #[test]
     fn a_page_read_without_a_row_is_not_listed() {
         let mut listings = Listings::default();
         listings.listed("http://a.test/new".into(), 50, 7);
-        let ids = HashMap::from([("http://a.test/new", None)]);
-        assert!(listings.into_resolved(&ids).is_empty());
+        listings.resolve(&[row(1, "page", None, Some(7))]);
+        assert!(listings.into_resolved().is_empty());
     }
 }

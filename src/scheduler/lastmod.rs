@@ -14,8 +14,9 @@
 //! Before that, the silence is worth the share `q` of changes the sitemap has shown (the mean of
 //! a uniform prior updated by the judgements, [`LastmodTrust::shown_share`]): the changes it
 //! does not show are a Poisson process of rate `(1 - q)λ`, so a quiet span of length `w` leaves
-//! `(1 - q)w` of it unseen ([`super::Scheduler::watched`] counts that time at the front of the
-//! span: P(stale) is then exact for a given λ, the expected age slightly over). The estimate
+//! `(1 - q)w` of it unseen, spread over the span ([`crate::estimate::CopyKnowledge::staleness`];
+//! the one span stored for the reports, [`super::Scheduler::watched`], counts that time at its
+//! front: P(stale) exact for a given λ, the expected age slightly over). The estimate
 //! then agrees with what the refresher does, which acts on any newer `lastmod` at once: on a
 //! host that has not yet earned belief (pages that rarely change give few judgements), a change
 //! its sitemap shows is fetched soon after the read, and an estimate that ignored the
@@ -23,7 +24,7 @@
 //! hosts, 1.5 to 4 times). The uniform prior gives an unjudged host one half: generous where
 //! stale `lastmod`s are common, but a host's first few judgements move it quickly (one in five
 //! after three misses). `q` is the host's, not a coin per change; taking its mean where the
-//! staleness is concave in it errs towards older copies, as does the age above.
+//! staleness is concave in it errs towards older copies.
 
 use super::{Scheduler, UrlKey};
 

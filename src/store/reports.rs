@@ -149,7 +149,10 @@ pub struct DuplicateRow {
 impl UrlStatusRow {
     /// How stale a URL's copy is at `now_ms`, from its row: a known change is known staleness;
     /// otherwise the Gamma posterior judges the time since the copy that nothing watched (the
-    /// span counted as watched is cut out). `None` without a copy or an estimate.
+    /// span counted as watched is cut out). The row stores one span, a feed's and a sitemap's
+    /// joined with the sitemap's unseen share at its front ([`crate::scheduler::Scheduler::watched`]),
+    /// so this errs a little older than the refresher's own samples, which judge the two apart.
+    /// `None` without a copy or an estimate.
     pub fn staleness(&self, now_ms: i64) -> Option<Staleness> {
         let copy = CopyKnowledge {
             taken_ms: self.last_checked_ms?,
