@@ -2,20 +2,17 @@
 //! the site's next `rediscover` time, the feed's the scheduler's plan after the read, both after
 //! the run; before, `report hosts` showed the pass's own time, in the past, for ever.
 
+#[path = "support/freshet_bin.rs"]
+mod freshet_bin;
 #[path = "support/recording_server.rs"]
 mod recording_server;
+
+use freshet_bin::{now_ms, run_once, write_schedule};
 
 use recording_server::{RecordingServer, Reply};
 
 const HOST: &str = "127.0.0.1";
 const TWO_SECONDS_MS: i64 = 2_000;
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 /// The latest next read of a sitemap in the database.
 async fn db_max_due(db: &std::path::Path) -> i64 {
@@ -59,40 +56,23 @@ async fn sitemaps_and_feeds_are_due_at_their_next_read() {
     server.route(HOST, "/a", Reply::html("<p>a</p>"));
     server.route(HOST, "/b", Reply::html("<p>b</p>"));
     let dir = tempfile::tempdir().unwrap();
-    let schedule = dir.path().join("site.toml");
-    std::fs::write(
-        &schedule,
-        format!(
+    let schedule = write_schedule(
+        dir.path(),
+        &format!(
             "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.txt\"]\n\
              feeds = [\"{base}/feed.xml\"]\nrediscover = \"*/2 * * * * *\"\n\
              host_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
         ),
-    )
-    .unwrap();
+    );
     let db = dir.path().join("f.db");
-    let run_once = || async {
-        let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
-            .args(["run", "--once", "--schedules"])
-            .arg(&schedule)
-            .arg("--db")
-            .arg(&db)
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-    };
-    run_once().await;
+    run_once(&schedule, &db).await;
     // A second pass once the next rediscovery (every two seconds) has come: it skips the
     // sitemap (max-age), and its next read must still move on.
     let first = db_max_due(&db).await;
     while now_ms() <= first {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    run_once().await;
+    run_once(&schedule, &db).await;
     let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
     assert!(paths.contains(&"/feed.xml".to_string()), "{paths:?}");
 

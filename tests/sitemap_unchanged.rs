@@ -4,19 +4,16 @@
 //! (`url_status.watched_until_ms`); it once said nothing, so a host whose sitemap rarely changes
 //! (its pages rarely do) had its copies judged as if nothing watched them.
 
+#[path = "support/freshet_bin.rs"]
+mod freshet_bin;
 #[path = "support/recording_server.rs"]
 mod recording_server;
+
+use freshet_bin::{now_ms, run_once, write_schedule};
 
 use recording_server::{RecordingServer, Reply};
 
 const HOST: &str = "127.0.0.1";
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
@@ -51,39 +48,22 @@ async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
             .to_response()
     });
     let dir = tempfile::tempdir().unwrap();
-    let schedule = dir.path().join("site.toml");
-    std::fs::write(
-        &schedule,
-        format!(
+    let schedule = write_schedule(
+        dir.path(),
+        &format!(
             "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.xml\"]\n\
              rediscover = \"*/2 * * * * *\"\nrequests_per_day = 100\n\
              host_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
         ),
-    )
-    .unwrap();
+    );
     let db = dir.path().join("f.db");
-    let run_once = || async {
-        let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
-            .args(["run", "--once", "--schedules"])
-            .arg(&schedule)
-            .arg("--db")
-            .arg(&db)
-            .output()
-            .await
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
-    };
-    run_once().await;
+    run_once(&schedule, &db).await;
     // The next rediscovery comes within two seconds (on a two-second boundary).
     let next = now_ms() - now_ms() % 2_000 + 2_000;
     while now_ms() <= next {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    run_once().await;
+    run_once(&schedule, &db).await;
 
     let requests = server.requests();
     let sitemap_reads: Vec<_> = requests

@@ -25,6 +25,32 @@ pub fn write_schedule(dir: &Path, body: &str) -> PathBuf {
     path
 }
 
+/// Runs `freshet run --once --schedules <schedule> --db <db>` to its end and asserts that it
+/// succeeded (its stderr shown when not).
+pub async fn run_once(schedule: &Path, db: &Path) {
+    let run = Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args(["run", "--once", "--schedules"])
+        .arg(schedule)
+        .arg("--db")
+        .arg(db)
+        .output()
+        .await
+        .expect("run the freshet binary");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
+/// The wall clock in Unix ms, as a `freshet run` child reads it.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("a clock after 1970")
+        .as_millis() as i64
+}
+
 impl Freshet {
     /// Starts `freshet run --schedules <schedule> --db <db>` plus `extra` arguments; stderr is
     /// kept for [`Freshet::finish`], stdout dropped.
