@@ -9,9 +9,9 @@ use std::process::Output;
 use freshet::dedup::{DedupConfig, DedupEngine, FetchedPage, Hop};
 use freshet::store::Store;
 use freshet::store::dedup::DedupWrite;
+use freshet::store::discovered::Discovered;
 use freshet::store::documents::DocumentWrite;
 use freshet::store::sites::SiteRecord;
-use freshet::store::urls::Discovered;
 
 const PRIMARY: &str = "https://www.gazette.example/pages/bakery";
 const MIRROR: &str = "http://mirror.gazette.example/pages/bakery";

@@ -8,9 +8,9 @@
 //! computes the same figures in Rust). `.ci/run` installs the shell when it is missing.
 
 use freshet::store::Store;
+use freshet::store::discovered::Discovered;
 use freshet::store::reports::FreshnessSample;
 use freshet::store::sites::SiteRecord;
-use freshet::store::urls::Discovered;
 use serde_json::Value;
 
 const DAY: i64 = 86_400_000;

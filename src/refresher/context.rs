@@ -10,9 +10,10 @@ use crate::metrics::Metrics;
 use crate::politeness::{HostPool, Journal, Stop};
 use crate::schedule::Site;
 use crate::store::Store;
+use crate::store::discovered::Discovered;
 use crate::store::refusals::{Refusal, RefusalReason};
 use crate::store::sites::SiteRecord;
-use crate::store::urls::{Discovered, UrlRow};
+use crate::store::urls::UrlRow;
 
 use super::dedup_state::Dedup;
 use super::lease_state::Leasing;

@@ -31,9 +31,10 @@ use crate::dedup::{DedupOutcome, FetchedPage, Hop};
 use crate::fetch::{FetchError, FetchOutcome};
 use crate::politeness::origin_of;
 use crate::store::dedup::DedupWrite;
+use crate::store::discovered::Discovered;
 use crate::store::documents::DocumentWrite;
 use crate::store::errors::ErrorRecord;
-use crate::store::urls::{Discovered, UrlRow};
+use crate::store::urls::UrlRow;
 #[cfg(doc)]
 use crate::{dedup::DedupEngine, store::Store};
 

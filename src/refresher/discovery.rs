@@ -19,9 +19,10 @@ use url::Url;
 use crate::discover::sitemap::{self, SitemapContext, SitemapWalk};
 use crate::fetch::Method;
 use crate::politeness::origin_of;
+use crate::store::discovered::Discovered;
 use crate::store::errors::ErrorRecord;
 use crate::store::refusals::RefusalReason;
-use crate::store::urls::{Discovered, UrlPages, UrlRow, UrlScope};
+use crate::store::urls::{UrlPages, UrlRow, UrlScope};
 
 use super::context::{Context, SiteState};
 use super::fetching::fetch_and_record;

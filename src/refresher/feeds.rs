@@ -12,8 +12,8 @@ use url::Url;
 
 use crate::discover::feed;
 use crate::fetch::Method;
+use crate::store::discovered::Discovered;
 use crate::store::refusals::RefusalReason;
-use crate::store::urls::Discovered;
 
 use super::context::{Context, SiteState};
 use super::discovery::MAX_DOCUMENT_BYTES;

@@ -18,7 +18,8 @@ use crate::scheduler::{Fetched, Seen};
 use crate::store::errors::ErrorRecord;
 use crate::store::observations::NewObservation;
 use crate::store::refusals::RefusalReason;
-use crate::store::urls::{SummaryUpdate, UrlRow};
+use crate::store::summary::SummaryUpdate;
+use crate::store::urls::UrlRow;
 
 use super::context::{Context, Counters, SiteState};
 use super::evidence::{

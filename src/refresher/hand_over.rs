@@ -15,7 +15,8 @@ use url::Url;
 
 use crate::fetch::{FetchError, FetchOutcome};
 use crate::politeness::{NotNow, key_of, origin_of};
-use crate::store::urls::{Discovered, UrlRow};
+use crate::store::discovered::Discovered;
+use crate::store::urls::UrlRow;
 
 use super::context::{Context, SiteState};
 

@@ -12,7 +12,8 @@ use crate::scheduler::{
     UrlKind, UrlSummary, section_of,
 };
 use crate::store::reports::FreshnessSample;
-use crate::store::urls::{PlanUpdate, UrlRow};
+use crate::store::summary::PlanUpdate;
+use crate::store::urls::UrlRow;
 
 use super::url_ids::UrlIds;
 

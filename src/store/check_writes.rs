@@ -14,7 +14,7 @@ use std::sync::{Arc, LazyLock};
 use super::backend::BindReal;
 use super::batch::{distinct_chunks, placeholder_rows, text_for, texts};
 use super::observations::NewObservation;
-use super::urls::SummaryUpdate;
+use super::summary::SummaryUpdate;
 use super::writer::WriteTx;
 use super::{Store, hash_to_db};
 
@@ -206,8 +206,10 @@ async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::R
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::discovered::Discovered;
     use crate::store::sites::SiteRecord;
-    use crate::store::urls::{Discovered, PlanUpdate, UrlPages, UrlScope};
+    use crate::store::summary::PlanUpdate;
+    use crate::store::urls::{UrlPages, UrlScope};
 
     /// Two URLs of one site and host: their ids.
     async fn two_urls(store: &Store) -> (i64, i64) {

@@ -162,10 +162,11 @@ async fn insert(
 mod tests {
     use super::TABLES;
     use crate::store::Store;
+    use crate::store::discovered::Discovered;
     use crate::store::observations::NewObservation;
     use crate::store::sites::SiteRecord;
+    use crate::store::summary::SummaryUpdate;
     use crate::store::test_support::{temp_postgres_store, temp_store};
-    use crate::store::urls::{Discovered, SummaryUpdate};
 
     /// A site with two URLs, one checked with a rate, a change event and an error.
     async fn fill(store: &Store) {

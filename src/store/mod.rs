@@ -26,6 +26,7 @@ mod batch;
 mod check_writes;
 mod copy;
 pub mod dedup;
+pub mod discovered;
 pub mod documents;
 pub mod errors;
 mod group_commit;
@@ -39,6 +40,7 @@ pub mod report_data;
 pub mod reports;
 pub mod runs;
 pub mod sites;
+pub mod summary;
 pub mod urls;
 mod writer;
 
@@ -205,10 +207,11 @@ pub(crate) mod test_support {
 
 #[cfg(test)]
 mod tests {
+    use super::discovered::Discovered;
     use super::observations::NewObservation;
     use super::sites::SiteRecord;
+    use super::summary::SummaryUpdate;
     use super::test_support::stores;
-    use super::urls::{Discovered, SummaryUpdate};
 
     #[tokio::test]
     async fn a_database_url_is_never_taken_for_a_file() {
@@ -360,7 +363,7 @@ mod tests {
             };
             store.record_check(&obs, &update).await.unwrap();
             let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
-            let again = super::urls::Discovered {
+            let again = super::discovered::Discovered {
                 url: row.url.clone(),
                 site_id: row.site_id,
                 host_id: row.host_id,
@@ -455,7 +458,7 @@ mod tests {
             let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
             assert_eq!(row.known_change_ms, Some(3_000));
 
-            let plan = |watched| super::urls::PlanUpdate {
+            let plan = |watched| super::summary::PlanUpdate {
                 url_id: id,
                 planned_per_day: 2.0,
                 next_due_ms: 9_000,

@@ -110,11 +110,12 @@ mod tests {
     use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 
     use crate::store::Store;
+    use crate::store::discovered::Discovered;
     use crate::store::errors::ErrorRecord;
     use crate::store::observations::NewObservation;
     use crate::store::sites::SiteRecord;
+    use crate::store::summary::SummaryUpdate;
     use crate::store::test_support::temp_store;
-    use crate::store::urls::{Discovered, SummaryUpdate};
 
     const TASKS: i64 = 8;
     const WRITES: i64 = 200;

@@ -1,0 +1,194 @@
+//! What discovery writes to the `urls` table: the URLs sitemaps, feeds and robots.txt name,
+//! with their hints (one transaction per batch), the sitemaps of a site and when they are next
+//! read, and robots.txt's verdict on a URL.
+
+use super::Store;
+use super::backend::BindReal;
+
+/// A URL found by discovery.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    /// The URL (normalised).
+    pub url: String,
+    /// The site that declared it.
+    pub site_id: i64,
+    /// Its host.
+    pub host_id: i64,
+    /// `page`, `sitemap` or `feed`.
+    pub kind: &'static str,
+    /// What named it.
+    pub discovered_from: Option<String>,
+    /// Sitemap lastmod, if any (already filtered: never in the future).
+    pub lastmod_ms: Option<i64>,
+    /// Sitemap changefreq.
+    pub changefreq: Option<String>,
+    /// Sitemap priority.
+    pub priority: Option<f64>,
+}
+
+/// A site's sitemap as stored ([`Store::sitemaps_of_site`]).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct StoredSitemap {
+    /// Its URL.
+    pub url: String,
+    /// When it was last read (clock ms), if ever.
+    pub last_checked_ms: Option<i64>,
+    /// When it is next due, if set.
+    pub next_due_ms: Option<i64>,
+    /// What named it first: `schedule`, `robots`, the index that listed it, or the URL that
+    /// redirected to it.
+    pub discovered_from: Option<String>,
+}
+
+impl Store {
+    /// Inserts discovered URLs (new ones due at `now_ms`) and refreshes the hints of known ones,
+    /// in one transaction. A lastmod newer than our last check marks a known change and makes the
+    /// URL due now. Returns the ids of the URLs that were new.
+    pub async fn upsert_discovered(
+        &self,
+        found: &[Discovered],
+        now_ms: i64,
+    ) -> sqlx::Result<Vec<i64>> {
+        self.write("upsert_discovered", |mut tx| async move {
+            let mut new_ids = Vec::new();
+            for d in found {
+                let existing: Option<(i64, Option<i64>)> =
+                    sqlx::query_as("SELECT id, last_checked_ms FROM urls WHERE url = $1")
+                        .bind(&d.url)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                match existing {
+                    None => {
+                        // Another worker on the same database may insert it first: then it
+                        // is theirs, not new here.
+                        let id: Option<i64> = sqlx::query_scalar(
+                            "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms,
+                                 discovered_from, lastmod_ms, changefreq, priority, next_due_ms)
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                             ON CONFLICT (url) DO NOTHING RETURNING id",
+                        )
+                        .bind(&d.url)
+                        .bind(d.site_id)
+                        .bind(d.host_id)
+                        .bind(d.kind)
+                        .bind(now_ms)
+                        .bind(&d.discovered_from)
+                        .bind(d.lastmod_ms)
+                        .bind(&d.changefreq)
+                        .bind_real(d.priority)
+                        .bind(now_ms)
+                        .fetch_optional(&mut *tx)
+                        .await?;
+                        new_ids.extend(id);
+                    }
+                    Some((id, last_checked)) => {
+                        let known_change = d
+                            .lastmod_ms
+                            .filter(|&m| last_checked.is_some_and(|checked| m > checked));
+                        sqlx::query(
+                            "UPDATE urls SET
+                                 lastmod_ms = CASE WHEN COALESCE(lastmod_ms, 0) > COALESCE($1, 0)
+                                     THEN COALESCE(lastmod_ms, 0) ELSE COALESCE($1, 0) END,
+                                 changefreq = COALESCE($2, changefreq),
+                                 priority = COALESCE($3, priority),
+                                 known_change_ms = COALESCE($4, known_change_ms),
+                                 next_due_ms = CASE WHEN $5 IS NOT NULL
+                                     THEN CASE WHEN COALESCE(next_due_ms, $6) < $7
+                                         THEN COALESCE(next_due_ms, $6) ELSE $7 END
+                                     ELSE next_due_ms END
+                             WHERE id = $8",
+                        )
+                        .bind(d.lastmod_ms)
+                        .bind(&d.changefreq)
+                        .bind_real(d.priority)
+                        .bind(known_change)
+                        .bind(known_change)
+                        .bind(now_ms)
+                        .bind(now_ms)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
+                }
+            }
+            Ok((tx, new_ids))
+        })
+        .await
+    }
+
+    /// The child sitemaps an index named when it was last read.
+    pub async fn children_of(&self, sitemap_url: &str) -> sqlx::Result<Vec<String>> {
+        sqlx::query_scalar(
+            "SELECT url FROM urls WHERE kind = 'sitemap' AND discovered_from = $1 ORDER BY id",
+        )
+        .bind(sitemap_url)
+        .fetch_all(self.reader())
+        .await
+    }
+
+    /// A site's sitemaps as stored: URL, when last checked and when next due (clock ms).
+    pub async fn sitemaps_of_site(&self, site_id: i64) -> sqlx::Result<Vec<StoredSitemap>> {
+        sqlx::query_as(
+            "SELECT url, last_checked_ms, next_due_ms, discovered_from FROM urls
+             WHERE site_id = $1 AND kind = 'sitemap' ORDER BY id",
+        )
+        .bind(site_id)
+        .fetch_all(self.reader())
+        .await
+    }
+
+    /// Marks a URL as disallowed by robots.txt (it is then never fetched) or allowed again.
+    pub async fn set_disallowed(&self, url_id: i64, disallowed: bool) -> sqlx::Result<()> {
+        self.write("set_disallowed", |mut tx| async move {
+            sqlx::query("UPDATE urls SET disallowed = $1 WHERE id = $2")
+                .bind(i64::from(disallowed))
+                .bind(url_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
+    }
+
+    /// Sets the next read of every sitemap of a site (`None`: never again: no `rediscover`).
+    pub async fn set_sitemaps_due(&self, site_id: i64, due_ms: Option<i64>) -> sqlx::Result<()> {
+        self.write("set_sitemaps_due", |mut tx| async move {
+            sqlx::query("UPDATE urls SET next_due_ms = $1 WHERE site_id = $2 AND kind = 'sitemap'")
+                .bind(due_ms)
+                .bind(site_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
+    }
+
+    /// Sets when the sitemaps `urls` of a site are next due (with several workers, each sets the
+    /// sitemaps on the hosts it holds, which it read).
+    pub async fn set_sitemaps_due_of(
+        &self,
+        site_id: i64,
+        urls: &[String],
+        due_ms: Option<i64>,
+    ) -> sqlx::Result<()> {
+        let urls = urls.to_vec();
+        self.write("set_sitemaps_due_of", move |mut tx| {
+            let urls = urls.clone();
+            async move {
+                for url in &urls {
+                    sqlx::query(
+                        "UPDATE urls SET next_due_ms = $1
+                         WHERE site_id = $2 AND kind = 'sitemap' AND url = $3",
+                    )
+                    .bind(due_ms)
+                    .bind(site_id)
+                    .bind(url)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                Ok((tx, ()))
+            }
+        })
+        .await
+    }
+}

@@ -1,0 +1,177 @@
+//! What the scheduler writes back to a URL's row: the summary a check leaves (validators,
+//! fingerprints, estimate, plan, folded evidence; committed by [`super::check_writes`]), a
+//! re-plan's rates and due times in multi-row statements, and a server's floor on the interval.
+
+use std::sync::{Arc, LazyLock};
+
+use super::Store;
+use super::batch::{placeholder_rows, power_of_two_chunks, text_for, texts};
+
+/// How a check changes a URL's summary.
+#[derive(Debug, Clone, Default)]
+pub struct SummaryUpdate {
+    /// Whether the response carried a usable copy (2xx or 304): only then are validators and
+    /// the fingerprint replaced.
+    pub got_copy: bool,
+    /// New ETag.
+    pub etag: Option<String>,
+    /// New raw Last-Modified.
+    pub last_modified: Option<String>,
+    /// New fingerprint.
+    pub fingerprint: Option<u64>,
+    /// New content fingerprint.
+    pub content_fingerprint: Option<u64>,
+    /// Server floor on the revisit interval.
+    pub min_interval_ms: Option<i64>,
+    /// The estimate after this check.
+    pub rate: Option<crate::estimate::RateEstimate>,
+    /// Planned visits per day.
+    pub planned_per_day: Option<f64>,
+    /// Next due time.
+    pub next_due_ms: i64,
+    /// The folded evidence after this check (JSON).
+    pub stats: Option<String>,
+    /// The host's validator trust after this check, when the check taught it something:
+    /// (host id, JSON), written in the check's transaction.
+    pub host_trust: Option<(i64, String)>,
+    /// When the check was handed to the store (clock ms), for other workers reading what
+    /// changed since their last read ([`UrlScope::WrittenAfter`]); its request may have
+    /// started long before.
+    pub written_ms: Option<i64>,
+}
+
+/// A re-planned URL.
+#[derive(Debug, Clone)]
+pub struct PlanUpdate {
+    /// The URL.
+    pub url_id: i64,
+    /// Planned visits per day.
+    pub planned_per_day: f64,
+    /// Next due time.
+    pub next_due_ms: i64,
+    /// A span after its copy over which it is known not to have changed (a quiet feed). A
+    /// span the row already has is kept when there is none now: judging a copy ignores a span
+    /// from before it.
+    pub watched: Option<(i64, i64)>,
+}
+
+impl Store {
+    /// Writes re-planned rates and due times in one transaction (weights belong to the dedup
+    /// engine, which may change them while a plan is being solved), by multi-row statements
+    /// ([`super::batch`]). The refresher hands a large plan over a few thousand URLs at a time
+    /// (`Ledger::plans`), so that neither a copy of every URL's plan nor one long transaction
+    /// holding up the checks' commits is needed.
+    pub async fn save_plan(&self, rows: Vec<PlanUpdate>) -> sqlx::Result<()> {
+        // Grouped like the checks' writes, so that it commits after every check queued before it
+        // (a check's older plan must not overwrite this one).
+        let rows = Arc::new(rows);
+        self.write_grouped("save_plan", move |mut tx| {
+            let rows = rows.clone();
+            async move {
+                let mut chunks = Vec::new();
+                power_of_two_chunks(&rows, &mut chunks);
+                for chunk in chunks {
+                    let mut query = sqlx::query(text_for(&SAVE_PLANS, chunk.len()));
+                    for row in chunk {
+                        query = query
+                            .bind(row.url_id)
+                            .bind(row.planned_per_day)
+                            .bind(row.next_due_ms)
+                            .bind(row.watched.map(|w| w.0))
+                            .bind(row.watched.map(|w| w.1));
+                    }
+                    query.execute(&mut *tx).await?;
+                }
+                Ok((tx, ()))
+            }
+        })
+        .await
+    }
+
+    /// Sets a URL's server floor on its revisit interval (a feed's ttl, say).
+    pub async fn set_min_interval(&self, url_id: i64, min_interval_ms: i64) -> sqlx::Result<()> {
+        self.write("set_min_interval", |mut tx| async move {
+            sqlx::query("UPDATE urls SET min_interval_ms = $1 WHERE id = $2")
+                .bind(min_interval_ms)
+                .bind(url_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
+    }
+}
+
+static SAVE_PLANS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+    texts(|n| {
+        format!(
+            "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms)
+                 AS (VALUES {})
+             UPDATE urls SET planned_per_day = v.planned_per_day, next_due_ms = v.next_due_ms,
+                 watched_from_ms = COALESCE(v.watched_from_ms, urls.watched_from_ms),
+                 watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms)
+             FROM v WHERE urls.id = v.id",
+            placeholder_rows(n, 5)
+        )
+    })
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::discovered::Discovered;
+    use crate::store::sites::SiteRecord;
+
+    #[tokio::test]
+    async fn a_plan_of_many_urls_is_written_by_chunks_every_row_its_own() {
+        let (stores, _dir) = crate::store::test_support::stores("plan_of_many_urls").await;
+        for store in stores {
+            let site = SiteRecord {
+                name: "s",
+                weight: 1.0,
+                requests_per_day: 100.0,
+                source_file: None,
+            };
+            let site_id = store.upsert_site(&site, 0).await.unwrap();
+            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            // 100 rows: chunks of 64, 32 and 4.
+            let found: Vec<Discovered> = (0..100)
+                .map(|i| Discovered {
+                    url: format!("http://a.test/{i}"),
+                    site_id,
+                    host_id,
+                    kind: "page",
+                    discovered_from: None,
+                    lastmod_ms: None,
+                    changefreq: None,
+                    priority: None,
+                })
+                .collect();
+            let ids = store.upsert_discovered(&found, 1_000).await.unwrap();
+            let plans: Vec<PlanUpdate> = ids
+                .iter()
+                .enumerate()
+                .map(|(i, &url_id)| PlanUpdate {
+                    url_id,
+                    planned_per_day: i as f64 + 0.5,
+                    next_due_ms: 10_000 + i as i64,
+                    watched: (i % 3 == 0).then_some((i as i64, 2 * i as i64)),
+                })
+                .collect();
+            store.save_plan(plans).await.unwrap();
+            let status = store.url_status(None).await.unwrap();
+            for (i, &id) in ids.iter().enumerate() {
+                let row = status.iter().find(|r| r.url_id == id).unwrap();
+                assert_eq!(
+                    (row.planned_per_day, row.next_due_ms),
+                    (Some(i as f64 + 0.5), Some(10_000 + i as i64)),
+                    "row {i}"
+                );
+                let watched = (row.watched_from_ms, row.watched_until_ms);
+                let want = (i % 3 == 0).then_some((i as i64, 2 * i as i64)).unzip();
+                assert_eq!(watched, want, "row {i}");
+            }
+            store.close().await;
+        }
+    }
+}
