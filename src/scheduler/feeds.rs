@@ -37,8 +37,7 @@ impl Scheduler {
             None => now_ms,
         };
         // After an overflow nothing is known of the dropped entries: its pages go back to their
-        // plan until the feed proves itself again, and the time it was blind is not exposure.
-        self.urls[feed].feed_mut().overflowing = overflowed;
+        // plan until the feed proves itself again.
         if overflowed {
             self.urls[feed].feed_mut().blind_until_ms = Some(start);
             for page in self.urls[feed].feed().covers.clone() {
@@ -50,18 +49,24 @@ impl Scheduler {
                 }
             }
         }
-        let watched_days = (now_ms - start).max(0) as f64 / MS_PER_DAY;
-        // Pages already covered were watched over the whole span: every change in it is listed.
-        // After an overflow their checks over the blind span count instead (see
-        // `feed_watched_since_last_check`), and the short span the entries cover is left out
-        // rather than counted twice.
-        if !overflowed {
-            for page in self.urls[feed].feed().covers.clone() {
-                self.urls[page].stats.add_exact(0.0, watched_days);
-                self.urls[page].evidence_until_ms = Some(now_ms).into();
-            }
+        // What the read saw completely: every change since the last read, or after an overflow
+        // every change since its oldest entry, that entry included (read from now backwards,
+        // the span ends at the entry that filled the feed: a stopping time, so the span and its
+        // changes are a fair sample of the page's process, and the blind time before it is
+        // simply unseen). Leaving the reads that overflowed out would leave out the busiest
+        // spans: in the demo's `news` host they held 124-146 changes a day, the others 94-110.
+        // Each page counts the span from where its evidence ends (a check between two reads
+        // counted the time before). Per page: where this read's count starts, and whether an
+        // entry right there counts (the overflow's oldest, for a page covered before the read).
+        let mut counted_from: HashMap<UrlKey, (i64, bool)> = HashMap::new();
+        for page in self.urls[feed].feed().covers.clone() {
+            let u = &mut self.urls[page];
+            let from = start.max(u.evidence_until_ms.get().unwrap_or(i64::MIN));
+            u.stats
+                .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
+            u.evidence_until_ms = Some(now_ms.max(from)).into();
+            counted_from.insert(page, (from, overflowed && from == start));
         }
-        let mut first_seen_from: HashMap<UrlKey, i64> = HashMap::new();
         for &(page, at) in &entries {
             if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
                 continue;
@@ -84,18 +89,17 @@ impl Scheduler {
                     u.stats
                         .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
                     u.evidence_until_ms = Some(now_ms.max(from)).into();
-                    first_seen_from.insert(page, from);
+                    counted_from.insert(page, (from, false));
                     self.urls[feed].feed_mut().covers.push(page);
                 }
-                // A later change of a page first seen in this read counts if no check of it
-                // counted it already.
+                // A change inside the span this read counted for the page.
                 Some(f)
                     if f == feed
-                        && at > start
-                        && !overflowed
-                        && first_seen_from.get(&page).is_none_or(|&from| at > from) =>
+                        && counted_from
+                            .get(&page)
+                            .is_some_and(|&(from, edge)| at > from || (edge && at == from)) =>
                 {
-                    u.stats.add_exact(1.0, 0.0)
+                    u.stats.add_exact(1.0, 0.0);
                 }
                 Some(_) => {}
             }
@@ -148,19 +152,16 @@ impl Scheduler {
         f.last_poll_ms = Some(now_ms);
     }
 
-    /// Whether a page's feed has watched it without a gap since its last check (it covered the
-    /// page then and has not overflowed since, nor on its last read), so that the feed's
-    /// entries, not the check, are the evidence of that span. A feed that overflows on every read
-    /// (pages changing faster than its entries hold) thus leaves its pages to their checks.
-    pub(super) fn feed_watched_since_last_check(&self, page: UrlKey) -> bool {
+    /// Whether a read of the feed covering a page counted part of the time since the page's
+    /// last check (its evidence runs past that check): the feed's entries, not the check, are
+    /// then the evidence of that time, and the check is not counted again. A check between two
+    /// reads counts, and the next read counts only the time after it.
+    pub(super) fn feed_counted_since_last_check(&self, page: UrlKey) -> bool {
         let u = &self.urls[page];
-        let (Some(coverage), Some(last)) = (u.coverage.as_deref(), u.last_check_ms.get()) else {
+        let (Some(_), Some(last)) = (u.coverage.as_deref(), u.last_check_ms.get()) else {
             return false;
         };
-        let (feed, since) = (coverage.feed, coverage.since_ms);
-        let feed = self.urls[feed].feed();
-        let blind_until = feed.blind_until_ms.unwrap_or(i64::MIN);
-        last >= since && last >= blind_until && !feed.overflowing
+        u.evidence_until_ms.get().is_some_and(|until| until > last)
     }
 
     pub(super) fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {

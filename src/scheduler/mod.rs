@@ -392,13 +392,13 @@ impl Scheduler {
             self.hosts[host].trust.observe(lesson);
         }
         let trust_lm = self.hosts[host].trust.trust_last_modified();
-        let feed_watched = self.feed_watched_since_last_check(url);
+        let feed_counted = self.feed_counted_since_last_check(url);
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {
             u.set_min_interval_ms(floor);
         }
-        u.observe(&fetched, trust_lm, self.config.policy, feed_watched);
+        u.observe(&fetched, trust_lm, self.config.policy, feed_counted);
         self.replan_one(url);
         if fetched.seen == Seen::Failed {
             // A failure is tried again after an hour, or the planned interval if longer.

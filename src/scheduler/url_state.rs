@@ -36,9 +36,6 @@ pub struct FeedState {
     /// read before): what it dropped happened before this, so its silence says nothing of the
     /// time before it.
     pub blind_until_ms: Option<i64>,
-    /// Whether its last read overflowed: until a read fits again, the checks of its pages count
-    /// (it watches nothing while it drops entries).
-    pub overflowing: bool,
 }
 
 /// The feed part of a URL that has none.
@@ -48,7 +45,6 @@ static NO_FEED: FeedState = FeedState {
     most_entries: 0,
     worth: false,
     blind_until_ms: None,
-    overflowing: false,
 };
 
 /// A page's coverage by the feed that lists it: its evidence then comes from the feed.
@@ -208,15 +204,15 @@ impl UrlState {
         (MS_PER_DAY / self.planned_per_day.max(1e-9)).min(MAX_INTERVAL_MS)
     }
 
-    /// Folds one check in. A page its feed watched all the time since its last check has its
-    /// evidence from the feed instead (`feed_watched`); a check that saw a change the feed has
+    /// Folds one check in. A page whose feed counted part of the time since its last check has
+    /// its evidence of that time from the feed instead (`feed_counted`); a check that saw a change the feed has
     /// not announced yet is judged at the next read (see [`Coverage::unannounced`]).
     pub fn observe(
         &mut self,
         fetched: &Fetched,
         trust_last_modified: bool,
         kind: PolicyKind,
-        feed_watched: bool,
+        feed_counted: bool,
     ) {
         let at = fetched.at_ms;
         let changed = match fetched.seen {
@@ -239,7 +235,7 @@ impl UrlState {
                 _ => coverage.agreements = 0,
             }
         }
-        let counts = self.kind == UrlKind::Page && !feed_watched;
+        let counts = self.kind == UrlKind::Page && !feed_counted;
         if let (true, Some(last), Some(_)) = (counts, self.last_check_ms.get(), changed) {
             let interval = (at - last) as f64 / MS_PER_DAY;
             let lm_age = fetched
