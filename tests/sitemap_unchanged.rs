@@ -106,3 +106,110 @@ async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
         sitemap_reads[1].clock_ms
     );
 }
+
+/// A page the sitemap dropped is no longer its own: after a read that lists only `/a`, the
+/// sitemap's 304 watches `/a` and says nothing of `/b` (whose listing is older than the read
+/// that dropped it). Its 304s once listed again every page it had ever named first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_sitemap_does_not_watch_a_page_it_dropped() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    let urlset = |paths: &[&str]| {
+        let urls: String = paths
+            .iter()
+            .map(|p| {
+                format!("<url><loc>{base}{p}</loc><lastmod>2020-01-01T00:00:00Z</lastmod></url>")
+            })
+            .collect();
+        format!(
+            r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>"#
+        )
+    };
+    let (both, only_a) = (urlset(&["/a", "/b"]), urlset(&["/a"]));
+    // The first read lists /a and /b (etag s1), the second only /a (etag s2), then 304s.
+    server.handle(HOST, "/sitemap.xml", move |request| {
+        let (body, etag) = match request.header("if-none-match") {
+            Some("\"s2\"") => return Reply::status(304).header("etag", "\"s2\"").to_response(),
+            Some("\"s1\"") => (only_a.clone(), "\"s2\""),
+            _ => (both.clone(), "\"s1\""),
+        };
+        Reply::text(body)
+            .header("content-type", "application/xml")
+            .header("etag", etag)
+            .to_response()
+    });
+    for path in ["/a", "/b"] {
+        server.handle(HOST, path, |request| {
+            if request.header("if-none-match") == Some("\"p1\"") {
+                return Reply::status(304).header("etag", "\"p1\"").to_response();
+            }
+            Reply::html("<html><body><p>A page that does not change.</p></body></html>")
+                .header("etag", "\"p1\"")
+                .header("cache-control", "max-age=3600")
+                .to_response()
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(
+        dir.path(),
+        &format!(
+            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.xml\"]\n\
+             rediscover = \"*/2 * * * * *\"\nrequests_per_day = 100\n\
+             host_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    );
+    let db = dir.path().join("f.db");
+    for pass in 0..3 {
+        if pass > 0 {
+            // The next rediscovery comes within two seconds (on a two-second boundary).
+            let next = now_ms() - now_ms() % 2_000 + 2_000;
+            while now_ms() <= next {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        run_once(&schedule, &db).await;
+    }
+
+    let requests = server.requests();
+    let sitemap_reads: Vec<_> = requests
+        .iter()
+        .filter(|r| r.path == "/sitemap.xml")
+        .collect();
+    assert_eq!(sitemap_reads.len(), 3, "one read a pass");
+    assert_eq!(sitemap_reads[2].header("if-none-match"), Some("\"s2\""));
+    for path in ["/a", "/b"] {
+        let checks = requests.iter().filter(|r| r.path == path).count();
+        assert_eq!(checks, 1, "{path} is checked in the first pass only");
+    }
+
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let mut watched_until = Vec::new();
+    for path in ["/a", "/b"] {
+        let until: Option<i64> =
+            sqlx::query_scalar("SELECT watched_until_ms FROM url_status WHERE url = $1")
+                .bind(format!("{base}{path}"))
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        watched_until.push(until);
+    }
+    pool.close().await;
+    let last_read = sitemap_reads[2].clock_ms;
+    assert!(
+        watched_until[0].is_some_and(|until| until >= last_read - 1_000),
+        "the 304 watches /a up to its read: {:?} vs {last_read}",
+        watched_until[0]
+    );
+    assert!(
+        watched_until[1].is_none_or(|until| until < sitemap_reads[1].clock_ms),
+        "nothing watches /b since the read that dropped it: {:?}",
+        watched_until[1]
+    );
+}

@@ -19,7 +19,7 @@ use url::Url;
 use crate::discover::sitemap::{self, SitemapContext, SitemapWalk};
 use crate::fetch::Method;
 use crate::politeness::origin_of;
-use crate::store::discovered::Discovered;
+use crate::store::discovered::{Discovered, Listing};
 use crate::store::errors::ErrorRecord;
 use crate::store::refusals::RefusalReason;
 use crate::store::urls::{UrlPages, UrlRow, UrlScope};
@@ -170,6 +170,7 @@ async fn discover_site(
         site,
         seeds.iter().map(|u| (u.clone(), None, None, None)),
         "seed",
+        None,
     )
     .await?;
 
@@ -314,10 +315,10 @@ async fn document_row(
 
 /// What reading a sitemap gave.
 enum Document {
-    /// A body.
-    Read(Vec<u8>),
-    /// 304 Not Modified, at this time (clock ms): it says what it said at its last read.
-    Unchanged(i64),
+    /// A body, and the read that its pages record ([`Listing`]).
+    Read(Vec<u8>, Listing),
+    /// 304 Not Modified: it says what it said at its last read. Its row, and when (clock ms).
+    Unchanged(Box<UrlRow>, i64),
     /// Nothing: not asked (a disallow, a closed host, a ttl not run out, another worker's to
     /// read) or an error (recorded).
     Unread,
@@ -384,13 +385,18 @@ async fn fetch_document(
         Some(next),
     )
     .await?;
+    let read_ms = ctx.clock.now_ms();
     if outcome.status == Some(304) {
-        return Ok(Document::Unchanged(ctx.clock.now_ms()));
+        return Ok(Document::Unchanged(Box::new(row), read_ms));
     }
+    let listing = Listing {
+        sitemap_id: row.id,
+        read_ms,
+    };
     Ok(outcome
         .body
         .filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s)))
-        .map_or(Document::Unread, |b| Document::Read(b.to_vec())))
+        .map_or(Document::Unread, |b| Document::Read(b.to_vec(), listing)))
 }
 
 /// Reads one sitemap: records its pages and returns its child sitemaps.
@@ -401,10 +407,10 @@ async fn read_sitemap(
     cross: &[String],
     listed: &mut Listings,
 ) -> anyhow::Result<Vec<Url>> {
-    let body = match fetch_document(ctx, site, url, "sitemap").await? {
-        Document::Read(body) => body,
-        Document::Unchanged(read_ms) => {
-            listed.unchanged(url.as_str(), read_ms);
+    let (body, listing) = match fetch_document(ctx, site, url, "sitemap").await? {
+        Document::Read(body, listing) => (body, listing),
+        Document::Unchanged(row, read_ms) => {
+            listed.unchanged(&row, read_ms);
             return children_of(ctx, url).await;
         }
         // Failed or not asked: the children read last time are still the children.
@@ -440,11 +446,11 @@ async fn read_sitemap(
             entry.priority.map(f64::from),
         ))
     });
-    let read_ms = ctx.clock.now_ms();
-    let added = add_pages(ctx, site, pages, url.as_str()).await?;
+    let added = add_pages(ctx, site, pages, url.as_str(), Some(listing)).await?;
+    ctx.store.set_listed_at(listing).await?;
     for (url, lastmod_ms) in added {
         if let Some(lastmod_ms) = lastmod_ms {
-            listed.listed(url, read_ms, lastmod_ms);
+            listed.listed(url, listing.read_ms, lastmod_ms);
         }
     }
     let children: Vec<Url> = doc
@@ -475,13 +481,15 @@ async fn read_sitemap(
 /// A page found by discovery: URL, lastmod (ms), changefreq, priority.
 type FoundPage = (Url, Option<i64>, Option<String>, Option<f64>);
 
-/// Filters found pages by the site's patterns and robots.txt, and upserts them in batches;
-/// returns the URLs added with their `lastmod`.
+/// Filters found pages by the site's patterns and robots.txt, and upserts them in batches
+/// (each recording the sitemap read that listed it, if one did); returns the URLs added with
+/// their `lastmod`.
 async fn add_pages(
     ctx: &Context,
     site: &SiteState,
     pages: impl Iterator<Item = FoundPage>,
     from: &str,
+    listing: Option<Listing>,
 ) -> anyhow::Result<Vec<(String, Option<i64>)>> {
     let mut added = Vec::new();
     let now = ctx.clock.now_ms();
@@ -527,11 +535,11 @@ async fn add_pages(
             priority,
         });
         if batch.len() >= UPSERT_BATCH {
-            ctx.store.upsert_discovered(&batch, now).await?;
+            upsert_pages(ctx, &batch, now, listing).await?;
             batch.clear();
         }
     }
-    ctx.store.upsert_discovered(&batch, now).await?;
+    upsert_pages(ctx, &batch, now, listing).await?;
     if !refused.is_empty() {
         info!(
             from,
@@ -541,6 +549,20 @@ async fn add_pages(
         ctx.refuse(site, Some(from), refused).await?;
     }
     Ok(added)
+}
+
+/// Upserts a batch of found pages, with the sitemap read that listed them, if one did.
+async fn upsert_pages(
+    ctx: &Context,
+    batch: &[Discovered],
+    now_ms: i64,
+    listing: Option<Listing>,
+) -> anyhow::Result<()> {
+    match listing {
+        Some(listing) => ctx.store.upsert_listed(batch, now_ms, listing).await?,
+        None => ctx.store.upsert_discovered(batch, now_ms).await?,
+    };
+    Ok(())
 }
 
 /// Records a discovery problem and counts it.

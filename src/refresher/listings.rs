@@ -10,16 +10,27 @@
 //! read after a check saw a change judges the host's `lastmod` (an honest sitemap regenerated
 //! only some time after its pages change is judged by what it said then).
 //!
-//! Its pages are those it named first (the store's `discovered_from`), with the newest
-//! `lastmod` any read gave them. Not done: a membership of each page in the sitemaps that list
-//! it, with each one's own `lastmod`. Until then a page the sitemap named first and dropped
-//! since is listed again by its 304s (its quiet span grows though the sitemap no longer lists
-//! it), a page another source named first is not, and a `lastmod` another sitemap gave can
-//! count for this one; a read skipped (a ttl not run out, another worker's host) lists nothing.
+//! Its pages are those its last read with a body listed: each page records the sitemap that
+//! listed it, when, and the `lastmod` that sitemap gave (`listed_in`, `listed_ms`,
+//! `listed_lastmod_ms`), and the sitemap's own row when it last listed its pages, so a page it
+//! dropped since (listed before that) is not its own any more, and a page two sitemaps list
+//! belongs to the one that read it last, with that one's `lastmod`. Rows written before these
+//! columns existed (no sitemap has listed them since) keep the old rule until their sitemap
+//! next comes with a body: the pages it named first, with the newest `lastmod` any source gave.
+//! A read skipped (a ttl not run out, another worker's host) lists nothing.
 
 use std::collections::HashMap;
 
 use crate::store::urls::UrlRow;
+
+/// A sitemap that answered 304.
+#[derive(Debug, Clone, Copy)]
+struct Unchanged {
+    /// When (clock ms).
+    read_ms: i64,
+    /// When it last listed its pages, if it has since the listing columns came.
+    listed_ms: Option<i64>,
+}
 
 /// The listings of one discovery pass, resolved to row ids as the pass reads the site's rows.
 #[derive(Debug, Default)]
@@ -30,8 +41,10 @@ pub struct Listings {
     urls: HashMap<String, usize>,
     /// Row ids of `urls`, once [`Listings::resolve`] met their rows.
     ids: Vec<Option<i64>>,
-    /// Sitemaps that answered 304, with when.
-    unchanged: HashMap<String, i64>,
+    /// Sitemaps that answered 304, by row id.
+    unchanged: HashMap<i64, Unchanged>,
+    /// The same by URL, for the rows no sitemap has listed since the listing columns came.
+    unchanged_urls: HashMap<String, i64>,
     /// (row id, read at, lastmod), clock ms: the pages of the unchanged sitemaps.
     replayed: Vec<(i64, i64, i64)>,
 }
@@ -47,26 +60,43 @@ impl Listings {
         self.read.push((index, read_ms, lastmod_ms));
     }
 
-    /// The sitemap `url` answered 304 Not Modified at `read_ms`.
-    pub fn unchanged(&mut self, url: &str, read_ms: i64) {
-        self.unchanged.insert(url.to_string(), read_ms);
+    /// The sitemap of row `sitemap` answered 304 Not Modified at `read_ms`.
+    pub fn unchanged(&mut self, sitemap: &UrlRow, read_ms: i64) {
+        let listed_ms = sitemap.listed_ms;
+        self.unchanged
+            .insert(sitemap.id, Unchanged { read_ms, listed_ms });
+        self.unchanged_urls.insert(sitemap.url.clone(), sitemap.id);
+    }
+
+    /// The read at which an unchanged sitemap lists `row` again, and the `lastmod` it gives.
+    fn replay(&self, row: &UrlRow) -> Option<(i64, i64)> {
+        // A row updated without a lastmod stores 0: no lastmod.
+        let given = |lastmod: Option<i64>| lastmod.filter(|&m| m > 0);
+        if let Some(sitemap) = row.listed_in {
+            let unchanged = self.unchanged.get(&sitemap)?;
+            let still_listed = row.listed_ms >= unchanged.listed_ms;
+            return still_listed
+                .then_some(unchanged.read_ms)
+                .zip(given(row.listed_lastmod_ms));
+        }
+        let sitemap = self.unchanged_urls.get(row.discovered_from.as_deref()?)?;
+        let unchanged = self.unchanged[sitemap];
+        unchanged
+            .listed_ms
+            .is_none()
+            .then_some(unchanged.read_ms)
+            .zip(given(row.lastmod_ms))
     }
 
     /// Takes from `rows` (a page of the site's rows; each row once over the calls) the row ids
-    /// of the pages read, and the pages an unchanged sitemap named first, listed at its read
-    /// with their stored `lastmod`.
+    /// of the pages read, and the pages of the unchanged sitemaps, listed at their read with
+    /// the `lastmod` they gave.
     pub fn resolve(&mut self, rows: &[UrlRow]) {
         for row in rows.iter().filter(|row| row.kind == "page") {
             if let Some(&index) = self.urls.get(&row.url) {
                 self.ids[index] = Some(row.id);
             }
-            let from_unchanged = row
-                .discovered_from
-                .as_deref()
-                .and_then(|from| self.unchanged.get(from));
-            // A row updated without a lastmod stores 0: no lastmod.
-            let lastmod = row.lastmod_ms.filter(|&m| m > 0);
-            if let (Some(&read_ms), Some(lastmod)) = (from_unchanged, lastmod) {
+            if let Some((read_ms, lastmod)) = self.replay(row) {
                 self.replayed.push((row.id, read_ms, lastmod));
             }
         }
@@ -90,6 +120,8 @@ impl Listings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SITEMAP: i64 = 100;
 
     fn row(id: i64, kind: &str, from: Option<&str>, lastmod_ms: Option<i64>) -> UrlRow {
         UrlRow {
@@ -126,31 +158,90 @@ mod tests {
             content_fingerprint: None,
             content_changes: 0,
             discovered_from: from.map(str::to_string),
+            listed_in: None,
+            listed_ms: None,
+            listed_lastmod_ms: None,
+        }
+    }
+
+    /// A page `sitemap` listed at `at` with `lastmod` (the newest of any source: `newest`).
+    fn listed(id: i64, sitemap: i64, at: i64, lastmod: Option<i64>, newest: i64) -> UrlRow {
+        UrlRow {
+            listed_in: Some(sitemap),
+            listed_ms: Some(at),
+            listed_lastmod_ms: lastmod,
+            ..row(id, "page", Some("http://a.test/first.xml"), Some(newest))
+        }
+    }
+
+    /// The sitemap's row: it last listed its pages at `listed_ms`.
+    fn sitemap(listed_ms: Option<i64>) -> UrlRow {
+        UrlRow {
+            url: "http://a.test/s1.xml".into(),
+            listed_ms,
+            ..row(SITEMAP, "sitemap", Some("schedule"), None)
         }
     }
 
     #[test]
-    fn an_unchanged_sitemap_lists_its_pages_again_at_its_read() {
-        let (same, other) = ("http://a.test/s1.xml", "http://a.test/s2.xml");
+    fn an_unchanged_sitemap_lists_again_the_pages_of_its_last_read_with_their_lastmod() {
         let mut listings = Listings::default();
         listings.listed("http://a.test/9".into(), 50, 7);
-        listings.unchanged(same, 40);
+        listings.unchanged(&sitemap(Some(30)), 40);
         listings.resolve(&[
-            row(1, "page", Some(same), Some(5)),
-            // Named first by another sitemap, which came with a body (or was not read).
-            row(2, "page", Some(other), Some(5)),
-            // Never given a lastmod (stored as 0), or none at all: nothing to list.
-            row(3, "page", Some(same), Some(0)),
-            row(4, "page", Some(same), None),
+            listed(1, SITEMAP, 30, Some(5), 5),
+            // Dropped at its read of 30: listed only before.
+            listed(2, SITEMAP, 20, Some(5), 5),
+            // Listed last by another sitemap (read with a body, or not read).
+            listed(3, 200, 30, Some(5), 5),
+            // Listed without a lastmod: nothing to list.
+            listed(4, SITEMAP, 30, None, 5),
+            // Another source gave a newer lastmod: this sitemap's own counts.
+            listed(6, SITEMAP, 30, Some(6), 9),
             // A child sitemap is no page.
-            row(5, "sitemap", Some(same), Some(5)),
+            UrlRow {
+                listed_in: Some(SITEMAP),
+                listed_ms: Some(30),
+                listed_lastmod_ms: Some(5),
+                ..row(5, "sitemap", None, Some(5))
+            },
         ]);
         // The page read is met later, in another page of rows.
         listings.resolve(&[UrlRow {
             url: "http://a.test/9".into(),
             ..row(9, "page", None, Some(7))
         }]);
-        assert_eq!(listings.into_resolved(), vec![(1, 40, 5), (9, 50, 7)]);
+        assert_eq!(
+            listings.into_resolved(),
+            vec![(1, 40, 5), (6, 40, 6), (9, 50, 7)]
+        );
+    }
+
+    #[test]
+    fn a_kill_before_the_sitemap_marked_its_read_leaves_every_page_it_listed_its_own() {
+        let mut listings = Listings::default();
+        listings.unchanged(&sitemap(None), 40);
+        listings.resolve(&[listed(1, SITEMAP, 30, Some(5), 5)]);
+        assert_eq!(listings.into_resolved(), vec![(1, 40, 5)]);
+    }
+
+    #[test]
+    fn rows_from_before_the_listing_columns_follow_what_named_them_first_until_it_lists_again() {
+        let first = |id, from: &str| row(id, "page", Some(from), Some(5));
+        for (listed_since, want) in [(None, vec![(1, 40, 5)]), (Some(30), vec![])] {
+            let mut listings = Listings::default();
+            listings.unchanged(&sitemap(listed_since), 40);
+            listings.resolve(&[
+                first(1, "http://a.test/s1.xml"),
+                first(2, "http://a.test/s2.xml"),
+                // Never given a lastmod (stored as 0).
+                UrlRow {
+                    lastmod_ms: Some(0),
+                    ..first(3, "http://a.test/s1.xml")
+                },
+            ]);
+            assert_eq!(listings.into_resolved(), want, "{listed_since:?}");
+        }
     }
 
     #[test]

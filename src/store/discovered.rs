@@ -40,6 +40,17 @@ pub struct StoredSitemap {
     pub discovered_from: Option<String>,
 }
 
+/// A sitemap's read that listed pages: the sitemap's row id and when it was read (clock ms).
+/// Each page it lists records it with the `lastmod` this sitemap gave, so that a 304 of the
+/// sitemap later lists again exactly its own pages ([`crate::refresher`]'s listings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Listing {
+    /// The sitemap's row id.
+    pub sitemap_id: i64,
+    /// When it was read.
+    pub read_ms: i64,
+}
+
 impl Store {
     /// Inserts discovered URLs (new ones due at `now_ms`) and refreshes the hints of known ones,
     /// in one transaction. A lastmod newer than our last check marks a known change and makes the
@@ -49,6 +60,43 @@ impl Store {
         found: &[Discovered],
         now_ms: i64,
     ) -> sqlx::Result<Vec<i64>> {
+        self.upsert(found, now_ms, None).await
+    }
+
+    /// As [`Store::upsert_discovered`], for the pages one sitemap read listed: each records
+    /// the listing with the `lastmod` this sitemap gave it (none included). Once every page of
+    /// the read is written, [`Store::set_listed_at`] marks the sitemap's own row.
+    pub async fn upsert_listed(
+        &self,
+        found: &[Discovered],
+        now_ms: i64,
+        listing: Listing,
+    ) -> sqlx::Result<Vec<i64>> {
+        self.upsert(found, now_ms, Some(listing)).await
+    }
+
+    /// When a sitemap last listed its pages: a page it listed before this and not since is
+    /// no longer its own. Written after the pages, so a kill in between leaves every page of
+    /// the read still counted (listed at or after the sitemap's older time).
+    pub async fn set_listed_at(&self, listing: Listing) -> sqlx::Result<()> {
+        self.write("set_listed_at", |mut tx| async move {
+            sqlx::query("UPDATE urls SET listed_ms = $1 WHERE id = $2")
+                .bind(listing.read_ms)
+                .bind(listing.sitemap_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
+    }
+
+    async fn upsert(
+        &self,
+        found: &[Discovered],
+        now_ms: i64,
+        listing: Option<Listing>,
+    ) -> sqlx::Result<Vec<i64>> {
+        let (listed_in, listed_ms) = listing.map(|l| (l.sitemap_id, l.read_ms)).unzip();
         self.write("upsert_discovered", |mut tx| async move {
             let mut new_ids = Vec::new();
             for d in found {
@@ -63,8 +111,9 @@ impl Store {
                         // is theirs, not new here.
                         let id: Option<i64> = sqlx::query_scalar(
                             "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms,
-                                 discovered_from, lastmod_ms, changefreq, priority, next_due_ms)
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                                 discovered_from, lastmod_ms, changefreq, priority, next_due_ms,
+                                 listed_in, listed_ms, listed_lastmod_ms)
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
                              ON CONFLICT (url) DO NOTHING RETURNING id",
                         )
                         .bind(&d.url)
@@ -77,6 +126,9 @@ impl Store {
                         .bind(&d.changefreq)
                         .bind_real(d.priority)
                         .bind(now_ms)
+                        .bind(listed_in)
+                        .bind(listed_ms)
+                        .bind(listed_in.and(d.lastmod_ms))
                         .fetch_optional(&mut *tx)
                         .await?;
                         new_ids.extend(id);
@@ -95,8 +147,12 @@ impl Store {
                                  next_due_ms = CASE WHEN $5 IS NOT NULL
                                      THEN CASE WHEN COALESCE(next_due_ms, $6) < $7
                                          THEN COALESCE(next_due_ms, $6) ELSE $7 END
-                                     ELSE next_due_ms END
-                             WHERE id = $8",
+                                     ELSE next_due_ms END,
+                                 listed_in = CASE WHEN $8 IS NULL THEN listed_in ELSE $9 END,
+                                 listed_ms = CASE WHEN $10 IS NULL THEN listed_ms ELSE $11 END,
+                                 listed_lastmod_ms = CASE WHEN $12 IS NULL
+                                     THEN listed_lastmod_ms ELSE $13 END
+                             WHERE id = $14",
                         )
                         .bind(d.lastmod_ms)
                         .bind(&d.changefreq)
@@ -105,6 +161,12 @@ impl Store {
                         .bind(known_change)
                         .bind(now_ms)
                         .bind(now_ms)
+                        .bind(listed_in)
+                        .bind(listed_in)
+                        .bind(listed_in)
+                        .bind(listed_ms)
+                        .bind(listed_in)
+                        .bind(listed_in.and(d.lastmod_ms))
                         .bind(id)
                         .execute(&mut *tx)
                         .await?;
@@ -190,5 +252,86 @@ impl Store {
             }
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sites::SiteRecord;
+    use crate::store::urls::UrlRow;
+
+    #[tokio::test]
+    async fn a_listing_records_its_sitemap_and_lastmod_and_the_last_one_wins() {
+        let (stores, _dir) = crate::store::test_support::stores("listing_records").await;
+        for store in stores {
+            let site = SiteRecord {
+                name: "s",
+                weight: 1.0,
+                requests_per_day: 100.0,
+                source_file: None,
+            };
+            let site_id = store.upsert_site(&site, 0).await.unwrap();
+            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            let found = |url: &str, kind, lastmod_ms| Discovered {
+                url: url.to_string(),
+                site_id,
+                host_id,
+                kind,
+                discovered_from: Some("schedule".into()),
+                lastmod_ms,
+                changefreq: None,
+                priority: None,
+            };
+            let sitemaps = store
+                .upsert_discovered(
+                    &[
+                        found("http://a.test/s1.xml", "sitemap", None),
+                        found("http://a.test/s2.xml", "sitemap", None),
+                    ],
+                    0,
+                )
+                .await
+                .unwrap();
+            let read = |sitemap_id, read_ms| Listing {
+                sitemap_id,
+                read_ms,
+            };
+            let page = "http://a.test/p";
+            let listed = |row: UrlRow| (row.listed_in, row.listed_ms, row.listed_lastmod_ms);
+            store
+                .upsert_listed(
+                    &[found(page, "page", Some(50))],
+                    100,
+                    read(sitemaps[0], 100),
+                )
+                .await
+                .unwrap();
+            store.set_listed_at(read(sitemaps[0], 100)).await.unwrap();
+            let row = store.url_row(page).await.unwrap().unwrap();
+            assert_eq!(listed(row), (Some(sitemaps[0]), Some(100), Some(50)));
+            let sitemap = store
+                .url_row("http://a.test/s1.xml")
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(sitemap.listed_ms, Some(100));
+            // Another source (a feed, a seed) leaves the listing as it was.
+            store
+                .upsert_discovered(&[found(page, "page", Some(80))], 150)
+                .await
+                .unwrap();
+            let row = store.url_row(page).await.unwrap().unwrap();
+            assert_eq!(row.lastmod_ms, Some(80), "the newest of any source");
+            assert_eq!(listed(row), (Some(sitemaps[0]), Some(100), Some(50)));
+            // Another sitemap listing it without a lastmod takes it over.
+            store
+                .upsert_listed(&[found(page, "page", None)], 200, read(sitemaps[1], 200))
+                .await
+                .unwrap();
+            let row = store.url_row(page).await.unwrap().unwrap();
+            assert_eq!(listed(row), (Some(sitemaps[1]), Some(200), None));
+            store.close().await;
+        }
     }
 }

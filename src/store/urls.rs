@@ -76,6 +76,17 @@ pub struct UrlRow {
     /// What named it first: the sitemap, feed, seed or robots.txt.
     #[sqlx(default)]
     pub discovered_from: Option<String>,
+    /// For a page: the row id of the sitemap that listed it at that sitemap's last read with
+    /// a body ([`super::discovered::Listing`]). For a sitemap: nothing.
+    #[sqlx(default)]
+    pub listed_in: Option<i64>,
+    /// For a page: when `listed_in` listed it. For a sitemap: when it last listed its pages
+    /// (a page it lists still was listed then or later).
+    #[sqlx(default)]
+    pub listed_ms: Option<i64>,
+    /// The `lastmod` `listed_in` gave the page then (`lastmod_ms` is the newest of any source).
+    #[sqlx(default)]
+    pub listed_lastmod_ms: Option<i64>,
 }
 
 impl Store {
