@@ -10,6 +10,10 @@ use crate::clock::MS_PER_DAY;
 use super::url_state::Coverage;
 use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
 
+/// Changes checks saw that a feed never listed, each at a read that could not tell (it was
+/// blind for part of the span), after which the feed is taken to miss the page's changes.
+const UNJUDGED_MISSES: u32 = 3;
+
 impl Scheduler {
     /// A feed was read at `now_ms` and listed `entries` (page, change time). Pages it lists are
     /// covered by it from then on; an entry newer than a page's copy makes it known stale.
@@ -21,7 +25,9 @@ impl Scheduler {
         // page's first sighting is its oldest listed change, and that change is the one that
         // made its copy stale.
         let mut entries = entries.to_vec();
-        entries.sort_by_key(|&(_, at)| at);
+        entries.sort_by_key(|&(page, at)| (at, page));
+        // One change listed twice (two links that name one page) is one change.
+        entries.dedup();
         let last_poll = self.urls[feed].feed().last_poll_ms;
         // A feed lists its last few entries: if it is as full as it has ever been and every entry
         // is newer than the last poll, some may have been dropped, and every page it covers may
@@ -73,6 +79,10 @@ impl Scheduler {
             }
             let u = &mut self.urls[page];
             match u.covered_by() {
+                // A page it does not cover is covered from a change it lists for the first time:
+                // an entry the last read held too was there when the page was not covered (the
+                // feed was found to miss its changes, or the page was not known yet).
+                None if last_poll.is_some_and(|last| at <= last) => {}
                 None => {
                     // Coverage starts at the first sighting, which is not itself counted: it was
                     // selected by being a change. Its silence since counts only after what the
@@ -81,6 +91,7 @@ impl Scheduler {
                         feed,
                         since_ms: start,
                         unannounced: None,
+                        unjudged: 0,
                         agreements: 0,
                     }));
                     let from = at
@@ -116,7 +127,9 @@ impl Scheduler {
         // for part of the check's span (a read that overflowed, this one or one before, dropped
         // what happened before its oldest entry): then nothing is known either way. Judging
         // only at reads that did not overflow, and whatever the feed had dropped, took pages
-        // from a feed that lists every change (9 of the 12 in three demo runs).
+        // from a feed that lists every change (9 of the 12 in three demo runs). A feed that is
+        // blind at every read cannot keep a page whose changes it never lists for long: after
+        // [`UNJUDGED_MISSES`] such changes in a row it is taken to miss them.
         let blind_until = self.urls[feed].feed().blind_until_ms;
         let suspects: Vec<UrlKey> = self.urls[feed]
             .feed()
@@ -134,20 +147,31 @@ impl Scheduler {
             let Some(coverage) = self.urls[page].coverage.as_deref_mut() else {
                 continue;
             };
-            let Some((from, to)) = coverage.unannounced.take() else {
+            let Some(seen) = coverage.unannounced.take() else {
                 continue;
             };
             let listed = entries
                 .iter()
-                .any(|&(p, at)| p == page && at > from && at <= to);
-            if listed {
+                .any(|&(p, at)| p == page && at > seen.from_ms && at <= seen.to_ms);
+            let missed = if listed {
                 coverage.agreements += 1;
-            } else if blind_until.is_none_or(|blind| blind <= from) {
+                coverage.unjudged = 0;
+                false
+            } else if blind_until.is_none_or(|blind| blind <= seen.from_ms) {
+                true
+            } else {
+                coverage.unjudged += 1;
+                coverage.unjudged >= UNJUDGED_MISSES
+            };
+            if missed {
                 // The check that saw the change was left to the feed, which missed it: the
-                // change counts after all (the feed's quiet over the span stays, a little
-                // evidence of slowness that the check's change outweighs).
-                let days = (to - from) as f64 / MS_PER_DAY;
-                self.urls[page].stats.add_check(days, Some(true), None);
+                // change counts after all, unless the check counted it already (the feed's
+                // quiet over the span stays, a little evidence of slowness that the check's
+                // change outweighs).
+                if !seen.counted {
+                    let days = (seen.to_ms - seen.from_ms) as f64 / MS_PER_DAY;
+                    self.urls[page].stats.add_check(days, Some(true), None);
+                }
                 self.uncover(page);
             }
         }
@@ -155,13 +179,14 @@ impl Scheduler {
         f.last_poll_ms = Some(now_ms);
     }
 
-    /// Whether a read of the feed covering a page counted part of the time since the page's
-    /// last check (its evidence runs past that check): the feed's entries, not the check, are
-    /// then the evidence of that time, and the check is not counted again. A check between two
-    /// reads counts, and the next read counts only the time after it.
+    /// Whether a read of a feed counted part of the time since the page's last check (its
+    /// evidence runs past that check): the feed's entries, not the check, are then the
+    /// evidence of that time, and the check is not counted again (also once the feed no longer
+    /// covers the page). A check that follows a counted check with no read between counts, and
+    /// the next read counts only the time after it.
     pub(super) fn feed_counted_since_last_check(&self, page: UrlKey) -> bool {
         let u = &self.urls[page];
-        let (Some(_), Some(last)) = (u.coverage.as_deref(), u.last_check_ms.get()) else {
+        let Some(last) = u.last_check_ms.get() else {
             return false;
         };
         u.evidence_until_ms.get().is_some_and(|until| until > last)

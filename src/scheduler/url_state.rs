@@ -52,15 +52,31 @@ static NO_FEED: FeedState = FeedState {
 pub struct Coverage {
     /// The feed.
     pub feed: UrlKey,
-    /// When that feed first listed it.
+    /// The start of the read's window in which the feed first listed it.
     pub since_ms: i64,
-    /// A change a check saw that the feed had not announced: the span (copy before, check) in
-    /// which it happened. The next read of the feed must list it, or the feed misses this
-    /// page's changes and no longer covers it.
-    pub unannounced: Option<(i64, i64)>,
+    /// A change a check saw that the feed had not announced ([`Unannounced`]). The next read
+    /// of the feed must list it, or the feed misses this page's changes and no longer covers
+    /// it, unless the feed was blind for part of the span.
+    pub unannounced: Option<Unannounced>,
+    /// Changes checks saw that the feed never listed, judged at reads that could not tell
+    /// (blind for part of the span), since the feed last listed one: a feed that overflows at
+    /// every read could otherwise keep a page it never announces.
+    pub unjudged: u32,
     /// Checks since it was covered whose change (or quiet) the feed had announced (or kept
     /// quiet about): a page waits for its feed only once the feed has proven itself for it.
     pub agreements: u32,
+}
+
+/// A change a check saw that the feed had not announced when the check came.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unannounced {
+    /// The copy before (clock ms).
+    pub from_ms: i64,
+    /// The check (clock ms).
+    pub to_ms: i64,
+    /// Whether the check counted as evidence (no read had counted part of its span): then the
+    /// change is counted already, whatever the feed's verdict.
+    pub counted: bool,
 }
 
 /// One URL.
@@ -204,9 +220,9 @@ impl UrlState {
         (MS_PER_DAY / self.planned_per_day.max(1e-9)).min(MAX_INTERVAL_MS)
     }
 
-    /// Folds one check in. A page whose feed counted part of the time since its last check has
-    /// its evidence of that time from the feed instead (`feed_counted`); a check that saw a change the feed has
-    /// not announced yet is judged at the next read (see [`Coverage::unannounced`]).
+    /// Folds one check in. A check over time a feed's read counted already is not counted again
+    /// (`feed_counted`); a check that saw a change the feed has not announced yet is judged at
+    /// the next read (see [`Coverage::unannounced`]).
     pub fn observe(
         &mut self,
         fetched: &Fetched,
@@ -230,7 +246,13 @@ impl UrlState {
             ) {
                 // Not a disagreement yet: the check may simply have come before the feed was
                 // read. The next read must list it (see `Scheduler::handle_feed`).
-                (true, None, Some(last)) => coverage.unannounced = Some((last, at)),
+                (true, None, Some(last)) => {
+                    coverage.unannounced = Some(Unannounced {
+                        from_ms: last,
+                        to_ms: at,
+                        counted: !feed_counted,
+                    })
+                }
                 (true, Some(_), _) | (false, None, _) => coverage.agreements += 1,
                 _ => coverage.agreements = 0,
             }

@@ -287,3 +287,72 @@ fn sitemap_reads_are_worth_their_requests_only_where_lastmod_is_believed() {
         "a budget that hardly binds"
     );
 }
+
+/// A feed that does not list a change a check saw loses the page; the change counts once (the
+/// check counted it when no read had counted its span), an entry the feed listed before does
+/// not take the page back, a new one does, and one change listed twice counts once.
+#[test]
+fn a_feed_that_misses_a_change_loses_the_page_until_it_lists_a_new_one() {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let a = pages[0];
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
+    // The read of 60 counted the time since the copy: this check is not counted again.
+    check(&mut sched, 70 * MIN, a, Seen::Unchanged);
+    // No read since 70: this check counts, its change with it.
+    check(&mut sched, 100 * MIN, a, Seen::Changed);
+    let changed = |sched: &Scheduler| -> f64 {
+        sched.urls[a]
+            .stats
+            .changed_intervals
+            .iter()
+            .map(|(_, n)| n)
+            .sum()
+    };
+    assert_eq!(changed(&sched), 1.0);
+    // The next read does not list it, and the feed saw the whole span: it misses a's changes.
+    sched.handle_feed(130 * MIN, feed, &[(a, 5 * MIN)]);
+    assert!(!sched.summary(a).covered);
+    assert_eq!(changed(&sched), 1.0, "the change counts once");
+    // An entry it held before does not take the page back; a change listed for the first
+    // time does (twice in the read: one change).
+    sched.handle_feed(160 * MIN, feed, &[(a, 5 * MIN)]);
+    assert!(!sched.summary(a).covered);
+    let events = sched.urls[a].stats.events;
+    sched.handle_feed(
+        200 * MIN,
+        feed,
+        &[(a, 170 * MIN), (a, 190 * MIN), (a, 190 * MIN)],
+    );
+    assert!(sched.summary(a).covered);
+    assert_eq!(
+        sched.urls[a].stats.events,
+        events + 1.0,
+        "the first sighting (170) is not counted, 190 once"
+    );
+}
+
+/// A feed blind at every read (it overflows each time) cannot tell whether it missed a change
+/// a check saw; after three such changes it never listed, it no longer covers the page.
+#[test]
+fn a_feed_blind_at_every_read_loses_a_page_whose_changes_it_never_lists() {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(2);
+    let (a, b) = (pages[0], pages[1]);
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN), (b, 6 * MIN)]);
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    for round in 0..3 {
+        let at = 100 * MIN * (round + 1);
+        assert!(sched.summary(a).covered, "round {round}");
+        check(&mut sched, at, a, Seen::Changed);
+        // Two entries of b, both newer than the last read: it overflowed, blind before them.
+        sched.handle_feed(
+            at + 20 * MIN,
+            feed,
+            &[(b, at + 5 * MIN), (b, at + 10 * MIN)],
+        );
+    }
+    assert!(!sched.summary(a).covered);
+}
