@@ -30,6 +30,10 @@ struct Unchanged {
     read_ms: i64,
     /// When it last listed its pages, if it has since the listing columns came.
     listed_ms: Option<i64>,
+    /// Whether its last change came after it last listed its pages: a kill between saving the
+    /// read's validators and writing its pages left the listing of the read before, which
+    /// this 304 must not repeat.
+    listing_behind: bool,
 }
 
 /// The listings of one discovery pass, resolved to row ids as the pass reads the site's rows.
@@ -63,8 +67,15 @@ impl Listings {
     /// The sitemap of row `sitemap` answered 304 Not Modified at `read_ms`.
     pub fn unchanged(&mut self, sitemap: &UrlRow, read_ms: i64) {
         let listed_ms = sitemap.listed_ms;
-        self.unchanged
-            .insert(sitemap.id, Unchanged { read_ms, listed_ms });
+        let listing_behind = listed_ms
+            .zip(sitemap.last_changed_ms)
+            .is_some_and(|(listed, changed)| changed > listed);
+        let unchanged = Unchanged {
+            read_ms,
+            listed_ms,
+            listing_behind,
+        };
+        self.unchanged.insert(sitemap.id, unchanged);
         self.unchanged_urls.insert(sitemap.url.clone(), sitemap.id);
     }
 
@@ -74,7 +85,7 @@ impl Listings {
         let given = |lastmod: Option<i64>| lastmod.filter(|&m| m > 0);
         if let Some(sitemap) = row.listed_in {
             let unchanged = self.unchanged.get(&sitemap)?;
-            let still_listed = row.listed_ms >= unchanged.listed_ms;
+            let still_listed = row.listed_ms >= unchanged.listed_ms && !unchanged.listing_behind;
             return still_listed
                 .then_some(unchanged.read_ms)
                 .zip(given(row.listed_lastmod_ms));
@@ -223,6 +234,20 @@ mod tests {
         listings.unchanged(&sitemap(None), 40);
         listings.resolve(&[listed(1, SITEMAP, 30, Some(5), 5)]);
         assert_eq!(listings.into_resolved(), vec![(1, 40, 5)]);
+    }
+
+    #[test]
+    fn a_kill_before_a_changed_sitemap_listed_its_pages_lists_nothing_at_its_304() {
+        // Its read of 35 changed it (validators saved) and was killed before its pages were
+        // written: the pages still carry the listing of 30, which the 304 must not repeat.
+        let mut listings = Listings::default();
+        let behind = UrlRow {
+            last_changed_ms: Some(35),
+            ..sitemap(Some(30))
+        };
+        listings.unchanged(&behind, 40);
+        listings.resolve(&[listed(1, SITEMAP, 30, Some(5), 5)]);
+        assert!(listings.into_resolved().is_empty());
     }
 
     #[test]

@@ -100,6 +100,8 @@ impl Store {
         self.write("upsert_discovered", |mut tx| async move {
             let mut new_ids = Vec::new();
             for d in found {
+                // A listing is a page's: a sitemap named in a urlset keeps its own time.
+                let page_listed_in = listed_in.filter(|_| d.kind == "page");
                 let existing: Option<(i64, Option<i64>)> =
                     sqlx::query_as("SELECT id, last_checked_ms FROM urls WHERE url = $1")
                         .bind(&d.url)
@@ -126,12 +128,26 @@ impl Store {
                         .bind(&d.changefreq)
                         .bind_real(d.priority)
                         .bind(now_ms)
-                        .bind(listed_in)
-                        .bind(listed_ms)
-                        .bind(listed_in.and(d.lastmod_ms))
+                        .bind(page_listed_in)
+                        .bind(page_listed_in.and(listed_ms))
+                        .bind(page_listed_in.and(d.lastmod_ms))
                         .fetch_optional(&mut *tx)
                         .await?;
                         new_ids.extend(id);
+                        if id.is_none() && page_listed_in.is_some() {
+                            // Another worker inserted it first: the listing is this read's.
+                            sqlx::query(
+                                "UPDATE urls SET listed_in = $1, listed_ms = $2,
+                                     listed_lastmod_ms = $3
+                                 WHERE url = $4 AND kind = 'page'",
+                            )
+                            .bind(page_listed_in)
+                            .bind(listed_ms)
+                            .bind(d.lastmod_ms)
+                            .bind(&d.url)
+                            .execute(&mut *tx)
+                            .await?;
+                        }
                     }
                     Some((id, last_checked)) => {
                         let known_change = d
@@ -148,9 +164,11 @@ impl Store {
                                      THEN CASE WHEN COALESCE(next_due_ms, $6) < $7
                                          THEN COALESCE(next_due_ms, $6) ELSE $7 END
                                      ELSE next_due_ms END,
-                                 listed_in = CASE WHEN $8 IS NULL THEN listed_in ELSE $9 END,
-                                 listed_ms = CASE WHEN $10 IS NULL THEN listed_ms ELSE $11 END,
-                                 listed_lastmod_ms = CASE WHEN $12 IS NULL
+                                 listed_in = CASE WHEN $8 IS NULL OR kind <> 'page'
+                                     THEN listed_in ELSE $9 END,
+                                 listed_ms = CASE WHEN $10 IS NULL OR kind <> 'page'
+                                     THEN listed_ms ELSE $11 END,
+                                 listed_lastmod_ms = CASE WHEN $12 IS NULL OR kind <> 'page'
                                      THEN listed_lastmod_ms ELSE $13 END
                              WHERE id = $14",
                         )
@@ -331,6 +349,18 @@ mod tests {
                 .unwrap();
             let row = store.url_row(page).await.unwrap().unwrap();
             assert_eq!(listed(row), (Some(sitemaps[1]), Some(200), None));
+            // A sitemap named as a page of another keeps its own listing time.
+            let named = found("http://a.test/s1.xml", "page", Some(60));
+            store
+                .upsert_listed(&[named], 300, read(sitemaps[1], 300))
+                .await
+                .unwrap();
+            let sitemap = store
+                .url_row("http://a.test/s1.xml")
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(listed(sitemap), (None, Some(100), None));
             store.close().await;
         }
     }
