@@ -9,14 +9,16 @@ mod freshet_bin;
 #[path = "support/recording_server.rs"]
 mod recording_server;
 
+use std::path::{Path, PathBuf};
+
 use freshet_bin::{now_ms, run_once, write_schedule};
 
 use recording_server::{RecordingServer, Reply};
 
 const HOST: &str = "127.0.0.1";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
+/// A loopback server that allows everything, and its base URL.
+async fn start_server() -> (RecordingServer, String) {
     let server = RecordingServer::start().await;
     let base = format!("http://{HOST}:{}", server.addr.port());
     server.route(
@@ -24,6 +26,50 @@ async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
         "/robots.txt",
         Reply::text("User-agent: *\nAllow: /\n"),
     );
+    (server, base)
+}
+
+/// A page that never changes, answered 304 to its ETag; an hour's max-age, so however late a
+/// later pass starts, the page is not due in it.
+fn serve_unchanging_page(server: &RecordingServer, path: &str) {
+    server.handle(HOST, path, |request| {
+        if request.header("if-none-match") == Some("\"p1\"") {
+            return Reply::status(304).header("etag", "\"p1\"").to_response();
+        }
+        Reply::html("<html><body><p>A page that does not change.</p></body></html>")
+            .header("etag", "\"p1\"")
+            .header("cache-control", "max-age=3600")
+            .to_response()
+    });
+}
+
+/// Runs `passes` passes of `freshet run --once` over the server's sitemap in `dir`, each at the
+/// next rediscovery (on a two-second boundary); returns the database.
+async fn run_passes(dir: &Path, base: &str, passes: usize) -> PathBuf {
+    let schedule = write_schedule(
+        dir,
+        &format!(
+            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.xml\"]\n\
+             rediscover = \"*/2 * * * * *\"\nrequests_per_day = 100\n\
+             host_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    );
+    let db = dir.join("f.db");
+    for pass in 0..passes {
+        if pass > 0 {
+            let next = now_ms() - now_ms() % 2_000 + 2_000;
+            while now_ms() <= next {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        run_once(&schedule, &db).await;
+    }
+    db
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
+    let (server, base) = start_server().await;
     let urlset = format!(
         r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
 <url><loc>{base}/a</loc><lastmod>2020-01-01T00:00:00Z</lastmod></url></urlset>"#
@@ -37,33 +83,9 @@ async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
             .header("etag", "\"s1\"")
             .to_response()
     });
-    server.handle(HOST, "/a", |request| {
-        if request.header("if-none-match") == Some("\"a1\"") {
-            return Reply::status(304).header("etag", "\"a1\"").to_response();
-        }
-        // An hour's max-age: however late the second pass starts, the page is not due in it.
-        Reply::html("<html><body><p>A page that does not change.</p></body></html>")
-            .header("etag", "\"a1\"")
-            .header("cache-control", "max-age=3600")
-            .to_response()
-    });
+    serve_unchanging_page(&server, "/a");
     let dir = tempfile::tempdir().unwrap();
-    let schedule = write_schedule(
-        dir.path(),
-        &format!(
-            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.xml\"]\n\
-             rediscover = \"*/2 * * * * *\"\nrequests_per_day = 100\n\
-             host_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
-        ),
-    );
-    let db = dir.path().join("f.db");
-    run_once(&schedule, &db).await;
-    // The next rediscovery comes within two seconds (on a two-second boundary).
-    let next = now_ms() - now_ms() % 2_000 + 2_000;
-    while now_ms() <= next {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    run_once(&schedule, &db).await;
+    let db = run_passes(dir.path(), &base, 2).await;
 
     let requests = server.requests();
     let sitemap_reads: Vec<_> = requests
@@ -112,13 +134,7 @@ async fn an_unchanged_sitemap_keeps_watching_the_copies_it_lists() {
 /// that dropped it). Its 304s once listed again every page it had ever named first.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unchanged_sitemap_does_not_watch_a_page_it_dropped() {
-    let server = RecordingServer::start().await;
-    let base = format!("http://{HOST}:{}", server.addr.port());
-    server.route(
-        HOST,
-        "/robots.txt",
-        Reply::text("User-agent: *\nAllow: /\n"),
-    );
+    let (server, base) = start_server().await;
     let urlset = |paths: &[&str]| {
         let urls: String = paths
             .iter()
@@ -144,36 +160,10 @@ async fn an_unchanged_sitemap_does_not_watch_a_page_it_dropped() {
             .to_response()
     });
     for path in ["/a", "/b"] {
-        server.handle(HOST, path, |request| {
-            if request.header("if-none-match") == Some("\"p1\"") {
-                return Reply::status(304).header("etag", "\"p1\"").to_response();
-            }
-            Reply::html("<html><body><p>A page that does not change.</p></body></html>")
-                .header("etag", "\"p1\"")
-                .header("cache-control", "max-age=3600")
-                .to_response()
-        });
+        serve_unchanging_page(&server, path);
     }
     let dir = tempfile::tempdir().unwrap();
-    let schedule = write_schedule(
-        dir.path(),
-        &format!(
-            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.xml\"]\n\
-             rediscover = \"*/2 * * * * *\"\nrequests_per_day = 100\n\
-             host_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
-        ),
-    );
-    let db = dir.path().join("f.db");
-    for pass in 0..3 {
-        if pass > 0 {
-            // The next rediscovery comes within two seconds (on a two-second boundary).
-            let next = now_ms() - now_ms() % 2_000 + 2_000;
-            while now_ms() <= next {
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
-        }
-        run_once(&schedule, &db).await;
-    }
+    let db = run_passes(dir.path(), &base, 3).await;
 
     let requests = server.requests();
     let sitemap_reads: Vec<_> = requests
