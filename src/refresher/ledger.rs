@@ -1,10 +1,15 @@
 //! The scheduler inside the daemon: one [`Scheduler`] behind a std Mutex (nothing async happens
 //! while it is held), with the store's row ids mapped to the scheduler's keys. Every revisit
 //! decision of `freshet run` is the scheduler's; this only translates ids and rows.
+//!
+//! Once the refresher's loop starts the samples' grid, whoever takes the lock first after one of
+//! its instants has passed judges every copy at that instant before anything changes
+//! ([`super::sample_grid`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use crate::clock::SharedClock;
 use crate::estimate::{Stats, ValidatorTrust, changefreq_per_day};
 use crate::politeness::HeldHosts;
 use crate::scheduler::{
@@ -15,6 +20,7 @@ use crate::store::reports::FreshnessSample;
 use crate::store::summary::PlanUpdate;
 use crate::store::urls::UrlRow;
 
+use super::sample_grid::SampleGrid;
 use super::url_ids::UrlIds;
 
 /// A request the scheduler handed out, in the store's terms.
@@ -68,6 +74,54 @@ struct Inner {
     site_ids: Vec<i64>,
     /// When a URL was last added (a one-pass run also fetches what its own reading found).
     last_added_ms: Option<i64>,
+    /// The samples' grid once started, with the samples judged and not taken yet.
+    sampling: Option<Sampling>,
+}
+
+/// The instants the copies are judged at, on the refresher's clock, and what was judged.
+struct Sampling {
+    clock: SharedClock,
+    grid: SampleGrid,
+    judged: Vec<FreshnessSample>,
+}
+
+impl Inner {
+    /// Every site's freshness at `now_ms`, as the store keeps it.
+    fn freshness(&self, now_ms: i64) -> Vec<FreshnessSample> {
+        self.sched
+            .freshness(now_ms)
+            .into_iter()
+            .map(|(site, f)| FreshnessSample {
+                site_id: self.site_ids[site],
+                at_ms: now_ms,
+                copies: f.copies as i64,
+                known_stale: f.known_stale as i64,
+                weight: f.weight,
+                mean_expected_age_days: f.mean_expected_age_days,
+                mean_p_stale: f.mean_p_stale,
+            })
+            .collect()
+    }
+
+    /// Judges the copies at every instant of the grid that has passed, with what is held now:
+    /// nothing changed since, as every change takes the lock first.
+    fn judge_passed_instants(&mut self) {
+        let Some(sampling) = self.sampling.as_mut() else {
+            return;
+        };
+        let now_ms = sampling.clock.now_ms();
+        if now_ms < sampling.grid.next_ms() {
+            return;
+        }
+        let instants: Vec<i64> = sampling.grid.passed(now_ms).collect();
+        let judged: Vec<FreshnessSample> = instants
+            .into_iter()
+            .flat_map(|at_ms| self.freshness(at_ms))
+            .collect();
+        if let Some(sampling) = self.sampling.as_mut() {
+            sampling.judged.extend(judged);
+        }
+    }
 }
 
 impl Ledger {
@@ -82,6 +136,7 @@ impl Ledger {
                 site_keys: HashMap::new(),
                 site_ids: Vec::new(),
                 last_added_ms: None,
+                sampling: None,
             }),
             held: None,
         }
@@ -175,7 +230,33 @@ impl Ledger {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        inner.judge_passed_instants();
+        inner
+    }
+
+    /// Starts judging the copies at the instants every `every_ms` of `clock`, from the next.
+    pub fn start_sampling(&self, clock: SharedClock, every_ms: i64) {
+        let grid = SampleGrid::after(clock.now_ms(), every_ms);
+        self.lock().sampling = Some(Sampling {
+            clock,
+            grid,
+            judged: Vec::new(),
+        });
+    }
+
+    /// The next instant the copies are judged at, once sampling has started.
+    pub fn next_sample_ms(&self) -> Option<i64> {
+        self.lock().sampling.as_ref().map(|s| s.grid.next_ms())
+    }
+
+    /// The samples judged at the instants passed since the last call, oldest first.
+    pub fn take_samples(&self) -> Vec<FreshnessSample> {
+        self.lock()
+            .sampling
+            .as_mut()
+            .map(|s| std::mem::take(&mut s.judged))
+            .unwrap_or_default()
     }
 
     /// Adds a site with its weight and budget.
@@ -417,21 +498,7 @@ impl Ledger {
 
     /// Every site's freshness at `now_ms`, as the store keeps it.
     pub fn freshness(&self, now_ms: i64) -> Vec<FreshnessSample> {
-        let inner = self.lock();
-        inner
-            .sched
-            .freshness(now_ms)
-            .into_iter()
-            .map(|(site, f)| FreshnessSample {
-                site_id: inner.site_ids[site],
-                at_ms: now_ms,
-                copies: f.copies as i64,
-                known_stale: f.known_stale as i64,
-                weight: f.weight,
-                mean_expected_age_days: f.mean_expected_age_days,
-                mean_p_stale: f.mean_p_stale,
-            })
-            .collect()
+        self.lock().freshness(now_ms)
     }
 
     /// Makes room for `additional` more URLs at once (a start knows how many it will add).
@@ -470,5 +537,89 @@ impl Ledger {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use super::*;
+    use crate::clock::Clock;
+    use crate::scheduler::{Fetched, Seen};
+
+    const QUARTER: i64 = 15 * 60_000;
+    const START: i64 = 20_000 * 86_400_000;
+
+    /// A clock moved by hand.
+    #[derive(Debug)]
+    struct HandClock(AtomicI64);
+
+    impl Clock for HandClock {
+        fn now_ms(&self) -> i64 {
+            self.0.load(Ordering::SeqCst)
+        }
+
+        fn speed(&self) -> f64 {
+            1.0
+        }
+    }
+
+    /// A ledger with one page (row 7) whose copy was taken at `START` and that is due again
+    /// `due_ms`, sampling on `clock`.
+    fn one_page_copied_at_start(clock: &Arc<HandClock>, due_ms: i64) -> Ledger {
+        let ledger = Ledger::new(SchedulerConfig::default());
+        ledger.add_site(1, 1.0, 100.0, START);
+        let row = UrlRow {
+            checks: 1,
+            last_checked_ms: Some(START),
+            last_status: Some(200),
+            next_due_ms: Some(due_ms),
+            ..UrlRow::for_tests(7, "page")
+        };
+        ledger.sync(&[row], START, |_| ("http://a.test".to_string(), 0, START));
+        ledger.start_sampling(clock.clone(), QUARTER);
+        ledger
+    }
+
+    #[test]
+    fn an_instant_is_judged_with_the_copies_held_then_not_with_a_check_that_landed_after_it() {
+        let clock = Arc::new(HandClock(AtomicI64::new(START)));
+        let ledger = one_page_copied_at_start(&clock, START + QUARTER + 1);
+        let instant = ledger.next_sample_ms().unwrap();
+        assert_eq!(instant, START + QUARTER);
+        let held_then = ledger.freshness(instant);
+        assert!(held_then[0].mean_expected_age_days > 0.0);
+        // The refresher's loop is late: a check lands ten minutes after the instant, before
+        // anything took the instant's sample.
+        let late = instant + 10 * 60_000;
+        clock.0.store(late, Ordering::SeqCst);
+        let due = ledger.poll(late).expect("the page is due");
+        assert_eq!(due.url_id, 7);
+        ledger.fetched(late, 7, Fetched::at(late, Seen::Unchanged));
+        let samples = ledger.take_samples();
+        assert_eq!(samples.len(), 1);
+        assert_eq!(samples[0].at_ms, instant);
+        assert_eq!(samples[0], held_then[0]);
+        assert!(
+            ledger.take_samples().is_empty(),
+            "an instant is judged once"
+        );
+        // The next instant is judged with the new copy, five minutes old then.
+        clock.0.store(instant + QUARTER, Ordering::SeqCst);
+        let next = ledger.take_samples();
+        assert_eq!(next.len(), 1);
+        assert_eq!(next[0].at_ms, instant + QUARTER);
+        assert!(next[0].mean_expected_age_days < samples[0].mean_expected_age_days);
+    }
+
+    #[test]
+    fn nothing_is_judged_before_sampling_starts() {
+        let clock = Arc::new(HandClock(AtomicI64::new(START)));
+        let ledger = Ledger::new(SchedulerConfig::default());
+        assert_eq!(ledger.next_sample_ms(), None);
+        clock.0.store(START + 10 * QUARTER, Ordering::SeqCst);
+        assert!(ledger.take_samples().is_empty());
     }
 }

@@ -136,42 +136,9 @@ mod tests {
 
     fn row(id: i64, kind: &str, from: Option<&str>, lastmod_ms: Option<i64>) -> UrlRow {
         UrlRow {
-            id,
-            url: format!("http://a.test/{id}"),
-            site_id: 1,
-            host_id: 1,
-            kind: kind.to_string(),
-            discovered_ms: 0,
             lastmod_ms,
-            changefreq: None,
-            priority: None,
-            disallowed: 0,
-            checks: 0,
-            changes: 0,
-            last_checked_ms: None,
-            last_status: None,
-            last_error: None,
-            last_changed_ms: None,
-            etag: None,
-            last_modified: None,
-            fingerprint: None,
-            known_change_ms: None,
-            min_interval_ms: None,
-            rate_per_day: None,
-            rate_low: None,
-            rate_high: None,
-            rate_shape: None,
-            rate_scale: None,
-            weight: 1.0,
-            planned_per_day: None,
-            next_due_ms: None,
-            stats: None,
-            content_fingerprint: None,
-            content_changes: 0,
             discovered_from: from.map(str::to_string),
-            listed_in: None,
-            listed_ms: None,
-            listed_lastmod_ms: None,
+            ..UrlRow::for_tests(id, kind)
         }
     }
 

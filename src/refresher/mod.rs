@@ -43,6 +43,7 @@ mod ledger;
 mod listings;
 mod robots_cache;
 mod robots_rules;
+mod sample_grid;
 mod url_ids;
 mod url_locks;
 mod watch;
@@ -304,6 +305,8 @@ async fn run_until_stopped(
     if let Err(error) = dedup_hook::flush(&ctx).await {
         warn!(error = %error, "the dedup engine's last changes could not be saved");
     }
+    // The samples of the instants passed since the loop last stored them.
+    store_samples(&ctx).await;
     if let Err(error) = save_plans(&ctx).await {
         warn!(error = %error, "the last plan could not be saved");
     }
@@ -324,21 +327,19 @@ async fn run_until_stopped(
     result.map(|()| summary)
 }
 
-/// Judges every copy at `now` (the loop's instant, read before anything else it awaits: a
-/// check that lands while the plans are saved must not be judged as taken before `now`),
-/// saves the plans for the reports and stores the samples, stamped with the quarter-hour grid's
-/// instant when `grid`.
-async fn sample_freshness(ctx: &Context, now: i64, grid: bool) {
-    let mut samples = ctx.ledger.freshness(now);
-    if grid {
-        for sample in &mut samples {
-            sample.at_ms = now - now.rem_euclid(SAVE_PLANS_EVERY_MS);
-        }
+/// Stores the samples the ledger judged at the grid's instants passed since the last call
+/// (none: nothing to do), with the plans for the reports. With several workers each sample is
+/// this worker's part of its site's, added up in the store.
+async fn store_samples(ctx: &Context) {
+    let samples = ctx.ledger.take_samples();
+    if samples.is_empty() {
+        return;
     }
     if let Err(error) = save_plans(ctx).await {
         warn!(error = %error, "the plan could not be saved for the reports");
     }
-    if let Err(error) = ctx.store.add_freshness_samples(&samples, grid).await {
+    let add_up = ctx.leasing.is_some();
+    if let Err(error) = ctx.store.add_freshness_samples(&samples, add_up).await {
         warn!(error = %error, "the freshness samples could not be saved");
     }
 }
@@ -375,27 +376,14 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
     let mut discoveries = Discoveries::new(ctx).await?;
     // With --once, only what is due by the end of the first discovery passes is fetched.
     let mut once_cutoff: Option<i64> = None;
-    let mut plans_saved_ms = ctx.clock.now_ms();
+    // Every copy is judged at each instant of the quarter-hour grid, with what was held then.
+    ctx.ledger
+        .start_sampling(ctx.clock.clone(), SAVE_PLANS_EVERY_MS);
     let mut next_lease_round = ctx.clock.now_ms();
     loop {
         let now = ctx.clock.now_ms();
         let stopping = ctx.is_stopping();
-        // With several workers, every worker samples the copies of the hosts it holds (it
-        // reads their sitemaps and feeds, so it knows what watched them) at the same instants
-        // of a quarter-hour grid, and the store adds the parts up into the site's sample. The
-        // loop wakes at each instant and judges first, before a lease round or anything else
-        // that waits: the sample is stamped with the instant of the grid, and what landed
-        // since would be judged as if it had been there then.
-        let grid = ctx.leasing.is_some();
-        let sample_now = if grid {
-            now.div_euclid(SAVE_PLANS_EVERY_MS) > plans_saved_ms.div_euclid(SAVE_PLANS_EVERY_MS)
-        } else {
-            now - plans_saved_ms >= SAVE_PLANS_EVERY_MS
-        };
-        if sample_now {
-            plans_saved_ms = now;
-            sample_freshness(ctx, now, grid).await;
-        }
+        store_samples(ctx).await;
         if let Some(leasing) = &ctx.leasing
             && !stopping
             && now >= next_lease_round
@@ -455,11 +443,12 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
         if let Some(at) = discoveries.next_due().filter(|_| !once) {
             wake = wake.min(at);
         }
+        if let Some(at) = ctx.ledger.next_sample_ms() {
+            // The samples judged then are stored soon after.
+            wake = wake.min(at);
+        }
         if ctx.leasing.is_some() && !stopping {
-            // The next lease round, and the next instant of the samples' grid (every worker
-            // judges its part then).
-            let next_sample = now - now.rem_euclid(SAVE_PLANS_EVERY_MS) + SAVE_PLANS_EVERY_MS;
-            wake = wake.min(next_lease_round).min(next_sample);
+            wake = wake.min(next_lease_round);
         }
         if stopping && cut_short_at.is_none() {
             info!(

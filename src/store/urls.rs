@@ -89,6 +89,52 @@ pub struct UrlRow {
     pub listed_lastmod_ms: Option<i64>,
 }
 
+#[cfg(test)]
+impl UrlRow {
+    /// A row of kind `kind` (`page`, `feed`, `sitemap`) at `http://a.test/{id}`, on site 1 and
+    /// host 1, never checked, for tests that hand rows to the refresher's parts.
+    pub fn for_tests(id: i64, kind: &str) -> Self {
+        Self {
+            id,
+            url: format!("http://a.test/{id}"),
+            site_id: 1,
+            host_id: 1,
+            kind: kind.to_string(),
+            discovered_ms: 0,
+            lastmod_ms: None,
+            changefreq: None,
+            priority: None,
+            disallowed: 0,
+            checks: 0,
+            changes: 0,
+            last_checked_ms: None,
+            last_status: None,
+            last_error: None,
+            last_changed_ms: None,
+            etag: None,
+            last_modified: None,
+            fingerprint: None,
+            known_change_ms: None,
+            min_interval_ms: None,
+            rate_per_day: None,
+            rate_low: None,
+            rate_high: None,
+            rate_shape: None,
+            rate_scale: None,
+            weight: 1.0,
+            planned_per_day: None,
+            next_due_ms: None,
+            stats: None,
+            content_fingerprint: None,
+            content_changes: 0,
+            discovered_from: None,
+            listed_in: None,
+            listed_ms: None,
+            listed_lastmod_ms: None,
+        }
+    }
+}
+
 impl Store {
     /// All URLs of a site at once (the refresher reads them a page at a time: [`UrlPages`]).
     pub async fn urls_of_site(&self, site_id: i64) -> sqlx::Result<Vec<UrlRow>> {
