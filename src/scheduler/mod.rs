@@ -106,7 +106,8 @@ struct SiteState {
 struct HostState {
     min_interval_ms: i64,
     trust: ValidatorTrust,
-    /// Whether its sitemap `changefreq` hints are still believed.
+    /// Whether its sitemap `changefreq` hints are believed: not before its pages' own evidence
+    /// has judged them ([`Scheduler::judge_hints`]).
     believe_hints: bool,
     /// What its sitemap `lastmod`s have shown.
     lastmod: lastmod::LastmodTrust,
@@ -178,7 +179,6 @@ impl Scheduler {
         let key = self.frontier.add_host(open_at_ms);
         self.hosts.push(HostState {
             min_interval_ms: min_interval_ms.max(0),
-            believe_hints: true,
             ..Default::default()
         });
         key

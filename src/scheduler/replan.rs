@@ -21,11 +21,14 @@ use crate::plan::{self, Limits, Objective, PlanPage};
 use super::policy::{self, PolicyKind};
 use super::{AUDIT_INTERVALS, HostKey, Scheduler, SiteKey, UrlKey, UrlKind};
 
-/// Pages with at least this many checks judge their host's changefreq hints.
-const HINT_JUDGE_CHECKS: usize = 3;
-/// A host's hints are dropped when the median learnt/hinted ratio is off by more than this
-/// factor either way (hints that lie are worse than none).
+/// A page agrees with its `changefreq` hint when the hint is within this factor of the 90%
+/// interval its own evidence gives its rate (a hint is a coarse category: an honest one is
+/// within about this factor of the page's rate).
 const HINT_TOLERANCE: f64 = 5.0;
+/// Pages judging a host's hints before they are believed, and the share of them that may
+/// disagree (hints that lie are worse than none).
+const HINT_MIN_JUDGES: usize = 3;
+const HINT_DISAGREEMENT_SHARE: f64 = 0.2;
 /// Pages sampled for a site's pooled prior, and per host to judge its hints.
 const POOL_SAMPLE: usize = 4_000;
 const HINT_JUDGES: usize = 50;
@@ -148,37 +151,41 @@ impl Scheduler {
         self.fit_groups(&refitted, now_ms);
     }
 
-    /// Stops believing a host's `changefreq` hints once its pages' own evidence disagrees.
+    /// Believes a host's `changefreq` hints while its pages' own evidence agrees with them:
+    /// every page with a hint and any evidence judges it against the 90% interval of its rate
+    /// under the vague prior (evidence alone: a page with little of it agrees with any hint, a
+    /// page seen changing daily disagrees with `yearly`). A host is believed once
+    /// [`HINT_MIN_JUDGES`] pages have judged and at most [`HINT_DISAGREEMENT_SHARE`] of them
+    /// disagree; before that its hints are not (a hint earns belief as a `lastmod` does: the
+    /// demo's shop, whose hints are random, had its pages' staleness estimated at a fifth of the
+    /// truth while its hints were believed by default).
     fn judge_hints(&mut self) {
-        let mut log_ratios: HashMap<HostKey, Vec<f64>> = HashMap::new();
+        // Per host: pages that judged, and of them those that disagreed.
+        let mut judged: HashMap<HostKey, (usize, usize)> = HashMap::new();
         for u in self.urls.iter().filter(|u| u.kind == UrlKind::Page) {
             let Some(hint) = u.changefreq_per_day.get() else {
                 continue;
             };
-            let checks = u
-                .stats
-                .changed_intervals
-                .iter()
-                .map(|(_, n)| *n)
-                .sum::<f64>()
-                + u.stats.events;
-            let enough = checks >= 1.0 && u.stats.exposure_days > 0.0
-                || (checks as usize) >= HINT_JUDGE_CHECKS;
-            if !enough {
+            let stats = &u.stats;
+            if stats.exposure_days <= 0.0
+                && stats.events <= 0.0
+                && stats.changed_intervals.is_empty()
+            {
                 continue;
             }
-            let ratios = log_ratios.entry(u.host()).or_default();
-            if ratios.len() >= HINT_JUDGES {
+            let (judges, disagreements) = judged.entry(u.host()).or_default();
+            if *judges >= HINT_JUDGES {
                 continue;
             }
-            let learnt = estimate::posterior(&u.stats, &self.sites[u.site()].prior).mean();
-            ratios.push((learnt.max(1e-6) / hint).ln().abs());
+            let (low, high) = estimate::posterior(stats, &Prior::default()).interval_90();
+            *judges += 1;
+            if hint * HINT_TOLERANCE < low || hint > high * HINT_TOLERANCE {
+                *disagreements += 1;
+            }
         }
-        for (host, mut ratios) in log_ratios {
-            if ratios.len() >= 3 {
-                ratios.sort_by(f64::total_cmp);
-                self.hosts[host].believe_hints = ratios[ratios.len() / 2] <= HINT_TOLERANCE.ln();
-            }
+        for (host, (judges, disagreements)) in judged {
+            self.hosts[host].believe_hints = judges >= HINT_MIN_JUDGES
+                && disagreements as f64 <= HINT_DISAGREEMENT_SHARE * judges as f64;
         }
     }
 

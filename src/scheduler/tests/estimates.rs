@@ -24,6 +24,47 @@ fn estimates_follow_the_evidence_and_plans_follow_estimates() {
 }
 
 #[test]
+fn a_hosts_changefreq_is_believed_only_once_its_pages_agree_with_it() {
+    // Two hosts whose pages all change daily: one says "daily", the other "yearly" (the demo's
+    // shop gives random hints). Before any evidence neither is believed: a hint earns belief.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let (honest, liar) = (sched.add_host(0, 0), sched.add_host(0, 0));
+    let with_hint = |host, hint: f64| NewUrl {
+        changefreq_per_day: Some(hint),
+        ..page(site, host, 1.0)
+    };
+    let yearly = 1.0 / 365.0;
+    let mut urls = Vec::new();
+    for i in 0..12 {
+        let (host, hint) = if i % 2 == 0 {
+            (honest, 1.0)
+        } else {
+            (liar, yearly)
+        };
+        urls.push(sched.add_url(0, with_hint(host, hint)));
+    }
+    let unhinted = sched.add_url(0, page(site, liar, 1.0));
+    assert!(!sched.hosts[honest].believe_hints && !sched.hosts[liar].believe_hints);
+    assert_eq!(
+        sched.estimate(urls[1]).rate_per_day,
+        sched.estimate(unhinted).rate_per_day,
+        "an unjudged hint moves nothing"
+    );
+    let mut all = urls.clone();
+    all.push(unhinted);
+    drive(&mut sched, &all, &vec![DAY; all.len()], 10);
+    assert!(sched.hosts[honest].believe_hints, "daily pages said daily");
+    assert!(!sched.hosts[liar].believe_hints, "daily pages said yearly");
+    // The liar's pages read as their evidence shows, not as their hint says.
+    let liar_rate = sched.estimate(urls[1]).rate_per_day;
+    assert!(
+        liar_rate > 0.3,
+        "a daily page hinted yearly: {liar_rate}/day"
+    );
+}
+
+#[test]
 fn a_changefreq_says_what_the_pages_carrying_it_have_shown() {
     // Pages that say "daily" change every 8 hours; pages that say "monthly" every 10 days. Both
     // hints are off by a factor of 3, within what a host's hints may be and still be believed.
