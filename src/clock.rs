@@ -11,6 +11,7 @@
 
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -76,6 +77,32 @@ pub struct SystemClock;
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
         Utc::now().timestamp_millis()
+    }
+
+    fn speed(&self) -> f64 {
+        1.0
+    }
+}
+
+/// A clock that reads what it was last set to (tests that step time by hand).
+#[derive(Debug, Default)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    /// A clock that reads `now_ms` until it is set again.
+    pub fn new(now_ms: i64) -> Self {
+        Self(AtomicI64::new(now_ms))
+    }
+
+    /// Sets the clock to `now_ms`.
+    pub fn set(&self, now_ms: i64) {
+        self.0.store(now_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
     }
 
     fn speed(&self) -> f64 {

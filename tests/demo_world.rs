@@ -4,32 +4,17 @@
 
 use std::io::Read;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
-use freshet::clock::{Clock, MS_PER_DAY, SharedClock};
+use freshet::clock::{MS_PER_DAY, ManualClock, SharedClock};
 use freshet::demo::outcome::{self, Judge};
 use freshet::demo::render::{FEED_ITEMS, http_date};
 use freshet::demo::{DemoServer, World, WorldConfig, truth};
 use reqwest::StatusCode;
 use reqwest::header::{ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION};
 
-/// A clock the test sets by hand.
-#[derive(Debug)]
-struct HandClock(AtomicI64);
-
-impl Clock for HandClock {
-    fn now_ms(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
-    }
-
-    fn speed(&self) -> f64 {
-        1.0
-    }
-}
-
 struct Setup {
     world: Arc<World>,
-    clock: Arc<HandClock>,
+    clock: Arc<ManualClock>,
     server: DemoServer,
     client: reqwest::Client,
 }
@@ -37,7 +22,7 @@ struct Setup {
 impl Setup {
     async fn new() -> Setup {
         let world = Arc::new(World::generate(&WorldConfig::default()));
-        let clock = Arc::new(HandClock(AtomicI64::new(world.config.origin_ms)));
+        let clock = Arc::new(ManualClock::new(world.config.origin_ms));
         let shared: SharedClock = clock.clone();
         let server = freshet::demo::start(world.clone(), shared).await.unwrap();
         let mut builder = reqwest::Client::builder()
@@ -64,7 +49,7 @@ impl Setup {
     }
 
     fn set_time(&self, ms: i64) {
-        self.clock.0.store(ms, Ordering::SeqCst);
+        self.clock.set(ms);
     }
 }
 

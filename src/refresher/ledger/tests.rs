@@ -1,0 +1,67 @@
+//! The ledger's tests: the freshness samples judged at the instants of the grid.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::clock::ManualClock;
+use crate::scheduler::{Fetched, Seen};
+
+const QUARTER: i64 = 15 * 60_000;
+const START: i64 = 20_000 * 86_400_000;
+
+/// A ledger with one page (row 7) whose copy was taken at `START` and that is due again
+/// `due_ms`, sampling on `clock`.
+fn one_page_copied_at_start(clock: &Arc<ManualClock>, due_ms: i64) -> Ledger {
+    let ledger = Ledger::new(SchedulerConfig::default());
+    ledger.add_site(1, 1.0, 100.0, START);
+    let row = UrlRow {
+        checks: 1,
+        last_checked_ms: Some(START),
+        last_status: Some(200),
+        next_due_ms: Some(due_ms),
+        ..UrlRow::for_tests(7, "page")
+    };
+    ledger.sync(&[row], START, |_| ("http://a.test".to_string(), 0, START));
+    ledger.start_sampling(clock.clone(), QUARTER);
+    ledger
+}
+
+#[test]
+fn an_instant_is_judged_with_the_copies_held_then_not_with_a_check_that_landed_after_it() {
+    let clock = Arc::new(ManualClock::new(START));
+    let ledger = one_page_copied_at_start(&clock, START + QUARTER + 1);
+    let instant = ledger.next_sample_ms().unwrap();
+    assert_eq!(instant, START + QUARTER);
+    let held_then = ledger.freshness(instant);
+    assert!(held_then[0].mean_expected_age_days > 0.0);
+    // The refresher's loop is late: a check lands ten minutes after the instant, before
+    // anything took the instant's sample.
+    let late = instant + 10 * 60_000;
+    clock.set(late);
+    let due = ledger.poll(late).expect("the page is due");
+    assert_eq!(due.url_id, 7);
+    ledger.fetched(late, 7, Fetched::at(late, Seen::Unchanged));
+    let samples = ledger.take_samples();
+    assert_eq!(samples.len(), 1);
+    assert_eq!(samples[0].at_ms, instant);
+    assert_eq!(samples[0], held_then[0]);
+    assert!(
+        ledger.take_samples().is_empty(),
+        "an instant is judged once"
+    );
+    // The next instant is judged with the new copy, five minutes old then.
+    clock.set(instant + QUARTER);
+    let next = ledger.take_samples();
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0].at_ms, instant + QUARTER);
+    assert!(next[0].mean_expected_age_days < samples[0].mean_expected_age_days);
+}
+
+#[test]
+fn nothing_is_judged_before_sampling_starts() {
+    let clock = Arc::new(ManualClock::new(START));
+    let ledger = Ledger::new(SchedulerConfig::default());
+    assert_eq!(ledger.next_sample_ms(), None);
+    clock.set(START + 10 * QUARTER);
+    assert!(ledger.take_samples().is_empty());
+}
