@@ -12,6 +12,7 @@ use url::Url;
 
 use crate::discover::feed;
 use crate::fetch::Method;
+use crate::scheduler::FeedListing;
 use crate::store::discovered::Discovered;
 use crate::store::refusals::RefusalReason;
 
@@ -38,7 +39,11 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let now = ctx.clock.now_ms();
     if outcome.status == Some(304) {
         // Nothing new: the feed has watched its pages for one more interval.
-        ctx.ledger.feed_read(now, row.id, &[]);
+        let nothing = FeedListing {
+            entries: 0,
+            oldest_ms: None,
+        };
+        ctx.ledger.feed_read(now, row.id, &[], nothing);
         return save_feed_plan(ctx, row.id).await;
     }
     let Some(body) = outcome
@@ -57,6 +62,17 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
             .set_min_interval(row.id, i64::from(ttl) * 60_000)
             .await?;
     }
+    // The whole document, before entries are left out: whether the read overflowed is judged
+    // on it ([`FeedListing`]).
+    let listing = FeedListing {
+        entries: doc.entries.len(),
+        oldest_ms: doc
+            .entries
+            .iter()
+            .filter_map(|entry| entry.updated.or(entry.published))
+            .map(|t| t.timestamp_millis())
+            .min(),
+    };
     let mut found = Vec::new();
     let mut timed = Vec::new();
     let mut vouching: Option<Vec<String>> = None;
@@ -123,7 +139,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
             events.push((page.id, at));
         }
     }
-    ctx.ledger.feed_read(now, row.id, &events);
+    ctx.ledger.feed_read(now, row.id, &events, listing);
     info!(feed = %url, entries = doc.entries.len(), "feed read");
     save_feed_plan(ctx, row.id).await
 }

@@ -14,10 +14,46 @@ use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
 /// blind for part of the span), after which the feed is taken to miss the page's changes.
 const UNJUDGED_MISSES: u32 = 3;
 
+/// What a feed document listed before any of its entries were left out (links to other hosts
+/// or refused by the site's patterns, entries without a time or in the future): whether a read
+/// overflowed is a property of the document, not of the entries kept. Judged on the entries
+/// kept, a read holding more foreign entries than usual looked less full than ever and its
+/// overflow went unseen (its span counted as watched, the changes it dropped as none), and a
+/// foreign entry older than the last read, left out, made a read look overflowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedListing {
+    /// Entries in the document.
+    pub entries: usize,
+    /// The oldest time among them (clock ms), if any had one.
+    pub oldest_ms: Option<i64>,
+}
+
+impl FeedListing {
+    /// The listing of a feed whose every entry is one of the site's pages, with its time.
+    pub fn of(entries: &[(UrlKey, i64)]) -> FeedListing {
+        FeedListing {
+            entries: entries.len(),
+            oldest_ms: entries.iter().map(|&(_, at)| at).min(),
+        }
+    }
+}
+
 impl Scheduler {
-    /// A feed was read at `now_ms` and listed `entries` (page, change time). Pages it lists are
-    /// covered by it from then on; an entry newer than a page's copy makes it known stale.
+    /// A feed was read at `now_ms` and listed `entries` (page, change time) and nothing else.
     pub fn handle_feed(&mut self, now_ms: i64, feed: UrlKey, entries: &[(UrlKey, i64)]) {
+        self.handle_feed_read(now_ms, feed, entries, FeedListing::of(entries));
+    }
+
+    /// A feed was read at `now_ms`: `listing` is the whole document, `entries` (page, change
+    /// time) the entries on the site's pages. Pages it lists are covered by it from then on; an
+    /// entry newer than a page's copy makes it known stale.
+    pub fn handle_feed_read(
+        &mut self,
+        now_ms: i64,
+        feed: UrlKey,
+        entries: &[(UrlKey, i64)],
+        listing: FeedListing,
+    ) {
         if !self.config.policy.uses_feeds() {
             return;
         }
@@ -32,15 +68,18 @@ impl Scheduler {
         // A feed lists its last few entries: if it is as full as it has ever been and every entry
         // is newer than the last poll, some may have been dropped, and every page it covers may
         // have changed unseen.
-        let full = entries.len() >= self.urls[feed].feed().most_entries.max(2);
-        let overflowed =
-            full && last_poll.is_some_and(|last| entries.iter().all(|&(_, at)| at > last));
-        let most = &mut self.urls[feed].feed_mut().most_entries;
-        *most = (*most).max(entries.len());
-        let start = match last_poll {
-            Some(_) if overflowed => entries.iter().map(|&(_, at)| at).min().unwrap_or(now_ms),
-            Some(last) => last,
-            None => now_ms,
+        let oldest = listing.oldest_ms.map(|at| at.min(now_ms));
+        let full = listing.entries >= self.urls[feed].feed().most_entries.max(2);
+        let overflowed = full && last_poll.is_some_and(|last| oldest.is_some_and(|o| o > last));
+        let state = self.urls[feed].feed_mut();
+        state.most_entries = state.most_entries.max(listing.entries);
+        if listing.entries > 0 {
+            state.own_share = (entries.len() as f64 / listing.entries as f64).min(1.0);
+        }
+        let start = match (last_poll, oldest) {
+            (Some(_), Some(oldest)) if overflowed => oldest,
+            (Some(last), _) => last,
+            (None, _) => now_ms,
         };
         // After an overflow nothing is known of the dropped entries: its pages go back to their
         // plan until the feed proves itself again.

@@ -43,6 +43,7 @@ use crate::estimate::{self, Population, Posterior, Prior, Stats, ValidatorTrust}
 use crate::plan::{self, Multipliers};
 
 pub use events::{Fetched, NewUrl, Request, Restored, SchedulerConfig, Seen, UrlSummary};
+pub use feeds::FeedListing;
 pub use freshness::Freshness;
 pub use frontier::{Bucket, HostKey, SiteKey, UrlKey};
 pub use groups::section_of;

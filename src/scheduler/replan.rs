@@ -393,8 +393,11 @@ impl Scheduler {
         // Often enough that a poll finds the feed at most half full of new entries; a feed that
         // cannot be read that often is read rarely (to go on learning what it lists), and no
         // page waits for it.
+        // Of its entries, the site's pages take their share (the rest are other hosts' pages,
+        // whose changes fill it too).
         let changes: f64 = covered.iter().map(|p| p.rate_per_day).sum();
-        let capacity = self.urls[feed].feed().most_entries.max(2) as f64;
+        let state = self.urls[feed].feed();
+        let capacity = (state.most_entries as f64 * state.own_share).max(2.0);
         let no_overflow = changes / (0.5 * capacity);
         if no_overflow > cap {
             return (OVERFLOWING_FEED_POLLS.min(cap), false);

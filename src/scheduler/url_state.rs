@@ -21,14 +21,18 @@ pub enum UrlKind {
 }
 
 /// A feed's part: the pages it covers and the time it has watched them.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct FeedState {
     /// Pages it has listed (and still covers).
     pub covers: Vec<UrlKey>,
     /// When it was last read.
     pub last_poll_ms: Option<i64>,
-    /// The most entries it has listed at once (its capacity, as far as can be seen).
+    /// The most entries it has listed at once (its capacity, as far as can be seen), the site's
+    /// pages' and others' alike.
     pub most_entries: usize,
+    /// The share of its last read's entries that were the site's pages (what of its capacity
+    /// their changes have; 1 before a read).
+    pub own_share: f64,
     /// Whether it is worth its polls (see [`super::replan`]): only then do the pages it covers
     /// wait for its announcements instead of following the plan.
     pub worth: bool,
@@ -43,9 +47,16 @@ static NO_FEED: FeedState = FeedState {
     covers: Vec::new(),
     last_poll_ms: None,
     most_entries: 0,
+    own_share: 1.0,
     worth: false,
     blind_until_ms: None,
 };
+
+impl Default for FeedState {
+    fn default() -> Self {
+        NO_FEED.clone()
+    }
+}
 
 /// A page's coverage by the feed that lists it: its evidence then comes from the feed.
 #[derive(Debug, Clone, PartialEq)]

@@ -13,8 +13,8 @@ use crate::clock::SharedClock;
 use crate::estimate::{Stats, ValidatorTrust, changefreq_per_day};
 use crate::politeness::HeldHosts;
 use crate::scheduler::{
-    Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey, UrlKey,
-    UrlKind, UrlSummary, section_of,
+    FeedListing, Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey,
+    UrlKey, UrlKind, UrlSummary, section_of,
 };
 use crate::store::reports::FreshnessSample;
 use crate::store::summary::PlanUpdate;
@@ -426,8 +426,15 @@ impl Ledger {
         }
     }
 
-    /// A feed was read and listed `entries` (URL row id, change time).
-    pub fn feed_read(&self, now_ms: i64, feed_id: i64, entries: &[(i64, i64)]) {
+    /// A feed was read: `listing` is what the document held, `entries` (URL row id, change
+    /// time) its entries on the site's pages. A 304 lists nothing.
+    pub fn feed_read(
+        &self,
+        now_ms: i64,
+        feed_id: i64,
+        entries: &[(i64, i64)],
+        listing: FeedListing,
+    ) {
         let mut inner = self.lock();
         let Some(feed) = inner.urls.key_of(feed_id) else {
             return;
@@ -436,7 +443,7 @@ impl Ledger {
             .iter()
             .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
             .collect();
-        inner.sched.handle_feed(now_ms, feed, &keyed);
+        inner.sched.handle_feed_read(now_ms, feed, &keyed, listing);
     }
 
     /// One URL's planned rate and due time as the scheduler holds them now (what [`Self::plans`]

@@ -97,6 +97,35 @@ fn a_quiet_feed_watches_its_pages_until_it_overflows_or_misses() {
     assert!(!sched.summary(a).covered);
 }
 
+/// Whether a read overflowed is judged on the whole document, not on the entries kept (those
+/// on the site's pages): a read full of other hosts' entries, all newer than the last read,
+/// overflowed although it kept one entry, and a read whose only entry older than the last read
+/// is another host's did not.
+#[test]
+fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
+    const MIN: i64 = 60_000;
+    let listing = |oldest: i64| FeedListing {
+        entries: 3,
+        oldest_ms: Some(oldest * MIN),
+    };
+    let (mut sched, feed, pages) = feed_and_pages(2);
+    let (a, b) = (pages[0], pages[1]);
+    // Each document holds three entries: a's, b's and another host's page's.
+    let kept = [(a, 5 * MIN), (b, 6 * MIN)];
+    sched.handle_feed_read(10 * MIN, feed, &kept, listing(4));
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    check(&mut sched, 20 * MIN, b, Seen::Copy);
+    sched.handle_feed_read(60 * MIN, feed, &kept, listing(4));
+    assert_eq!(sched.watched(a), Some((20 * MIN, 60 * MIN)));
+    // Three entries newer than the last read, two of them another host's: blind before 120.
+    sched.handle_feed_read(200 * MIN, feed, &[(b, 120 * MIN)], listing(120));
+    assert_eq!(sched.watched(a), Some((120 * MIN, 200 * MIN)));
+    // Two of b's newer than the last read and another host's older: nothing was dropped.
+    let kept = [(b, 250 * MIN), (b, 225 * MIN)];
+    sched.handle_feed_read(260 * MIN, feed, &kept, listing(190));
+    assert_eq!(sched.watched(a), Some((120 * MIN, 260 * MIN)));
+}
+
 /// A feed that first lists a page after a check of it saw the change counts its silence only
 /// from that check on (the check counted the time before), and a second listed change the check
 /// already saw is not counted again.
