@@ -30,6 +30,9 @@ pub struct FeedState {
     /// The most entries it has listed at once (its capacity, as far as can be seen), the site's
     /// pages' and others' alike.
     pub most_entries: usize,
+    /// Whether it has shown that it lists every change: one document listed a page at two
+    /// times. Until then it may list each page once, at its latest change (most feeds do).
+    pub lists_every_change: bool,
     /// The share of its last read's entries that were the site's pages (what of its capacity
     /// their changes have; 1 before a read).
     pub own_share: f64,
@@ -48,6 +51,7 @@ static NO_FEED: FeedState = FeedState {
     last_poll_ms: None,
     most_entries: 0,
     own_share: 1.0,
+    lists_every_change: false,
     worth: false,
     blind_until_ms: None,
 };

@@ -126,6 +126,74 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
     assert_eq!(sched.watched(a), Some((120 * MIN, 260 * MIN)));
 }
 
+/// A feed that lists each page once, at its latest change, shows one change of a page per read
+/// however many came: its latest change counts with the time after it only (until the feed
+/// lists a page twice in one document, which proves it lists every change: then the whole
+/// span counts).
+#[test]
+fn a_feed_listing_each_page_once_counts_its_latest_change_with_the_time_after_it() {
+    const MIN: i64 = 60_000;
+    let days = |min: i64| min as f64 / 1440.0;
+    for proven in [false, true] {
+        let (mut sched, feed, pages) = feed_and_pages(2);
+        let (a, b) = (pages[0], pages[1]);
+        let first: Vec<_> = if proven {
+            vec![(a, 5 * MIN), (b, 4 * MIN), (b, 6 * MIN)]
+        } else {
+            vec![(a, 5 * MIN), (b, 6 * MIN)]
+        };
+        sched.handle_feed(10 * MIN, feed, &first);
+        check(&mut sched, 20 * MIN, a, Seen::Copy);
+        check(&mut sched, 20 * MIN, b, Seen::Copy);
+        sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN), (b, 6 * MIN)]);
+        let before = sched.urls[a].stats.clone();
+        sched.handle_feed(120 * MIN, feed, &[(a, 100 * MIN), (b, 6 * MIN)]);
+        let after = &sched.urls[a].stats;
+        assert_eq!(after.events - before.events, 1.0, "{after:?}");
+        let counted = if proven { days(60) } else { days(20) };
+        let exposure = after.exposure_days - before.exposure_days;
+        assert!(
+            (exposure - counted).abs() < 1e-9,
+            "proven {proven}: {exposure}"
+        );
+        assert_eq!(
+            sched.copy_knowledge(a).unwrap().known_change_ms,
+            Some(100 * MIN)
+        );
+    }
+}
+
+/// Read twice a day, a feed that lists a page changing twice a day once, at its latest change,
+/// teaches the page's rate: counting each read's latest change as the span's only one held it at
+/// 1.26 a day (`(1 - e^-1) / 0.5`).
+#[test]
+fn a_feed_of_latest_changes_teaches_the_true_rate() {
+    use rand::{Rng, SeedableRng};
+    const DAY: i64 = 86_400_000;
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let a = pages[0];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let rate = 2.0;
+    let mut changes = Vec::new();
+    let mut t = 0.0;
+    while t < 400.0 {
+        t += -(1.0 - rng.random::<f64>()).ln() / rate;
+        changes.push((t * DAY as f64) as i64);
+    }
+    for read in 1..=800 {
+        let now = read * DAY / 2;
+        let latest = changes.iter().copied().filter(|&c| c <= now).max();
+        let entries: Vec<_> = latest.map(|at| (a, at)).into_iter().collect();
+        sched.handle_feed(now, feed, &entries);
+    }
+    let stats = &sched.urls[a].stats;
+    let learnt = stats.events / stats.exposure_days;
+    assert!(
+        (learnt / rate - 1.0).abs() < 0.1,
+        "{learnt} a day: {stats:?}"
+    );
+}
+
 /// A feed that first lists a page after a check of it saw the change counts its silence only
 /// from that check on (the check counted the time before), and a second listed change the check
 /// already saw is not counted again.
