@@ -256,7 +256,7 @@ async fn walk_from(
             // takes the host (registered here if no worker knew of it), or finds it stored
             // when it discovers the site ([`handed_sitemaps`]).
             ctx.store
-                .add_lease_keys(&[crate::politeness::key_of(&origin)])
+                .add_lease_keys(&[crate::politeness::key_of(&origin)], ctx.clock.now_ms())
                 .await?;
             if let Some(parent) = &parent {
                 document_row(ctx, site, &url, "sitemap", parent).await?;

@@ -100,6 +100,8 @@ pub async fn hand_over(
     };
     tracing::debug!(from = %row.url, to = %url, "redirect handed to the host's holder");
     ctx.add_found(&[found]).await?;
-    ctx.store.add_lease_keys(&[key_of(&origin)]).await?;
+    ctx.store
+        .add_lease_keys(&[key_of(&origin)], ctx.clock.now_ms())
+        .await?;
     Ok(())
 }

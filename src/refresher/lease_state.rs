@@ -13,6 +13,9 @@ use crate::politeness::HeldHosts;
 
 /// URL row ids below the highest read that each round reads again.
 pub(super) const REREAD_IDS: i64 = 1_000;
+/// How often a worker names every host it knows in the leases (clock ms): a host no worker
+/// names for [`crate::store::leases::GONE_HOST_MS`] is gone from every schedule.
+pub(super) const NAME_EVERY_MS: i64 = 3_600_000;
 /// How long before the last round's start other workers' checks are read again (real ms).
 const CHECKS_OVERLAP_MS: i64 = 5_000;
 /// How long a lease lasts unless renewed (real ms), by default.
@@ -51,6 +54,8 @@ pub struct Leasing {
     pub(super) leaving: Mutex<HashSet<String>>,
     /// Hosts already written as lease rows.
     pub(super) registered: Mutex<HashSet<String>>,
+    /// When it last named every host it knows (clock ms; [`NAME_EVERY_MS`]).
+    pub(super) named_all_ms: AtomicI64,
     /// The highest URL row id read: rows after it were added by any worker since.
     pub(super) last_url_id: AtomicI64,
     /// Checks stamped after this instant (clock ms) by other workers are read at the next round.
@@ -108,6 +113,7 @@ impl Leasing {
             held: HeldHosts::new(to_clock(ttl_ms / 2)),
             leaving: Mutex::default(),
             registered: Mutex::default(),
+            named_all_ms: AtomicI64::new(i64::MIN),
             last_url_id: AtomicI64::new(0),
             checks_read_ms: AtomicI64::new(i64::MAX),
             checks_overlap_ms: to_clock(CHECKS_OVERLAP_MS),

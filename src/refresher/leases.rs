@@ -23,7 +23,7 @@ use tracing::{info, warn};
 
 use super::ROWS_PER_READ;
 use super::context::Context;
-use super::lease_state::{Leasing, REREAD_IDS};
+use super::lease_state::{Leasing, NAME_EVERY_MS, REREAD_IDS};
 use crate::politeness::key_of;
 use crate::store::leases::LeaseRound;
 use crate::store::urls::{UrlPages, UrlScope};
@@ -44,20 +44,28 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
             .flat_map(|s| s.site.origins())
             .map(|origin| key_of(&origin)),
     );
-    let new: Vec<String> = {
+    // Every host known is named again every hour (a host no worker names for a week is gone
+    // from every schedule: see `store::leases`), a new one at once.
+    let name_all =
+        now.saturating_sub(leasing.named_all_ms.load(Ordering::Relaxed)) >= NAME_EVERY_MS;
+    let named: Vec<String> = {
         let registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
         known
-            .into_iter()
-            .filter(|k| !registered.contains(k))
+            .iter()
+            .filter(|k| name_all || !registered.contains(*k))
+            .cloned()
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect()
     };
     // In key order, so that two workers registering the same new hosts never deadlock.
-    if !new.is_empty() {
-        ctx.store.add_lease_keys(&new).await?;
+    if !named.is_empty() {
+        ctx.store.add_lease_keys(&named, now).await?;
         let mut registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
-        registered.extend(new);
+        registered.extend(named);
+    }
+    if name_all {
+        leasing.named_all_ms.store(now, Ordering::Relaxed);
     }
     let release: Vec<String> = {
         let leaving = leasing.leaving.lock().unwrap_or_else(|e| e.into_inner());
@@ -83,8 +91,10 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
     let (gained, leave) = apply(ctx, leasing, &release, &result, now + leasing.ttl_ms, &was);
     for key in listed.difference(&now_held) {
         // Lost (expired while the database was out of reach): never contacted again here
-        // until held again.
-        warn!(host = %key, "lease lost: another worker may hold this host now");
+        // until held again. (A host no schedule names any more is let go: no loss.)
+        if known.contains(key) {
+            warn!(host = %key, "lease lost: another worker may hold this host now");
+        }
         leasing.held.drop_host(key);
         ctx.ledger.set_held(key, None);
     }

@@ -24,6 +24,11 @@ use super::Store;
 
 /// How long after its last heartbeat a worker's row is deleted (clock ms).
 const GONE_WORKER_MS: i64 = 24 * 3_600_000;
+/// How long after a worker last named a host ([`Store::add_lease_keys`]) it is taken to be gone
+/// from every schedule (clock ms): it no longer counts in the fair share and is not claimed,
+/// and its row is deleted once no lease on it runs. Workers name the hosts they know every
+/// hour; a sitemap's host that only a walk names is named at every discovery.
+pub const GONE_HOST_MS: i64 = 7 * 24 * 3_600_000;
 
 /// What a lease round left the worker with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,19 +48,23 @@ pub fn spread_of(text: &str) -> i64 {
 }
 
 impl Store {
-    /// Makes `keys` leasable (a free lease row each); keys already there are left as they are.
-    pub async fn add_lease_keys(&self, keys: &[String]) -> sqlx::Result<()> {
+    /// Makes `keys` leasable (a free lease row each) and records that a worker named them at
+    /// `now_ms` (a host no worker names for [`GONE_HOST_MS`] is gone); a key's lease is left as
+    /// it is.
+    pub async fn add_lease_keys(&self, keys: &[String], now_ms: i64) -> sqlx::Result<()> {
         let keys = keys.to_vec();
         self.write("add_lease_keys", move |mut tx| {
             let keys = keys.clone();
             async move {
                 for key in &keys {
                     sqlx::query(
-                        "INSERT INTO leases (kind, key, spread) VALUES ('host', $1, $2)
-                         ON CONFLICT (kind, key) DO NOTHING",
+                        "INSERT INTO leases (kind, key, spread, seen_ms) VALUES ('host', $1, $2, $3)
+                         ON CONFLICT (kind, key) DO UPDATE SET seen_ms = excluded.seen_ms
+                         WHERE leases.seen_ms < excluded.seen_ms",
                     )
                     .bind(key)
                     .bind(spread_of(key))
+                    .bind(now_ms)
                     .execute(&mut *tx)
                     .await?;
                 }
@@ -79,7 +88,7 @@ impl Store {
             "UPDATE leases SET worker = $1, until_ms = $2
              WHERE kind = 'host' AND key IN (
                  SELECT key FROM leases
-                 WHERE kind = 'host' AND (worker IS NULL OR until_ms <= $3)
+                 WHERE kind = 'host' AND (worker IS NULL OR until_ms <= $3) AND seen_ms >= $6
                  ORDER BY (spread + $4) % 2147483648, key
                  LIMIT $5{skip_locked})
              RETURNING key"
@@ -110,10 +119,24 @@ impl Store {
                 .bind(now_ms)
                 .fetch_one(&mut *tx)
                 .await?;
-                let hosts: i64 =
-                    sqlx::query_scalar("SELECT COUNT(*) FROM leases WHERE kind = 'host'")
-                        .fetch_one(&mut *tx)
-                        .await?;
+                // Hosts gone from every schedule: not counted, not claimed, and their rows
+                // deleted once no lease on them runs (this worker's own included).
+                let gone = now_ms.saturating_sub(GONE_HOST_MS);
+                sqlx::query(
+                    "DELETE FROM leases WHERE kind = 'host' AND seen_ms < $1
+                     AND (worker IS NULL OR until_ms <= $2 OR worker = $3)",
+                )
+                .bind(gone)
+                .bind(now_ms)
+                .bind(&worker)
+                .execute(&mut *tx)
+                .await?;
+                let hosts: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM leases WHERE kind = 'host' AND seen_ms >= $1",
+                )
+                .bind(gone)
+                .fetch_one(&mut *tx)
+                .await?;
                 let share = (hosts as usize).div_ceil(workers.max(1) as usize);
                 for key in &release {
                     sqlx::query(
@@ -140,6 +163,7 @@ impl Store {
                         .bind(now_ms)
                         .bind(spread_of(&worker))
                         .bind((share - held.len()) as i64)
+                        .bind(gone)
                         .fetch_all(&mut *tx)
                         .await?;
                     held.extend(claimed);
@@ -245,8 +269,8 @@ mod tests {
     async fn workers_split_the_hosts_and_take_over_a_dead_ones() {
         let (stores, _dir) = stores("workers_split_the_hosts").await;
         for store in stores {
-            store.add_lease_keys(&keys(10)).await.unwrap();
-            store.add_lease_keys(&keys(10)).await.unwrap();
+            store.add_lease_keys(&keys(10), 0).await.unwrap();
+            store.add_lease_keys(&keys(10), 0).await.unwrap();
             let a = store.lease_round("a", 0, 1_000, &[]).await.unwrap();
             assert_eq!((a.held.len(), a.workers), (10, 1), "{a:?}");
             // A second worker: its share is half, but a holds everything until it gives back.
@@ -284,6 +308,45 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(heartbeats(&store).await, ["c"]);
+        }
+    }
+
+    /// A host no worker has named for a week (gone from every schedule) no longer counts in the
+    /// fair share and is not claimed, and its row goes once no lease on it runs; a host a
+    /// worker names again is leasable again.
+    #[tokio::test]
+    async fn hosts_no_worker_names_any_more_leave_the_share() {
+        let (stores, _dir) = stores("hosts_no_worker_names").await;
+        let week = super::GONE_HOST_MS;
+        for store in stores {
+            store.add_lease_keys(&keys(10), 0).await.unwrap();
+            let a = store.lease_round("a", 100, week, &[]).await.unwrap();
+            assert_eq!(a.held.len(), 10);
+            // A week on, the schedules name six of them; a still holds all ten.
+            let later = week + 200;
+            store.add_lease_keys(&keys(6), later).await.unwrap();
+            let a = store
+                .lease_round("a", later + 100, week, &[])
+                .await
+                .unwrap();
+            assert_eq!((a.held, a.share), (keys(6), 6));
+            let b = store
+                .lease_round("b", later + 200, week, &[])
+                .await
+                .unwrap();
+            assert_eq!((b.held.len(), b.share, b.workers), (0, 3, 2));
+            let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM leases WHERE kind = 'host'")
+                .fetch_one(store.reader())
+                .await
+                .unwrap();
+            assert_eq!(rows, 6);
+            // Named again: a host like any other.
+            store.add_lease_keys(&keys(8), later + 300).await.unwrap();
+            let b = store
+                .lease_round("b", later + 400, week, &[])
+                .await
+                .unwrap();
+            assert_eq!((b.held.len(), b.share), (2, 4), "{b:?}");
         }
     }
 
