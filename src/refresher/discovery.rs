@@ -175,18 +175,20 @@ async fn discover_site(
     .await?;
 
     let mut reached: BTreeSet<String> = BTreeSet::new();
-    for root in roots {
+    for (root, named_by) in roots {
+        let root = (root, named_by, 0);
         walk_from(ctx, site, root, &vouched, listed, walked, &mut reached).await?;
     }
     if ctx.leasing.is_some() {
         // Sitemaps on hosts held here that a walk on another worker reached (an index's child,
-        // a root a robots.txt there names, a redirect's target): read as roots of their own.
-        for (stored, vouching) in handed_sitemaps(ctx, site, &reached).await? {
+        // a root a robots.txt there names, a redirect's target): the walk goes on from each,
+        // at its depth below the root it came from.
+        for (stored, vouching, depth) in handed_sitemaps(ctx, site, &reached).await? {
             if let Some(host) = vouching {
                 // Named by that host's robots.txt: it speaks for that host (cross-submission).
                 vouched.entry(stored.to_string()).or_default().push(host);
             }
-            let root = (stored, None);
+            let root = (stored, None, depth);
             walk_from(ctx, site, root, &vouched, listed, walked, &mut reached).await?;
         }
     }
@@ -199,12 +201,13 @@ async fn discover_site(
 
 /// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
 /// sitemap, a robots.txt or a redirect on a host held elsewhere; with the host whose robots.txt
-/// named it, if one did.
+/// named it, if one did, and its depth below the root it came from
+/// ([`sitemap::depth_by_naming`]; none deeper than the walks go, none whose naming loops).
 async fn handed_sitemaps(
     ctx: &Context,
     site: &SiteState,
     reached: &BTreeSet<String>,
-) -> anyhow::Result<Vec<(Url, Option<String>)>> {
+) -> anyhow::Result<Vec<(Url, Option<String>, usize)>> {
     let on_a_host_here = |url: &str| {
         Url::parse(url)
             .ok()
@@ -212,10 +215,12 @@ async fn handed_sitemaps(
     };
     let named_elsewhere =
         |from: &str| Url::parse(from).is_ok_and(|u| ctx.held_elsewhere(&origin_of(&u)));
-    Ok(ctx
-        .store
-        .sitemaps_of_site(site.id)
-        .await?
+    let stored = ctx.store.sitemaps_of_site(site.id).await?;
+    let named_by: HashMap<String, String> = stored
+        .iter()
+        .filter_map(|row| Some((row.url.clone(), row.discovered_from.clone()?)))
+        .collect();
+    Ok(stored
         .into_iter()
         .filter(|row| !reached.contains(&row.url))
         .filter(|row| row.discovered_from.as_deref().is_some_and(named_elsewhere))
@@ -226,25 +231,28 @@ async fn handed_sitemaps(
                 .filter(|from| from.ends_with("/robots.txt"))
                 .and_then(|from| Url::parse(from).ok())
                 .and_then(|from| from.host_str().map(str::to_string));
-            Some((on_a_host_here(&row.url)?, vouching))
+            let depth = sitemap::depth_by_naming(&row.url, &named_by)
+                .filter(|&depth| depth <= MAX_SITEMAP_DEPTH)?;
+            Some((on_a_host_here(&row.url)?, vouching, depth))
         })
         .collect())
 }
 
-/// Reads the sitemap `root` (with what named it, when not the schedule) and the sitemaps it
-/// leads to (depth and count limits, loop guard); those on hosts held elsewhere are stored for
-/// their holder, not read. `reached`: every sitemap the pass met so far.
+/// Reads the sitemap `root` (with what named it, when not the schedule, and its depth below the
+/// root its walk began at) and the sitemaps it leads to (depth and count limits, loop guard); those
+/// on hosts held elsewhere are stored for their holder, not read. `reached`: every sitemap the
+/// pass met so far.
 async fn walk_from(
     ctx: &Context,
     site: &SiteState,
-    (root, named_by): (Url, Option<String>),
+    (root, named_by, depth): (Url, Option<String>, usize),
     vouched: &HashMap<String, Vec<String>>,
     listed: &mut Listings,
     walked: &mut Vec<String>,
     reached: &mut BTreeSet<String>,
 ) -> anyhow::Result<()> {
     let mut walk = SitemapWalk::new(root.as_str(), MAX_SITEMAP_DEPTH, MAX_SITEMAPS_PER_SITE);
-    let mut queue = VecDeque::from([(root, 0usize, named_by)]);
+    let mut queue = VecDeque::from([(root, depth, named_by)]);
     while let Some((url, depth, parent)) = queue.pop_front() {
         if ctx.is_stopping() {
             return Ok(());

@@ -1,9 +1,11 @@
 //! A small pure guard for following sitemap indexes: depth limit and loop detection.
 //!
 //! The protocol allows one level (an index lists sitemaps); real sites nest indexes and sometimes
-//! list themselves. The refresher asks [`SitemapWalk::admit`] before fetching each child.
+//! list themselves. The refresher asks [`SitemapWalk::admit`] before fetching each child, and
+//! [`depth_by_naming`] where a walk that another worker began goes on (several workers: a
+//! sitemap on a host held elsewhere is stored for its holder, which walks on from it).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Why a child sitemap is not followed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,9 +69,55 @@ impl SitemapWalk {
     }
 }
 
+/// How deep below a root a stored sitemap lies, from what named each of a site's sitemaps
+/// (`named_by`: sitemap URL to the URL of what named it first): named by another of these
+/// sitemaps, it is one deeper than that one; named by anything else (the schedule, a
+/// robots.txt, a redirect's source page) it is a root. None when the naming loops (every
+/// sitemap of the loop was named by another: none can be reached from a root).
+///
+/// Without it, a sitemap stored for another worker's host was walked as a root of its own: an
+/// index and its children alternating between two workers' hosts went one level deeper at
+/// each discovery.
+pub fn depth_by_naming(url: &str, named_by: &HashMap<String, String>) -> Option<usize> {
+    let mut depth = 0;
+    let mut at = url;
+    while let Some(parent) = named_by
+        .get(at)
+        .filter(|p| named_by.contains_key(p.as_str()))
+    {
+        depth += 1;
+        if depth > named_by.len() {
+            return None;
+        }
+        at = parent;
+    }
+    Some(depth)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_sitemap_is_as_deep_as_its_chain_of_namers() {
+        let named: HashMap<String, String> = [
+            ("http://a/index.xml", "schedule"),
+            ("http://b/part.xml", "http://a/index.xml"),
+            ("http://a/sub.xml", "http://b/part.xml"),
+            ("http://c/cross.xml", "http://c/robots.txt"),
+            ("http://a/loop1.xml", "http://a/loop2.xml"),
+            ("http://a/loop2.xml", "http://a/loop1.xml"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        assert_eq!(depth_by_naming("http://a/index.xml", &named), Some(0));
+        assert_eq!(depth_by_naming("http://b/part.xml", &named), Some(1));
+        assert_eq!(depth_by_naming("http://a/sub.xml", &named), Some(2));
+        assert_eq!(depth_by_naming("http://c/cross.xml", &named), Some(0));
+        assert_eq!(depth_by_naming("http://a/loop1.xml", &named), None);
+        assert_eq!(depth_by_naming("http://unknown/x.xml", &named), Some(0));
+    }
 
     #[test]
     fn refuses_loops_depth_and_excess() {
