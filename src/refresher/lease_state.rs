@@ -16,6 +16,8 @@ pub(super) const REREAD_IDS: i64 = 1_000;
 /// How often a worker names every host it knows in the leases (clock ms): a host no worker
 /// names for [`crate::store::leases::GONE_HOST_MS`] is gone from every schedule.
 pub(super) const NAME_EVERY_MS: i64 = 3_600_000;
+/// Hosts named in one transaction.
+pub(super) const NAME_CHUNK: usize = 500;
 /// How long before the last round's start other workers' checks are read again (real ms).
 const CHECKS_OVERLAP_MS: i64 = 5_000;
 /// How long a lease lasts unless renewed (real ms), by default.

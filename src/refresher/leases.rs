@@ -23,7 +23,7 @@ use tracing::{info, warn};
 
 use super::ROWS_PER_READ;
 use super::context::Context;
-use super::lease_state::{Leasing, NAME_EVERY_MS, REREAD_IDS};
+use super::lease_state::{Leasing, NAME_CHUNK, NAME_EVERY_MS, REREAD_IDS};
 use crate::politeness::key_of;
 use crate::store::leases::LeaseRound;
 use crate::store::urls::{UrlPages, UrlScope};
@@ -45,9 +45,22 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
             .map(|origin| key_of(&origin)),
     );
     // Every host known is named again every hour (a host no worker names for a week is gone
-    // from every schedule: see `store::leases`), a new one at once.
+    // from every schedule: see `store::leases`), a new one at once; the hosts of the sites'
+    // stored sitemaps too (not in the scheduler: a host that serves only a sitemap that an
+    // index or a robots.txt names is known only there).
     let name_all =
         now.saturating_sub(leasing.named_all_ms.load(Ordering::Relaxed)) >= NAME_EVERY_MS;
+    if name_all {
+        for site in &ctx.sites {
+            let stored = ctx.store.sitemaps_of_site(site.id).await?;
+            known.extend(
+                stored
+                    .iter()
+                    .filter_map(|row| url::Url::parse(&row.url).ok())
+                    .map(|url| key_of(&crate::politeness::origin_of(&url))),
+            );
+        }
+    }
     let named: Vec<String> = {
         let registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
         known
@@ -58,9 +71,13 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
             .into_iter()
             .collect()
     };
-    // In key order, so that two workers registering the same new hosts never deadlock.
+    // In key order, so that two workers registering the same new hosts never deadlock, and a
+    // few hundred a transaction: naming every host in one would hold their rows against the
+    // other workers' rounds for as long.
+    for chunk in named.chunks(NAME_CHUNK) {
+        ctx.store.add_lease_keys(chunk, now).await?;
+    }
     if !named.is_empty() {
-        ctx.store.add_lease_keys(&named, now).await?;
         let mut registered = leasing.registered.lock().unwrap_or_else(|e| e.into_inner());
         registered.extend(named);
     }

@@ -26,9 +26,11 @@ use super::Store;
 const GONE_WORKER_MS: i64 = 24 * 3_600_000;
 /// How long after a worker last named a host ([`Store::add_lease_keys`]) it is taken to be gone
 /// from every schedule (clock ms): it no longer counts in the fair share and is not claimed,
-/// and its row is deleted once no lease on it runs. Workers name the hosts they know every
-/// hour; a sitemap's host that only a walk names is named at every discovery.
+/// and its row is deleted once no lease on it runs (its holder no longer renews it, so it
+/// lapses as a lease the database could not renew does). Workers name the hosts they know
+/// every hour; a row's time is written again only when a day old.
 pub const GONE_HOST_MS: i64 = 7 * 24 * 3_600_000;
+const SEEN_REFRESH_MS: i64 = 24 * 3_600_000;
 
 /// What a lease round left the worker with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,11 +62,12 @@ impl Store {
                     sqlx::query(
                         "INSERT INTO leases (kind, key, spread, seen_ms) VALUES ('host', $1, $2, $3)
                          ON CONFLICT (kind, key) DO UPDATE SET seen_ms = excluded.seen_ms
-                         WHERE leases.seen_ms < excluded.seen_ms",
+                         WHERE leases.seen_ms < $4",
                     )
                     .bind(key)
                     .bind(spread_of(key))
                     .bind(now_ms)
+                    .bind(now_ms.saturating_sub(SEEN_REFRESH_MS))
                     .execute(&mut *tx)
                     .await?;
                 }
@@ -119,16 +122,15 @@ impl Store {
                 .bind(now_ms)
                 .fetch_one(&mut *tx)
                 .await?;
-                // Hosts gone from every schedule: not counted, not claimed, and their rows
-                // deleted once no lease on them runs (this worker's own included).
+                // Hosts gone from every schedule: not counted, not claimed, not renewed, and
+                // their rows deleted once no lease on them runs.
                 let gone = now_ms.saturating_sub(GONE_HOST_MS);
                 sqlx::query(
                     "DELETE FROM leases WHERE kind = 'host' AND seen_ms < $1
-                     AND (worker IS NULL OR until_ms <= $2 OR worker = $3)",
+                     AND (worker IS NULL OR until_ms <= $2)",
                 )
                 .bind(gone)
                 .bind(now_ms)
-                .bind(&worker)
                 .execute(&mut *tx)
                 .await?;
                 let hosts: i64 = sqlx::query_scalar(
@@ -150,10 +152,11 @@ impl Store {
                 }
                 let mut held: Vec<String> = sqlx::query_scalar(
                     "UPDATE leases SET until_ms = $2 WHERE kind = 'host' AND worker = $1
-                     RETURNING key",
+                     AND seen_ms >= $3 RETURNING key",
                 )
                 .bind(&worker)
                 .bind(until)
+                .bind(gone)
                 .fetch_all(&mut *tx)
                 .await?;
                 if held.len() < share {
@@ -312,38 +315,60 @@ mod tests {
     }
 
     /// A host no worker has named for a week (gone from every schedule) no longer counts in the
-    /// fair share and is not claimed, and its row goes once no lease on it runs; a host a
-    /// worker names again is leasable again.
+    /// fair share, is neither claimed nor renewed, and its row goes once its lease has run out
+    /// (not before: a request to it may be in flight); a host a worker names again is leasable
+    /// again.
     #[tokio::test]
     async fn hosts_no_worker_names_any_more_leave_the_share() {
         let (stores, _dir) = stores("hosts_no_worker_names").await;
         let week = super::GONE_HOST_MS;
+        let rows = |store: &crate::store::Store| {
+            let store = store.clone();
+            async move {
+                sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM leases WHERE kind = 'host'")
+                    .fetch_one(store.reader())
+                    .await
+                    .unwrap()
+            }
+        };
         for store in stores {
             store.add_lease_keys(&keys(10), 0).await.unwrap();
-            let a = store.lease_round("a", 100, week, &[]).await.unwrap();
-            assert_eq!(a.held.len(), 10);
-            // A week on, the schedules name six of them; a still holds all ten.
-            let later = week + 200;
-            store.add_lease_keys(&keys(6), later).await.unwrap();
             let a = store
-                .lease_round("a", later + 100, week, &[])
+                .lease_round("a", week - 100, 1_000, &[])
                 .await
                 .unwrap();
-            assert_eq!((a.held, a.share), (keys(6), 6));
+            assert_eq!(a.held.len(), 10);
+            // A week on, the schedules name six of them; a's leases on all ten still run.
+            store.add_lease_keys(&keys(6), week + 200).await.unwrap();
             let b = store
-                .lease_round("b", later + 200, week, &[])
+                .lease_round("b", week + 300, 1_000, &[])
                 .await
                 .unwrap();
-            assert_eq!((b.held.len(), b.share, b.workers), (0, 3, 2));
-            let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM leases WHERE kind = 'host'")
-                .fetch_one(store.reader())
+            assert_eq!((b.held.len(), b.share, b.workers), (0, 3, 2), "{b:?}");
+            assert_eq!(rows(&store).await, 10);
+            // a renews only the six.
+            let a = store
+                .lease_round("a", week + 400, 1_000, &[])
                 .await
                 .unwrap();
-            assert_eq!(rows, 6);
+            assert_eq!(a.held, keys(6));
+            assert_eq!(
+                rows(&store).await,
+                10,
+                "their leases run until {}",
+                week + 900
+            );
+            // Its leases on the other four have run out: their rows go.
+            let b = store
+                .lease_round("b", week + 1_000, 1_000, &[])
+                .await
+                .unwrap();
+            assert!(b.held.is_empty(), "{b:?}");
+            assert_eq!(rows(&store).await, 6);
             // Named again: a host like any other.
-            store.add_lease_keys(&keys(8), later + 300).await.unwrap();
+            store.add_lease_keys(&keys(8), week + 1_100).await.unwrap();
             let b = store
-                .lease_round("b", later + 400, week, &[])
+                .lease_round("b", week + 1_200, 1_000, &[])
                 .await
                 .unwrap();
             assert_eq!((b.held.len(), b.share), (2, 4), "{b:?}");
