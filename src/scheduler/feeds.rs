@@ -71,14 +71,21 @@ impl Scheduler {
         let oldest = listing.oldest_ms.map(|at| at.min(now_ms));
         let full = listing.entries >= self.urls[feed].feed().most_entries.max(2);
         let overflowed = full && last_poll.is_some_and(|last| oldest.is_some_and(|o| o > last));
-        let state = self.urls[feed].feed_mut();
+        // A page of the site listed at two times: this read lists more than each page's latest
+        // change.
         let mut listed = HashSet::new();
-        state.lists_every_change |= entries.iter().any(|&(page, _)| !listed.insert(page));
-        let every_change = state.lists_every_change;
-        state.most_entries = state.most_entries.max(listing.entries);
-        if listing.entries > 0 {
-            state.own_share = (entries.len() as f64 / listing.entries as f64).min(1.0);
+        let repeats = entries.iter().any(|&(page, _)| {
+            let u = &self.urls[page];
+            page != feed && u.kind == UrlKind::Page && !u.retired && !listed.insert(page)
+        });
+        let state = self.urls[feed].feed_mut();
+        if repeats {
+            state.repeating_reads = state.repeating_reads.saturating_add(1);
         }
+        let every_change = state.lists_every_change();
+        state.most_entries = state.most_entries.max(listing.entries);
+        state.entries_listed += listing.entries as f64;
+        state.entries_kept += entries.len().min(listing.entries) as f64;
         let start = match (last_poll, oldest) {
             (Some(_), Some(oldest)) if overflowed => oldest,
             (Some(last), _) => last,

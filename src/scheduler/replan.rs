@@ -397,7 +397,7 @@ impl Scheduler {
         // whose changes fill it too).
         let changes: f64 = covered.iter().map(|p| p.rate_per_day).sum();
         let state = self.urls[feed].feed();
-        let capacity = (state.most_entries as f64 * state.own_share).max(2.0);
+        let capacity = (state.most_entries as f64 * state.own_share()).max(2.0);
         let no_overflow = changes / (0.5 * capacity);
         if no_overflow > cap {
             return (OVERFLOWING_FEED_POLLS.min(cap), false);

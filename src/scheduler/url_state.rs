@@ -30,12 +30,14 @@ pub struct FeedState {
     /// The most entries it has listed at once (its capacity, as far as can be seen), the site's
     /// pages' and others' alike.
     pub most_entries: usize,
-    /// Whether it has shown that it lists every change: one document listed a page at two
-    /// times. Until then it may list each page once, at its latest change (most feeds do).
-    pub lists_every_change: bool,
-    /// The share of its last read's entries that were the site's pages (what of its capacity
-    /// their changes have; 1 before a read).
-    pub own_share: f64,
+    /// Reads whose document listed one of the site's pages at two times: at
+    /// [`LISTS_EVERY_CHANGE_READS`] it has shown that it lists every change. Until then it may
+    /// list each page once, at its latest change (most feeds do).
+    pub repeating_reads: u8,
+    /// Entries it has listed over all its reads, and of them the site's pages': what of its
+    /// capacity their changes have.
+    pub entries_listed: f64,
+    pub entries_kept: f64,
     /// Whether it is worth its polls (see [`super::replan`]): only then do the pages it covers
     /// wait for its announcements instead of following the plan.
     pub worth: bool,
@@ -45,13 +47,34 @@ pub struct FeedState {
     pub blind_until_ms: Option<i64>,
 }
 
+/// Reads listing a page twice that show a feed lists every change (one could be two links
+/// that name one page).
+pub const LISTS_EVERY_CHANGE_READS: u8 = 2;
+
+impl FeedState {
+    /// Whether it has shown that it lists every change ([`Self::repeating_reads`]).
+    pub fn lists_every_change(&self) -> bool {
+        self.repeating_reads >= LISTS_EVERY_CHANGE_READS
+    }
+
+    /// The share of its entries that are the site's pages (1 before a read).
+    pub fn own_share(&self) -> f64 {
+        if self.entries_listed > 0.0 {
+            (self.entries_kept / self.entries_listed).clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+}
+
 /// The feed part of a URL that has none.
 static NO_FEED: FeedState = FeedState {
     covers: Vec::new(),
     last_poll_ms: None,
     most_entries: 0,
-    own_share: 1.0,
-    lists_every_change: false,
+    repeating_reads: 0,
+    entries_listed: 0.0,
+    entries_kept: 0.0,
     worth: false,
     blind_until_ms: None,
 };

@@ -127,9 +127,9 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
 }
 
 /// A feed that lists each page once, at its latest change, shows one change of a page per read
-/// however many came: its latest change counts with the time after it only (until the feed
-/// lists a page twice in one document, which proves it lists every change: then the whole
-/// span counts).
+/// however many came: its latest change counts with the time after it only (until two of the
+/// feed's documents have listed a page twice, which shows it lists every change: then the
+/// whole span counts).
 #[test]
 fn a_feed_listing_each_page_once_counts_its_latest_change_with_the_time_after_it() {
     const MIN: i64 = 60_000;
@@ -137,15 +137,15 @@ fn a_feed_listing_each_page_once_counts_its_latest_change_with_the_time_after_it
     for proven in [false, true] {
         let (mut sched, feed, pages) = feed_and_pages(2);
         let (a, b) = (pages[0], pages[1]);
-        let first: Vec<_> = if proven {
+        let listed: Vec<_> = if proven {
             vec![(a, 5 * MIN), (b, 4 * MIN), (b, 6 * MIN)]
         } else {
             vec![(a, 5 * MIN), (b, 6 * MIN)]
         };
-        sched.handle_feed(10 * MIN, feed, &first);
+        sched.handle_feed(10 * MIN, feed, &listed);
         check(&mut sched, 20 * MIN, a, Seen::Copy);
         check(&mut sched, 20 * MIN, b, Seen::Copy);
-        sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN), (b, 6 * MIN)]);
+        sched.handle_feed(60 * MIN, feed, &listed);
         let before = sched.urls[a].stats.clone();
         sched.handle_feed(120 * MIN, feed, &[(a, 100 * MIN), (b, 6 * MIN)]);
         let after = &sched.urls[a].stats;
@@ -160,6 +160,29 @@ fn a_feed_listing_each_page_once_counts_its_latest_change_with_the_time_after_it
             sched.copy_knowledge(a).unwrap().known_change_ms,
             Some(100 * MIN)
         );
+    }
+}
+
+/// A change a check saw that the next read does not list, but a later change of the page
+/// instead: a feed that may list only each page's latest change has not missed it; one that
+/// has shown it lists every change has.
+#[test]
+fn a_later_listed_change_answers_for_a_check_only_where_a_feed_lists_latest_changes() {
+    const MIN: i64 = 60_000;
+    for proven in [false, true] {
+        let (mut sched, feed, pages) = feed_and_pages(2);
+        let (a, b) = (pages[0], pages[1]);
+        let listed: Vec<_> = if proven {
+            vec![(a, 5 * MIN), (b, 4 * MIN), (b, 6 * MIN)]
+        } else {
+            vec![(a, 5 * MIN), (b, 6 * MIN)]
+        };
+        sched.handle_feed(10 * MIN, feed, &listed);
+        check(&mut sched, 20 * MIN, a, Seen::Copy);
+        sched.handle_feed(30 * MIN, feed, &listed);
+        check(&mut sched, 40 * MIN, a, Seen::Changed);
+        sched.handle_feed(60 * MIN, feed, &[(a, 50 * MIN), (b, 6 * MIN)]);
+        assert_eq!(sched.summary(a).covered, !proven, "proven {proven}");
     }
 }
 
@@ -230,7 +253,8 @@ fn an_overflowing_read_counts_the_span_its_entries_cover() {
     let days = |min: i64| min as f64 / 1440.0;
     let (mut sched, feed, pages) = feed_and_pages(1);
     let a = pages[0];
-    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
+    // A feed that lists every change (it lists a twice in each read).
+    sched.handle_feed(10 * MIN, feed, &[(a, 4 * MIN), (a, 5 * MIN)]);
     check_each(&mut sched, 20 * MIN, &[(a, Seen::Copy)]);
     // As full as ever and all newer than the last read: it overflowed, blind before 50.
     sched.handle_feed(60 * MIN, feed, &[(a, 50 * MIN), (a, 55 * MIN)]);
