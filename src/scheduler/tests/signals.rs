@@ -127,9 +127,9 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
 }
 
 /// A feed that lists each page once, at its latest change, shows one change of a page per read
-/// however many came: its latest change counts with the time after it only (until two of the
-/// feed's documents have listed a page twice, which shows it lists every change: then the
-/// whole span counts).
+/// however many came: its latest change counts with the time after it only (until one of the
+/// feed's documents lists a page twice, which shows it lists every change: then the whole span
+/// counts).
 #[test]
 fn a_feed_listing_each_page_once_counts_its_latest_change_with_the_time_after_it() {
     const MIN: i64 = 60_000;
