@@ -39,11 +39,8 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let now = ctx.clock.now_ms();
     if outcome.status == Some(304) {
         // Nothing new: the feed has watched its pages for one more interval.
-        let nothing = FeedListing {
-            entries: 0,
-            oldest_ms: None,
-        };
-        ctx.ledger.feed_read(now, row.id, &[], nothing);
+        ctx.ledger
+            .feed_read(now, row.id, &[], FeedListing::default());
         return save_feed_plan(ctx, row.id).await;
     }
     let Some(body) = outcome

@@ -20,7 +20,7 @@ const UNJUDGED_MISSES: u32 = 3;
 /// kept, a read holding more foreign entries than usual looked less full than ever and its
 /// overflow went unseen (its span counted as watched, the changes it dropped as none), and a
 /// foreign entry older than the last read, left out, made a read look overflowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FeedListing {
     /// Entries in the document.
     pub entries: usize,
@@ -79,10 +79,8 @@ impl Scheduler {
             page != feed && u.kind == UrlKind::Page && !u.retired && !listed.insert(page)
         });
         let state = self.urls[feed].feed_mut();
-        if repeats {
-            state.repeating_reads = state.repeating_reads.saturating_add(1);
-        }
-        let every_change = state.lists_every_change();
+        state.lists_every_change |= repeats;
+        let every_change = state.lists_every_change;
         state.most_entries = state.most_entries.max(listing.entries);
         state.entries_listed += listing.entries as f64;
         state.entries_kept += entries.len().min(listing.entries) as f64;

@@ -21,7 +21,7 @@ pub enum UrlKind {
 }
 
 /// A feed's part: the pages it covers and the time it has watched them.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FeedState {
     /// Pages it has listed (and still covers).
     pub covers: Vec<UrlKey>,
@@ -30,10 +30,13 @@ pub struct FeedState {
     /// The most entries it has listed at once (its capacity, as far as can be seen), the site's
     /// pages' and others' alike.
     pub most_entries: usize,
-    /// Reads whose document listed one of the site's pages at two times: at
-    /// [`LISTS_EVERY_CHANGE_READS`] it has shown that it lists every change. Until then it may
-    /// list each page once, at its latest change (most feeds do).
-    pub repeating_reads: u8,
+    /// Whether it has shown that it lists every change: a document of it listed one of the
+    /// site's pages at two times. Until then it may list each page once, at its latest change
+    /// (most feeds do). One such read is taken as proof, though two links that name one page
+    /// could pass for it: asking for a second left the feeds of `simulate --hosts 200 --budget
+    /// 0.2 --signals 0.2` on the less informative rule longer, and freshet went from 0.9993 to
+    /// 1.0006 times the oracle's mean age.
+    pub lists_every_change: bool,
     /// Entries it has listed over all its reads, and of them the site's pages': what of its
     /// capacity their changes have.
     pub entries_listed: f64,
@@ -47,18 +50,7 @@ pub struct FeedState {
     pub blind_until_ms: Option<i64>,
 }
 
-/// Reads listing a page twice that show a feed lists every change. One: two links that name
-/// one page could pass for it, but asking for a second read left the feeds of
-/// `simulate --hosts 200 --budget 0.2 --signals 0.2` on the less informative rule longer, and
-/// freshet went from 0.9993 to 1.0006 times the oracle's mean age.
-pub const LISTS_EVERY_CHANGE_READS: u8 = 1;
-
 impl FeedState {
-    /// Whether it has shown that it lists every change ([`Self::repeating_reads`]).
-    pub fn lists_every_change(&self) -> bool {
-        self.repeating_reads >= LISTS_EVERY_CHANGE_READS
-    }
-
     /// The share of its entries that are the site's pages (1 before a read).
     pub fn own_share(&self) -> f64 {
         if self.entries_listed > 0.0 {
@@ -74,18 +66,12 @@ static NO_FEED: FeedState = FeedState {
     covers: Vec::new(),
     last_poll_ms: None,
     most_entries: 0,
-    repeating_reads: 0,
+    lists_every_change: false,
     entries_listed: 0.0,
     entries_kept: 0.0,
     worth: false,
     blind_until_ms: None,
 };
-
-impl Default for FeedState {
-    fn default() -> Self {
-        NO_FEED.clone()
-    }
-}
 
 /// A page's coverage by the feed that lists it: its evidence then comes from the feed.
 #[derive(Debug, Clone, PartialEq)]

@@ -126,6 +126,20 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
     assert_eq!(sched.watched(a), Some((120 * MIN, 260 * MIN)));
 }
 
+/// A feed and two pages a and b, and what each of its reads lists before any change of them:
+/// `proven`, b at two times, which shows the feed lists every change.
+fn feed_listing_two_pages(proven: bool) -> (Scheduler, UrlKey, [UrlKey; 2], Vec<(UrlKey, i64)>) {
+    const MIN: i64 = 60_000;
+    let (sched, feed, pages) = feed_and_pages(2);
+    let (a, b) = (pages[0], pages[1]);
+    let listed = if proven {
+        vec![(a, 5 * MIN), (b, 4 * MIN), (b, 6 * MIN)]
+    } else {
+        vec![(a, 5 * MIN), (b, 6 * MIN)]
+    };
+    (sched, feed, [a, b], listed)
+}
+
 /// A feed that lists each page once, at its latest change, shows one change of a page per read
 /// however many came: its latest change counts with the time after it only (until one of the
 /// feed's documents lists a page twice, which shows it lists every change: then the whole span
@@ -135,13 +149,7 @@ fn a_feed_listing_each_page_once_counts_its_latest_change_with_the_time_after_it
     const MIN: i64 = 60_000;
     let days = |min: i64| min as f64 / 1440.0;
     for proven in [false, true] {
-        let (mut sched, feed, pages) = feed_and_pages(2);
-        let (a, b) = (pages[0], pages[1]);
-        let listed: Vec<_> = if proven {
-            vec![(a, 5 * MIN), (b, 4 * MIN), (b, 6 * MIN)]
-        } else {
-            vec![(a, 5 * MIN), (b, 6 * MIN)]
-        };
+        let (mut sched, feed, [a, b], listed) = feed_listing_two_pages(proven);
         sched.handle_feed(10 * MIN, feed, &listed);
         check(&mut sched, 20 * MIN, a, Seen::Copy);
         check(&mut sched, 20 * MIN, b, Seen::Copy);
@@ -170,13 +178,7 @@ fn a_feed_listing_each_page_once_counts_its_latest_change_with_the_time_after_it
 fn a_later_listed_change_answers_for_a_check_only_where_a_feed_lists_latest_changes() {
     const MIN: i64 = 60_000;
     for proven in [false, true] {
-        let (mut sched, feed, pages) = feed_and_pages(2);
-        let (a, b) = (pages[0], pages[1]);
-        let listed: Vec<_> = if proven {
-            vec![(a, 5 * MIN), (b, 4 * MIN), (b, 6 * MIN)]
-        } else {
-            vec![(a, 5 * MIN), (b, 6 * MIN)]
-        };
+        let (mut sched, feed, [a, b], listed) = feed_listing_two_pages(proven);
         sched.handle_feed(10 * MIN, feed, &listed);
         check(&mut sched, 20 * MIN, a, Seen::Copy);
         sched.handle_feed(30 * MIN, feed, &listed);
