@@ -34,7 +34,7 @@ use crate::store::dedup::DedupWrite;
 use crate::store::discovered::Discovered;
 use crate::store::documents::DocumentWrite;
 use crate::store::errors::ErrorRecord;
-use crate::store::urls::UrlRow;
+use crate::store::urls::CheckRow;
 #[cfg(doc)]
 use crate::{dedup::DedupEngine, store::Store};
 
@@ -57,7 +57,7 @@ enum Input {
 
 /// The extraction of a page check's body, if the engine will file it: the one extraction of the
 /// fetch, used for change detection and handed to [`after_fetch`].
-pub fn extract(ctx: &Context, row: &UrlRow, outcome: &FetchOutcome) -> Option<Extracted> {
+pub fn extract(ctx: &Context, row: &CheckRow, outcome: &FetchOutcome) -> Option<Extracted> {
     match input_of(row, outcome)? {
         Input::Page(page) => Some(content::extract_page(&page, &ctx.dedup.config.url_rules)),
         Input::Redirects { .. } => None,
@@ -69,7 +69,7 @@ pub fn extract(ctx: &Context, row: &UrlRow, outcome: &FetchOutcome) -> Option<Ex
 pub async fn after_fetch(
     ctx: &Context,
     site: &SiteState,
-    row: &UrlRow,
+    row: &CheckRow,
     outcome: &FetchOutcome,
     extracted: Option<Extracted>,
 ) -> anyhow::Result<()> {
@@ -133,7 +133,7 @@ pub async fn after_fetch(
 
 /// The engine's input for a page check, if any: a 2xx GET with an HTML or text body, or a
 /// fetch that followed redirects and ended elsewhere than at a page.
-fn input_of(row: &UrlRow, outcome: &FetchOutcome) -> Option<Input> {
+fn input_of(row: &CheckRow, outcome: &FetchOutcome) -> Option<Input> {
     let hops: Vec<Hop> = outcome
         .hops
         .iter()

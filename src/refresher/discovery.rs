@@ -22,7 +22,7 @@ use crate::politeness::origin_of;
 use crate::store::discovered::{Discovered, Listing};
 use crate::store::errors::ErrorRecord;
 use crate::store::refusals::RefusalReason;
-use crate::store::urls::{UrlPages, UrlRow, UrlScope};
+use crate::store::urls::{CheckRow, UrlPages, UrlRow, UrlScope};
 
 use super::context::{Context, SiteState};
 use super::fetching::fetch_and_record;
@@ -386,7 +386,7 @@ async fn fetch_document(
     let outcome = fetch_and_record(
         ctx,
         site,
-        &row,
+        &CheckRow::from(&row),
         url,
         Method::Get,
         Some(MAX_DOCUMENT_BYTES),

@@ -19,7 +19,7 @@ use crate::store::errors::ErrorRecord;
 use crate::store::observations::NewObservation;
 use crate::store::refusals::RefusalReason;
 use crate::store::summary::SummaryUpdate;
-use crate::store::urls::UrlRow;
+use crate::store::urls::CheckRow;
 
 use super::context::{Context, Counters, SiteState};
 use super::evidence::{
@@ -39,10 +39,10 @@ const COMMIT_TRIES: u32 = 5;
 pub async fn admitted<'a>(
     ctx: &'a Context,
     due: &Due,
-) -> anyhow::Result<Option<(&'a SiteState, UrlRow, Url)>> {
+) -> anyhow::Result<Option<(&'a SiteState, CheckRow, Url)>> {
     let row = ctx
         .store
-        .url_row_by_id(due.url_id)
+        .check_row(due.url_id)
         .await
         .with_context(|| format!("reading the stored row of URL {}", due.url_id))?;
     let (Some(site), Some(row)) = (ctx.site(due.site_id), row) else {
@@ -58,7 +58,7 @@ pub async fn admitted<'a>(
 /// judged again by the rules read then (a robots.txt 5xx disallows everything only for the
 /// moment). The URL's `disallowed` flag says what the last verdict was, for the reports.
 /// Gives the parsed URL when it may.
-async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<Option<Url>> {
+async fn admit(ctx: &Context, site: &SiteState, row: &CheckRow) -> anyhow::Result<Option<Url>> {
     let now = ctx.clock.now_ms();
     if let Some(resumes_ms) = site.site.fetch_resumes_ms(ctx.clock.now()) {
         ctx.ledger.defer(now, row.id, resumes_ms);
@@ -107,7 +107,7 @@ async fn admit(ctx: &Context, site: &SiteState, row: &UrlRow) -> anyhow::Result<
 /// another worker holds its host (the URL waits for the next lease round), or its host is
 /// closed by back-off or Retry-After for longer than freshet waits (the URL and the host wait
 /// until it opens, and the log says so). Hands the URL back when so.
-fn not_now(ctx: &Context, row: &UrlRow, origin: &str) -> bool {
+fn not_now(ctx: &Context, row: &CheckRow, origin: &str) -> bool {
     let now = ctx.clock.now_ms();
     if ctx.is_stopping() {
         ctx.ledger.defer(now, row.id, now);
@@ -142,7 +142,7 @@ fn not_now(ctx: &Context, row: &UrlRow, origin: &str) -> bool {
 pub async fn fetch_and_record(
     ctx: &Context,
     site: &SiteState,
-    row: &UrlRow,
+    row: &CheckRow,
     url: &Url,
     method: Method,
     max_body: Option<u64>,
@@ -162,7 +162,7 @@ pub async fn fetch_and_record(
 pub(super) async fn fetch_and_record_extracted(
     ctx: &Context,
     site: &SiteState,
-    row: &UrlRow,
+    row: &CheckRow,
     url: &Url,
     method: Method,
     max_body: Option<u64>,

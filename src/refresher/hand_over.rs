@@ -16,7 +16,7 @@ use url::Url;
 use crate::fetch::{FetchError, FetchOutcome};
 use crate::politeness::{NotNow, key_of, origin_of};
 use crate::store::discovered::Discovered;
-use crate::store::urls::UrlRow;
+use crate::store::urls::CheckRow;
 
 use super::context::{Context, SiteState};
 
@@ -44,7 +44,7 @@ const TARGETS_LOOKED_AT: i64 = 20;
 pub async fn hand_over(
     ctx: &Context,
     site: &SiteState,
-    row: &UrlRow,
+    row: &CheckRow,
     target: &Url,
     checked_ms: i64,
 ) -> anyhow::Result<()> {

@@ -1,5 +1,6 @@
 //! The write every check makes: its observation appended and its URL's summary updated (and its
-//! host's validator trust, when the check taught it something).
+//! host's validator trust, when the check taught it something: written once per host and group,
+//! as the group's last check of that host left it).
 //!
 //! The checks waiting in one group commit ([`super::group_commit`]) are written together: one
 //! multi-row `INSERT` of their observations and one `UPDATE … FROM (VALUES …)` of their URLs'
@@ -9,10 +10,11 @@
 //! twice in one group starts a new chunk, so that its two checks are applied in order (an
 //! `UPDATE … FROM` applies one source row per target row).
 
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use super::backend::BindReal;
-use super::batch::{distinct_chunks, placeholder_rows, text_for, texts};
+use super::batch::{distinct_chunks, placeholder_rows, power_of_two_chunks, text_for, texts};
 use super::observations::NewObservation;
 use super::summary::SummaryUpdate;
 use super::writer::WriteTx;
@@ -51,13 +53,47 @@ pub(super) async fn write_checks(
         tx = insert_observations(tx, chunk).await?;
         tx = update_summaries(tx, chunk).await?;
     }
+    write_trusts(tx, checks).await
+}
+
+/// Each host's validator trust as the last of `checks` that taught it something left it (the
+/// state after the group's checks; the trust a check carries is its host's whole state then).
+/// One statement per chunk of hosts, not one per check: most checks teach their host something.
+async fn write_trusts(mut tx: WriteTx, checks: &[Arc<CheckWrite>]) -> sqlx::Result<WriteTx> {
+    let mut latest: Vec<(i64, &str)> = Vec::new();
+    let mut at: HashMap<i64, usize> = HashMap::new();
     for check in checks {
         if let Some((host_id, trust_json)) = &check.update.host_trust {
-            super::hosts::put_trust(&mut tx, *host_id, trust_json).await?;
+            match at.get(host_id) {
+                Some(&i) => latest[i].1 = trust_json,
+                None => {
+                    at.insert(*host_id, latest.len());
+                    latest.push((*host_id, trust_json));
+                }
+            }
         }
+    }
+    let mut chunks = Vec::new();
+    power_of_two_chunks(&latest, &mut chunks);
+    for chunk in chunks {
+        let mut query = sqlx::query(text_for(&UPDATE_TRUSTS, chunk.len()));
+        for (host_id, trust_json) in chunk {
+            query = query.bind(*host_id).bind(*trust_json);
+        }
+        query.execute(&mut *tx).await?;
     }
     Ok(tx)
 }
+
+static UPDATE_TRUSTS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+    texts(|n| {
+        format!(
+            "WITH v(id, trust_json) AS (VALUES {})
+             UPDATE hosts SET trust_json = v.trust_json FROM v WHERE hosts.id = v.id",
+            placeholder_rows(n, 2)
+        )
+    })
+});
 
 /// `checks` cut, in order, into runs of distinct URLs, each cut into power-of-two chunks.
 fn chunks(checks: &[Arc<CheckWrite>]) -> Vec<&[Arc<CheckWrite>]> {
@@ -410,6 +446,47 @@ mod tests {
                     .unwrap()
                     .is_none_or(|r| r.is_empty())
             );
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_group_leaves_each_host_the_trust_its_last_check_taught() {
+        let (stores, _dir) = crate::store::test_support::stores("group_trust").await;
+        for store in stores {
+            let (a, b) = two_urls(&store).await;
+            let a_host = store.url_row("http://a.test/a").await.unwrap().unwrap().host_id;
+            let other_host = store.host_id("http://b.test:80").await.unwrap();
+            let taught = |host: i64, trust: &str| SummaryUpdate {
+                host_trust: Some((host, trust.to_string())),
+                ..due(100, "e")
+            };
+            // One group (queued before the group task runs): a.test's trust taught three
+            // times, the other host's once, and a check that taught nothing last.
+            let checks = [
+                (observed(a, 10, false), taught(a_host, "first")),
+                (observed(b, 20, false), taught(other_host, "other")),
+                (observed(a, 30, false), taught(a_host, "second")),
+                (observed(b, 40, false), taught(a_host, "last")),
+                (observed(a, 50, false), due(100, "e")),
+            ];
+            let [c1, c2, c3, c4, c5] = &checks;
+            let (r1, r2, r3, r4, r5) = tokio::join!(
+                store.record_check(&c1.0, &c1.1),
+                store.record_check(&c2.0, &c2.1),
+                store.record_check(&c3.0, &c3.1),
+                store.record_check(&c4.0, &c4.1),
+                store.record_check(&c5.0, &c5.1),
+            );
+            for result in [r1, r2, r3, r4, r5] {
+                result.unwrap();
+            }
+            assert_eq!(store.group_commits(), (1, 5));
+            let mut trusts = store.host_trust().await.unwrap();
+            trusts.sort();
+            let mut expected = vec![(a_host, "last".to_string()), (other_host, "other".to_string())];
+            expected.sort();
+            assert_eq!(trusts, expected);
             store.close().await;
         }
     }

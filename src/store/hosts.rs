@@ -105,16 +105,3 @@ impl Store {
     }
 }
 
-/// Writes a host's validator trust in `tx`, with the check that taught it.
-pub(super) async fn put_trust(
-    tx: &mut super::writer::WriteTx,
-    host_id: i64,
-    trust_json: &str,
-) -> sqlx::Result<()> {
-    sqlx::query("UPDATE hosts SET trust_json = $1 WHERE id = $2")
-        .bind(trust_json)
-        .bind(host_id)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}

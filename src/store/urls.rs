@@ -89,6 +89,60 @@ pub struct UrlRow {
     pub listed_lastmod_ms: Option<i64>,
 }
 
+/// The part of a URL's row a check reads ([`Store::check_row`]): what it is, where, and the
+/// validators and fingerprints of the copy it compares with. A check reads one per request,
+/// so it leaves out the rest of the row (the estimate, the plan, the evidence as JSON): every
+/// column read is a value copied out of SQLite and again into the driver's row.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct CheckRow {
+    /// Row id.
+    pub id: i64,
+    /// The URL.
+    pub url: String,
+    /// Its site.
+    pub site_id: i64,
+    /// Its host.
+    pub host_id: i64,
+    /// `page`, `sitemap` or `feed`.
+    pub kind: String,
+    /// Sitemap priority.
+    pub priority: Option<f64>,
+    /// 1 when robots.txt disallowed it at the last verdict.
+    pub disallowed: i64,
+    /// Last HTTP status.
+    pub last_status: Option<i64>,
+    /// Validators of the last good response.
+    pub etag: Option<String>,
+    /// Raw Last-Modified of the last good response.
+    pub last_modified: Option<String>,
+    /// Fingerprint of our copy's bytes.
+    pub fingerprint: Option<i64>,
+    /// Fingerprint of our copy's main text.
+    pub content_fingerprint: Option<i64>,
+    /// Planner weight.
+    pub weight: f64,
+}
+
+impl From<&UrlRow> for CheckRow {
+    fn from(row: &UrlRow) -> Self {
+        Self {
+            id: row.id,
+            url: row.url.clone(),
+            site_id: row.site_id,
+            host_id: row.host_id,
+            kind: row.kind.clone(),
+            priority: row.priority,
+            disallowed: row.disallowed,
+            last_status: row.last_status,
+            etag: row.etag.clone(),
+            last_modified: row.last_modified.clone(),
+            fingerprint: row.fingerprint,
+            content_fingerprint: row.content_fingerprint,
+            weight: row.weight,
+        }
+    }
+}
+
 #[cfg(test)]
 impl UrlRow {
     /// A row of kind `kind` (`page`, `feed`, `sitemap`) at `http://a.test/{id}`, on site 1 and
@@ -156,6 +210,18 @@ impl Store {
     /// One URL by its row id.
     pub async fn url_row_by_id(&self, url_id: i64) -> sqlx::Result<Option<UrlRow>> {
         sqlx::query_as("SELECT * FROM urls WHERE id = $1")
+            .bind(url_id)
+            .fetch_optional(self.reader())
+            .await
+    }
+
+    /// What a check reads of one URL, by its row id ([`CheckRow`]).
+    pub async fn check_row(&self, url_id: i64) -> sqlx::Result<Option<CheckRow>> {
+        sqlx::query_as(
+            "SELECT id, url, site_id, host_id, kind, priority, disallowed, last_status, etag,
+                 last_modified, fingerprint, content_fingerprint, weight
+             FROM urls WHERE id = $1",
+        )
             .bind(url_id)
             .fetch_optional(self.reader())
             .await
