@@ -455,7 +455,12 @@ mod tests {
         let (stores, _dir) = crate::store::test_support::stores("group_trust").await;
         for store in stores {
             let (a, b) = two_urls(&store).await;
-            let a_host = store.url_row("http://a.test/a").await.unwrap().unwrap().host_id;
+            let a_host = store
+                .url_row("http://a.test/a")
+                .await
+                .unwrap()
+                .unwrap()
+                .host_id;
             let other_host = store.host_id("http://b.test:80").await.unwrap();
             let taught = |host: i64, trust: &str| SummaryUpdate {
                 host_trust: Some((host, trust.to_string())),
@@ -484,7 +489,10 @@ mod tests {
             assert_eq!(store.group_commits(), (1, 5));
             let mut trusts = store.host_trust().await.unwrap();
             trusts.sort();
-            let mut expected = vec![(a_host, "last".to_string()), (other_host, "other".to_string())];
+            let mut expected = vec![
+                (a_host, "last".to_string()),
+                (other_host, "other".to_string()),
+            ];
             expected.sort();
             assert_eq!(trusts, expected);
             store.close().await;

@@ -222,9 +222,9 @@ impl Store {
                  last_modified, fingerprint, content_fingerprint, weight
              FROM urls WHERE id = $1",
         )
-            .bind(url_id)
-            .fetch_optional(self.reader())
-            .await
+        .bind(url_id)
+        .fetch_optional(self.reader())
+        .await
     }
 
     /// One URL by its text.

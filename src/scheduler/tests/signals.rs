@@ -126,6 +126,50 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
     assert_eq!(sched.watched(a), Some((120 * MIN, 260 * MIN)));
 }
 
+/// What a feed holds for the site's pages is its largest document times the share of its
+/// entries that are theirs: a feed whose documents hold 1,000 entries, ten of them the site's
+/// pages, fills with their changes as soon as a feed of ten entries does, not a hundred times
+/// later.
+#[test]
+fn a_feed_full_of_other_hosts_entries_holds_only_its_share_of_the_site_s_changes() {
+    const MIN: i64 = 60_000;
+    // The feed's polls a day after two reads, each document `entries` long and listing ten of
+    // the site's twenty pages. Its host may be asked twice a day, and the feed half of that
+    // (a quarter, but at least weekly): about a day's changes of twenty pages at their
+    // estimated rates (`changes`) fill ten entries in less, a hundred times ten in more.
+    let polls = |entries: usize| {
+        let (mut sched, feed, pages) = feed_and_pages(20);
+        let host = sched.urls[feed].host();
+        sched.set_host_interval(host, MS_PER_DAY as i64 / 2);
+        let listing = FeedListing {
+            entries,
+            oldest_ms: Some(MIN),
+        };
+        // Each read lists changes made since the one before (the document's oldest entry,
+        // another host's, is older: no overflow).
+        for (read, half) in pages.chunks(10).enumerate() {
+            let at = (10 + 10 * read as i64) * MIN;
+            let kept: Vec<(UrlKey, i64)> = half.iter().map(|&p| (p, at - MIN)).collect();
+            sched.handle_feed_read(at, feed, &kept, listing);
+        }
+        sched.replan(30 * MIN);
+        let changes: f64 = pages
+            .iter()
+            .map(|&p| sched.summary(p).estimate.rate_per_day)
+            .sum();
+        (sched.summary(feed).planned_per_day, changes)
+    };
+    let overflowing = 1.0 / 30.0;
+    let (few, changes) = polls(10);
+    assert!(changes > 2.0 * 5.0 * 0.5, "{changes} changes a day");
+    assert!((few - overflowing).abs() < 1e-12, "ten entries: {few}");
+    let (many, _) = polls(1_000);
+    assert!(
+        (many - overflowing).abs() < 1e-12,
+        "ten of 1,000 entries, the same capacity: {many}"
+    );
+}
+
 /// A feed and two pages a and b, and what each of its reads lists before any change of them:
 /// `proven`, b at two times, which shows the feed lists every change.
 fn feed_listing_two_pages(proven: bool) -> (Scheduler, UrlKey, [UrlKey; 2], Vec<(UrlKey, i64)>) {
