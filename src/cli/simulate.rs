@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::bail;
 
-use crate::simulate::{self, POLICIES, SimConfig, WorldConfig};
+use crate::simulate::{self, FeedEntries, POLICIES, SimConfig, WorldConfig};
 
 /// Arguments of `freshet simulate`. Defaults describe a web like the one crawl studies report:
 /// log-normal change rates (median one change per 5 days, σ = 1.5), skewed hosts, half the hosts
@@ -30,6 +30,10 @@ pub struct Args {
     /// Fraction of pages announced in their host's feed (each feed lists its last 20 changes).
     #[arg(long, default_value_t = 0.0)]
     pub signals: f64,
+    /// What a feed lists: every change of its pages, or each page once at its latest change
+    /// (as most real feeds do).
+    #[arg(long, value_enum, default_value_t = FeedEntries::EveryChange)]
+    pub feed_entries: FeedEntries,
     /// Days before measuring starts (default: a third of the run, at most 30).
     #[arg(long)]
     pub warmup: Option<f64>,
@@ -80,6 +84,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             days: args.days,
             budget: args.budget,
             signals: args.signals,
+            feed_entries: args.feed_entries,
             median_rate: args.median_rate,
             rate_sigma: args.rate_sigma,
             seed: args.seed,
@@ -100,12 +105,16 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         .warmup
         .unwrap_or_else(|| SimConfig::default_warmup(args.days));
     crate::outln!(
-        "{} pages, {} hosts, {} days (measured after {warmup} days), budget {} visits/page/day, signals {}",
+        "{} pages, {} hosts, {} days (measured after {warmup} days), budget {} visits/page/day, signals {}{}",
         args.pages,
         args.hosts,
         args.days,
         args.budget,
-        args.signals
+        args.signals,
+        match (args.signals > 0.0, args.feed_entries) {
+            (true, FeedEntries::LatestChange) => " (feeds list each page's latest change)",
+            _ => "",
+        }
     );
     let oracle = report.policies.get("oracle").map(|r| r.mean_age_days);
     crate::outln!(

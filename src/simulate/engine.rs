@@ -246,7 +246,7 @@ pub fn run(world: &World, policy: PolicyKind, warmup: f64) -> PolicyResult {
                 Target::Feed(host) => {
                     sched.handle_fetched(now, request.url, Fetched::at(now, Seen::Copy));
                     let entries: Vec<(UrlKey, i64)> = world.hosts[host]
-                        .feed_at(t, world.config.feed_capacity)
+                        .feed_at(t, world.config.feed_capacity, world.config.feed_entries)
                         .iter()
                         .map(|&(at, page)| (copies.key_of_page[page], ms(at)))
                         .collect();

@@ -18,7 +18,7 @@ pub mod world;
 use std::collections::BTreeMap;
 
 pub use engine::PolicyResult;
-pub use world::{Page, World, WorldConfig};
+pub use world::{FeedEntries, Page, World, WorldConfig};
 
 use crate::scheduler::PolicyKind;
 

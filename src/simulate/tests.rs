@@ -3,12 +3,17 @@
 use super::*;
 
 fn small(signals: f64, seed: u64) -> Report {
+    small_with(signals, seed, FeedEntries::EveryChange)
+}
+
+fn small_with(signals: f64, seed: u64, feed_entries: FeedEntries) -> Report {
     run(&SimConfig {
         world: WorldConfig {
             pages: 2000,
             hosts: 20,
             days: 40.0,
             signals,
+            feed_entries,
             seed,
             ..Default::default()
         },
@@ -57,6 +62,30 @@ fn feeds_put_freshet_below_the_oracle_and_never_hurt() {
         age(&with, "freshet") <= age(&without, "freshet"),
         "{with:?} {without:?}"
     );
+}
+
+/// Feeds that list each page once, at its latest change (most real feeds), teach less per
+/// read: freshet must still use them to beat the oracle (which has no signals) and do no worse
+/// than without them, and its estimate of the copies' age must stay near the truth.
+#[test]
+fn feeds_of_latest_changes_help_as_feeds_of_every_change_do() {
+    let with = small_with(0.3, 1, FeedEntries::LatestChange);
+    let without = small(0.0, 1);
+    let age = |r: &Report, name: &str| r.policies[name].mean_age_days;
+    assert!(age(&with, "freshet") < age(&with, "oracle"), "{with:?}");
+    assert!(
+        age(&with, "freshet") <= age(&without, "freshet"),
+        "{with:?} {without:?}"
+    );
+    let s = with.policies["freshet"].staleness;
+    eprintln!(
+        "AGE {} {} {} {s:?}",
+        age(&with, "freshet"),
+        age(&with, "oracle"),
+        age(&without, "freshet")
+    );
+    let age_ratio = s.estimated_mean_age_days / s.true_mean_age_days;
+    assert!((0.9..=1.1).contains(&age_ratio), "{s:?}");
 }
 
 #[test]

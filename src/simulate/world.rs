@@ -43,6 +43,8 @@ pub struct WorldConfig {
     pub rate_sigma: f64,
     /// Entries a feed lists (its most recent changes).
     pub feed_capacity: usize,
+    /// What a feed's entries are ([`FeedEntries`]).
+    pub feed_entries: FeedEntries,
     /// Seed of everything random.
     pub seed: u64,
 }
@@ -58,9 +60,23 @@ impl Default for WorldConfig {
             median_rate: 0.2,
             rate_sigma: 1.5,
             feed_capacity: 20,
+            feed_entries: FeedEntries::EveryChange,
             seed: 1,
         }
     }
+}
+
+/// What a feed lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeedEntries {
+    /// Every change of its pages, the most recent first (a page that changed twice since the
+    /// last poll is listed twice).
+    #[default]
+    EveryChange,
+    /// Each page once, at its latest change (as most real feeds list an article with its
+    /// `updated` time): a page that changed twice since the last poll shows one change.
+    LatestChange,
 }
 
 /// One page: a reusable pure type (the demo serves the same pages over HTTP).
@@ -117,10 +133,26 @@ pub struct Host {
 }
 
 impl Host {
-    /// What a poll at `t` shows: the most recent `capacity` entries at or before `t`.
-    pub fn feed_at(&self, t: f64, capacity: usize) -> &[(f64, usize)] {
+    /// What a poll at `t` shows: the most recent `capacity` entries at or before `t`, oldest
+    /// first; with [`FeedEntries::LatestChange`], the `capacity` pages that changed last, each
+    /// at its latest change.
+    pub fn feed_at(&self, t: f64, capacity: usize, entries: FeedEntries) -> Vec<(f64, usize)> {
         let end = self.feed.partition_point(|&(c, _)| c <= t);
-        &self.feed[end.saturating_sub(capacity)..end]
+        match entries {
+            FeedEntries::EveryChange => self.feed[end.saturating_sub(capacity)..end].to_vec(),
+            FeedEntries::LatestChange => {
+                let mut listed = std::collections::HashSet::new();
+                let mut latest: Vec<(f64, usize)> = self.feed[..end]
+                    .iter()
+                    .rev()
+                    .filter(|&&(_, page)| listed.insert(page))
+                    .take(capacity)
+                    .copied()
+                    .collect();
+                latest.reverse();
+                latest
+            }
+        }
     }
 }
 
@@ -265,10 +297,23 @@ mod tests {
             .iter()
             .find(|h| h.feed.len() > 25)
             .expect("a busy feed");
-        let window = host.feed_at(10.0, 20);
+        let window = host.feed_at(10.0, 20, FeedEntries::EveryChange);
         assert!(window.len() <= 20 && window.iter().all(|&(t, _)| t <= 10.0));
         let p = &a.pages[window[0].1];
         assert!(p.announced && p.changed_between(window[0].0 - 1e-9, window[0].0));
+        // Each page once, at its latest change: no change after it up to the poll.
+        let latest = host.feed_at(10.0, 20, FeedEntries::LatestChange);
+        let pages: std::collections::HashSet<usize> = latest.iter().map(|&(_, p)| p).collect();
+        assert_eq!(pages.len(), latest.len());
+        assert!(latest.is_sorted_by(|a, b| a.0 <= b.0));
+        for &(at, page) in &latest {
+            assert_eq!(a.pages[page].last_change_at(10.0), Some(at));
+        }
+        // Busy pages list themselves several times among the last changes: fewer changes,
+        // as many pages (or more) in the window.
+        let every_pages: std::collections::HashSet<usize> =
+            window.iter().map(|&(_, p)| p).collect();
+        assert!(pages.len() >= every_pages.len());
         assert_eq!(snap_changefreq(0.9), 1.0);
         assert_eq!(snap_changefreq(0.2), 1.0 / 7.0);
     }
