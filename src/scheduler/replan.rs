@@ -395,10 +395,13 @@ impl Scheduler {
         // page waits for it.
         // Of its entries, the site's pages take their share (the rest are other hosts' pages,
         // whose changes fill it too).
-        let changes: f64 = covered.iter().map(|p| p.rate_per_day).sum();
+        // A feed that may list each page once, at its latest change, fills with the pages that
+        // changed, not with their changes (plan::polls_to_keep_up).
+        let page_rates: Vec<f64> = covered.iter().map(|p| p.rate_per_day).collect();
         let state = self.urls[feed].feed();
         let capacity = (state.most_entries as f64 * state.own_share()).max(2.0);
-        let no_overflow = changes / (0.5 * capacity);
+        let no_overflow =
+            plan::polls_to_keep_up(&page_rates, 0.5 * capacity, state.lists_every_change);
         if no_overflow > cap {
             return (OVERFLOWING_FEED_POLLS.min(cap), false);
         }

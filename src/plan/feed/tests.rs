@@ -192,3 +192,22 @@ fn the_chosen_poll_rate_is_the_cheapest() {
         );
     }
 }
+
+/// A feed of every change fills with the changes; one of latest changes with the pages that
+/// changed: a page changing a thousand times a day takes one entry, not a thousand.
+#[test]
+fn a_feed_of_latest_changes_keeps_up_with_the_pages_that_change_not_their_changes() {
+    let mut rates = vec![1.0; 10];
+    rates.push(1_000.0);
+    assert_eq!(polls_to_keep_up(&rates, 5.0, true), 1_010.0 / 5.0);
+    let polls = polls_to_keep_up(&rates, 5.0, false);
+    // The fast page has changed at every poll; of the ten others, 4 in 10 have: 1/φ = -ln 0.6.
+    let expected = -1.0 / 0.6f64.ln();
+    assert!((polls / expected - 1.0).abs() < 1e-3, "{polls} {expected}");
+    let changed: f64 = rates.iter().map(|r| 1.0 - (-r / polls).exp()).sum();
+    assert!((changed - 5.0).abs() < 1e-6, "{changed}");
+    // Pages that all fit never overflow it, however rarely it is read; no pages, no polls.
+    assert_eq!(polls_to_keep_up(&rates, 11.0, false), 0.0);
+    assert_eq!(polls_to_keep_up(&[], 5.0, false), 0.0);
+    assert_eq!(polls_to_keep_up(&[0.0, 0.0], 1.0, false), 0.0);
+}
