@@ -27,7 +27,8 @@ pub struct Args {
     /// Seed of the world and the policies.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Fraction of pages announced in their host's feed (each feed lists its last 20 changes).
+    /// Fraction of pages announced in their host's feed (each feed lists its last 20 changes, or
+    /// with `--feed-entries latest-change` the last 20 pages that changed).
     #[arg(long, default_value_t = 0.0)]
     pub signals: f64,
     /// What a feed lists: every change of its pages, or each page once at its latest change

@@ -256,22 +256,29 @@ pub fn price_feed(
 /// asked such a feed for polls it does not need, and priced it out where it holds its pages
 /// well: `simulate --hosts 200 --budget 0.2 --signals 0.2 --feed-entries latest-change`.
 /// Zero when every page fits (the feed never drops one however rarely it is read).
+///
+/// Rates that are not positive finite numbers change nothing; the answer is within a part in a
+/// billion of the least (or at most 10⁻¹² of the every-change answer, where that is enough).
 pub fn polls_to_keep_up(rates_per_day: &[f64], room: f64, lists_every_change: bool) -> f64 {
-    let changes: f64 = rates_per_day.iter().filter(|r| **r > 0.0).sum();
-    if lists_every_change {
+    let changing_rates = || {
+        rates_per_day
+            .iter()
+            .copied()
+            .filter(|r| r.is_finite() && *r > 0.0)
+    };
+    let changes: f64 = changing_rates().sum();
+    if changes == 0.0 {
+        return 0.0;
+    }
+    if lists_every_change || !(changes / room).is_finite() {
         return changes / room;
     }
-    let changing = rates_per_day.iter().filter(|r| **r > 0.0).count() as f64;
+    let changing = changing_rates().count() as f64;
     if changing <= room {
         return 0.0;
     }
-    let pages_changed = |polls: f64| -> f64 {
-        rates_per_day
-            .iter()
-            .filter(|r| **r > 0.0)
-            .map(|r| -(-r / polls).exp_m1())
-            .sum()
-    };
+    let pages_changed =
+        |polls: f64| -> f64 { changing_rates().map(|r| -(-r / polls).exp_m1()).sum() };
     // At `changes / room` polls the pages changed are at most `room` (each page's chance is at
     // most its λ/φ); far fewer polls let more than `room` change (all of them, as φ → 0). By
     // bisection in ln φ.

@@ -1,6 +1,6 @@
 //! The write every check makes: its observation appended and its URL's summary updated (and its
-//! host's validator trust, when the check taught it something: written once per host and group,
-//! as the group's last check of that host left it).
+//! host's validator trust, when the check taught it something: written once per host for the
+//! checks written together, as the last of them on that host left it).
 //!
 //! The checks waiting in one group commit ([`super::group_commit`]) are written together: one
 //! multi-row `INSERT` of their observations and one `UPDATE … FROM (VALUES …)` of their URLs'

@@ -210,4 +210,11 @@ fn a_feed_of_latest_changes_keeps_up_with_the_pages_that_change_not_their_change
     assert_eq!(polls_to_keep_up(&rates, 11.0, false), 0.0);
     assert_eq!(polls_to_keep_up(&[], 5.0, false), 0.0);
     assert_eq!(polls_to_keep_up(&[0.0, 0.0], 1.0, false), 0.0);
+    // Rates no estimate should give change nothing.
+    let odd = [f64::NAN, f64::INFINITY, -1.0, 1.0, 1.0];
+    assert_eq!(
+        polls_to_keep_up(&odd, 1.0, false),
+        polls_to_keep_up(&[1.0, 1.0], 1.0, false)
+    );
+    assert!(polls_to_keep_up(&[1.0, 1.0], 1.0, false).is_finite());
 }
