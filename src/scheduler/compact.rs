@@ -18,6 +18,12 @@ impl MaybeMs {
     }
 }
 
+impl Default for MaybeMs {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
 impl From<Option<i64>> for MaybeMs {
     /// `Some(i64::MIN)`, the one instant that reads as none, is kept a millisecond later.
     fn from(ms: Option<i64>) -> Self {
@@ -42,6 +48,12 @@ impl MaybeSpan {
     /// The span, if set.
     pub fn get(self) -> Option<(i64, i64)> {
         (self.0 != i64::MIN).then_some((self.0, self.1))
+    }
+}
+
+impl Default for MaybeSpan {
+    fn default() -> Self {
+        Self::NONE
     }
 }
 

@@ -94,7 +94,7 @@ impl Scheduler {
         if overflowed {
             self.urls[feed].feed_mut().blind_until_ms = Some(start);
             for page in self.urls[feed].feed().covers.clone() {
-                if let Some(coverage) = self.urls[page].coverage.as_deref_mut() {
+                if let Some(coverage) = self.urls[page].evidence_mut().coverage.as_deref_mut() {
                     coverage.agreements = 0;
                 }
                 if !self.urls[page].in_flight {
@@ -121,11 +121,11 @@ impl Scheduler {
         let mut counted_from: HashMap<UrlKey, (i64, bool)> = HashMap::new();
         let mut latest: HashMap<UrlKey, i64> = HashMap::new();
         for page in self.urls[feed].feed().covers.clone() {
-            let u = &mut self.urls[page];
-            let from = start.max(u.evidence_until_ms.get().unwrap_or(i64::MIN));
-            u.stats
+            let e = self.urls[page].evidence_mut();
+            let from = start.max(e.evidence_until_ms.get().unwrap_or(i64::MIN));
+            e.stats
                 .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
-            u.evidence_until_ms = Some(now_ms.max(from)).into();
+            e.evidence_until_ms = Some(now_ms.max(from)).into();
             counted_from.insert(page, (from, overflowed && from == start));
         }
         for &(page, at) in &entries {
@@ -142,7 +142,8 @@ impl Scheduler {
                     // Coverage starts at the first sighting, which is not itself counted: it was
                     // selected by being a change. Its silence since counts only after what the
                     // page's checks counted already (a check after the change saw it).
-                    u.coverage = Some(Box::new(Coverage {
+                    let e = u.evidence_mut();
+                    e.coverage = Some(Box::new(Coverage {
                         feed,
                         since_ms: start,
                         unannounced: None,
@@ -151,10 +152,10 @@ impl Scheduler {
                     }));
                     let from = at
                         .max(start)
-                        .max(u.evidence_until_ms.get().unwrap_or(i64::MIN));
-                    u.stats
+                        .max(e.evidence_until_ms.get().unwrap_or(i64::MIN));
+                    e.stats
                         .add_exact(0.0, (now_ms - from).max(0) as f64 / MS_PER_DAY);
-                    u.evidence_until_ms = Some(now_ms.max(from)).into();
+                    e.evidence_until_ms = Some(now_ms.max(from)).into();
                     counted_from.insert(page, (from, false));
                     self.urls[feed].feed_mut().covers.push(page);
                 }
@@ -166,7 +167,7 @@ impl Scheduler {
                             .is_some_and(|&(from, edge)| at > from || (edge && at == from)) =>
                 {
                     if every_change {
-                        u.stats.add_exact(1.0, 0.0);
+                        u.evidence_mut().stats.add_exact(1.0, 0.0);
                     } else {
                         let last = latest.entry(page).or_insert(at);
                         *last = (*last).max(at);
@@ -175,8 +176,7 @@ impl Scheduler {
                 Some(_) => {}
             }
             if self.urls[page]
-                .last_check_ms
-                .get()
+                .last_check_ms()
                 .is_some_and(|last| at > last)
             {
                 self.mark_known(now_ms, page, at);
@@ -184,7 +184,7 @@ impl Scheduler {
         }
         for (page, at) in latest {
             let (from, _) = counted_from[&page];
-            let stats = &mut self.urls[page].stats;
+            let stats = &mut self.urls[page].evidence_mut().stats;
             stats.events += 1.0;
             stats.exposure_days =
                 (stats.exposure_days - (at - from).max(0) as f64 / MS_PER_DAY).max(0.0);
@@ -205,13 +205,14 @@ impl Scheduler {
             .copied()
             .filter(|&p| {
                 self.urls[p]
+                    .evidence()
                     .coverage
                     .as_ref()
                     .is_some_and(|c| c.unannounced.is_some())
             })
             .collect();
         for page in suspects {
-            let Some(coverage) = self.urls[page].coverage.as_deref_mut() else {
+            let Some(coverage) = self.urls[page].evidence_mut().coverage.as_deref_mut() else {
                 continue;
             };
             let Some(seen) = coverage.unannounced.take() else {
@@ -238,7 +239,7 @@ impl Scheduler {
                 // change outweighs).
                 if !seen.counted {
                     let days = (seen.to_ms - seen.from_ms) as f64 / MS_PER_DAY;
-                    self.urls[page].stats.add_check(days, Some(true), None);
+                    (self.urls[page].evidence_mut().stats).add_check(days, Some(true), None);
                 }
                 self.uncover(page);
             }
@@ -254,10 +255,10 @@ impl Scheduler {
     /// the next read counts only the time after it.
     pub(super) fn feed_counted_since_last_check(&self, page: UrlKey) -> bool {
         let u = &self.urls[page];
-        let Some(last) = u.last_check_ms.get() else {
+        let Some(last) = u.last_check_ms() else {
             return false;
         };
-        u.evidence_until_ms.get().is_some_and(|until| until > last)
+        (u.evidence().evidence_until_ms.get()).is_some_and(|until| until > last)
     }
 
     pub(super) fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {
@@ -272,7 +273,7 @@ impl Scheduler {
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).
     pub(super) fn uncover(&mut self, page: UrlKey) {
-        if let Some(coverage) = self.urls[page].coverage.take() {
+        if let Some(coverage) = self.urls[page].evidence_mut().coverage.take() {
             self.urls[coverage.feed]
                 .feed_mut()
                 .covers
@@ -283,7 +284,7 @@ impl Scheduler {
     /// The feed whose announcements a page waits for, if it is worth its polls.
     pub(super) fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
         let u = &self.urls[url];
-        let coverage = u.coverage.as_deref()?;
+        let coverage = u.evidence().coverage.as_deref()?;
         (self.urls[coverage.feed].feed().worth && coverage.agreements >= FEED_TRUST_CHECKS)
             .then_some(coverage.feed)
     }

@@ -67,8 +67,8 @@ impl Scheduler {
     /// The span watched by the feed covering `url`.
     fn feed_watched(&self, url: UrlKey) -> Option<(i64, i64)> {
         let u = &self.urls[url];
-        let coverage = u.coverage.as_deref()?;
-        let (feed, since, taken) = (coverage.feed, coverage.since_ms, u.last_check_ms.get()?);
+        let coverage = u.evidence().coverage.as_deref()?;
+        let (feed, since, taken) = (coverage.feed, coverage.since_ms, u.last_check_ms()?);
         let f = self.urls[feed].feed();
         let from = taken.max(since).max(f.blind_until_ms.unwrap_or(i64::MIN));
         let until = f.last_poll_ms?;
@@ -82,7 +82,7 @@ impl Scheduler {
     pub fn copy_knowledge(&self, url: UrlKey) -> Option<CopyKnowledge> {
         let u = &self.urls[url];
         Some(CopyKnowledge {
-            taken_ms: u.last_check_ms.get()?,
+            taken_ms: u.last_check_ms()?,
             watched: self.feed_watched(url),
             quiet: self
                 .lastmod_quiet(url)
@@ -128,9 +128,9 @@ impl Scheduler {
             let known = u
                 .known_change_ms
                 .get()
-                .zip(u.last_check_ms.get())
+                .zip(u.last_check_ms())
                 .is_some_and(|(k, t)| k > t);
-            unknown_per_site[u.site()] += usize::from(u.last_check_ms.get().is_some() && !known);
+            unknown_per_site[u.site()] += usize::from(u.last_check_ms().is_some() && !known);
         }
         let strides: Vec<usize> = unknown_per_site
             .iter()

@@ -145,7 +145,7 @@ impl Scheduler {
                 sample.hosts.note(u.host() as u64);
                 sample.sections.note(u.section);
                 if sample.stats.len() < GROUP_SAMPLE {
-                    sample.stats.push(&u.stats);
+                    sample.stats.push(u.stats());
                 }
             }
         }

@@ -74,11 +74,10 @@ impl Scheduler {
             return;
         };
         let host = self.urls[url].host();
-        let u = &mut self.urls[url];
-        if let Some((before, seen)) = u.change_to_confirm.get()
+        if let Some((before, seen)) = self.urls[url].evidence().change_to_confirm.get()
             && read_ms > seen
         {
-            u.change_to_confirm = super::compact::MaybeSpan::NONE;
+            self.urls[url].evidence_mut().change_to_confirm = super::compact::MaybeSpan::NONE;
             let trust = &mut self.hosts[host].lastmod;
             if lastmod > before {
                 trust.agreements += 1;
@@ -86,12 +85,13 @@ impl Scheduler {
                 trust.disagreements += 1;
             }
         }
-        let u = &mut self.urls[url];
-        if u.last_check_ms
-            .get()
+        // (A page with a copy has evidence: only those are written to.)
+        if self.urls[url]
+            .last_check_ms()
             .is_some_and(|taken| lastmod <= taken && read_ms > taken)
         {
-            u.lastmod_quiet_until_ms = u.lastmod_quiet_until_ms.get().max(Some(read_ms)).into();
+            let e = self.urls[url].evidence_mut();
+            e.lastmod_quiet_until_ms = e.lastmod_quiet_until_ms.get().max(Some(read_ms)).into();
         }
     }
 
@@ -99,7 +99,10 @@ impl Scheduler {
     /// (copy, last quiet read, the share of changes the host's `lastmod`s show).
     pub(super) fn lastmod_quiet(&self, url: UrlKey) -> Option<(i64, i64, f64)> {
         let u = &self.urls[url];
-        let (taken, until) = (u.last_check_ms.get()?, u.lastmod_quiet_until_ms.get()?);
+        let (taken, until) = (
+            u.last_check_ms()?,
+            u.evidence().lastmod_quiet_until_ms.get()?,
+        );
         (until > taken).then(|| (taken, until, self.hosts[u.host()].lastmod.shown_share()))
     }
 }

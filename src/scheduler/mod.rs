@@ -222,8 +222,12 @@ impl Scheduler {
     /// Puts back what an earlier run knew of a URL just added.
     pub fn restore(&mut self, url: UrlKey, restored: Restored) {
         let u = &mut self.urls[url];
-        u.stats = restored.stats;
-        u.last_check_ms = restored.last_check_ms.into();
+        // A URL never checked has none to put back, and is given no box of evidence.
+        if restored.stats != Stats::default() || restored.last_check_ms.is_some() {
+            let e = u.evidence_mut();
+            e.stats = restored.stats;
+            e.last_check_ms = restored.last_check_ms.into();
+        }
         u.set_min_interval_ms(restored.min_interval_ms);
         u.known_change_ms = restored.known_change_ms.into();
         let due = restored.due_ms.or(restored.last_check_ms.map(|_| i64::MIN));
@@ -272,7 +276,7 @@ impl Scheduler {
             return;
         }
         // Respected by every later re-plan, like a retry.
-        self.urls[url].retry_at_ms = Some(until_ms).into();
+        self.urls[url].evidence_mut().retry_at_ms = Some(until_ms).into();
         self.frontier.set_due(url, Some(until_ms), 0);
     }
 
@@ -405,7 +409,8 @@ impl Scheduler {
             // A failure is tried again after an hour, or the planned interval if longer.
             let u = &mut self.urls[url];
             let interval = u.planned_interval_ms() as i64;
-            u.retry_at_ms = Some(fetched.at_ms + interval.max(ERROR_RETRY_MS)).into();
+            u.evidence_mut().retry_at_ms =
+                Some(fetched.at_ms + interval.max(ERROR_RETRY_MS)).into();
         }
         self.schedule(url, fetched.at_ms.max(now_ms));
     }
@@ -415,9 +420,7 @@ impl Scheduler {
     /// ([`plan::known_change_delay_days`]).
     pub fn handle_known_change(&mut self, now_ms: i64, url: UrlKey, at_ms: i64) {
         let u = &mut self.urls[url];
-        if u.last_check_ms.get().is_some_and(|last| at_ms > last)
-            && u.known_change_ms.get().is_none()
-        {
+        if u.last_check_ms().is_some_and(|last| at_ms > last) && u.known_change_ms.get().is_none() {
             u.known_change_ms = Some(at_ms).into();
             if !u.in_flight && !u.retired {
                 self.schedule(url, now_ms);
@@ -446,8 +449,8 @@ impl Scheduler {
                 .or(site.population.as_ref()),
         };
         match population {
-            Some(population) => population.posterior(&u.stats),
-            None => Posterior::new(&u.stats, &self.prior_of(url)),
+            Some(population) => population.posterior(u.stats()),
+            None => Posterior::new(u.stats(), &self.prior_of(url)),
         }
     }
 
@@ -484,7 +487,7 @@ impl Scheduler {
             estimate: self.estimate(url),
             planned_per_day: u.planned_per_day,
             due_ms: self.frontier.due_of(url),
-            covered: u.coverage.is_some(),
+            covered: u.evidence().coverage.is_some(),
             watched: self.watched(url),
         }
     }
@@ -496,7 +499,7 @@ impl Scheduler {
 
     /// The folded evidence of a URL (what the store keeps).
     pub fn stats(&self, url: UrlKey) -> &Stats {
-        &self.urls[url].stats
+        self.urls[url].stats()
     }
 
     /// Number of URLs known.
@@ -512,11 +515,12 @@ impl Scheduler {
         }
         let interval = u.planned_interval_ms() as i64;
         let floor = u.min_interval_ms();
-        let last = u.last_check_ms.get().unwrap_or(i64::MIN / 4);
+        let last = u.last_check_ms().unwrap_or(i64::MIN / 4);
         let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
+        let retry = u.evidence().retry_at_ms.get();
         let due = match (u.kind, u.known_change_ms.get(), self.covering_feed(url)) {
-            _ if u.retry_at_ms.get().is_some() => u.retry_at_ms.get().unwrap_or(at_ms),
-            _ if u.last_check_ms.get().is_none() => at_ms,
+            _ if retry.is_some() => retry.unwrap_or(at_ms),
+            _ if u.last_check_ms().is_none() => at_ms,
             // A covered page goes when waiting would cost more than a visit at the plan's price.
             (UrlKind::Page, Some(known), Some(_)) => match self.visit_price(url) {
                 Some(price) => {
@@ -548,7 +552,7 @@ impl Scheduler {
     fn unplanned_advance(&self, url: UrlKey, now_ms: i64) -> f64 {
         let u = &self.urls[url];
         let (UrlKind::Page, Some(_), Some(last)) =
-            (u.kind, u.known_change_ms.get(), u.last_check_ms.get())
+            (u.kind, u.known_change_ms.get(), u.last_check_ms())
         else {
             return 0.0;
         };

@@ -77,7 +77,7 @@ impl Scheduler {
         for urls in by_site {
             for url in urls {
                 // Never checked: still due when they were found.
-                if self.urls[url].last_check_ms.get().is_some() {
+                if self.urls[url].last_check_ms().is_some() {
                     self.schedule(url, now_ms);
                 }
             }
@@ -101,10 +101,10 @@ impl Scheduler {
             // The Gamma takes only pages with some exposure: a page whose every check saw a
             // change only bounds its rate from below, and its posterior's upper tail is the
             // prior's own. The populations take every likelihood as it is.
-            if u.stats.exposure_days > 0.0 {
-                posteriors[u.site()].push(estimate::posterior(&u.stats, &Prior::default()));
+            if u.stats().exposure_days > 0.0 {
+                posteriors[u.site()].push(estimate::posterior(u.stats(), &Prior::default()));
             }
-            evidence[u.site()].push(&u.stats);
+            evidence[u.site()].push(u.stats());
             if let Some(hint) = u
                 .changefreq_per_day
                 .get()
@@ -113,7 +113,7 @@ impl Scheduler {
                 by_hint[u.site()]
                     .entry(hint.to_bits())
                     .or_default()
-                    .push(&u.stats);
+                    .push(u.stats());
             }
         }
         let mut fitted = Vec::new();
@@ -166,7 +166,7 @@ impl Scheduler {
             let Some(hint) = u.changefreq_per_day.get() else {
                 continue;
             };
-            let stats = &u.stats;
+            let stats = u.stats();
             if stats.exposure_days <= 0.0
                 && stats.events <= 0.0
                 && stats.changed_intervals.is_empty()
@@ -202,12 +202,12 @@ impl Scheduler {
                 .changefreq_per_day
                 .get()
                 .unwrap_or(policy::TYPICAL_RATE_PER_DAY),
-            PolicyKind::Nutch => 1.0 / u.nutch_interval_days,
+            PolicyKind::Nutch => 1.0 / u.nutch_interval_days(),
         };
         // Nutch shares the budget in proportion to its adaptive rates (uniform water-filling
         // with the rate as the weight).
         let weight = if self.config.policy == PolicyKind::Nutch {
-            weight / u.nutch_interval_days
+            weight / u.nutch_interval_days()
         } else {
             weight
         };

@@ -105,36 +105,17 @@ pub struct Unannounced {
     pub counted: bool,
 }
 
-/// One URL.
-#[derive(Debug, Clone)]
-pub struct UrlState {
-    /// Its site and host, 32 bits each ([`UrlState::site`], [`UrlState::host`]).
-    site_key: u32,
-    host_key: u32,
-    pub kind: UrlKind,
-    /// Importance within the site ([`UrlState::weight`]; single precision: a weight is a
-    /// share, and every known URL holds one).
-    weight_share: f32,
-    /// Its section ([`super::section_of`]).
-    pub section: u64,
-    /// Its group's population in its site's ([`super::groups`]), or [`super::groups::NO_GROUP`].
-    pub group: u32,
-    pub changefreq_per_day: MaybeRate,
-    pub true_rate: MaybeRate,
+/// What a URL's checks (and its feed's reads) taught, boxed apart from its [`UrlState`]: most
+/// known URLs have never been checked (a sitemap names millions that the budget reaches over
+/// weeks), and those carry none of it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
     /// The folded evidence of its checks (and feed events).
     pub stats: Stats,
     /// When the copy was taken (the last successful check).
     pub last_check_ms: MaybeMs,
-    /// A change newer than the copy that is known (feed entry, sitemap lastmod).
-    pub known_change_ms: MaybeMs,
     /// After a failed check: when to try again.
     pub retry_at_ms: MaybeMs,
-    /// The server's floor on the interval, whole seconds ([`UrlState::min_interval_ms`]:
-    /// Cache-Control max-age and Retry-After are given in seconds, and may be a year).
-    min_interval_s: u32,
-    /// The feed that announces its changes and since when, for a page a feed covers (most
-    /// pages have none, and carry no empty one).
-    pub coverage: Option<Box<Coverage>>,
     /// The end of the last span its evidence counted (a check that counted, or a read of its
     /// feed while the feed covered it): a feed that starts covering it counts its silence only
     /// after this, not over time a check already counted.
@@ -145,17 +126,61 @@ pub struct UrlState {
     /// The latest sitemap read that listed the page with a `lastmod` no newer than the copy
     /// (worth what the host's `lastmod`s have shown, see [`super::lastmod`]).
     pub lastmod_quiet_until_ms: MaybeMs,
-    /// For a feed: what it covers (none for a page: most URLs are pages, and a page need not
-    /// carry an empty one). See [`UrlState::feed`].
+    /// The feed that announces its changes and since when, for a page a feed covers (most
+    /// pages have none, and carry no empty one).
+    pub coverage: Option<Box<Coverage>>,
+    /// For a feed: what it covers (none for a page). See [`UrlState::feed`].
     feed: Option<Box<FeedState>>,
-    /// Planned visits per day.
-    pub planned_per_day: f64,
-    /// Nutch's adaptive interval (the nutch policy only).
-    pub nutch_interval_days: f64,
+    /// The server's floor on the interval, whole seconds ([`UrlState::min_interval_ms`]:
+    /// Cache-Control max-age and Retry-After are given in seconds, and may be a year).
+    min_interval_s: u32,
+}
+
+/// The evidence of a URL that has none.
+static NO_EVIDENCE: Evidence = Evidence {
+    stats: Stats {
+        events: 0.0,
+        exposure_days: 0.0,
+        changed_intervals: Vec::new(),
+    },
+    last_check_ms: MaybeMs::NONE,
+    retry_at_ms: MaybeMs::NONE,
+    evidence_until_ms: MaybeMs::NONE,
+    change_to_confirm: MaybeSpan::NONE,
+    lastmod_quiet_until_ms: MaybeMs::NONE,
+    coverage: None,
+    feed: None,
+    min_interval_s: 0,
+};
+
+/// One URL: what every plan reads, and the box of its [`Evidence`] once it has some.
+#[derive(Debug, Clone)]
+pub struct UrlState {
+    /// Its site and host, 32 bits each ([`UrlState::site`], [`UrlState::host`]).
+    site_key: u32,
+    host_key: u32,
+    /// Importance within the site ([`UrlState::weight`]; single precision: a weight is a
+    /// share, and every known URL holds one).
+    weight_share: f32,
+    /// Its group's population in its site's ([`super::groups`]), or [`super::groups::NO_GROUP`].
+    pub group: u32,
+    /// Nutch's adaptive interval (the nutch policy only; single precision, held by every URL).
+    nutch_interval: f32,
+    pub kind: UrlKind,
     /// A request is in flight.
     pub in_flight: bool,
     /// Out of the frontier (disallowed, gone, out of the schedule).
     pub retired: bool,
+    /// Its section ([`super::section_of`]).
+    pub section: u64,
+    pub changefreq_per_day: MaybeRate,
+    pub true_rate: MaybeRate,
+    /// A change newer than the copy that is known (feed entry, sitemap `lastmod`).
+    pub known_change_ms: MaybeMs,
+    /// Planned visits per day.
+    pub planned_per_day: f64,
+    /// What its checks taught ([`UrlState::evidence`]), none before the first.
+    evidence: Option<Box<Evidence>>,
 }
 
 impl UrlState {
@@ -165,30 +190,57 @@ impl UrlState {
             policy::NUTCH_MIN_INTERVAL_DAYS,
             policy::NUTCH_MAX_INTERVAL_DAYS,
         );
-        Self {
+        let mut state = Self {
             site_key: u32::try_from(url.site).expect("fewer than 2^32 sites"),
             host_key: u32::try_from(url.host).expect("fewer than 2^32 hosts"),
-            kind: url.kind,
             weight_share: url.weight as f32,
-            section: url.section,
             group: super::groups::NO_GROUP,
-            changefreq_per_day: url.changefreq_per_day.into(),
-            true_rate: url.true_rate.into(),
-            stats: Stats::default(),
-            last_check_ms: MaybeMs::NONE,
-            known_change_ms: MaybeMs::NONE,
-            retry_at_ms: MaybeMs::NONE,
-            min_interval_s: 0,
-            coverage: None,
-            evidence_until_ms: MaybeMs::NONE,
-            change_to_confirm: MaybeSpan::NONE,
-            lastmod_quiet_until_ms: MaybeMs::NONE,
-            feed: (url.kind == UrlKind::Feed).then(Box::default),
-            planned_per_day: budget_share_per_day.max(1e-6),
-            nutch_interval_days: start,
+            nutch_interval: start as f32,
+            kind: url.kind,
             in_flight: false,
             retired: false,
+            section: url.section,
+            changefreq_per_day: url.changefreq_per_day.into(),
+            true_rate: url.true_rate.into(),
+            known_change_ms: MaybeMs::NONE,
+            planned_per_day: budget_share_per_day.max(1e-6),
+            evidence: None,
+        };
+        if url.kind == UrlKind::Feed {
+            state.evidence_mut().feed = Some(Box::default());
         }
+        state
+    }
+
+    /// What its checks taught (an empty one before the first).
+    pub fn evidence(&self) -> &Evidence {
+        self.evidence.as_deref().unwrap_or(&NO_EVIDENCE)
+    }
+
+    /// What its checks taught, made if it had none.
+    pub fn evidence_mut(&mut self) -> &mut Evidence {
+        self.evidence.get_or_insert_with(Box::default)
+    }
+
+    /// Whether it holds evidence of its own (a box of it).
+    #[cfg(test)]
+    pub fn has_evidence(&self) -> bool {
+        self.evidence.is_some()
+    }
+
+    /// The folded evidence of its checks.
+    pub fn stats(&self) -> &Stats {
+        &self.evidence().stats
+    }
+
+    /// When its copy was taken.
+    pub fn last_check_ms(&self) -> Option<i64> {
+        self.evidence().last_check_ms.get()
+    }
+
+    /// Nutch's adaptive interval, days.
+    pub fn nutch_interval_days(&self) -> f64 {
+        f64::from(self.nutch_interval)
     }
 
     /// Its site.
@@ -216,29 +268,32 @@ impl UrlState {
 
     /// The server's floor on its interval, ms (0: none).
     pub fn min_interval_ms(&self) -> i64 {
-        i64::from(self.min_interval_s) * 1_000
+        i64::from(self.evidence().min_interval_s) * 1_000
     }
 
     /// Sets the server's floor on its interval (rounded up to a second; 0 or less: none).
     pub fn set_min_interval_ms(&mut self, ms: i64) {
         let seconds = ms.max(0).saturating_add(999) / 1_000;
-        self.min_interval_s = u32::try_from(seconds).unwrap_or(u32::MAX);
+        let seconds = u32::try_from(seconds).unwrap_or(u32::MAX);
+        if seconds != self.evidence().min_interval_s {
+            self.evidence_mut().min_interval_s = seconds;
+        }
     }
 
     /// The feed that covers it, if any.
     pub fn covered_by(&self) -> Option<UrlKey> {
-        self.coverage.as_ref().map(|c| c.feed)
+        self.evidence().coverage.as_ref().map(|c| c.feed)
     }
 
     /// Its feed part (an empty one for a page).
     pub fn feed(&self) -> &FeedState {
-        self.feed.as_deref().unwrap_or(&NO_FEED)
+        self.evidence().feed.as_deref().unwrap_or(&NO_FEED)
     }
 
     /// Its feed part, made if it had none (a feed's is made with it).
     pub fn feed_mut(&mut self) -> &mut FeedState {
         debug_assert_eq!(self.kind, UrlKind::Feed, "a page has no feed part");
-        self.feed.get_or_insert_with(Box::default)
+        self.evidence_mut().feed.get_or_insert_with(Box::default)
     }
 
     /// Its planned interval in milliseconds (at most [`MAX_INTERVAL_MS`]).
@@ -263,13 +318,16 @@ impl UrlState {
             Seen::Changed => Some(true),
             Seen::Unchanged => Some(false),
         };
-        self.retry_at_ms = MaybeMs::NONE;
-        if let (Some(coverage), Some(changed)) = (self.coverage.as_deref_mut(), changed) {
-            match (
-                changed,
-                self.known_change_ms.get(),
-                self.last_check_ms.get(),
-            ) {
+        let (url_kind, known_change) = (self.kind, self.known_change_ms.get());
+        if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
+            self.nutch_interval = policy::nutch_interval(self.nutch_interval_days(), c) as f32;
+        }
+        self.known_change_ms = MaybeMs::NONE;
+        let e = self.evidence_mut();
+        e.retry_at_ms = MaybeMs::NONE;
+        let last = e.last_check_ms.get();
+        if let (Some(coverage), Some(changed)) = (e.coverage.as_deref_mut(), changed) {
+            match (changed, known_change, last) {
                 // Not a disagreement yet: the check may simply have come before the feed was
                 // read. The next read must list it (see `Scheduler::handle_feed`).
                 (true, None, Some(last)) => {
@@ -283,24 +341,20 @@ impl UrlState {
                 _ => coverage.agreements = 0,
             }
         }
-        let counts = self.kind == UrlKind::Page && !feed_counted;
-        if let (true, Some(last), Some(_)) = (counts, self.last_check_ms.get(), changed) {
+        let counts = url_kind == UrlKind::Page && !feed_counted;
+        if let (true, Some(last), Some(_)) = (counts, last, changed) {
             let interval = (at - last) as f64 / MS_PER_DAY;
             let lm_age = fetched
                 .last_modified_ms
                 .filter(|_| trust_last_modified)
                 .map(|lm| (at - lm) as f64 / MS_PER_DAY);
-            self.stats.add_check(interval, changed, lm_age);
-            self.evidence_until_ms = Some(at).into();
+            e.stats.add_check(interval, changed, lm_age);
+            e.evidence_until_ms = Some(at).into();
         }
-        if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
-            self.nutch_interval_days = policy::nutch_interval(self.nutch_interval_days, c);
+        if let (Some(true), Some(last)) = (changed, last) {
+            e.change_to_confirm = Some((last, at)).into();
         }
-        if let (Some(true), Some(last)) = (changed, self.last_check_ms.get()) {
-            self.change_to_confirm = Some((last, at)).into();
-        }
-        self.last_check_ms = Some(at).into();
-        self.known_change_ms = MaybeMs::NONE;
+        e.last_check_ms = Some(at).into();
     }
 }
 
@@ -309,14 +363,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_url_that_no_feed_lists_carries_no_coverage() {
-        // Every known URL holds one of these in memory (`Scheduler::urls`): what only a
-        // feed's pages need is boxed, so the many pages no feed lists do not carry it.
-        // (312 bytes when a page carried its coverage inline, 256 while its instants and rates
-        // were `Option`s of 16 bytes each, 192 with `usize` site and host, an `f64` weight and
-        // its server floor in ms.)
+    fn a_url_never_checked_carries_no_evidence() {
+        // Every known URL holds one of these in memory (`Scheduler::urls`): what only checked
+        // pages and feeds' pages need is boxed, so the many URLs never checked do not carry it.
+        // (312 bytes when a page carried its feed coverage inline, 256 while its instants and
+        // rates were `Option`s of 16 bytes each, 192 with `usize` site and host, an `f64`
+        // weight and its server floor in ms, 176 with the evidence inline.)
         let size = std::mem::size_of::<UrlState>();
-        assert!(size <= 176, "UrlState is {size} bytes");
+        assert!(size <= 72, "UrlState is {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Box<Coverage>>>(), 8);
+        let url = NewUrl {
+            site: 0,
+            host: 0,
+            kind: UrlKind::Page,
+            weight: 1.0,
+            changefreq_per_day: Some(1.0),
+            true_rate: None,
+            section: 0,
+        };
+        let mut page = UrlState::new(url.clone(), 1.0);
+        assert!(!page.has_evidence());
+        page.set_min_interval_ms(0);
+        assert!(!page.has_evidence(), "a floor of none is no evidence");
+        let failed = Fetched::at(1_000, Seen::Failed);
+        page.observe(&failed, false, PolicyKind::Learned, false);
+        assert!(!page.has_evidence(), "a failed check takes no copy");
+        let copy = Fetched::at(2_000, Seen::Copy);
+        page.observe(&copy, false, PolicyKind::Learned, false);
+        assert_eq!(page.last_check_ms(), Some(2_000));
+        let feed = UrlState::new(
+            NewUrl {
+                kind: UrlKind::Feed,
+                ..url
+            },
+            1.0,
+        );
+        assert!(feed.has_evidence(), "a feed's part is made with it");
     }
 }

@@ -60,6 +60,6 @@ impl Scheduler {
     /// request of its own to `url` is in flight: its evidence is then taken up.
     pub fn is_newer_copy(&self, url: UrlKey, copy_ms: i64) -> bool {
         let u = &self.urls[url];
-        !u.in_flight && u.last_check_ms.get().is_none_or(|known| copy_ms > known)
+        !u.in_flight && u.last_check_ms().is_none_or(|known| copy_ms > known)
     }
 }

@@ -151,9 +151,9 @@ fn an_early_visit_for_a_known_change_is_an_overhead_of_the_plan() {
     // The page copied last: nothing else is due for most of its interval.
     let p = *pages
         .iter()
-        .max_by_key(|&&u| sched.urls[u].last_check_ms.get())
+        .max_by_key(|&&u| sched.urls[u].last_check_ms())
         .expect("pages");
-    let last = sched.urls[p].last_check_ms.get().expect("copied");
+    let last = sched.urls[p].last_check_ms().expect("copied");
     let interval = MS_PER_DAY / sched.urls[p].planned_per_day;
     let at = last + (interval / 4.0) as i64;
     assert_eq!(
@@ -163,7 +163,10 @@ fn an_early_visit_for_a_known_change_is_an_overhead_of_the_plan() {
     );
     // A page known to change rarely: a change of it is news.
     for _ in 0..60 {
-        sched.urls[p].stats.add_check(1.0, Some(false), None);
+        sched.urls[p]
+            .evidence_mut()
+            .stats
+            .add_check(1.0, Some(false), None);
     }
     sched.mark_known(at, p, at - 1);
     let advance = sched.unplanned_advance(p, at);

@@ -309,7 +309,7 @@ fn a_thin_prior_still_plans_a_page_near_its_mean_rate() {
         shape: 0.1,
         rate: 0.003,
     };
-    sched.urls[url].stats.exposure_days = 0.0003;
+    sched.urls[url].evidence_mut().stats.exposure_days = 0.0003;
     let post = sched.full_posterior(url);
     assert!(post.conjugate().expect("a Gamma").shape < 0.05);
     let (mean, planned) = (post.mean(), sched.planning_rate(url));

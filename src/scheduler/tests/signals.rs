@@ -200,9 +200,9 @@ fn a_feed_listing_each_page_once_counts_its_latest_change_with_the_time_after_it
         check(&mut sched, 20 * MIN, a, Seen::Copy);
         check(&mut sched, 20 * MIN, b, Seen::Copy);
         sched.handle_feed(60 * MIN, feed, &listed);
-        let before = sched.urls[a].stats.clone();
+        let before = sched.urls[a].stats().clone();
         sched.handle_feed(120 * MIN, feed, &[(a, 100 * MIN), (b, 6 * MIN)]);
-        let after = &sched.urls[a].stats;
+        let after = sched.urls[a].stats();
         assert_eq!(after.events - before.events, 1.0, "{after:?}");
         let counted = if proven { days(60) } else { days(20) };
         let exposure = after.exposure_days - before.exposure_days;
@@ -257,7 +257,7 @@ fn a_feed_of_latest_changes_teaches_the_true_rate() {
         let entries: Vec<_> = latest.map(|at| (a, at)).into_iter().collect();
         sched.handle_feed(now, feed, &entries);
     }
-    let stats = &sched.urls[a].stats;
+    let stats = sched.urls[a].stats();
     let learnt = stats.events / stats.exposure_days;
     assert!(
         (learnt / rate - 1.0).abs() < 0.1,
@@ -276,12 +276,12 @@ fn a_feed_that_first_lists_a_page_counts_only_what_its_checks_have_not() {
     check_each(&mut sched, 10 * MIN, &[(a, Seen::Copy)]);
     sched.handle_feed(50 * MIN, feed, &[]);
     check_each(&mut sched, 100 * MIN, &[(a, Seen::Changed)]);
-    let before = sched.urls[a].stats.clone();
+    let before = sched.urls[a].stats().clone();
     assert_eq!(before.changed_intervals.len(), 1, "{before:?}");
     // The next read lists two changes of a, at 40 and 90: both before the check of 100 that
     // saw them. Silence counts from 100 to the read at 160; neither change counts again.
     sched.handle_feed(160 * MIN, feed, &[(a, 90 * MIN), (a, 40 * MIN)]);
-    let after = &sched.urls[a].stats;
+    let after = sched.urls[a].stats();
     assert_eq!(after.events, before.events, "{after:?}");
     assert!(
         (after.exposure_days - before.exposure_days - 60.0 / 1440.0).abs() < 1e-9,
@@ -306,16 +306,16 @@ fn an_overflowing_read_counts_the_span_its_entries_cover() {
     check_each(&mut sched, 20 * MIN, &[(a, Seen::Copy)]);
     // As full as ever and all newer than the last read: it overflowed, blind before 50.
     sched.handle_feed(60 * MIN, feed, &[(a, 50 * MIN), (a, 55 * MIN)]);
-    let stats = sched.urls[a].stats.clone();
+    let stats = sched.urls[a].stats().clone();
     assert_eq!(stats.events, 2.0, "{stats:?}");
     assert!((stats.exposure_days - days(10)).abs() < 1e-9, "{stats:?}");
     // The check of 70 spans time the read counted: the feed is its evidence.
     check_each(&mut sched, 70 * MIN, &[(a, Seen::Changed)]);
-    assert_eq!(sched.urls[a].stats, stats);
+    assert_eq!(sched.urls[a].stats(), &stats);
     // The check of 100 comes after every read: it counts, and the next read starts after it.
     check_each(&mut sched, 100 * MIN, &[(a, Seen::Unchanged)]);
     sched.handle_feed(130 * MIN, feed, &[(a, 55 * MIN), (a, 50 * MIN)]);
-    let stats = &sched.urls[a].stats;
+    let stats = sched.urls[a].stats();
     assert_eq!(stats.events, 2.0, "{stats:?}");
     assert!(stats.changed_intervals.is_empty(), "{stats:?}");
     assert!((stats.exposure_days - days(70)).abs() < 1e-9, "{stats:?}");
@@ -474,7 +474,7 @@ fn a_feed_that_misses_a_change_loses_the_page_until_it_lists_a_new_one() {
     check(&mut sched, 100 * MIN, a, Seen::Changed);
     let changed = |sched: &Scheduler| -> f64 {
         sched.urls[a]
-            .stats
+            .stats()
             .changed_intervals
             .iter()
             .map(|(_, n)| n)
@@ -489,7 +489,7 @@ fn a_feed_that_misses_a_change_loses_the_page_until_it_lists_a_new_one() {
     // time does (twice in the read: one change).
     sched.handle_feed(160 * MIN, feed, &[(a, 5 * MIN)]);
     assert!(!sched.summary(a).covered);
-    let events = sched.urls[a].stats.events;
+    let events = sched.urls[a].stats().events;
     sched.handle_feed(
         200 * MIN,
         feed,
@@ -497,7 +497,7 @@ fn a_feed_that_misses_a_change_loses_the_page_until_it_lists_a_new_one() {
     );
     assert!(sched.summary(a).covered);
     assert_eq!(
-        sched.urls[a].stats.events,
+        sched.urls[a].stats().events,
         events + 1.0,
         "the first sighting (170) is not counted, 190 once"
     );
