@@ -225,7 +225,24 @@ pub fn solve_full(
     limits: &Limits,
     objective: Objective,
 ) -> (Vec<f64>, Multipliers) {
-    let mult = solve::multipliers(policy, pages, limits, objective);
+    let mult = solve::multipliers(policy, pages, None, limits, objective);
+    let rates = pages.iter().map(|p| rate_for(p, &mult)).collect();
+    (rates, mult)
+}
+
+/// [`solve_full`] for runs of identical pages: `pages[i]` stands for `counts[i]` pages alike
+/// (every field equal), which the plan gives equal visits. The visits per day of one page of
+/// each run, and the multipliers. A site's pages that were never checked are alike (one prior,
+/// one weight, one host, no floor): planned as runs, a million of them cost a few entries.
+pub fn solve_runs(
+    policy: Policy,
+    pages: &[PlanPage],
+    counts: &[u32],
+    limits: &Limits,
+    objective: Objective,
+) -> (Vec<f64>, Multipliers) {
+    assert_eq!(pages.len(), counts.len(), "a count per run");
+    let mult = solve::multipliers(policy, pages, Some(counts), limits, objective);
     let rates = pages.iter().map(|p| rate_for(p, &mult)).collect();
     (rates, mult)
 }

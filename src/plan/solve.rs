@@ -135,10 +135,20 @@ struct ByHost {
 }
 
 impl ByHost {
-    fn new(curve: Curve, policy: Policy, pages: &[PlanPage], hosts: usize) -> Self {
+    /// `counts[i]` pages like `pages[i]` (one each without counts): a run of `c` identical
+    /// pages is one term whose response is `c` times a page's (its numerator `c` times, in
+    /// log space, and its cap `c` times).
+    fn new(
+        curve: Curve,
+        policy: Policy,
+        pages: &[PlanPage],
+        counts: Option<&[u32]>,
+        hosts: usize,
+    ) -> Self {
+        let count = |i: usize| counts.map_or(1, |c| c[i]);
         let mut starts = vec![0usize; hosts + 1];
-        for p in pages {
-            if p.rate_per_day > 0.0 && p.weight > 0.0 {
+        for (i, p) in pages.iter().enumerate() {
+            if p.rate_per_day > 0.0 && p.weight > 0.0 && count(i) > 0 {
                 starts[p.host + 1] += 1; // the pages `Curve::term` keeps
             }
         }
@@ -152,8 +162,16 @@ impl ByHost {
             cap: 0.0,
         };
         let mut terms = vec![filler; starts[hosts]];
-        for p in pages {
-            if let Some(term) = curve.term(policy, p) {
+        for (i, p) in pages.iter().enumerate() {
+            let c = count(i);
+            if c == 0 {
+                continue;
+            }
+            if let Some(mut term) = curve.term(policy, p) {
+                if c > 1 {
+                    term.ln_numerator += f64::from(c).ln();
+                    term.cap *= f64::from(c);
+                }
                 terms[next[p.host]] = term;
                 next[p.host] += 1;
             }
@@ -171,16 +189,18 @@ fn total_at_zero(terms: &[Term]) -> f64 {
     terms.iter().map(|t| t.cap).sum()
 }
 
-/// Solves the multipliers of a plan (see the module docs).
+/// Solves the multipliers of a plan (see the module docs) of `counts[i]` pages like `pages[i]`
+/// (one each without counts).
 pub(super) fn multipliers(
     policy: Policy,
     pages: &[PlanPage],
+    counts: Option<&[u32]>,
     limits: &Limits,
     objective: Objective,
 ) -> Multipliers {
     let curve = Curve::of(policy, objective);
     let hosts = pages.iter().map(|p| p.host + 1).max().unwrap_or(0);
-    let by_host = ByHost::new(curve, policy, pages, hosts);
+    let by_host = ByHost::new(curve, policy, pages, counts, hosts);
     let host_mu: Vec<f64> = (0..hosts)
         .map(|h| {
             let limit = limits.host_limit(h);

@@ -144,3 +144,64 @@ fn degenerate_inputs_do_not_panic() {
     assert_eq!(f[0], 0.0);
     assert!((f[1] - 1.0).abs() < 1e-9);
 }
+
+#[test]
+fn runs_of_identical_pages_are_planned_as_the_pages_themselves() {
+    // Three runs over two hosts, one capped and a host at its limit: the runs' plan is the plan
+    // of every page written out, for each policy and objective.
+    let run = |rate: f64, weight: f64, host: usize, cap: f64| PlanPage {
+        rate_per_day: rate,
+        weight,
+        host,
+        max_visits_per_day: cap,
+    };
+    let runs = [
+        run(0.5, 1.0, 0, f64::INFINITY),
+        run(3.0, 0.5, 0, 0.2),
+        run(0.05, 1.0, 1, f64::INFINITY),
+        run(2.0, 1.0, 1, f64::INFINITY),
+    ];
+    let counts = [1_000, 7, 0, 40];
+    let written_out: Vec<PlanPage> = runs
+        .iter()
+        .zip(counts)
+        .flat_map(|(p, c)| std::iter::repeat_n(*p, c as usize))
+        .collect();
+    let limits = Limits {
+        budget_per_day: 300.0,
+        host_limits_per_day: vec![f64::INFINITY, 30.0],
+    };
+    for (policy, objective) in [
+        (Policy::AgeOptimal, Objective::Age),
+        (Policy::AgeOptimal, Objective::Freshness),
+        (Policy::Uniform, Objective::Age),
+        (Policy::Proportional, Objective::Age),
+    ] {
+        let (by_run, run_mult) = solve_runs(policy, &runs, &counts, &limits, objective);
+        let (each, mult) = solve_full(policy, &written_out, &limits, objective);
+        assert!(
+            (run_mult.mu - mult.mu).abs() <= 1e-9 * mult.mu,
+            "{policy:?} {objective:?}: μ {} against {}",
+            run_mult.mu,
+            mult.mu
+        );
+        let mut page = 0;
+        for (r, &c) in counts.iter().enumerate() {
+            for _ in 0..c {
+                assert!(
+                    (by_run[r] - each[page]).abs() <= 1e-9 * each[page].max(1e-12),
+                    "{policy:?} {objective:?}: run {r} {} against {}",
+                    by_run[r],
+                    each[page]
+                );
+                page += 1;
+            }
+        }
+        let spent: f64 = by_run
+            .iter()
+            .zip(counts)
+            .map(|(f, c)| f * f64::from(c))
+            .sum();
+        assert!(spent <= limits.budget_per_day * (1.0 + 1e-9), "{spent}");
+    }
+}

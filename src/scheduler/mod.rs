@@ -34,6 +34,7 @@ mod groups;
 mod lastmod;
 pub mod policy;
 mod replan;
+mod site_pages;
 mod sitemaps;
 mod url_state;
 mod workers;

@@ -19,6 +19,7 @@ use crate::estimate::{self, Population, Prior, Stats, pool};
 use crate::plan::{self, Limits, Objective, PlanPage};
 
 use super::policy::{self, PolicyKind};
+use super::site_pages::SitePages;
 use super::{AUDIT_INTERVALS, HostKey, Scheduler, SiteKey, UrlKey, UrlKind};
 
 /// A page agrees with its `changefreq` hint when the hint is within this factor of the 90%
@@ -267,8 +268,7 @@ impl Scheduler {
             host_limits_per_day: Vec::new(),
         };
         let mut plan_hosts: HashMap<HostKey, usize> = HashMap::new();
-        let mut pages: Vec<PlanPage> = Vec::new();
-        let mut page_keys: Vec<UrlKey> = Vec::new();
+        let mut pages = SitePages::default();
         let mut feeds: Vec<UrlKey> = Vec::new();
         for &url in urls {
             let host = self.urls[url].host();
@@ -279,50 +279,49 @@ impl Scheduler {
                 limits.host_limits_per_day.len() - 1
             });
             match self.urls[url].kind {
-                UrlKind::Page => {
-                    pages.push(self.plan_page(url, index));
-                    page_keys.push(url);
-                }
+                UrlKind::Page => pages.push(url, self.plan_page(url, index)),
                 UrlKind::Feed => feeds.push(url),
             }
         }
         let objective = Objective::Age;
         let planner = self.config.policy.planner();
-        let mut solved = plan::solve_full(planner, &pages, &limits, objective);
+        let (runs, counts) = pages.runs();
+        let mut solved = plan::solve_runs(planner, runs, counts, &limits, objective);
         // Feeds: priced at the margin of the plan without them, then paid for out of the budget
         // and their host's limit; what covered pages save goes back to the budget.
         if !feeds.is_empty() {
-            debug_assert!(page_keys.is_sorted(), "feed_polls finds pages by bisection");
             let mut with_feeds = limits.clone();
             for &feed in &feeds {
                 let host = plan_hosts[&self.urls[feed].host()];
-                let (phi, worth) =
-                    self.feed_polls(feed, &page_keys, &pages, &solved.0, &solved.1, host);
+                let (phi, worth) = self.feed_polls(feed, &pages, &solved.0, &solved.1, host);
                 self.urls[feed].planned_per_day = phi;
                 self.urls[feed].feed_mut().worth = worth;
                 with_feeds.budget_per_day -= phi;
                 with_feeds.host_limits_per_day[host] -= phi;
             }
-            // The polls a day of the feed each page waits for, if any.
-            let covered: Vec<Option<f64>> = page_keys
+            // The pages that wait for a feed: their run, and the feed's polls a day.
+            let covered: Vec<(usize, f64)> = pages
                 .iter()
-                .map(|&p| self.covering_feed(p).map(|f| self.urls[f].planned_per_day))
+                .filter_map(|(p, run)| {
+                    let feed = self.covering_feed(p)?;
+                    Some((run, self.urls[feed].planned_per_day))
+                })
                 .collect();
             with_feeds.budget_per_day = with_feeds.budget_per_day.max(total * MIN_PAGE_SHARE);
             for hl in &mut with_feeds.host_limits_per_day {
                 *hl = hl.max(0.0);
             }
-            solved = plan::solve_full(planner, &pages, &with_feeds, objective);
-            if covered.iter().any(Option::is_some) {
+            solved = plan::solve_runs(planner, runs, counts, &with_feeds, objective);
+            if !covered.is_empty() {
                 // What covered pages save depends on the plan it pays for: solve again until the
                 // savings settle (a fixed point; it settles in a few rounds).
                 let mut last_saved = 0.0;
                 for _ in 0..MAX_SAVINGS_ROUNDS {
                     let mut with_savings = with_feeds.clone();
                     let mut saved_in_all = 0.0;
-                    for (i, page) in pages.iter().enumerate() {
-                        let Some(polls) = covered[i] else { continue };
-                        let f = solved.0[i];
+                    for &(run, polls) in &covered {
+                        let page = &runs[run];
+                        let f = solved.0[run];
                         let price = solved.1.effective(page.host) / page.weight;
                         let audit_days = AUDIT_INTERVALS / f;
                         let cost =
@@ -340,7 +339,7 @@ impl Scheduler {
                     for hl in &mut with_savings.host_limits_per_day {
                         *hl = hl.max(0.0);
                     }
-                    solved = plan::solve_full(planner, &pages, &with_savings, objective);
+                    solved = plan::solve_runs(planner, runs, counts, &with_savings, objective);
                     let settled = (saved_in_all - last_saved).abs() <= SAVINGS_SETTLED * total;
                     last_saved = saved_in_all;
                     if settled {
@@ -350,8 +349,9 @@ impl Scheduler {
             }
         }
         let (rates, multipliers) = solved;
-        self.price_sitemaps(site, &page_keys, &pages, &rates, &multipliers);
-        for (&url, &f) in page_keys.iter().zip(&rates) {
+        self.price_sitemaps(site, &pages, &rates, &multipliers);
+        for (url, run) in pages.iter() {
+            let f = rates[run];
             self.urls[url].planned_per_day = if f.is_finite() && f > 0.0 { f } else { 1e-6 };
         }
         let s = &mut self.sites[site];
@@ -363,8 +363,7 @@ impl Scheduler {
     fn feed_polls(
         &self,
         feed: UrlKey,
-        page_keys: &[UrlKey],
-        pages: &[PlanPage],
+        pages: &SitePages,
         rates: &[f64],
         multipliers: &plan::Multipliers,
         host: usize,
@@ -378,16 +377,16 @@ impl Scheduler {
         if covers.is_empty() {
             return (rarely, false);
         }
-        // The site's pages are listed in key order (`replan_site` checks): a covered page is
-        // found by bisection, where a map of every page of the site, made for each feed, cost a
-        // site of a million pages some 35 MB and the time to fill it, for each of its feeds.
+        // The site's pages are listed in key order: a covered page is found by bisection, where
+        // a map of every page of the site, made for each feed, cost a site of a million pages
+        // some 35 MB and the time to fill it, for each of its feeds.
         let covered: Vec<plan::CoveredPage> = covers
             .iter()
-            .filter_map(|page| page_keys.binary_search(page).ok())
-            .map(|i| plan::CoveredPage {
-                weight: pages[i].weight,
-                rate_per_day: pages[i].rate_per_day,
-                visits_per_day: rates[i],
+            .filter_map(|&page| pages.find(page))
+            .map(|(run, page)| plan::CoveredPage {
+                weight: page.weight,
+                rate_per_day: page.rate_per_day,
+                visits_per_day: rates[run],
             })
             .collect();
         // Often enough that a poll finds the feed at most half full of new entries; a feed that

@@ -11,8 +11,9 @@
 //! cron limits them. The schedule's `rediscover` cron stays the most often a site is
 //! re-read; the refresher reads it at the first cron time at least `1/φ` after the last read.
 
-use super::{Scheduler, SiteKey, UrlKey};
-use crate::plan::{Multipliers, PlanPage};
+use super::site_pages::SitePages;
+use super::{Scheduler, SiteKey};
+use crate::plan::Multipliers;
 
 /// The least a site's sitemaps are re-read: daily, so that new URLs are found.
 pub const MIN_SITEMAP_READS_PER_DAY: f64 = 1.0;
@@ -33,13 +34,11 @@ impl Scheduler {
         self.sites[site].sitemap_reads_per_day
     }
 
-    /// Prices the site's sitemap reads against the solved plan (`rates` of `pages`, which are
-    /// the URLs `page_keys`).
+    /// Prices the site's sitemap reads against the solved plan (`rates` of the runs of `pages`).
     pub(super) fn price_sitemaps(
         &mut self,
         site: SiteKey,
-        page_keys: &[UrlKey],
-        pages: &[PlanPage],
+        pages: &SitePages,
         rates: &[f64],
         multipliers: &Multipliers,
     ) {
@@ -48,7 +47,9 @@ impl Scheduler {
             None
         } else {
             let mut lambda_w = 0.0;
-            for ((&url, page), &f) in page_keys.iter().zip(pages).zip(rates) {
+            let (runs, _) = pages.runs();
+            for (url, run) in pages.iter() {
+                let (page, f) = (&runs[run], rates[run]);
                 let u = &self.urls[url];
                 if self.covering_feed(url).is_some() || !self.hosts[u.host()].lastmod.believed() {
                     continue;
