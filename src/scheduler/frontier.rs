@@ -14,11 +14,12 @@
 //! which nothing happened to be due.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BinaryHeap;
 
 use crate::clock::MS_PER_DAY;
 
 use super::chunked::Chunked;
+use super::due_queue::DueQueue;
 
 /// A URL's index in the scheduler.
 pub type UrlKey = usize;
@@ -118,18 +119,11 @@ impl Bucket {
     }
 }
 
-/// A queued URL: when it is due, and how early it may go when its site has credit to spare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Queued {
-    due_ms: i64,
-    url: UrlKey,
-}
-
 /// One host's part of the frontier.
 #[derive(Debug, Clone, Default)]
 struct HostQueue {
     /// Due URLs, earliest first.
-    queue: BTreeSet<Queued>,
+    queue: DueQueue,
     /// The earliest instant the host may be contacted again (politeness, back-off, Retry-After).
     open_at_ms: i64,
     /// A request to this host is in flight: nothing more is handed out until it is reported.
@@ -246,17 +240,18 @@ impl Frontier {
     /// bucket is full; `due_ms = None` takes it out.
     pub fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
         let slot = self.slots[url];
-        let host = &mut self.hosts[slot.host()];
-        if let Some(old) = slot.due() {
-            host.queue.remove(&Queued { due_ms: old, url });
-        }
         // The one instant that cannot be told from "not queued" goes a millisecond later.
         let due_ms = due_ms.map(|due| due.max(NOT_QUEUED + 1));
-        if let Some(due) = due_ms {
-            host.queue.insert(Queued { due_ms: due, url });
-        }
         self.slots[url].due_ms = due_ms.unwrap_or(NOT_QUEUED);
         self.slots[url].lead_ms = lead_ms.max(0);
+        let Self { hosts, slots, .. } = self;
+        let queue = &mut hosts[slot.host()].queue;
+        match (slot.due(), due_ms) {
+            (Some(old), Some(due)) if old == due => {}
+            (old, Some(due)) => queue.push(due, url, old.is_some(), |d, u| slots[u].due_ms == d),
+            (Some(_), None) => queue.forget(),
+            (None, None) => {}
+        }
         self.touch(slot.host());
     }
 
@@ -300,19 +295,20 @@ impl Frontier {
     }
 
     /// The host's earliest possible instant, and the due time of its head (for ties).
-    fn key_of(&self, host: HostKey) -> Option<(i64, i64)> {
-        let h = &self.hosts[host];
+    fn key_of(&mut self, host: HostKey) -> Option<(i64, i64)> {
+        let Self { hosts, slots, .. } = self;
+        let h = &mut hosts[host];
         if h.busy || h.elsewhere {
             return None;
         }
-        let head = *h.queue.first()?;
-        let mut ready = head.due_ms;
+        let (due_ms, url) = h.queue.head(|d, u| slots[u].due_ms == d)?;
+        let mut ready = due_ms;
         if self.fetch_ahead {
             // A lower bound: the head may go this early if its site's bucket is full by then
             // ([`Frontier::pop`] checks).
-            ready = ready.saturating_sub(self.slots[head.url].lead_ms);
+            ready = ready.saturating_sub(slots[url].lead_ms);
         }
-        Some((ready.max(h.open_at_ms), head.due_ms))
+        Some((ready.max(h.open_at_ms), due_ms))
     }
 
     fn touch(&mut self, host: HostKey) {
@@ -340,15 +336,17 @@ impl Frontier {
                 continue; // stale entry
             }
             self.hosts[host].heap_key = None;
-            let Some(&head) = self.hosts[host].queue.first() else {
+            let slots = &self.slots;
+            let Some((due_ms, url)) = self.hosts[host].queue.head(|d, u| slots[u].due_ms == d)
+            else {
                 continue;
             };
-            let slot = self.slots[head.url];
+            let slot = self.slots[url];
             let bucket = &mut self.buckets[slot.site()];
             // Really ready: due (or early on a full bucket), host open, credit for one.
-            let mut ready = head.due_ms;
+            let mut ready = due_ms;
             if self.fetch_ahead {
-                let early = head.due_ms.saturating_sub(slot.lead_ms);
+                let early = due_ms.saturating_sub(slot.lead_ms);
                 ready = ready.min(bucket.full_at(now_ms).max(early));
             }
             let ready = ready
@@ -356,15 +354,15 @@ impl Frontier {
                 .max(bucket.ready_at(now_ms));
             if ready > now_ms || self.hosts[host].busy {
                 self.hosts[host].heap_key = Some(ready);
-                self.heap.push(Reverse((ready, head.due_ms, host)));
+                self.heap.push(Reverse((ready, due_ms, host)));
                 continue;
             }
             bucket.charge(now_ms, 1.0);
-            self.hosts[host].queue.remove(&head);
-            self.slots[head.url].due_ms = NOT_QUEUED;
+            self.hosts[host].queue.pop_head();
+            self.slots[url].due_ms = NOT_QUEUED;
             self.hosts[host].busy = true;
             return Some(Popped {
-                url: head.url,
+                url,
                 host,
                 site: slot.site(),
             });
@@ -401,12 +399,11 @@ impl Frontier {
 
     /// Queued URLs due by `at_ms` (for a one-pass run: is anything left to do?).
     pub fn due_by(&self, at_ms: i64) -> usize {
-        self.hosts
+        self.slots
             .iter()
             // Another worker's hosts are its to fetch (a one-pass run does not wait on them).
-            .filter(|h| !h.elsewhere)
-            .map(|h| h.queue.iter().take_while(|q| q.due_ms <= at_ms).count())
-            .sum()
+            .filter(|s| s.due().is_some_and(|due| due <= at_ms) && !self.hosts[s.host()].elsewhere)
+            .count()
     }
 
     /// Number of hosts.

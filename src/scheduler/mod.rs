@@ -26,6 +26,7 @@
 
 mod chunked;
 mod compact;
+mod due_queue;
 mod events;
 mod feeds;
 mod freshness;

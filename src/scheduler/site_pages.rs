@@ -13,8 +13,8 @@ use super::UrlKey;
 /// See the module docs.
 #[derive(Debug, Default)]
 pub(super) struct SitePages {
-    /// Every page, in key order.
-    keys: Vec<UrlKey>,
+    /// Every page, in key order (32 bits: the re-plan's list of a site's URLs holds them so).
+    keys: Vec<u32>,
     /// One plan entry per run of consecutive pages alike.
     runs: Vec<PlanPage>,
     /// The pages in each run.
@@ -26,6 +26,7 @@ pub(super) struct SitePages {
 impl SitePages {
     /// Appends a page (keys must come in increasing order).
     pub fn push(&mut self, key: UrlKey, page: PlanPage) {
+        let key = u32::try_from(key).expect("fewer than 2^32 URLs");
         debug_assert!(self.keys.last().is_none_or(|&last| last < key));
         self.keys.push(key);
         match (
@@ -57,7 +58,7 @@ impl SitePages {
 
     /// The plan entry of the page `key`, and its run, if it is one of these pages.
     pub fn find(&self, key: UrlKey) -> Option<(usize, &PlanPage)> {
-        let index = self.keys.binary_search(&key).ok()?;
+        let index = self.keys.binary_search(&u32::try_from(key).ok()?).ok()?;
         let run = self.run_of(index);
         Some((run, &self.runs[run]))
     }
@@ -69,7 +70,7 @@ impl SitePages {
             while self.ends[run] <= i {
                 run += 1;
             }
-            (key, run)
+            (key as UrlKey, run)
         })
     }
 }
