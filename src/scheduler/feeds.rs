@@ -263,8 +263,8 @@ impl Scheduler {
 
     pub(super) fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {
         let u = &mut self.urls[page];
-        if u.known_change_ms.get().is_none() {
-            u.known_change_ms = Some(at_ms).into();
+        if u.known_change_ms().is_none() {
+            u.set_known_change_ms(Some(at_ms));
             if !u.in_flight && !u.retired {
                 self.schedule(page, now_ms);
             }

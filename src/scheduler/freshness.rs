@@ -87,7 +87,7 @@ impl Scheduler {
             quiet: self
                 .lastmod_quiet(url)
                 .map(|(_, until_ms, shown)| Quiet { until_ms, shown }),
-            known_change_ms: u.known_change_ms.get(),
+            known_change_ms: u.known_change_ms(),
         })
     }
 
@@ -126,8 +126,7 @@ impl Scheduler {
         };
         for u in self.urls.iter().filter(|u| judged_here(u)) {
             let known = u
-                .known_change_ms
-                .get()
+                .known_change_ms()
                 .zip(u.last_check_ms())
                 .is_some_and(|(k, t)| k > t);
             unknown_per_site[u.site()] += usize::from(u.last_check_ms().is_some() && !known);

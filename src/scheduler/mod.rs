@@ -231,7 +231,7 @@ impl Scheduler {
             e.last_check_ms = restored.last_check_ms.into();
         }
         u.set_min_interval_ms(restored.min_interval_ms);
-        u.known_change_ms = restored.known_change_ms.into();
+        u.set_known_change_ms(restored.known_change_ms);
         let due = restored.due_ms.or(restored.last_check_ms.map(|_| i64::MIN));
         if let Some(due) = due {
             self.frontier.set_due(url, Some(due), 0);
@@ -422,8 +422,8 @@ impl Scheduler {
     /// ([`plan::known_change_delay_days`]).
     pub fn handle_known_change(&mut self, now_ms: i64, url: UrlKey, at_ms: i64) {
         let u = &mut self.urls[url];
-        if u.last_check_ms().is_some_and(|last| at_ms > last) && u.known_change_ms.get().is_none() {
-            u.known_change_ms = Some(at_ms).into();
+        if u.last_check_ms().is_some_and(|last| at_ms > last) && u.known_change_ms().is_none() {
+            u.set_known_change_ms(Some(at_ms));
             if !u.in_flight && !u.retired {
                 self.schedule(url, now_ms);
             }
@@ -520,7 +520,7 @@ impl Scheduler {
         let last = u.last_check_ms().unwrap_or(i64::MIN / 4);
         let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
         let retry = u.evidence().retry_at_ms.get();
-        let due = match (u.kind, u.known_change_ms.get(), self.covering_feed(url)) {
+        let due = match (u.kind, u.known_change_ms(), self.covering_feed(url)) {
             _ if retry.is_some() => retry.unwrap_or(at_ms),
             _ if u.last_check_ms().is_none() => at_ms,
             // A covered page goes when waiting would cost more than a visit at the plan's price.
@@ -553,8 +553,7 @@ impl Scheduler {
     /// sees it in the site's overheads at the next re-plan).
     fn unplanned_advance(&self, url: UrlKey, now_ms: i64) -> f64 {
         let u = &self.urls[url];
-        let (UrlKind::Page, Some(_), Some(last)) =
-            (u.kind, u.known_change_ms.get(), u.last_check_ms())
+        let (UrlKind::Page, Some(_), Some(last)) = (u.kind, u.known_change_ms(), u.last_check_ms())
         else {
             return 0.0;
         };

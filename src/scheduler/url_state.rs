@@ -116,6 +116,9 @@ pub struct Evidence {
     pub last_check_ms: MaybeMs,
     /// After a failed check: when to try again.
     pub retry_at_ms: MaybeMs,
+    /// A change newer than the copy that is known (feed entry, sitemap `lastmod`): there is a
+    /// copy, so there is evidence ([`UrlState::known_change_ms`]).
+    known_change_ms: MaybeMs,
     /// The end of the last span its evidence counted (a check that counted, or a read of its
     /// feed while the feed covered it): a feed that starts covering it counts its silence only
     /// after this, not over time a check already counted.
@@ -145,6 +148,7 @@ static NO_EVIDENCE: Evidence = Evidence {
     },
     last_check_ms: MaybeMs::NONE,
     retry_at_ms: MaybeMs::NONE,
+    known_change_ms: MaybeMs::NONE,
     evidence_until_ms: MaybeMs::NONE,
     change_to_confirm: MaybeSpan::NONE,
     lastmod_quiet_until_ms: MaybeMs::NONE,
@@ -175,8 +179,6 @@ pub struct UrlState {
     pub section: u64,
     pub changefreq_per_day: MaybeRate,
     pub true_rate: MaybeRate,
-    /// A change newer than the copy that is known (feed entry, sitemap `lastmod`).
-    pub known_change_ms: MaybeMs,
     /// Planned visits per day.
     pub planned_per_day: f64,
     /// What its checks taught ([`UrlState::evidence`]), none before the first.
@@ -202,7 +204,6 @@ impl UrlState {
             section: url.section,
             changefreq_per_day: url.changefreq_per_day.into(),
             true_rate: url.true_rate.into(),
-            known_change_ms: MaybeMs::NONE,
             planned_per_day: budget_share_per_day.max(1e-6),
             evidence: None,
         };
@@ -236,6 +237,18 @@ impl UrlState {
     /// When its copy was taken.
     pub fn last_check_ms(&self) -> Option<i64> {
         self.evidence().last_check_ms.get()
+    }
+
+    /// A change newer than the copy that is known (feed entry, sitemap `lastmod`).
+    pub fn known_change_ms(&self) -> Option<i64> {
+        self.evidence().known_change_ms.get()
+    }
+
+    /// Sets the known change (a URL with no evidence is given none for "none").
+    pub fn set_known_change_ms(&mut self, at_ms: Option<i64>) {
+        if at_ms.is_some() || self.evidence.is_some() {
+            self.evidence_mut().known_change_ms = at_ms.into();
+        }
     }
 
     /// Nutch's adaptive interval, days.
@@ -318,12 +331,12 @@ impl UrlState {
             Seen::Changed => Some(true),
             Seen::Unchanged => Some(false),
         };
-        let (url_kind, known_change) = (self.kind, self.known_change_ms.get());
+        let (url_kind, known_change) = (self.kind, self.known_change_ms());
         if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
             self.nutch_interval = policy::nutch_interval(self.nutch_interval_days(), c) as f32;
         }
-        self.known_change_ms = MaybeMs::NONE;
         let e = self.evidence_mut();
+        e.known_change_ms = MaybeMs::NONE;
         e.retry_at_ms = MaybeMs::NONE;
         let last = e.last_check_ms.get();
         if let (Some(coverage), Some(changed)) = (e.coverage.as_deref_mut(), changed) {
@@ -370,7 +383,7 @@ mod tests {
         // rates were `Option`s of 16 bytes each, 192 with `usize` site and host, an `f64`
         // weight and its server floor in ms, 176 with the evidence inline.)
         let size = std::mem::size_of::<UrlState>();
-        assert!(size <= 72, "UrlState is {size} bytes");
+        assert!(size <= 64, "UrlState is {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Box<Coverage>>>(), 8);
         let url = NewUrl {
             site: 0,
