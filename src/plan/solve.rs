@@ -1,4 +1,4 @@
-//! The solve behind [`super::solve_full`]: the multipliers of the module docs, found in a handful
+//! The solve behind [`super::solve_full`] and [`super::solve_runs`]: the multipliers of the module docs, found in a handful
 //! of passes over the pages instead of a hundred (pure: no clock, database or network).
 //!
 //! The plain method (kept in `reference.rs` as the oracle the tests compare against) bisects

@@ -6,7 +6,8 @@
 //! dropped when they reach the head, and all at once when they outnumber the live ones. A
 //! `BTreeSet` of `(due, key)` pairs of 16 bytes took about 32 bytes a URL in its nodes
 //! (`heaptrack` on `freshet bench --only run --pages 1000000`: 32 MB); this takes 12 while
-//! nothing is stale, at most about 24 (plus a few dozen entries) in all.
+//! nothing is stale, and after any push or removal at most twice that (plus a few dozen
+//! entries).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -66,6 +67,17 @@ impl DueQueue {
             self.live += 1;
         }
         self.heap.push(Reverse(Entry::new(due_ms, url)));
+        self.sweep_if_stale(is_live);
+    }
+
+    /// A URL queued here was taken out (its entry goes stale).
+    pub fn forget(&mut self, is_live: impl Fn(i64, UrlKey) -> bool) {
+        self.live = self.live.saturating_sub(1);
+        self.sweep_if_stale(is_live);
+    }
+
+    /// Drops every stale entry (and a live one held twice) once they outnumber the live ones.
+    fn sweep_if_stale(&mut self, is_live: impl Fn(i64, UrlKey) -> bool) {
         if self.heap.len() > 2 * self.live + STALE_SLACK {
             let mut entries = std::mem::take(&mut self.heap).into_vec();
             entries.retain(|Reverse(e)| is_live(e.due_ms(), e.url()));
@@ -73,11 +85,6 @@ impl DueQueue {
             entries.dedup();
             self.heap = BinaryHeap::from(entries);
         }
-    }
-
-    /// A URL queued here was taken out (its entry goes stale).
-    pub fn forget(&mut self) {
-        self.live = self.live.saturating_sub(1);
     }
 
     /// The earliest live entry, as `(due, url)`; stale entries before it are dropped.

@@ -249,7 +249,7 @@ impl Frontier {
         match (slot.due(), due_ms) {
             (Some(old), Some(due)) if old == due => {}
             (old, Some(due)) => queue.push(due, url, old.is_some(), |d, u| slots[u].due_ms == d),
-            (Some(_), None) => queue.forget(),
+            (Some(_), None) => queue.forget(|d, u| slots[u].due_ms == d),
             (None, None) => {}
         }
         self.touch(slot.host());
@@ -397,7 +397,8 @@ impl Frontier {
         }
     }
 
-    /// Queued URLs due by `at_ms` (for a one-pass run: is anything left to do?).
+    /// Queued URLs due by `at_ms` (for a one-pass run: is anything left to do?, and the
+    /// gauges): a pass over every URL's slot.
     pub fn due_by(&self, at_ms: i64) -> usize {
         self.slots
             .iter()
@@ -423,6 +424,74 @@ mod tests {
     }
 
     const MIN: i64 = 60_000;
+
+    #[test]
+    fn hosts_hand_out_their_earliest_due_url_as_a_sorted_set_would_whatever_moved() {
+        // Random moves, removals and pops over three hosts, against a BTreeSet of (due, key) per
+        // host: each pop is its host's earliest (ties by key), nothing due is left behind, and
+        // the count of due URLs agrees.
+        use std::collections::BTreeSet;
+        let (mut f, site) = frontier(1e12, false);
+        let hosts: Vec<HostKey> = (0..3).map(|_| f.add_host(0)).collect();
+        let urls: Vec<UrlKey> = (0..60).map(|i| f.add_url(site, hosts[i % 3])).collect();
+        let mut reference: Vec<BTreeSet<(i64, UrlKey)>> = vec![BTreeSet::new(); 3];
+        let mut due: Vec<Option<i64>> = vec![None; urls.len()];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for now in 0..20_000_i64 {
+            let url = urls[next(60) as usize];
+            let host = url % 3;
+            match next(10) {
+                // Moves within a few instants, so that URLs come back to times they left.
+                0..=5 => {
+                    let at = now + next(4) as i64;
+                    if let Some(old) = due[url] {
+                        reference[host].remove(&(old, url));
+                    }
+                    reference[host].insert((at, url));
+                    due[url] = Some(at);
+                    f.set_due(url, Some(at), 0);
+                }
+                6 => {
+                    if let Some(old) = due[url].take() {
+                        reference[host].remove(&(old, url));
+                    }
+                    f.set_due(url, None, 0);
+                }
+                _ => match f.pop(now) {
+                    Some(popped) => {
+                        let h = popped.host;
+                        let head = *reference[h].first().expect("the host had a URL");
+                        assert_eq!((head.1, h), (popped.url, hosts[h]));
+                        assert!(head.0 <= now, "not due yet");
+                        reference[h].remove(&head);
+                        due[popped.url] = None;
+                        f.release(h);
+                    }
+                    None => {
+                        for r in &reference {
+                            assert!(r.first().is_none_or(|&(d, _)| d > now), "left behind");
+                        }
+                    }
+                },
+            }
+            let due_now: usize = reference
+                .iter()
+                .map(|r| r.iter().filter(|&&(d, _)| d <= now).count())
+                .sum();
+            assert_eq!(f.due_by(now), due_now);
+            assert_eq!(
+                urls.iter().map(|&u| f.due_of(u)).collect::<Vec<_>>(),
+                due,
+                "slots"
+            );
+        }
+    }
 
     fn frontier(per_day: f64, ahead: bool) -> (Frontier, SiteKey) {
         let mut f = Frontier::new(ahead);

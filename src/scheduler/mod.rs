@@ -102,6 +102,8 @@ struct SiteState {
     sitemap_documents: usize,
     /// Sitemap re-reads per day its last plan found worth their requests.
     sitemap_reads_per_day: Option<f64>,
+    /// The plan entries of its last plan: runs of its pages alike ([`site_pages`]).
+    plan_runs: usize,
 }
 
 /// A host: politeness and what it has taught.
@@ -173,6 +175,7 @@ impl Scheduler {
             urls: 0,
             sitemap_documents: 0,
             sitemap_reads_per_day: None,
+            plan_runs: 0,
         });
         key
     }

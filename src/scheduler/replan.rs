@@ -1,7 +1,7 @@
 //! Solving the plan: pool each site's pages into a prior (empirical Bayes), judge each host's
 //! `changefreq` hints against what its pages taught, price each feed against the age it cuts,
 //! and solve the age-optimal rates under the site's budget and its hosts' limits
-//! ([`crate::plan::solve_full`]).
+//! ([`crate::plan::solve_runs`], the site's pages as runs of pages alike: [`super::site_pages`]).
 //!
 //! # Pricing a feed
 //! A page a feed covers waits for its announcements instead of being fetched blindly
@@ -237,14 +237,25 @@ impl Scheduler {
 
     /// The rate freshet plans a page by: its posterior's certainty-equivalent rate at its
     /// planned interval ([`plan::certainty_equivalent_rate`]), the mean once the rate is known
-    /// within a percent.
+    /// within a percent. A page never checked is taken at its site's even share of the budget:
+    /// its own planned interval is the share it was given when it was added (the whole budget
+    /// for a site's first URL, a millionth for its millionth), which said nothing and made every
+    /// such page a plan entry of its own ([`super::site_pages`]).
     pub(super) fn planning_rate(&self, url: UrlKey) -> f64 {
         let post = self.full_posterior(url);
         let mean = post.mean();
         if post.variance() <= 1e-4 * mean * mean {
             return mean;
         }
-        let t = 1.0 / self.urls[url].planned_per_day.max(1e-9);
+        let u = &self.urls[url];
+        let per_day = match u.last_check_ms() {
+            Some(_) => u.planned_per_day,
+            None => {
+                let site = &self.sites[u.site()];
+                site.requests_per_day / site.urls.max(1) as f64
+            }
+        };
+        let t = 1.0 / per_day.max(1e-9);
         let expected_q = match post.conjugate() {
             Some(gamma) => plan::curves::q_expected_under_gamma(gamma.shape, gamma.rate, t),
             None => post
@@ -368,6 +379,7 @@ impl Scheduler {
         let s = &mut self.sites[site];
         s.multipliers = Some(multipliers);
         s.plan_hosts = plan_hosts;
+        s.plan_runs = pages.runs().0.len();
     }
 
     /// A feed's polls per day and whether its pages should wait for it (see the module docs).

@@ -2,9 +2,10 @@
 //! the pages as runs of consecutive pages the planner sees alike ([`crate::plan::solve_runs`]).
 //!
 //! A sitemap names its pages together, so they take consecutive keys, and until their first
-//! check the pages of a host are alike (one prior, one weight, one host, no floor): a site of a
-//! million pages never checked is planned as a few runs, where a plan entry per page held 64
-//! bytes per page at the re-plan (the entry, its key, and the solver's term).
+//! check the pages of a host are alike (one prior, one weight, one host, no floor, one planning
+//! interval: [`super::Scheduler::planning_rate`]): a site of a million pages never checked is
+//! planned as a few runs, where a plan entry per page held 64 bytes per page at the re-plan
+//! (the entry, its key, and the solver's term).
 
 use crate::plan::PlanPage;
 

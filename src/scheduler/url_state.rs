@@ -105,9 +105,11 @@ pub struct Unannounced {
     pub counted: bool,
 }
 
-/// What a URL's checks (and its feed's reads) taught, boxed apart from its [`UrlState`]: most
-/// known URLs have never been checked (a sitemap names millions that the budget reaches over
-/// weeks), and those carry none of it.
+/// What a URL's checks (and its feed's reads) taught, and what follows from them (a retry after
+/// a failure or a deferral, the server's floor, a feed's part), boxed apart from its
+/// [`UrlState`]: most known URLs have never been checked (a sitemap names millions that the
+/// budget reaches over weeks), and those carry none of it. A URL whose checks only failed (a
+/// host that is down) or were deferred holds one for its retry time.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Evidence {
     /// The folded evidence of its checks (and feed events).

@@ -267,3 +267,43 @@ fn workers_holding_part_of_the_hosts_share_one_budget() {
         "the fast pages' holder spends more: {requests:?}"
     );
 }
+
+#[test]
+fn pages_never_checked_are_planned_alike_as_one_run_per_host() {
+    // A site's pages take consecutive keys as its sitemaps name them; until their first check
+    // a host's pages are alike, and the plan holds one entry for all of them, not one each.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1_000.0, 0);
+    let hosts = [sched.add_host(0, 0), sched.add_host(0, 0)];
+    let mut urls = Vec::new();
+    for host in hosts {
+        for _ in 0..2_000 {
+            urls.push(sched.add_url(0, page(site, host, 1.0)));
+        }
+    }
+    // A page checked before (as a restart restores it) among them: an entry of its own, and
+    // its host's other pages a run on either side of it.
+    let checked = urls[500];
+    let mut stats = Stats::default();
+    stats.add_check(1.0, Some(true), None);
+    sched.restore(
+        checked,
+        Restored {
+            last_check_ms: Some(0),
+            stats,
+            ..Restored::default()
+        },
+    );
+    sched.replan(DAY);
+    let runs = sched.sites[site].plan_runs;
+    assert_eq!(runs, 4, "plan entries for 4,000 pages");
+    for host_urls in urls.chunks(2_000) {
+        let never: Vec<f64> = host_urls
+            .iter()
+            .filter(|&&u| sched.urls[u].last_check_ms().is_none())
+            .map(|&u| sched.urls[u].planned_per_day)
+            .collect();
+        assert!(never.len() > 1_900);
+        assert!(never.iter().all(|&f| f == never[0]), "planned alike");
+    }
+}
