@@ -149,8 +149,8 @@ mod tests {
         // The slots: each URL's queued due time.
         let mut due: Vec<Option<i64>> = vec![None; 10];
         let mut q = DueQueue::default();
-        for url in 0..10 {
-            due[url] = Some(100 + url as i64);
+        for (url, due) in due.iter_mut().enumerate() {
+            *due = Some(100 + url as i64);
             q.push(100 + url as i64, url, false, |_, _| true);
         }
         // URL 0 moves behind the others, then back to where it was.
