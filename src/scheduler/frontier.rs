@@ -135,12 +135,11 @@ struct HostQueue {
     heap_key: Option<i64>,
 }
 
-/// Per URL, what the frontier needs: 24 bytes (a frontier of ten million URLs holds ten
-/// million of these), hence keys of 32 bits and no `Option`.
+/// Per URL, what the frontier needs: 16 bytes (a frontier of ten million URLs holds ten million
+/// of these), hence no `Option`. A URL's host and site are the scheduler's to hold: the calls
+/// that need them are given them.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
-    host: u32,
-    site: u32,
     /// The queued due time ([`NOT_QUEUED`]: not queued).
     due_ms: i64,
     /// How early it may go, ms.
@@ -151,22 +150,9 @@ struct Slot {
 const NOT_QUEUED: i64 = i64::MIN;
 
 impl Slot {
-    fn host(&self) -> HostKey {
-        self.host as HostKey
-    }
-
-    fn site(&self) -> SiteKey {
-        self.site as SiteKey
-    }
-
     fn due(&self) -> Option<i64> {
         (self.due_ms != NOT_QUEUED).then_some(self.due_ms)
     }
-}
-
-/// A key as stored in a [`Slot`].
-fn narrow(key: usize) -> u32 {
-    u32::try_from(key).expect("fewer than 2^32 hosts and sites")
 }
 
 /// What [`Frontier::pop`] hands out.
@@ -226,33 +212,31 @@ impl Frontier {
     }
 
     /// Adds a URL (not queued yet).
-    pub fn add_url(&mut self, site: SiteKey, host: HostKey) -> UrlKey {
+    pub fn add_url(&mut self) -> UrlKey {
         self.slots.push(Slot {
-            host: narrow(host),
-            site: narrow(site),
             due_ms: NOT_QUEUED,
             lead_ms: 0,
         });
         self.slots.len() - 1
     }
 
-    /// Queues `url` at `due_ms` (replacing where it was), allowed `lead_ms` early when its site's
-    /// bucket is full; `due_ms = None` takes it out.
-    pub fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
+    /// Queues `url` of `host` at `due_ms` (replacing where it was), allowed `lead_ms` early when
+    /// its site's bucket is full; `due_ms = None` takes it out.
+    pub fn set_due(&mut self, url: UrlKey, host: HostKey, due_ms: Option<i64>, lead_ms: i64) {
         let slot = self.slots[url];
         // The one instant that cannot be told from "not queued" goes a millisecond later.
         let due_ms = due_ms.map(|due| due.max(NOT_QUEUED + 1));
         self.slots[url].due_ms = due_ms.unwrap_or(NOT_QUEUED);
         self.slots[url].lead_ms = lead_ms.max(0);
         let Self { hosts, slots, .. } = self;
-        let queue = &mut hosts[slot.host()].queue;
+        let queue = &mut hosts[host].queue;
         match (slot.due(), due_ms) {
             (Some(old), Some(due)) if old == due => {}
             (old, Some(due)) => queue.push(due, url, old.is_some(), |d, u| slots[u].due_ms == d),
             (Some(_), None) => queue.forget(|d, u| slots[u].due_ms == d),
             (None, None) => {}
         }
-        self.touch(slot.host());
+        self.touch(host);
     }
 
     /// Where `url` is queued.
@@ -325,8 +309,8 @@ impl Frontier {
 
     /// The URL to request now, if any: the head of the host that has waited longest among those
     /// that are open, not busy, have a due head and whose site has credit. The host is then busy
-    /// and the site charged one request.
-    pub fn pop(&mut self, now_ms: i64) -> Option<Popped> {
+    /// and the site charged one request. `site_of` gives a URL's site.
+    pub fn pop(&mut self, now_ms: i64, site_of: impl Fn(UrlKey) -> SiteKey) -> Option<Popped> {
         while let Some(&Reverse((key, _, host))) = self.heap.peek() {
             if key > now_ms {
                 return None;
@@ -342,7 +326,8 @@ impl Frontier {
                 continue;
             };
             let slot = self.slots[url];
-            let bucket = &mut self.buckets[slot.site()];
+            let site = site_of(url);
+            let bucket = &mut self.buckets[site];
             // Really ready: due (or early on a full bucket), host open, credit for one.
             let mut ready = due_ms;
             if self.fetch_ahead {
@@ -361,11 +346,7 @@ impl Frontier {
             self.hosts[host].queue.pop_head();
             self.slots[url].due_ms = NOT_QUEUED;
             self.hosts[host].busy = true;
-            return Some(Popped {
-                url,
-                host,
-                site: slot.site(),
-            });
+            return Some(Popped { url, host, site });
         }
         None
     }
@@ -398,12 +379,15 @@ impl Frontier {
     }
 
     /// Queued URLs due by `at_ms` (for a one-pass run: is anything left to do?, and the
-    /// gauges): a pass over every URL's slot.
-    pub fn due_by(&self, at_ms: i64) -> usize {
+    /// gauges): a pass over every URL's slot. `host_of` gives a URL's host.
+    pub fn due_by(&self, at_ms: i64, host_of: impl Fn(UrlKey) -> HostKey) -> usize {
         self.slots
             .iter()
+            .enumerate()
             // Another worker's hosts are its to fetch (a one-pass run does not wait on them).
-            .filter(|s| s.due().is_some_and(|due| due <= at_ms) && !self.hosts[s.host()].elsewhere)
+            .filter(|(url, s)| {
+                s.due().is_some_and(|due| due <= at_ms) && !self.hosts[host_of(*url)].elsewhere
+            })
             .count()
     }
 
@@ -418,9 +402,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_slot_takes_24_bytes() {
-        // One per known URL (40 bytes with `usize` keys and an `Option` due time).
-        assert_eq!(std::mem::size_of::<Slot>(), 24);
+    fn a_slot_takes_16_bytes() {
+        // One per known URL (40 bytes with `usize` keys, an `Option` due time and the URL's host
+        // and site).
+        assert_eq!(std::mem::size_of::<Slot>(), 16);
     }
 
     const MIN: i64 = 60_000;
@@ -493,10 +478,51 @@ mod tests {
         }
     }
 
-    fn frontier(per_day: f64, ahead: bool) -> (Frontier, SiteKey) {
-        let mut f = Frontier::new(ahead);
-        let site = f.add_site(Bucket::new(per_day, BUCKET_SPAN_MS, 0));
-        (f, site)
+    /// A frontier with its URLs' sites and hosts, as the scheduler holds them.
+    struct Homed {
+        frontier: Frontier,
+        homes: Vec<(SiteKey, HostKey)>,
+    }
+
+    impl std::ops::Deref for Homed {
+        type Target = Frontier;
+        fn deref(&self) -> &Frontier {
+            &self.frontier
+        }
+    }
+
+    impl std::ops::DerefMut for Homed {
+        fn deref_mut(&mut self) -> &mut Frontier {
+            &mut self.frontier
+        }
+    }
+
+    impl Homed {
+        fn add_url(&mut self, site: SiteKey, host: HostKey) -> UrlKey {
+            self.homes.push((site, host));
+            self.frontier.add_url()
+        }
+
+        fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
+            let host = self.homes[url].1;
+            self.frontier.set_due(url, host, due_ms, lead_ms);
+        }
+
+        fn pop(&mut self, now_ms: i64) -> Option<Popped> {
+            let homes = &self.homes;
+            self.frontier.pop(now_ms, |url| homes[url].0)
+        }
+
+        fn due_by(&self, at_ms: i64) -> usize {
+            self.frontier.due_by(at_ms, |url| self.homes[url].1)
+        }
+    }
+
+    fn frontier(per_day: f64, ahead: bool) -> (Homed, SiteKey) {
+        let mut frontier = Frontier::new(ahead);
+        let site = frontier.add_site(Bucket::new(per_day, BUCKET_SPAN_MS, 0));
+        let homes = Vec::new();
+        (Homed { frontier, homes }, site)
     }
 
     #[test]

@@ -24,6 +24,7 @@
 //! [`AUDIT_INTERVALS`] intervals in case the feed misses its changes (a change the feed did not
 //! announce ends the coverage).
 
+mod beliefs;
 mod chunked;
 mod compact;
 mod due_queue;
@@ -38,11 +39,11 @@ mod replan;
 mod site_pages;
 mod sitemaps;
 mod url_state;
+mod visits;
 mod workers;
 
-use crate::clock::MS_PER_DAY;
-use crate::estimate::{self, Population, Posterior, Prior, Stats, ValidatorTrust};
-use crate::plan::{self, Multipliers};
+use crate::estimate::{Population, Prior, Stats, ValidatorTrust};
+use crate::plan::Multipliers;
 
 pub use events::{Fetched, NewUrl, Request, Restored, SchedulerConfig, Seen, UrlSummary};
 pub use feeds::FeedListing;
@@ -214,12 +215,12 @@ impl Scheduler {
 
     /// Adds a discovered URL, due now.
     pub fn add_url(&mut self, now_ms: i64, url: NewUrl) -> UrlKey {
-        let key = self.frontier.add_url(url.site, url.host);
+        let key = self.frontier.add_url();
         self.sites[url.site].urls += 1;
         let budget_share = self.sites[url.site].requests_per_day / self.sites[url.site].urls as f64;
         self.urls.push(UrlState::new(url, budget_share));
         self.urls[key].group = self.group_of(key);
-        self.frontier.set_due(key, Some(now_ms), 0);
+        self.set_due(key, Some(now_ms), 0);
         self.dirty = true;
         key
     }
@@ -237,7 +238,7 @@ impl Scheduler {
         u.set_known_change_ms(restored.known_change_ms);
         let due = restored.due_ms.or(restored.last_check_ms.map(|_| i64::MIN));
         if let Some(due) = due {
-            self.frontier.set_due(url, Some(due), 0);
+            self.set_due(url, Some(due), 0);
         }
     }
 
@@ -260,7 +261,7 @@ impl Scheduler {
     /// Takes a URL out of the frontier (disallowed, out of the schedule, gone).
     pub fn retire(&mut self, url: UrlKey) {
         self.urls[url].retired = true;
-        self.frontier.set_due(url, None, 0);
+        self.set_due(url, None, 0);
         self.dirty = true;
     }
 
@@ -268,7 +269,7 @@ impl Scheduler {
     pub fn revive(&mut self, now_ms: i64, url: UrlKey) {
         if self.urls[url].retired {
             self.urls[url].retired = false;
-            self.frontier.set_due(url, Some(now_ms), 0);
+            self.set_due(url, Some(now_ms), 0);
             self.dirty = true;
         }
     }
@@ -282,7 +283,7 @@ impl Scheduler {
         }
         // Respected by every later re-plan, like a retry.
         self.urls[url].evidence_mut().retry_at_ms = Some(until_ms).into();
-        self.frontier.set_due(url, Some(until_ms), 0);
+        self.set_due(url, Some(until_ms), 0);
     }
 
     /// Frees the host of a request handed out but not made, and gives its site the request back
@@ -342,7 +343,8 @@ impl Scheduler {
         if now_ms >= self.next_replan_ms || (self.dirty && now_ms >= self.dirty_replan_at()) {
             self.replan(now_ms);
         }
-        let popped = self.frontier.pop(now_ms)?;
+        let urls = &self.urls;
+        let popped = self.frontier.pop(now_ms, |url| urls[url].site())?;
         self.sites[popped.site].requests += 1;
         let advance = self.unplanned_advance(popped.url, now_ms);
         self.sites[popped.site].extra_since_plan += advance;
@@ -382,7 +384,7 @@ impl Scheduler {
 
     /// URLs due by `at_ms` still waiting (a one-pass run ends when none is left).
     pub fn due_by(&self, at_ms: i64) -> usize {
-        self.frontier.due_by(at_ms)
+        self.frontier.due_by(at_ms, |url| self.urls[url].host())
     }
 
     /// A check of `url` was made; the host is free again once this returns.
@@ -433,167 +435,9 @@ impl Scheduler {
         }
     }
 
-    /// The change-rate posterior of a URL: its evidence under its site's population of rates:
-    /// the population of the pages with its `changefreq` while its host's hints are believed,
-    /// else of its group of the site's pages ([`groups`]) or all of them; before there is one,
-    /// under the pooled Gamma (centred on a
-    /// believed hint).
-    pub fn full_posterior(&self, url: UrlKey) -> Posterior {
-        let u = &self.urls[url];
-        let site = &self.sites[u.site()];
-        let population = match u
-            .changefreq_per_day
-            .get()
-            .filter(|_| self.hosts[u.host()].believe_hints)
-        {
-            Some(hint) => site.hint_populations.get(&hint.to_bits()),
-            None => site
-                .groups
-                .populations
-                .get(u.group as usize)
-                .or(site.population.as_ref()),
-        };
-        match population {
-            Some(population) => population.posterior(u.stats()),
-            None => Posterior::new(u.stats(), &self.prior_of(url)),
-        }
-    }
-
-    /// The prior a URL's evidence is weighed against: its site's pooled prior, centred on its
-    /// `changefreq` while its host's hints are believed.
-    fn prior_of(&self, url: UrlKey) -> Prior {
-        let u = &self.urls[url];
-        let hints = estimate::Evidence {
-            changefreq_per_day: u
-                .changefreq_per_day
-                .get()
-                .filter(|_| self.hosts[u.host()].believe_hints),
-            ..Default::default()
-        };
-        let mut prior = estimate::prior_with_hints(&hints, &self.sites[u.site()].prior);
-        // The prior never outweighs the evidence's own time scale: its pseudo-exposure is at
-        // most a few of the page's own intervals (DESIGN.md), so pooling and hints cannot hide
-        // a page that changes far faster than its neighbours.
-        let most = PRIOR_INTERVALS / u.planned_per_day.max(1e-9);
-        if prior.rate > most {
-            let scale = most / prior.rate;
-            prior = Prior {
-                shape: prior.shape * scale,
-                rate: most,
-            };
-        }
-        prior
-    }
-
-    /// What the scheduler says of a URL now.
-    pub fn summary(&self, url: UrlKey) -> UrlSummary {
-        let u = &self.urls[url];
-        UrlSummary {
-            estimate: self.estimate(url),
-            planned_per_day: u.planned_per_day,
-            due_ms: self.frontier.due_of(url),
-            covered: u.evidence().coverage.is_some(),
-            watched: self.watched(url),
-        }
-    }
-
-    /// A URL's planned visits per day and when it is due (cheap: no quantiles).
-    pub fn planned(&self, url: UrlKey) -> (f64, Option<i64>) {
-        (self.urls[url].planned_per_day, self.frontier.due_of(url))
-    }
-
-    /// The folded evidence of a URL (what the store keeps).
-    pub fn stats(&self, url: UrlKey) -> &Stats {
-        self.urls[url].stats()
-    }
-
     /// Number of URLs known.
     pub fn url_count(&self) -> usize {
         self.urls.len()
-    }
-
-    /// Queues a URL for its next visit after a check (or an event) at `at_ms`.
-    fn schedule(&mut self, url: UrlKey, at_ms: i64) {
-        let u = &self.urls[url];
-        if u.retired || u.in_flight {
-            return;
-        }
-        let interval = u.planned_interval_ms() as i64;
-        let floor = u.min_interval_ms();
-        let last = u.last_check_ms().unwrap_or(i64::MIN / 4);
-        let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
-        let retry = u.evidence().retry_at_ms.get();
-        let due = match (u.kind, u.known_change_ms(), self.covering_feed(url)) {
-            _ if retry.is_some() => retry.unwrap_or(at_ms),
-            _ if u.last_check_ms().is_none() => at_ms,
-            // A covered page goes when waiting would cost more than a visit at the plan's price.
-            (UrlKind::Page, Some(known), Some(_)) => match self.visit_price(url) {
-                Some(price) => {
-                    let rate = self.full_posterior(url).mean();
-                    let delay = plan::known_change_delay(rate, price);
-                    (known + (delay * MS_PER_DAY) as i64).max(last + floor)
-                }
-                None => known.max(last + interval.max(floor)),
-            },
-            (UrlKind::Page, None, Some(_)) => {
-                last + ((AUDIT_INTERVALS * interval as f64) as i64).max(floor)
-            }
-            // A known change sends a page when waiting would cost more than a visit.
-            (UrlKind::Page, Some(known), None) => {
-                let rate = self.full_posterior(url).mean();
-                let delay = plan::known_change_delay_days(rate, interval as f64 / MS_PER_DAY);
-                (known + (delay * MS_PER_DAY) as i64)
-                    .min(last + interval)
-                    .max(last + floor)
-            }
-            _ => last + interval.max(floor),
-        };
-        self.frontier.set_due(url, Some(due), lead);
-    }
-
-    /// The share of a visit its plan did not count: a page no feed covers, sent ahead of its
-    /// planned interval by a known change, spends the part of the interval it skips (the plan
-    /// sees it in the site's overheads at the next re-plan).
-    fn unplanned_advance(&self, url: UrlKey, now_ms: i64) -> f64 {
-        let u = &self.urls[url];
-        let (UrlKind::Page, Some(_), Some(last)) = (u.kind, u.known_change_ms(), u.last_check_ms())
-        else {
-            return 0.0;
-        };
-        if self.covering_feed(url).is_some() {
-            return 0.0; // its visits after announced changes are priced in the plan
-        }
-        let interval = u.planned_interval_ms();
-        ((last as f64 + interval - now_ms as f64) / interval).clamp(0.0, 1.0)
-    }
-
-    /// What a visit a day is worth in the page's weighted age at its site's last plan (`μ/w`).
-    fn visit_price(&self, url: UrlKey) -> Option<f64> {
-        let u = &self.urls[url];
-        let site = &self.sites[u.site()];
-        let host = site.plan_hosts.get(&u.host())?;
-        let weight = site.weight * u.weight();
-        let mu = site.multipliers.as_ref()?.effective(*host);
-        (weight > 0.0 && mu.is_finite()).then(|| mu / weight)
-    }
-
-    /// Re-plans one page with its site's last multipliers (O(1)).
-    fn replan_one(&mut self, url: UrlKey) {
-        if self.urls[url].kind != UrlKind::Page {
-            return; // a feed's polls are priced at the full re-plan
-        }
-        let site = self.urls[url].site();
-        let Some(mult) = &self.sites[site].multipliers else {
-            return;
-        };
-        let Some(&host) = self.sites[site].plan_hosts.get(&self.urls[url].host()) else {
-            return;
-        };
-        let page = self.plan_page(url, host);
-        let f = plan::rate_for(&page, mult);
-        if f.is_finite() && f > 0.0 {
-            self.urls[url].planned_per_day = f;
-        }
     }
 }
 

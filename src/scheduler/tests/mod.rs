@@ -2,6 +2,8 @@
 //! runs pages changing on a clock, a check handed out and reported.
 
 use super::*;
+use crate::clock::MS_PER_DAY;
+use crate::estimate;
 
 mod budget;
 mod estimates;

@@ -1,0 +1,82 @@
+//! What the scheduler believes of a URL: its change-rate posterior under its site's pooled
+//! populations or prior, and the summary the store and the reports read.
+
+use crate::estimate::{self, Posterior, Prior, Stats};
+
+use super::{PRIOR_INTERVALS, Scheduler, UrlKey, UrlSummary};
+
+impl Scheduler {
+    /// The change-rate posterior of a URL: its evidence under its site's population of rates:
+    /// the population of the pages with its `changefreq` while its host's hints are believed,
+    /// else of its group of the site's pages ([`groups`]) or all of them; before there is one,
+    /// under the pooled Gamma (centred on a
+    /// believed hint).
+    pub fn full_posterior(&self, url: UrlKey) -> Posterior {
+        let u = &self.urls[url];
+        let site = &self.sites[u.site()];
+        let population = match u
+            .changefreq_per_day
+            .get()
+            .filter(|_| self.hosts[u.host()].believe_hints)
+        {
+            Some(hint) => site.hint_populations.get(&hint.to_bits()),
+            None => site
+                .groups
+                .populations
+                .get(u.group as usize)
+                .or(site.population.as_ref()),
+        };
+        match population {
+            Some(population) => population.posterior(u.stats()),
+            None => Posterior::new(u.stats(), &self.prior_of(url)),
+        }
+    }
+
+    /// The prior a URL's evidence is weighed against: its site's pooled prior, centred on its
+    /// `changefreq` while its host's hints are believed.
+    pub(super) fn prior_of(&self, url: UrlKey) -> Prior {
+        let u = &self.urls[url];
+        let hints = estimate::Evidence {
+            changefreq_per_day: u
+                .changefreq_per_day
+                .get()
+                .filter(|_| self.hosts[u.host()].believe_hints),
+            ..Default::default()
+        };
+        let mut prior = estimate::prior_with_hints(&hints, &self.sites[u.site()].prior);
+        // The prior never outweighs the evidence's own time scale: its pseudo-exposure is at
+        // most a few of the page's own intervals (DESIGN.md), so pooling and hints cannot hide
+        // a page that changes far faster than its neighbours.
+        let most = PRIOR_INTERVALS / u.planned_per_day.max(1e-9);
+        if prior.rate > most {
+            let scale = most / prior.rate;
+            prior = Prior {
+                shape: prior.shape * scale,
+                rate: most,
+            };
+        }
+        prior
+    }
+
+    /// What the scheduler says of a URL now.
+    pub fn summary(&self, url: UrlKey) -> UrlSummary {
+        let u = &self.urls[url];
+        UrlSummary {
+            estimate: self.estimate(url),
+            planned_per_day: u.planned_per_day,
+            due_ms: self.frontier.due_of(url),
+            covered: u.evidence().coverage.is_some(),
+            watched: self.watched(url),
+        }
+    }
+
+    /// A URL's planned visits per day and when it is due (cheap: no quantiles).
+    pub fn planned(&self, url: UrlKey) -> (f64, Option<i64>) {
+        (self.urls[url].planned_per_day, self.frontier.due_of(url))
+    }
+
+    /// The folded evidence of a URL (what the store keeps).
+    pub fn stats(&self, url: UrlKey) -> &Stats {
+        self.urls[url].stats()
+    }
+}

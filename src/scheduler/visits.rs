@@ -1,0 +1,100 @@
+//! When a URL goes next: its due time after a check or an event (its plan's interval, a
+//! server's floor, a retry, a known change, a feed's coverage), and the O(1) re-plan of one page
+//! between full re-plans.
+
+use crate::clock::MS_PER_DAY;
+use crate::plan;
+
+use super::{AUDIT_INTERVALS, Scheduler, UrlKey, UrlKind, frontier};
+
+impl Scheduler {
+    /// Queues a URL in its host's part of the frontier ([`Frontier::set_due`]).
+    pub(super) fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
+        let host = self.urls[url].host();
+        self.frontier.set_due(url, host, due_ms, lead_ms);
+    }
+
+    /// Queues a URL for its next visit after a check (or an event) at `at_ms`.
+    pub(super) fn schedule(&mut self, url: UrlKey, at_ms: i64) {
+        let u = &self.urls[url];
+        if u.retired || u.in_flight {
+            return;
+        }
+        let interval = u.planned_interval_ms() as i64;
+        let floor = u.min_interval_ms();
+        let last = u.last_check_ms().unwrap_or(i64::MIN / 4);
+        let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
+        let retry = u.evidence().retry_at_ms.get();
+        let due = match (u.kind, u.known_change_ms(), self.covering_feed(url)) {
+            _ if retry.is_some() => retry.unwrap_or(at_ms),
+            _ if u.last_check_ms().is_none() => at_ms,
+            // A covered page goes when waiting would cost more than a visit at the plan's price.
+            (UrlKind::Page, Some(known), Some(_)) => match self.visit_price(url) {
+                Some(price) => {
+                    let rate = self.full_posterior(url).mean();
+                    let delay = plan::known_change_delay(rate, price);
+                    (known + (delay * MS_PER_DAY) as i64).max(last + floor)
+                }
+                None => known.max(last + interval.max(floor)),
+            },
+            (UrlKind::Page, None, Some(_)) => {
+                last + ((AUDIT_INTERVALS * interval as f64) as i64).max(floor)
+            }
+            // A known change sends a page when waiting would cost more than a visit.
+            (UrlKind::Page, Some(known), None) => {
+                let rate = self.full_posterior(url).mean();
+                let delay = plan::known_change_delay_days(rate, interval as f64 / MS_PER_DAY);
+                (known + (delay * MS_PER_DAY) as i64)
+                    .min(last + interval)
+                    .max(last + floor)
+            }
+            _ => last + interval.max(floor),
+        };
+        self.set_due(url, Some(due), lead);
+    }
+
+    /// The share of a visit its plan did not count: a page no feed covers, sent ahead of its
+    /// planned interval by a known change, spends the part of the interval it skips (the plan
+    /// sees it in the site's overheads at the next re-plan).
+    pub(super) fn unplanned_advance(&self, url: UrlKey, now_ms: i64) -> f64 {
+        let u = &self.urls[url];
+        let (UrlKind::Page, Some(_), Some(last)) = (u.kind, u.known_change_ms(), u.last_check_ms())
+        else {
+            return 0.0;
+        };
+        if self.covering_feed(url).is_some() {
+            return 0.0; // its visits after announced changes are priced in the plan
+        }
+        let interval = u.planned_interval_ms();
+        ((last as f64 + interval - now_ms as f64) / interval).clamp(0.0, 1.0)
+    }
+
+    /// What a visit a day is worth in the page's weighted age at its site's last plan (`μ/w`).
+    pub(super) fn visit_price(&self, url: UrlKey) -> Option<f64> {
+        let u = &self.urls[url];
+        let site = &self.sites[u.site()];
+        let host = site.plan_hosts.get(&u.host())?;
+        let weight = site.weight * u.weight();
+        let mu = site.multipliers.as_ref()?.effective(*host);
+        (weight > 0.0 && mu.is_finite()).then(|| mu / weight)
+    }
+
+    /// Re-plans one page with its site's last multipliers (O(1)).
+    pub(super) fn replan_one(&mut self, url: UrlKey) {
+        if self.urls[url].kind != UrlKind::Page {
+            return; // a feed's polls are priced at the full re-plan
+        }
+        let site = self.urls[url].site();
+        let Some(mult) = &self.sites[site].multipliers else {
+            return;
+        };
+        let Some(&host) = self.sites[site].plan_hosts.get(&self.urls[url].host()) else {
+            return;
+        };
+        let page = self.plan_page(url, host);
+        let f = plan::rate_for(&page, mult);
+        if f.is_finite() && f > 0.0 {
+            self.urls[url].planned_per_day = f;
+        }
+    }
+}
