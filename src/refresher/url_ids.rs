@@ -1,5 +1,8 @@
-//! The store's row id of each URL the scheduler knows, both ways, in 13 to 19 bytes a URL: the
-//! ids in key order, and a hash table holding only the 32-bit keys (a key's hash is its id's).
+//! The store's row id of each URL the scheduler knows, both ways. The ids in key order take 8
+//! bytes a URL; while they increase (a start reads the rows by id, and a new row's id is above
+//! every other on SQLite) a binary search finds a key, and the first id out of order builds a
+//! hash table of the 32-bit keys (a key's hash is its id's), 5 to 10 bytes a URL more. Rows can
+//! come out of order when several sites' discoveries sync at once, or from other workers.
 //! A `HashMap<i64, UrlKey>` beside the list took 17 bytes a slot, 28 to 35 a URL once its
 //! doubling is counted (`heaptrack` on `freshet bench --only run --pages 1000000`: 36 MB).
 
@@ -14,18 +17,22 @@ use crate::scheduler::UrlKey;
 pub struct UrlIds {
     /// The row id of each key.
     ids: Vec<i64>,
-    /// The keys, found by their ids.
-    keys: HashTable<u32>,
+    /// The keys, found by their ids, once an id came out of order (`None`: `ids` increases).
+    keys: Option<HashTable<u32>>,
     hasher: std::collections::hash_map::RandomState,
 }
 
 impl UrlIds {
     /// The key of a row id, if it was added.
     pub fn key_of(&self, id: i64) -> Option<UrlKey> {
-        let hash = self.hasher.hash_one(id);
-        self.keys
-            .find(hash, |&key| self.ids[key as usize] == id)
-            .map(|&key| key as UrlKey)
+        match &self.keys {
+            None => self.ids.binary_search(&id).ok(),
+            Some(keys) => keys
+                .find(self.hasher.hash_one(id), |&key| {
+                    self.ids[key as usize] == id
+                })
+                .map(|&key| key as UrlKey),
+        }
     }
 
     /// The row id of a key.
@@ -38,18 +45,37 @@ impl UrlIds {
     pub fn push(&mut self, id: i64, key: UrlKey) {
         assert_eq!(key, self.ids.len(), "keys are added in order");
         let key = u32::try_from(key).expect("fewer than 2^32 URLs");
+        if self.keys.is_none() && self.ids.last().is_some_and(|&last| id <= last) {
+            self.build_table();
+        }
         self.ids.push(id);
         let Self { ids, keys, hasher } = self;
-        keys.insert_unique(hasher.hash_one(id), key, |&k| {
-            hasher.hash_one(ids[k as usize])
-        });
+        if let Some(keys) = keys {
+            keys.insert_unique(hasher.hash_one(id), key, |&k| {
+                hasher.hash_one(ids[k as usize])
+            });
+        }
+    }
+
+    /// The hash table of every key so far, room made for as many as `ids` holds.
+    fn build_table(&mut self) {
+        let Self { ids, keys, hasher } = self;
+        let mut table = HashTable::with_capacity(ids.capacity().max(ids.len() + 1));
+        for (key, &id) in ids.iter().enumerate() {
+            table.insert_unique(hasher.hash_one(id), key as u32, |&k| {
+                hasher.hash_one(ids[k as usize])
+            });
+        }
+        *keys = Some(table);
     }
 
     /// Makes room for `additional` more URLs.
     pub fn reserve(&mut self, additional: usize) {
         self.ids.reserve_exact(additional);
         let Self { ids, keys, hasher } = self;
-        keys.reserve(additional, |&k| hasher.hash_one(ids[k as usize]));
+        if let Some(keys) = keys {
+            keys.reserve(additional, |&k| hasher.hash_one(ids[k as usize]));
+        }
     }
 
     /// How many URLs.
@@ -61,14 +87,31 @@ impl UrlIds {
     pub fn ids(&self, keys: std::ops::Range<usize>) -> &[i64] {
         &self.ids[keys.start.min(self.ids.len())..keys.end.min(self.ids.len())]
     }
+
+    /// Whether ids came out of order, so that a hash table finds keys.
+    #[cfg(test)]
+    fn hashed(&self) -> bool {
+        self.keys.is_some()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn check(ids: &UrlIds, rows: &[i64]) {
+        assert_eq!(ids.len(), rows.len());
+        for (key, &id) in rows.iter().enumerate() {
+            assert_eq!(ids.key_of(id), Some(key), "id {id}");
+            assert_eq!(ids.id_of(key), id);
+        }
+        for absent in [0, -5, 100_004, 100_005] {
+            assert_eq!(ids.key_of(absent), None);
+        }
+    }
+
     #[test]
-    fn ids_and_keys_map_both_ways() {
+    fn ids_and_keys_map_both_ways_in_any_order() {
         let mut ids = UrlIds::default();
         ids.reserve(100);
         // Ids in any order, spread wide, as rows of several workers come.
@@ -76,14 +119,29 @@ mod tests {
         for (key, &id) in rows.iter().enumerate() {
             ids.push(id, key);
         }
-        assert_eq!(ids.len(), rows.len());
-        for (key, &id) in rows.iter().enumerate() {
-            assert_eq!(ids.key_of(id), Some(key));
-            assert_eq!(ids.id_of(key), id);
-        }
-        assert_eq!(ids.key_of(0), None);
-        assert_eq!(ids.key_of(100_004), None);
+        assert!(ids.hashed());
+        check(&ids, &rows);
         assert_eq!(ids.ids(2..4), &rows[2..4]);
         assert_eq!(ids.ids(9_999..20_000), &rows[9_999..]);
+    }
+
+    #[test]
+    fn ids_in_order_need_no_table_until_one_comes_out_of_order() {
+        let mut ids = UrlIds::default();
+        ids.reserve(6_000);
+        // Increasing with gaps (rows of other kinds between), as a start reads them.
+        let mut rows: Vec<i64> = (0..5_000).map(|i| 3 * i + 1 + i / 7).collect();
+        for (key, &id) in rows.iter().enumerate() {
+            ids.push(id, key);
+        }
+        assert!(!ids.hashed());
+        check(&ids, &rows);
+        // A row a second site's discovery wrote before the last one comes after it.
+        for id in [2, 100_003, 8] {
+            ids.push(id, rows.len());
+            rows.push(id);
+        }
+        assert!(ids.hashed());
+        check(&ids, &rows);
     }
 }
