@@ -290,9 +290,9 @@ impl Scheduler {
             host_limits_per_day: Vec::new(),
         };
         let mut plan_hosts: HashMap<HostKey, usize> = HashMap::new();
-        let mut pages = SitePages::default();
+        let mut pages = SitePages::new(urls);
         let mut feeds: Vec<UrlKey> = Vec::new();
-        for url in urls.iter().map(|&url| url as UrlKey) {
+        for (position, url) in urls.iter().map(|&url| url as UrlKey).enumerate() {
             let host = self.urls[url].host();
             let index = *plan_hosts.entry(host).or_insert_with(|| {
                 limits
@@ -301,7 +301,7 @@ impl Scheduler {
                 limits.host_limits_per_day.len() - 1
             });
             match self.urls[url].kind {
-                UrlKind::Page => pages.push(url, self.plan_page(url, index)),
+                UrlKind::Page => pages.push(position, self.plan_page(url, index)),
                 UrlKind::Feed => feeds.push(url),
             }
         }

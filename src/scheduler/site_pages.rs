@@ -1,5 +1,6 @@
-//! A site's pages as a re-plan hands them to the planner: every page's key in key order, and
-//! the pages as runs of consecutive pages the planner sees alike ([`crate::plan::solve_runs`]).
+//! A site's pages as a re-plan hands them to the planner: the re-plan's list of the site's URLs
+//! (borrowed, not copied: 4 bytes a URL at the re-plan), and its pages as runs of consecutive
+//! pages the planner sees alike ([`crate::plan::solve_runs`]); a feed is in no run.
 //!
 //! A sitemap names its pages together, so they take consecutive keys, and until their first
 //! check the pages of a host are alike (one prior, one weight, one host, no floor, one planning
@@ -12,37 +13,50 @@ use crate::plan::PlanPage;
 use super::UrlKey;
 
 /// See the module docs.
-#[derive(Debug, Default)]
-pub(super) struct SitePages {
-    /// Every page, in key order (32 bits: the re-plan's list of a site's URLs holds them so).
-    keys: Vec<u32>,
+#[derive(Debug)]
+pub(super) struct SitePages<'a> {
+    /// The site's URLs in key order (the re-plan's list; its feeds are in no run).
+    keys: &'a [u32],
     /// One plan entry per run of consecutive pages alike.
     runs: Vec<PlanPage>,
     /// The pages in each run.
     counts: Vec<u32>,
     /// The index in `keys` after each run's last page.
-    ends: Vec<usize>,
+    ends: Vec<u32>,
 }
 
-impl SitePages {
-    /// Appends a page (keys must come in increasing order).
-    pub fn push(&mut self, key: UrlKey, page: PlanPage) {
-        let key = u32::try_from(key).expect("fewer than 2^32 URLs");
-        debug_assert!(self.keys.last().is_none_or(|&last| last < key));
-        self.keys.push(key);
+impl<'a> SitePages<'a> {
+    /// No pages yet among the site's URLs `keys` (in increasing order).
+    pub fn new(keys: &'a [u32]) -> Self {
+        debug_assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        Self {
+            keys,
+            runs: Vec::new(),
+            counts: Vec::new(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// Makes the URL at `index` in the site's list a page planned as `page` (indices must come
+    /// in increasing order).
+    pub fn push(&mut self, index: usize, page: PlanPage) {
+        let index = u32::try_from(index).expect("fewer than 2^32 URLs");
+        debug_assert!(self.ends.last().is_none_or(|&end| end <= index));
         match (
             self.runs.last(),
             self.counts.last_mut(),
             self.ends.last_mut(),
         ) {
-            (Some(last), Some(count), Some(end)) if *last == page && *count < u32::MAX => {
+            (Some(last), Some(count), Some(end))
+                if *end == index && *last == page && *count < u32::MAX =>
+            {
                 *count += 1;
                 *end += 1;
             }
             _ => {
                 self.runs.push(page);
                 self.counts.push(1);
-                self.ends.push(self.keys.len());
+                self.ends.push(index + 1);
             }
         }
     }
@@ -52,27 +66,23 @@ impl SitePages {
         (&self.runs, &self.counts)
     }
 
-    /// The run of the page at `index` in [`SitePages::keys`].
-    pub fn run_of(&self, index: usize) -> usize {
-        self.ends.partition_point(|&end| end <= index)
-    }
-
     /// The plan entry of the page `key`, and its run, if it is one of these pages.
     pub fn find(&self, key: UrlKey) -> Option<(usize, &PlanPage)> {
-        let index = self.keys.binary_search(&u32::try_from(key).ok()?).ok()?;
-        let run = self.run_of(index);
-        Some((run, &self.runs[run]))
+        let index = self.keys.binary_search(&u32::try_from(key).ok()?).ok()? as u32;
+        let run = self.ends.partition_point(|&end| end <= index);
+        let start = self.ends.get(run)? - self.counts[run];
+        (index >= start).then(|| (run, &self.runs[run]))
     }
 
     /// Each page's key with its run, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (UrlKey, usize)> + '_ {
-        let mut run = 0;
-        self.keys.iter().enumerate().map(move |(i, &key)| {
-            while self.ends[run] <= i {
-                run += 1;
-            }
-            (key as UrlKey, run)
-        })
+        (self.ends.iter().zip(&self.counts))
+            .enumerate()
+            .flat_map(move |(run, (&end, &count))| {
+                self.keys[(end - count) as usize..end as usize]
+                    .iter()
+                    .map(move |&key| (key as UrlKey, run))
+            })
     }
 }
 
@@ -91,7 +101,9 @@ mod tests {
 
     #[test]
     fn consecutive_pages_alike_make_one_run_and_each_page_finds_its_own() {
-        let mut site = SitePages::default();
+        // The site's URLs: 7 and 20 are feeds (in no run: 7 splits a run).
+        let keys = [3, 4, 7, 9, 10, 11, 12, 13, 20];
+        let mut site = SitePages::new(&keys);
         let entries = [
             (3, page(0.1, 0)),
             (4, page(0.1, 0)),
@@ -102,21 +114,27 @@ mod tests {
             (13, page(0.1, 1)),
         ];
         for (key, p) in entries {
-            site.push(key, p);
+            let index = keys
+                .iter()
+                .position(|&k| k as UrlKey == key)
+                .expect("listed");
+            site.push(index, p);
         }
         let (runs, counts) = site.runs();
-        assert_eq!(counts, &[3, 1, 1, 2]);
-        assert_eq!(runs.len(), 4);
+        assert_eq!(counts, &[2, 1, 1, 1, 2]);
+        assert_eq!(runs.len(), 5);
         let walked: Vec<(UrlKey, usize)> = site.iter().collect();
         assert_eq!(
             walked,
-            vec![(3, 0), (4, 0), (9, 0), (10, 1), (11, 2), (12, 3), (13, 3)]
+            vec![(3, 0), (4, 0), (9, 1), (10, 2), (11, 3), (12, 4), (13, 4)]
         );
         for (key, p) in entries {
             let (run, found) = site.find(key).expect("listed");
             assert_eq!(*found, p);
             assert_eq!(walked.iter().find(|w| w.0 == key).map(|w| w.1), Some(run));
         }
-        assert!(site.find(5).is_none());
+        for absent in [5, 7, 20, 21] {
+            assert!(site.find(absent).is_none(), "{absent}");
+        }
     }
 }
