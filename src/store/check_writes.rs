@@ -14,7 +14,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use super::backend::BindReal;
-use super::batch::{distinct_chunks, placeholder_rows, power_of_two_chunks, text_for, texts};
+use super::batch::{
+    Texts, distinct_chunks, placeholder_rows, power_of_two_chunks, text_for, texts,
+};
 use super::observations::NewObservation;
 use super::summary::SummaryUpdate;
 use super::writer::WriteTx;
@@ -76,7 +78,7 @@ async fn write_trusts(mut tx: WriteTx, checks: &[Arc<CheckWrite>]) -> sqlx::Resu
     let mut chunks = Vec::new();
     power_of_two_chunks(&latest, &mut chunks);
     for chunk in chunks {
-        let mut query = sqlx::query(text_for(&UPDATE_TRUSTS, chunk.len()));
+        let mut query = sqlx::query(text_for(&UPDATE_TRUSTS, &tx, chunk.len()));
         for (host_id, trust_json) in chunk {
             query = query.bind(*host_id).bind(*trust_json);
         }
@@ -85,7 +87,7 @@ async fn write_trusts(mut tx: WriteTx, checks: &[Arc<CheckWrite>]) -> sqlx::Resu
     Ok(tx)
 }
 
-static UPDATE_TRUSTS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+static UPDATE_TRUSTS: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         format!(
             "WITH v(id, trust_json) AS (VALUES {})
@@ -100,7 +102,7 @@ fn chunks(checks: &[Arc<CheckWrite>]) -> Vec<&[Arc<CheckWrite>]> {
     distinct_chunks(checks, |check| check.observation.url_id)
 }
 
-static INSERT_OBSERVATIONS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+static INSERT_OBSERVATIONS: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         format!(
             "INSERT INTO observations (url_id, checked_ms, method, status, etag, last_modified_ms,
@@ -113,7 +115,7 @@ static INSERT_OBSERVATIONS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
 });
 
 async fn insert_observations(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::Result<WriteTx> {
-    let mut query = sqlx::query(text_for(&INSERT_OBSERVATIONS, chunk.len()));
+    let mut query = sqlx::query(text_for(&INSERT_OBSERVATIONS, &tx, chunk.len()));
     for check in chunk {
         let obs = &check.observation;
         query = query
@@ -138,7 +140,7 @@ async fn insert_observations(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx
     Ok(tx)
 }
 
-static UPDATE_SUMMARIES: LazyLock<Vec<Arc<str>>> =
+static UPDATE_SUMMARIES: LazyLock<Texts> =
     LazyLock::new(|| {
         let latest = [
         ("last_checked_ms", "v.checked_ms"),
@@ -208,7 +210,7 @@ fn unless_later(column: &str, new: &str) -> String {
 }
 
 async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::Result<WriteTx> {
-    let mut query = sqlx::query(text_for(&UPDATE_SUMMARIES, chunk.len()));
+    let mut query = sqlx::query(text_for(&UPDATE_SUMMARIES, &tx, chunk.len()));
     for check in chunk {
         let (obs, update) = (&check.observation, &check.update);
         let estimate = update.rate.as_ref();

@@ -9,7 +9,7 @@
 use std::sync::{Arc, LazyLock};
 
 use super::Store;
-use super::batch::{distinct_chunks, placeholder_rows, text_for, texts};
+use super::batch::{Texts, distinct_chunks, placeholder_rows, text_for, texts};
 use super::writer::WriteTx;
 
 /// One host's persisted politeness state (a row of `host_politeness`); what it means for a
@@ -74,7 +74,7 @@ pub(super) async fn write_politeness(
 ) -> sqlx::Result<WriteTx> {
     // One upsert statement may not touch a host twice (PostgreSQL refuses it).
     for chunk in distinct_chunks(saves, |write| write.saved.key.clone()) {
-        let mut query = sqlx::query(text_for(&UPSERT_POLITENESS, chunk.len()));
+        let mut query = sqlx::query(text_for(&UPSERT_POLITENESS, &tx, chunk.len()));
         for write in chunk {
             let saved = &write.saved;
             query = query
@@ -107,7 +107,7 @@ pub(super) async fn write_politeness(
     Ok(tx)
 }
 
-static UPSERT_POLITENESS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+static UPSERT_POLITENESS: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         format!(
             "INSERT INTO host_politeness (host_key, min_interval_ms, last_start_ms, last_end_ms,

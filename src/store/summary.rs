@@ -5,7 +5,7 @@
 use std::sync::{Arc, LazyLock};
 
 use super::Store;
-use super::batch::{placeholder_rows, power_of_two_chunks, text_for, texts};
+use super::batch::{Texts, placeholder_rows, power_of_two_chunks, text_for, texts};
 
 /// How a check changes a URL's summary.
 #[derive(Debug, Clone, Default)]
@@ -71,7 +71,7 @@ impl Store {
                 let mut chunks = Vec::new();
                 power_of_two_chunks(&rows, &mut chunks);
                 for chunk in chunks {
-                    let mut query = sqlx::query(text_for(&SAVE_PLANS, chunk.len()));
+                    let mut query = sqlx::query(text_for(&SAVE_PLANS, &tx, chunk.len()));
                     for row in chunk {
                         query = query
                             .bind(row.url_id)
@@ -102,7 +102,7 @@ impl Store {
     }
 }
 
-static SAVE_PLANS: LazyLock<Vec<Arc<str>>> = LazyLock::new(|| {
+static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         format!(
             "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms)
