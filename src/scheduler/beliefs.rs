@@ -8,7 +8,7 @@ use super::{PRIOR_INTERVALS, Scheduler, UrlKey, UrlSummary};
 impl Scheduler {
     /// The change-rate posterior of a URL: its evidence under its site's population of rates:
     /// the population of the pages with its `changefreq` while its host's hints are believed,
-    /// else of its group of the site's pages ([`groups`]) or all of them; before there is one,
+    /// else of its group of the site's pages ([`super::groups`]) or all of them; before there is one,
     /// under the pooled Gamma (centred on a
     /// believed hint).
     pub fn full_posterior(&self, url: UrlKey) -> Posterior {

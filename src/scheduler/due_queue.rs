@@ -109,6 +109,11 @@ impl DueQueue {
     pub fn pop_head(&mut self) {
         self.heap.pop();
         self.live = self.live.saturating_sub(1);
+        let len = self.heap.len();
+        if len < self.heap.capacity() / 4 {
+            // A queue that emptied gives back its room, a quarter kept for what comes next.
+            self.heap.shrink_to(len + len / 4 + GROWTH_SLACK);
+        }
     }
 
     /// Entries held, stale ones included.
@@ -196,5 +201,15 @@ mod tests {
             let (len, room) = (q.heap.len(), q.heap.capacity());
             assert!(room <= len + len / 4 + GROWTH_SLACK + 1, "{room} for {len}");
         }
+        // Handed out down to a few: the room goes back (a quarter of what was there at most).
+        while q.heap.len() > 100 {
+            q.head(|_, _| true);
+            q.pop_head();
+        }
+        assert!(
+            q.heap.capacity() <= 4 * 100 + GROWTH_SLACK,
+            "{}",
+            q.heap.capacity()
+        );
     }
 }

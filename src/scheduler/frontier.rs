@@ -526,6 +526,48 @@ mod tests {
     }
 
     #[test]
+    fn each_url_is_charged_to_its_own_site_when_sites_share_hosts() {
+        // Two sites on the same two hosts: a rich one and one of 96 requests a day (one every
+        // 15 minutes, its bucket holds one). Each pop names the URL's own site and host, the
+        // poor site's bucket paces only its own requests, and every URL goes in the end.
+        let (mut f, rich) = frontier(1e9, false);
+        let poor = f.add_site(Bucket::new(96.0, BUCKET_SPAN_MS, 0));
+        let hosts = [f.add_host(0), f.add_host(0)];
+        let mut site_of = Vec::new();
+        for i in 0..40 {
+            let site = if i % 2 == 0 { rich } else { poor };
+            let url = f.add_url(site, hosts[(i / 2) % 2]);
+            f.set_due(url, Some(0), 0);
+            site_of.push(site);
+        }
+        let mut poor_sent = Vec::new();
+        let mut rich_sent = 0;
+        let mut now = 0;
+        while let Some(wake) = f.next_wake() {
+            now = now.max(wake);
+            while let Some(p) = f.pop(now) {
+                assert_eq!(p.site, site_of[p.url], "URL {}", p.url);
+                assert_eq!(p.host, hosts[(p.url / 2) % 2]);
+                if p.site == poor {
+                    poor_sent.push(now);
+                } else {
+                    rich_sent += 1;
+                }
+                f.release(p.host);
+            }
+        }
+        assert_eq!((rich_sent, poor_sent.len()), (20, 20));
+        for (i, &at) in poor_sent.iter().enumerate() {
+            // One in the bucket at the start, then one every 15 minutes.
+            assert!(
+                at >= i.saturating_sub(1) as i64 * 15 * MIN,
+                "request {i} at {at}"
+            );
+        }
+        assert_eq!(f.due_by(now), 0);
+    }
+
+    #[test]
     fn a_host_gets_one_request_at_a_time_and_waits_for_its_gate() {
         let (mut f, site) = frontier(1e6, false);
         let h = f.add_host(0);

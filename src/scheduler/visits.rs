@@ -8,7 +8,7 @@ use crate::plan;
 use super::{AUDIT_INTERVALS, Scheduler, UrlKey, UrlKind, frontier};
 
 impl Scheduler {
-    /// Queues a URL in its host's part of the frontier ([`Frontier::set_due`]).
+    /// Queues a URL in its host's part of the frontier ([`frontier::Frontier::set_due`]).
     pub(super) fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
         let host = self.urls[url].host();
         self.frontier.set_due(url, host, due_ms, lead_ms);

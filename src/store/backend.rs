@@ -1,8 +1,10 @@
 //! The two databases the store runs on, and every difference between them in one place: what
 //! `--db` names, how each opens its pools and runs its migrations, how a write transaction
-//! begins and which failures are worth another try. The queries themselves are one set, written
-//! in the SQL both speak (`$N` placeholders, `ON CONFLICT`, `CASE` instead of SQLite's scalar
-//! `MAX`/`MIN`), and run through sqlx's `Any` driver.
+//! begins, which failures are worth another try, and which placeholders a batched statement
+//! binds fastest. The queries themselves are one set, written in the SQL both speak (`$N`
+//! placeholders, `ON CONFLICT`, `CASE` instead of SQLite's scalar `MAX`/`MIN`), and run through
+//! sqlx's `Any` driver; a batched statement's text is also kept with `?` for SQLite
+//! ([`Backend::anonymous_placeholders`]).
 //!
 //! SQLite is the embedded default: a file, one writer connection (the process never competes
 //! with itself for SQLite's single write lock) and read-only readers that WAL mode never makes

@@ -77,6 +77,12 @@ where
     loop {
         let attempt = async {
             let tx = writer.pool.begin_with(writer.backend.begin_write()).await?;
+            // The batched statements pick their placeholders by the connection's database.
+            debug_assert_eq!(
+                Backend::of(&tx),
+                writer.backend,
+                "the database a connection names"
+            );
             let (tx, value) = op(tx).await?;
             tx.commit().await?;
             Ok(value)
