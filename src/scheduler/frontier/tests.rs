@@ -1,0 +1,249 @@
+//! The frontier's tests: its slots, its hosts' queues against a sorted set, its buckets and
+//! its hosts' gates, with the URLs' sites and hosts held beside it as the scheduler holds them.
+
+use super::*;
+
+#[test]
+fn a_slot_takes_16_bytes() {
+    // One per known URL (40 bytes with `usize` keys, an `Option` due time and the URL's host
+    // and site).
+    assert_eq!(std::mem::size_of::<Slot>(), 16);
+}
+
+const MIN: i64 = 60_000;
+
+#[test]
+fn hosts_hand_out_their_earliest_due_url_as_a_sorted_set_would_whatever_moved() {
+    // Random moves, removals and pops over three hosts, against a BTreeSet of (due, key) per
+    // host: each pop is its host's earliest (ties by key), nothing due is left behind, and
+    // the count of due URLs agrees.
+    use std::collections::BTreeSet;
+    let (mut f, site) = frontier(1e12, false);
+    let hosts: Vec<HostKey> = (0..3).map(|_| f.add_host(0)).collect();
+    let urls: Vec<UrlKey> = (0..60).map(|i| f.add_url(site, hosts[i % 3])).collect();
+    let mut reference: Vec<BTreeSet<(i64, UrlKey)>> = vec![BTreeSet::new(); 3];
+    let mut due: Vec<Option<i64>> = vec![None; urls.len()];
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for now in 0..20_000_i64 {
+        let url = urls[next(60) as usize];
+        let host = url % 3;
+        match next(10) {
+            // Moves within a few instants, so that URLs come back to times they left.
+            0..=5 => {
+                let at = now + next(4) as i64;
+                if let Some(old) = due[url] {
+                    reference[host].remove(&(old, url));
+                }
+                reference[host].insert((at, url));
+                due[url] = Some(at);
+                f.set_due(url, Some(at), 0);
+            }
+            6 => {
+                if let Some(old) = due[url].take() {
+                    reference[host].remove(&(old, url));
+                }
+                f.set_due(url, None, 0);
+            }
+            _ => match f.pop(now) {
+                Some(popped) => {
+                    let h = popped.host;
+                    let head = *reference[h].first().expect("the host had a URL");
+                    assert_eq!((head.1, h), (popped.url, hosts[h]));
+                    assert!(head.0 <= now, "not due yet");
+                    reference[h].remove(&head);
+                    due[popped.url] = None;
+                    f.release(h);
+                }
+                None => {
+                    for r in &reference {
+                        assert!(r.first().is_none_or(|&(d, _)| d > now), "left behind");
+                    }
+                }
+            },
+        }
+        let due_now: usize = reference
+            .iter()
+            .map(|r| r.iter().filter(|&&(d, _)| d <= now).count())
+            .sum();
+        assert_eq!(f.due_by(now), due_now);
+        assert_eq!(
+            urls.iter().map(|&u| f.due_of(u)).collect::<Vec<_>>(),
+            due,
+            "slots"
+        );
+    }
+}
+
+/// A frontier with its URLs' sites and hosts, as the scheduler holds them.
+struct Homed {
+    frontier: Frontier,
+    homes: Vec<(SiteKey, HostKey)>,
+}
+
+impl std::ops::Deref for Homed {
+    type Target = Frontier;
+    fn deref(&self) -> &Frontier {
+        &self.frontier
+    }
+}
+
+impl std::ops::DerefMut for Homed {
+    fn deref_mut(&mut self) -> &mut Frontier {
+        &mut self.frontier
+    }
+}
+
+impl Homed {
+    fn add_url(&mut self, site: SiteKey, host: HostKey) -> UrlKey {
+        self.homes.push((site, host));
+        self.frontier.add_url()
+    }
+
+    fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
+        let host = self.homes[url].1;
+        self.frontier.set_due(url, host, due_ms, lead_ms);
+    }
+
+    fn pop(&mut self, now_ms: i64) -> Option<Popped> {
+        let homes = &self.homes;
+        self.frontier.pop(now_ms, |url| homes[url].0)
+    }
+
+    fn due_by(&self, at_ms: i64) -> usize {
+        self.frontier.due_by(at_ms, |url| self.homes[url].1)
+    }
+}
+
+fn frontier(per_day: f64, ahead: bool) -> (Homed, SiteKey) {
+    let mut frontier = Frontier::new(ahead);
+    let site = frontier.add_site(Bucket::new(per_day, BUCKET_SPAN_MS, 0));
+    let homes = Vec::new();
+    (Homed { frontier, homes }, site)
+}
+
+#[test]
+fn each_url_is_charged_to_its_own_site_when_sites_share_hosts() {
+    // Two sites on the same two hosts: a rich one and one of 96 requests a day (one every
+    // 15 minutes, its bucket holds one). Each pop names the URL's own site and host, the
+    // poor site's bucket paces only its own requests, and every URL goes in the end.
+    let (mut f, rich) = frontier(1e9, false);
+    let poor = f.add_site(Bucket::new(96.0, BUCKET_SPAN_MS, 0));
+    let hosts = [f.add_host(0), f.add_host(0)];
+    let mut site_of = Vec::new();
+    for i in 0..40 {
+        let site = if i % 2 == 0 { rich } else { poor };
+        let url = f.add_url(site, hosts[(i / 2) % 2]);
+        f.set_due(url, Some(0), 0);
+        site_of.push(site);
+    }
+    let mut poor_sent = Vec::new();
+    let mut rich_sent = 0;
+    let mut now = 0;
+    while let Some(wake) = f.next_wake() {
+        now = now.max(wake);
+        while let Some(p) = f.pop(now) {
+            assert_eq!(p.site, site_of[p.url], "URL {}", p.url);
+            assert_eq!(p.host, hosts[(p.url / 2) % 2]);
+            if p.site == poor {
+                poor_sent.push(now);
+            } else {
+                rich_sent += 1;
+            }
+            f.release(p.host);
+        }
+    }
+    assert_eq!((rich_sent, poor_sent.len()), (20, 20));
+    for (i, &at) in poor_sent.iter().enumerate() {
+        // One in the bucket at the start, then one every 15 minutes.
+        assert!(
+            at >= i.saturating_sub(1) as i64 * 15 * MIN,
+            "request {i} at {at}"
+        );
+    }
+    assert_eq!(f.due_by(now), 0);
+}
+
+#[test]
+fn a_host_gets_one_request_at_a_time_and_waits_for_its_gate() {
+    let (mut f, site) = frontier(1e6, false);
+    let h = f.add_host(0);
+    let a = f.add_url(site, h);
+    let b = f.add_url(site, h);
+    f.set_due(a, Some(0), 0);
+    f.set_due(b, Some(0), 0);
+    let first = f.pop(0).expect("a due URL");
+    assert_eq!(f.pop(0), None, "the host is busy");
+    f.close_until(h, 10 * MIN);
+    f.release(h);
+    assert_eq!(f.pop(5 * MIN), None, "the host is closed");
+    assert_eq!(f.next_wake(), Some(10 * MIN));
+    let second = f.pop(10 * MIN).expect("open again");
+    assert_ne!(first.url, second.url);
+}
+
+#[test]
+fn a_site_budget_paces_requests_whatever_is_due() {
+    // 96 a day = one every 15 minutes; the bucket holds one.
+    let (mut f, site) = frontier(96.0, false);
+    let hosts: Vec<_> = (0..10).map(|_| f.add_host(0)).collect();
+    for &h in &hosts {
+        for _ in 0..10 {
+            let u = f.add_url(site, h);
+            f.set_due(u, Some(0), 0);
+        }
+    }
+    let mut sent = 0;
+    let mut now = 0;
+    while now <= 24 * 60 * MIN {
+        while let Some(p) = f.pop(now) {
+            sent += 1;
+            f.release(p.host);
+        }
+        now = f.next_wake().expect("URLs are left").max(now + 1);
+    }
+    // A day's budget plus the bucket's one.
+    assert!((96..=98).contains(&sent), "sent {sent}");
+}
+
+#[test]
+fn a_full_bucket_lets_the_earliest_url_go_ahead() {
+    let (mut f, site) = frontier(96.0, true);
+    let h = f.add_host(0);
+    let u = f.add_url(site, h);
+    f.set_due(u, Some(60 * MIN), 40 * MIN);
+    assert_eq!(f.pop(0), None, "more than its lead early");
+    assert_eq!(f.next_wake(), Some(20 * MIN));
+    assert_eq!(f.pop(20 * MIN).map(|p| p.url), Some(u));
+}
+
+#[test]
+fn the_longest_waiting_host_goes_first() {
+    let (mut f, site) = frontier(1e6, false);
+    let (h1, h2) = (f.add_host(0), f.add_host(0));
+    let late = f.add_url(site, h2);
+    let early = f.add_url(site, h1);
+    f.set_due(late, Some(5 * MIN), 0);
+    f.set_due(early, Some(MIN), 0);
+    assert_eq!(f.pop(10 * MIN).map(|p| p.url), Some(early));
+    assert_eq!(f.pop(10 * MIN).map(|p| p.url), Some(late));
+}
+
+#[test]
+fn a_host_held_elsewhere_hands_out_nothing_and_counts_nothing_due() {
+    let (mut f, site) = frontier(1e6, false);
+    let (here, there) = (f.add_host(0), f.add_host(0));
+    let mine = f.add_url(site, here);
+    let theirs = f.add_url(site, there);
+    f.set_due(mine, Some(0), 0);
+    f.set_due(theirs, Some(0), 0);
+    f.set_elsewhere(there, true);
+    assert_eq!(f.due_by(MIN), 1);
+    assert_eq!(f.pop(0).map(|p| p.url), Some(mine));
+    assert_eq!(f.pop(0), None);
+}
