@@ -6,6 +6,7 @@
 //! A `HashMap<i64, UrlKey>` beside the list took 17 bytes a slot, 28 to 35 a URL once its
 //! doubling is counted (`heaptrack` on `freshet bench --only run --pages 1000000`: 36 MB).
 
+use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -19,7 +20,7 @@ pub struct UrlIds {
     ids: Vec<i64>,
     /// The keys, found by their ids, once an id came out of order (`None`: `ids` increases).
     keys: Option<HashTable<u32>>,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: RandomState,
 }
 
 impl UrlIds {
@@ -51,9 +52,7 @@ impl UrlIds {
         self.ids.push(id);
         let Self { ids, keys, hasher } = self;
         if let Some(keys) = keys {
-            keys.insert_unique(hasher.hash_one(id), key, |&k| {
-                hasher.hash_one(ids[k as usize])
-            });
+            keys.insert_unique(hasher.hash_one(id), key, hash_of_key(hasher, ids));
         }
     }
 
@@ -62,9 +61,7 @@ impl UrlIds {
         let Self { ids, keys, hasher } = self;
         let mut table = HashTable::with_capacity(ids.capacity().max(ids.len() + 1));
         for (key, &id) in ids.iter().enumerate() {
-            table.insert_unique(hasher.hash_one(id), key as u32, |&k| {
-                hasher.hash_one(ids[k as usize])
-            });
+            table.insert_unique(hasher.hash_one(id), key as u32, hash_of_key(hasher, ids));
         }
         *keys = Some(table);
     }
@@ -74,7 +71,7 @@ impl UrlIds {
         self.ids.reserve_exact(additional);
         let Self { ids, keys, hasher } = self;
         if let Some(keys) = keys {
-            keys.reserve(additional, |&k| hasher.hash_one(ids[k as usize]));
+            keys.reserve(additional, hash_of_key(hasher, ids));
         }
     }
 
@@ -93,6 +90,11 @@ impl UrlIds {
     fn hashed(&self) -> bool {
         self.keys.is_some()
     }
+}
+
+/// A key's hash in the table: its id's.
+fn hash_of_key<'a>(hasher: &'a RandomState, ids: &'a [i64]) -> impl Fn(&u32) -> u64 + 'a {
+    move |&key| hasher.hash_one(ids[key as usize])
 }
 
 #[cfg(test)]

@@ -46,6 +46,12 @@ const STALE_SLACK: usize = 64;
 /// Room a full list grows by, beyond a quarter of its length.
 const GROWTH_SLACK: usize = 8;
 
+/// The room a list of `len` entries is given when it grows or gives room back: a quarter more
+/// (a doubled list is half empty on average), and a few.
+fn room_for(len: usize) -> usize {
+    len + len / 4 + GROWTH_SLACK
+}
+
 /// See the module docs. `is_live(due, url)` tells whether `url` is queued at `due` now.
 #[derive(Debug, Clone, Default)]
 pub(super) struct DueQueue {
@@ -69,8 +75,8 @@ impl DueQueue {
             self.live += 1;
         }
         if self.heap.len() == self.heap.capacity() {
-            // A quarter more, not twice as much: a doubled list is half empty on average.
-            self.heap.reserve_exact(self.heap.len() / 4 + GROWTH_SLACK);
+            let len = self.heap.len();
+            self.heap.reserve_exact(room_for(len) - len);
         }
         self.heap.push(Reverse(Entry::new(due_ms, url)));
         self.sweep_if_stale(is_live);
@@ -89,7 +95,7 @@ impl DueQueue {
             entries.retain(|Reverse(e)| is_live(e.due_ms(), e.url()));
             entries.sort_unstable();
             entries.dedup();
-            entries.shrink_to(entries.len() + entries.len() / 4 + GROWTH_SLACK);
+            entries.shrink_to(room_for(entries.len()));
             self.heap = BinaryHeap::from(entries);
         }
     }
@@ -112,7 +118,7 @@ impl DueQueue {
         let len = self.heap.len();
         if len < self.heap.capacity() / 4 {
             // A queue that emptied gives back its room, a quarter kept for what comes next.
-            self.heap.shrink_to(len + len / 4 + GROWTH_SLACK);
+            self.heap.shrink_to(room_for(len));
         }
     }
 
