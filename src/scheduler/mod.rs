@@ -343,8 +343,7 @@ impl Scheduler {
         if now_ms >= self.next_replan_ms || (self.dirty && now_ms >= self.dirty_replan_at()) {
             self.replan(now_ms);
         }
-        let urls = &self.urls;
-        let popped = self.frontier.pop(now_ms, |url| urls[url].site())?;
+        let popped = self.frontier.pop(now_ms)?;
         self.sites[popped.site].requests += 1;
         let advance = self.unplanned_advance(popped.url, now_ms);
         self.sites[popped.site].extra_since_plan += advance;

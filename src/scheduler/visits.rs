@@ -10,8 +10,8 @@ use super::{AUDIT_INTERVALS, Scheduler, UrlKey, UrlKind, frontier};
 impl Scheduler {
     /// Queues a URL in its host's part of the frontier ([`frontier::Frontier::set_due`]).
     pub(super) fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
-        let host = self.urls[url].host();
-        self.frontier.set_due(url, host, due_ms, lead_ms);
+        let home = (self.urls[url].host(), self.urls[url].site());
+        self.frontier.set_due(url, home, due_ms, lead_ms);
     }
 
     /// Queues a URL for its next visit after a check (or an event) at `at_ms`.

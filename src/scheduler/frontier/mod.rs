@@ -1,6 +1,7 @@
-//! The Mercator frontier in memory (pure): one queue of URLs per host ordered by due time, a heap
-//! of hosts keyed by the earliest instant each may be asked for its next URL, and one token
-//! bucket per site that spreads the site's requests evenly at its budget.
+//! The Mercator frontier in memory (pure): one queue of URLs per host ordered by due time (one
+//! per site on a host that several sites share, so that a site out of credit holds back only its
+//! own URLs), a heap of hosts keyed by the earliest instant each may be asked for its next URL,
+//! and one token bucket per site that spreads the site's requests evenly at its budget.
 //!
 //! Nothing here sleeps or polls: [`Frontier::pop`] answers "which URL now, if any", and
 //! [`Frontier::next_wake`] answers "not before when". The heap is lazy: a host is pushed again
@@ -119,11 +120,20 @@ impl Bucket {
     }
 }
 
+/// One site's due URLs on one host, earliest first.
+#[derive(Debug, Clone)]
+struct Lane {
+    site: SiteKey,
+    queue: DueQueue,
+}
+
 /// One host's part of the frontier.
 #[derive(Debug, Clone, Default)]
 struct HostQueue {
-    /// Due URLs, earliest first.
-    queue: DueQueue,
+    /// Due URLs, a queue per site with URLs on the host (nearly always one). One queue for all
+    /// would let a head URL whose site has no credit hold back every other site's URLs on the
+    /// host until that site's bucket refills.
+    lanes: Vec<Lane>,
     /// The earliest instant the host may be contacted again (politeness, back-off, Retry-After).
     open_at_ms: i64,
     /// A request to this host is in flight: nothing more is handed out until it is reported.
@@ -133,6 +143,23 @@ struct HostQueue {
     elsewhere: bool,
     /// The key of the host's live heap entry, if any.
     heap_key: Option<i64>,
+}
+
+impl HostQueue {
+    /// The queue of `site`'s URLs on this host (made when it has none).
+    fn lane_mut(&mut self, site: SiteKey) -> &mut DueQueue {
+        let at = match self.lanes.iter().position(|lane| lane.site == site) {
+            Some(at) => at,
+            None => {
+                self.lanes.push(Lane {
+                    site,
+                    queue: DueQueue::default(),
+                });
+                self.lanes.len() - 1
+            }
+        };
+        &mut self.lanes[at].queue
+    }
 }
 
 /// Per URL, what the frontier needs: 16 bytes (a frontier of ten million URLs holds ten million
@@ -220,16 +247,23 @@ impl Frontier {
         self.slots.len() - 1
     }
 
-    /// Queues `url` of `host` at `due_ms` (replacing where it was), allowed `lead_ms` early when
-    /// its site's bucket is full; `due_ms = None` takes it out.
-    pub fn set_due(&mut self, url: UrlKey, host: HostKey, due_ms: Option<i64>, lead_ms: i64) {
+    /// Queues `url` of `host` and `site` at `due_ms` (replacing where it was), allowed `lead_ms`
+    /// early when its site's bucket is full; `due_ms = None` takes it out. A URL's host and site
+    /// never change.
+    pub fn set_due(
+        &mut self,
+        url: UrlKey,
+        (host, site): (HostKey, SiteKey),
+        due_ms: Option<i64>,
+        lead_ms: i64,
+    ) {
         let slot = self.slots[url];
         // The one instant that cannot be told from "not queued" goes a millisecond later.
         let due_ms = due_ms.map(|due| due.max(NOT_QUEUED + 1));
         self.slots[url].due_ms = due_ms.unwrap_or(NOT_QUEUED);
         self.slots[url].lead_ms = lead_ms.max(0);
         let Self { hosts, slots, .. } = self;
-        let queue = &mut hosts[host].queue;
+        let queue = hosts[host].lane_mut(site);
         match (slot.due(), due_ms) {
             (Some(old), Some(due)) if old == due => {}
             (old, Some(due)) => queue.push(due, url, old.is_some(), |d, u| slots[u].due_ms == d),
@@ -278,21 +312,34 @@ impl Frontier {
         self.hosts[host].busy
     }
 
-    /// The host's earliest possible instant, and the due time of its head (for ties).
+    /// The host's earliest possible instant, and the due time of the head that gives it (for
+    /// ties).
     fn key_of(&mut self, host: HostKey) -> Option<(i64, i64)> {
-        let Self { hosts, slots, .. } = self;
+        let Self {
+            hosts,
+            slots,
+            fetch_ahead,
+            ..
+        } = self;
         let h = &mut hosts[host];
         if h.busy || h.elsewhere {
             return None;
         }
-        let (due_ms, url) = h.queue.head(|d, u| slots[u].due_ms == d)?;
-        let mut ready = due_ms;
-        if self.fetch_ahead {
-            // A lower bound: the head may go this early if its site's bucket is full by then
-            // ([`Frontier::pop`] checks).
-            ready = ready.saturating_sub(slots[url].lead_ms);
+        let mut key: Option<(i64, i64)> = None;
+        for lane in &mut h.lanes {
+            let Some((due_ms, url)) = lane.queue.head(|d, u| slots[u].due_ms == d) else {
+                continue;
+            };
+            let mut ready = due_ms;
+            if *fetch_ahead {
+                // A lower bound: the head may go this early if its site's bucket is full by
+                // then ([`Frontier::pop`] checks).
+                ready = ready.saturating_sub(slots[url].lead_ms);
+            }
+            let lane_key = (ready.max(h.open_at_ms), due_ms);
+            key = Some(key.map_or(lane_key, |k| k.min(lane_key)));
         }
-        Some((ready.max(h.open_at_ms), due_ms))
+        key
     }
 
     fn touch(&mut self, host: HostKey) {
@@ -308,9 +355,10 @@ impl Frontier {
     }
 
     /// The URL to request now, if any: the head of the host that has waited longest among those
-    /// that are open, not busy, have a due head and whose site has credit. The host is then busy
-    /// and the site charged one request. `site_of` gives a URL's site.
-    pub fn pop(&mut self, now_ms: i64, site_of: impl Fn(UrlKey) -> SiteKey) -> Option<Popped> {
+    /// that are open, not busy, have a due head and whose site has credit (on a host several
+    /// sites share, the most overdue of the heads whose site has credit). The host is then busy
+    /// and the site charged one request.
+    pub fn pop(&mut self, now_ms: i64) -> Option<Popped> {
         while let Some(&Reverse((key, _, host))) = self.heap.peek() {
             if key > now_ms {
                 return None;
@@ -320,32 +368,54 @@ impl Frontier {
                 continue; // stale entry
             }
             self.hosts[host].heap_key = None;
-            let slots = &self.slots;
-            let Some((due_ms, url)) = self.hosts[host].queue.head(|d, u| slots[u].due_ms == d)
-            else {
+            // Each lane's head, when it may really go, and the earliest of those instants.
+            let mut go: Option<(i64, usize)> = None;
+            let mut wait: Option<(i64, i64)> = None;
+            let Self {
+                hosts,
+                slots,
+                buckets,
+                fetch_ahead,
+                ..
+            } = self;
+            let h = &mut hosts[host];
+            for (at, lane) in h.lanes.iter_mut().enumerate() {
+                let Some((due_ms, url)) = lane.queue.head(|d, u| slots[u].due_ms == d) else {
+                    continue;
+                };
+                let bucket = &mut buckets[lane.site];
+                // Really ready: due (or early on a full bucket), host open, credit for one.
+                let mut ready = due_ms;
+                if *fetch_ahead {
+                    let early = due_ms.saturating_sub(slots[url].lead_ms);
+                    ready = ready.min(bucket.full_at(now_ms).max(early));
+                }
+                let ready = ready.max(h.open_at_ms).max(bucket.ready_at(now_ms));
+                if ready <= now_ms && !h.busy {
+                    if go.is_none_or(|(due, _)| due_ms < due) {
+                        go = Some((due_ms, at));
+                    }
+                } else if wait.is_none_or(|w| (ready, due_ms) < w) {
+                    wait = Some((ready, due_ms));
+                }
+            }
+            let Some((_, at)) = go else {
+                if let Some((ready, due_ms)) = wait {
+                    h.heap_key = Some(ready);
+                    self.heap.push(Reverse((ready, due_ms, host)));
+                }
                 continue;
             };
-            let slot = self.slots[url];
-            let site = site_of(url);
-            let bucket = &mut self.buckets[site];
-            // Really ready: due (or early on a full bucket), host open, credit for one.
-            let mut ready = due_ms;
-            if self.fetch_ahead {
-                let early = due_ms.saturating_sub(slot.lead_ms);
-                ready = ready.min(bucket.full_at(now_ms).max(early));
-            }
-            let ready = ready
-                .max(self.hosts[host].open_at_ms)
-                .max(bucket.ready_at(now_ms));
-            if ready > now_ms || self.hosts[host].busy {
-                self.hosts[host].heap_key = Some(ready);
-                self.heap.push(Reverse((ready, due_ms, host)));
-                continue;
-            }
-            bucket.charge(now_ms, 1.0);
-            self.hosts[host].queue.pop_head();
-            self.slots[url].due_ms = NOT_QUEUED;
-            self.hosts[host].busy = true;
+            let lane = &mut h.lanes[at];
+            let (_, url) = lane
+                .queue
+                .head(|d, u| slots[u].due_ms == d)
+                .expect("the lane's head was just read");
+            let site = lane.site;
+            buckets[site].charge(now_ms, 1.0);
+            lane.queue.pop_head();
+            slots[url].due_ms = NOT_QUEUED;
+            h.busy = true;
             return Some(Popped { url, host, site });
         }
         None

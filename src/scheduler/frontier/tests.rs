@@ -106,13 +106,8 @@ impl Homed {
     }
 
     fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
-        let host = self.homes[url].1;
-        self.frontier.set_due(url, host, due_ms, lead_ms);
-    }
-
-    fn pop(&mut self, now_ms: i64) -> Option<Popped> {
-        let homes = &self.homes;
-        self.frontier.pop(now_ms, |url| homes[url].0)
+        let (site, host) = self.homes[url];
+        self.frontier.set_due(url, (host, site), due_ms, lead_ms);
     }
 
     fn due_by(&self, at_ms: i64) -> usize {
@@ -167,6 +162,40 @@ fn each_url_is_charged_to_its_own_site_when_sites_share_hosts() {
         );
     }
     assert_eq!(f.due_by(now), 0);
+}
+
+#[test]
+fn a_site_out_of_credit_holds_back_only_its_own_urls_on_a_shared_host() {
+    // One host, two sites. The poor site (96 a day: one request every 15 minutes) spends its
+    // one credit, and its next URL is due first; the rich site's URLs, due after it, must go
+    // at once, one at a time, not wait the 15 minutes behind it.
+    let (mut f, rich) = frontier(1e9, false);
+    let poor = f.add_site(Bucket::new(96.0, BUCKET_SPAN_MS, 0));
+    let host = f.add_host(0);
+    let poor_urls = [f.add_url(poor, host), f.add_url(poor, host)];
+    let rich_urls = [f.add_url(rich, host), f.add_url(rich, host)];
+    f.set_due(poor_urls[0], Some(0), 0);
+    f.set_due(poor_urls[1], Some(1), 0);
+    f.set_due(rich_urls[0], Some(2), 0);
+    f.set_due(rich_urls[1], Some(3), 0);
+    let now = 10;
+    let first = f.pop(now).expect("the poor site has one credit");
+    assert_eq!((first.url, first.site), (poor_urls[0], poor));
+    f.release(host);
+    for expected in rich_urls {
+        let p = f.pop(now).expect("the rich site has credit");
+        assert_eq!((p.url, p.site, p.host), (expected, rich, host));
+        assert_eq!(f.pop(now), None, "the host is busy");
+        f.release(host);
+    }
+    assert_eq!(f.pop(now), None, "the poor site has no credit");
+    let refill = f.next_wake().expect("the poor site's URL waits");
+    assert!(
+        (15 * MIN - 10..=15 * MIN + 10).contains(&refill),
+        "{refill}"
+    );
+    let last = f.pop(refill).expect("credit again");
+    assert_eq!((last.url, last.site), (poor_urls[1], poor));
 }
 
 #[test]
