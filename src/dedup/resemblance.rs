@@ -188,7 +188,7 @@ fn combine(words: &[u64]) -> u64 {
 /// The bands hold a 4-byte number per id, not the 8-byte id: with [`BANDS`] entries per text,
 /// the ids' 64 bits were 900 bytes a page checked in `heaptrack` (`freshet bench --only run
 /// --pages 20000`: 17.9 MB of the dedup engine's 55 MB for 20,500 pages); the numbers and the
-/// table between them and the ids cost about 40 bytes a text.
+/// table between them and the ids cost about 40 to 70 bytes a text (padding and spare room).
 #[derive(Debug, Clone)]
 pub struct LshIndex {
     /// One table per band.

@@ -151,6 +151,8 @@ impl HostQueue {
         let at = match self.lanes.iter().position(|lane| lane.site == site) {
             Some(at) => at,
             None => {
+                // Exactly the room needed: nearly every host has one lane.
+                self.lanes.reserve_exact(1);
                 self.lanes.push(Lane {
                     site,
                     queue: DueQueue::default(),
@@ -369,7 +371,7 @@ impl Frontier {
             }
             self.hosts[host].heap_key = None;
             // Each lane's head, when it may really go, and the earliest of those instants.
-            let mut go: Option<(i64, usize)> = None;
+            let mut go: Option<((i64, UrlKey), usize)> = None;
             let mut wait: Option<(i64, i64)> = None;
             let Self {
                 hosts,
@@ -379,6 +381,10 @@ impl Frontier {
                 ..
             } = self;
             let h = &mut hosts[host];
+            if h.busy || h.elsewhere {
+                // Its release or return touches it again.
+                continue;
+            }
             for (at, lane) in h.lanes.iter_mut().enumerate() {
                 let Some((due_ms, url)) = lane.queue.head(|d, u| slots[u].due_ms == d) else {
                     continue;
@@ -391,9 +397,10 @@ impl Frontier {
                     ready = ready.min(bucket.full_at(now_ms).max(early));
                 }
                 let ready = ready.max(h.open_at_ms).max(bucket.ready_at(now_ms));
-                if ready <= now_ms && !h.busy {
-                    if go.is_none_or(|(due, _)| due_ms < due) {
-                        go = Some((due_ms, at));
+                if ready <= now_ms {
+                    // The most overdue; ties by key, as one queue for all would order them.
+                    if go.is_none_or(|(first, _)| (due_ms, url) < first) {
+                        go = Some(((due_ms, url), at));
                     }
                 } else if wait.is_none_or(|w| (ready, due_ms) < w) {
                     wait = Some((ready, due_ms));

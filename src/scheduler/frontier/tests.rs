@@ -199,6 +199,77 @@ fn a_site_out_of_credit_holds_back_only_its_own_urls_on_a_shared_host() {
 }
 
 #[test]
+fn nothing_due_on_a_free_host_waits_unless_its_own_site_has_no_credit() {
+    // Three sites of different budgets over four hosts they share, URLs moved, dropped and
+    // handed out at random over a day. Whenever `pop` hands out nothing, every queued URL that
+    // is due on a free host belongs to a site without credit; and a pop takes a due URL of a
+    // site that had credit.
+    let (mut f, rich) = frontier(1e6, false);
+    let sites = [
+        rich,
+        f.add_site(Bucket::new(96.0, BUCKET_SPAN_MS, 0)),
+        f.add_site(Bucket::new(400.0, BUCKET_SPAN_MS, 0)),
+    ];
+    let hosts: Vec<HostKey> = (0..4).map(|_| f.add_host(0)).collect();
+    let urls: Vec<UrlKey> = (0..48)
+        .map(|i| f.add_url(sites[i % 3], hosts[(i / 3) % 4]))
+        .collect();
+    let mut due: Vec<Option<i64>> = vec![None; urls.len()];
+    let mut busy: Vec<Option<i64>> = vec![None; hosts.len()];
+    let mut seed = 0x853c_49e6_748f_ea9b_u64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut now = 0;
+    while now < 24 * 60 * MIN {
+        now += next(3 * MIN as u64) as i64;
+        for _ in 0..3 {
+            let url = next(urls.len() as u64) as usize;
+            let at = match next(5) {
+                0 => None,
+                _ => Some(now + next(20 * MIN as u64) as i64 - 10 * MIN),
+            };
+            if due[url].is_some() || at.is_some() {
+                f.set_due(url, at, 0);
+                due[url] = at;
+            }
+        }
+        for (host, until) in busy.iter_mut().enumerate() {
+            if until.is_some_and(|t| t <= now) {
+                f.release(host);
+                *until = None;
+            }
+        }
+        while let Some(p) = f.pop(now) {
+            let (site, host) = f.homes[p.url];
+            assert_eq!((p.site, p.host), (site, host));
+            assert!(
+                due[p.url].is_some_and(|d| d <= now),
+                "URL {} not due",
+                p.url
+            );
+            assert!(busy[host].is_none(), "host {host} is busy");
+            due[p.url] = None;
+            busy[host] = Some(now + next(2 * MIN as u64) as i64);
+        }
+        for (url, at) in due.iter().enumerate() {
+            let (site, host) = f.homes[url];
+            if at.is_some_and(|d| d <= now) && busy[host].is_none() {
+                let credit = f.bucket_mut(site).credit(now);
+                assert!(
+                    credit < 1.0,
+                    "URL {url} of site {site} is due on free host {host} with credit {credit}"
+                );
+            }
+        }
+        assert!(f.next_wake().is_none_or(|at| at > now));
+    }
+}
+
+#[test]
 fn a_host_gets_one_request_at_a_time_and_waits_for_its_gate() {
     let (mut f, site) = frontier(1e6, false);
     let h = f.add_host(0);
