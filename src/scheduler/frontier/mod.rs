@@ -406,18 +406,15 @@ impl Frontier {
                     wait = Some((ready, due_ms));
                 }
             }
-            let Some((_, at)) = go else {
+            let Some(((_, url), at)) = go else {
                 if let Some((ready, due_ms)) = wait {
                     h.heap_key = Some(ready);
                     self.heap.push(Reverse((ready, due_ms, host)));
                 }
                 continue;
             };
+            // The lane's head is still `url`: nothing moved since it was read.
             let lane = &mut h.lanes[at];
-            let (_, url) = lane
-                .queue
-                .head(|d, u| slots[u].due_ms == d)
-                .expect("the lane's head was just read");
             let site = lane.site;
             buckets[site].charge(now_ms, 1.0);
             lane.queue.pop_head();
