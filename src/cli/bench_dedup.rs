@@ -204,13 +204,18 @@ fn resemblance_index(rng: &mut Rng, pages: usize) -> Figures {
         .map(|i| {
             if i.is_multiple_of(2) {
                 let id = (rng.next() % pages as u64) as usize;
-                let mut near = sketches[id].clone();
-                for byte in near.0.iter_mut() {
-                    if rng.next().is_multiple_of(4) {
-                        *byte = byte.wrapping_add(1);
-                    }
-                }
-                (near, Some(id as u64))
+                let near: Vec<u8> = sketches[id]
+                    .0
+                    .iter()
+                    .map(|&byte| {
+                        if rng.next().is_multiple_of(4) {
+                            byte.wrapping_add(1)
+                        } else {
+                            byte
+                        }
+                    })
+                    .collect();
+                (Sketch(near.into()), Some(id as u64))
             } else {
                 (random_sketch(rng), None)
             }

@@ -21,13 +21,14 @@ use super::config::DedupConfig;
 use super::content;
 use super::extract::Extracted;
 use super::fingerprint::simhash;
+use super::fingerprint_set::FingerprintSet;
 use super::marks::Unsaved;
 use super::near::NearIndex;
 use super::page::{DedupError, DedupOutcome, FetchedPage, Hop};
 use super::redirects::{PermanentRedirects, RedirectError};
 use super::resemblance::{LshIndex, Sketch};
 use super::score::{self, ScoreInputs};
-use super::url_record::UrlRecord;
+use super::url_record::{UrlRecord, UrlRecords};
 use super::urlnorm::{UrlError, normalize, url_fingerprint};
 
 /// The duplicate and canonical-page engine.
@@ -35,8 +36,8 @@ use super::urlnorm::{UrlError, normalize, url_fingerprint};
 pub struct DedupEngine {
     /// Settings.
     pub(super) config: DedupConfig,
-    /// Known URLs by normalised URL.
-    pub(super) urls: HashMap<String, UrlRecord>,
+    /// Known URLs, by fingerprint.
+    pub(super) urls: UrlRecords,
     /// Classes by id.
     pub(super) classes: HashMap<ClassId, Class>,
     /// The permanent-redirect table.
@@ -50,10 +51,8 @@ pub struct DedupEngine {
     pub(super) external_in_links: HashMap<u64, u32>,
     /// `rel=canonical` votes per URL fingerprint.
     pub(super) votes: HashMap<u64, u32>,
-    /// Known URL by fingerprint, to rescore link targets.
-    pub(super) by_fp: HashMap<u64, String>,
-    /// URLs per content fingerprint.
-    pub(super) by_content: HashMap<u64, BTreeSet<String>>,
+    /// The fingerprints of the URLs that serve each content fingerprint.
+    pub(super) by_content: HashMap<u64, FingerprintSet>,
     /// Simhashes of the distinct contents, keyed by content fingerprint: candidates.
     pub(super) near: NearIndex,
     /// Resemblance sketches of the distinct contents, by content fingerprint: verification.
@@ -63,7 +62,7 @@ pub struct DedupEngine {
     /// Near group of each content fingerprint in the index.
     pub(super) group_of: HashMap<u64, u64>,
     /// Content fingerprints of each near group.
-    pub(super) groups: HashMap<u64, BTreeSet<u64>>,
+    pub(super) groups: HashMap<u64, FingerprintSet>,
     /// The next near-group number.
     pub(super) next_group: u64,
     /// What changed since the state was last saved ([`DedupEngine::take_changes`]).
@@ -78,14 +77,13 @@ impl DedupEngine {
             sketches: HashMap::new(),
             lsh: LshIndex::new(),
             config,
-            urls: HashMap::new(),
+            urls: UrlRecords::default(),
             classes: HashMap::new(),
             permanent: PermanentRedirects::new(),
             errors: Vec::new(),
             in_links: HashMap::new(),
             external_in_links: HashMap::new(),
             votes: HashMap::new(),
-            by_fp: HashMap::new(),
             by_content: HashMap::new(),
             group_of: HashMap::new(),
             groups: HashMap::new(),
@@ -114,15 +112,7 @@ impl DedupEngine {
     /// `url`'s record, created if new, marked as changed.
     fn record(&mut self, url: &str) -> &mut UrlRecord {
         self.unsaved.url(url);
-        if !self.urls.contains_key(url) {
-            self.by_fp.insert(url_fingerprint(url), url.to_string());
-        }
-        self.urls
-            .entry(url.to_string())
-            .or_insert_with(|| UrlRecord {
-                url: url.to_string(),
-                ..UrlRecord::default()
-            })
+        self.urls.get_or_insert(url).0
     }
 
     /// Files one fetched page; see the module documentation.
@@ -162,7 +152,7 @@ impl DedupEngine {
 
         let mut touched = BTreeSet::new();
         touched.insert(owner.clone());
-        if page.sitemap_priority.is_some() || !self.urls.contains_key(&owner) {
+        if page.sitemap_priority.is_some() || !self.urls.contains(&owner) {
             self.record(&owner).sitemap_priority = page.sitemap_priority;
         }
         self.set_out_links(&owner, &links, &mut touched);
@@ -251,7 +241,7 @@ impl DedupEngine {
                         }
                         errors.push(e);
                     }
-                    if self.urls.contains_key(source) {
+                    if self.urls.contains(source) {
                         // It is no longer a page: its content now lives at the target.
                         let record = self.record(source);
                         record.temp_target = None;
@@ -302,11 +292,11 @@ impl DedupEngine {
             if let Some(n) = self.in_links.get_mut(fp) {
                 *n = n.saturating_sub(1);
             }
-            touched.extend(self.by_fp.get(fp).cloned());
+            touched.extend(self.urls.url_of(*fp).map(String::from));
         }
         for fp in new.difference(&old) {
             *self.in_links.entry(*fp).or_default() += 1;
-            touched.extend(self.by_fp.get(fp).cloned());
+            touched.extend(self.urls.url_of(*fp).map(String::from));
         }
         let host = |u: &str| {
             Url::parse(u)
@@ -330,11 +320,11 @@ impl DedupEngine {
             if let Some(n) = self.external_in_links.get_mut(fp) {
                 *n = n.saturating_sub(1);
             }
-            touched.extend(self.by_fp.get(fp).cloned());
+            touched.extend(self.urls.url_of(*fp).map(String::from));
         }
         for fp in new_external.difference(&old_external) {
             *self.external_in_links.entry(*fp).or_default() += 1;
-            touched.extend(self.by_fp.get(fp).cloned());
+            touched.extend(self.urls.url_of(*fp).map(String::from));
         }
         let record = self.record(owner);
         record.out_links = new.into_iter().collect();
@@ -351,12 +341,12 @@ impl DedupEngine {
             if let Some(n) = self.votes.get_mut(&fp) {
                 *n = n.saturating_sub(1);
             }
-            touched.extend(self.by_fp.get(&fp).cloned());
+            touched.extend(self.urls.url_of(fp).map(String::from));
         }
         if let Some(new) = target {
             let fp = url_fingerprint(&new);
             *self.votes.entry(fp).or_default() += 1;
-            touched.extend(self.by_fp.get(&fp).cloned());
+            touched.extend(self.urls.url_of(fp).map(String::from));
         }
     }
 
@@ -386,7 +376,7 @@ impl DedupEngine {
             self.leave_content(url, old, old_sim, touched);
         }
         let users = self.by_content.entry(fp).or_default();
-        users.insert(url.to_string());
+        users.insert(url_fingerprint(url));
         if users.len() == 1 && sim != 0 {
             self.join_near(fp, sim, sketch, touched);
         }
@@ -396,7 +386,7 @@ impl DedupEngine {
         let Some(users) = self.by_content.get_mut(&fp) else {
             return;
         };
-        users.remove(url);
+        users.remove(url_fingerprint(url));
         if !users.is_empty() {
             return;
         }
@@ -412,13 +402,13 @@ impl DedupEngine {
         if let Some(group) = group
             && let Some(contents) = self.groups.get_mut(&group)
         {
-            contents.remove(&fp);
-            let rest: Vec<u64> = contents.iter().copied().collect();
+            contents.remove(fp);
+            let rest: Vec<u64> = contents.iter().collect();
             if rest.is_empty() {
                 self.groups.remove(&group);
             }
             for c in rest {
-                touched.extend(self.by_content.get(&c).into_iter().flatten().cloned());
+                self.touch_users(c, touched);
             }
         }
     }
@@ -463,14 +453,28 @@ impl DedupEngine {
         };
         let mut contents = BTreeSet::from([fp]);
         for g in groups.drain(..) {
-            contents.extend(self.groups.remove(&g).unwrap_or_default());
+            contents.extend(self.groups.remove(&g).unwrap_or_default().iter());
         }
         for &c in &contents {
             self.group_of.insert(c, group);
             self.unsaved.near(c);
-            touched.extend(self.by_content.get(&c).into_iter().flatten().cloned());
+            self.touch_users(c, touched);
         }
-        self.groups.insert(group, contents);
+        self.groups.insert(group, contents.into_iter().collect());
+    }
+
+    /// Adds the URLs that serve `content` to `touched`.
+    fn touch_users(&self, content: u64, touched: &mut BTreeSet<String>) {
+        let users = self
+            .by_content
+            .get(&content)
+            .into_iter()
+            .flat_map(FingerprintSet::iter);
+        touched.extend(
+            users
+                .filter_map(|fp| self.urls.url_of(fp))
+                .map(String::from),
+        );
     }
 
     /// The classes `url` belongs in now.

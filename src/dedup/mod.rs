@@ -15,7 +15,10 @@
 //! - [`page`]: what goes in per fetch ([`FetchedPage`]) and what comes out ([`DedupOutcome`]).
 //! - [`engine`]: [`DedupEngine`], fed one [`FetchedPage`] at a time by the refresher; its
 //!   queries (canonical or not and why, planner weight, classes) are in `queries`.
-//! - [`url_record`]: what the engine knows of one URL ([`state::UrlRecord`]), plain data.
+//! - [`url_record`]: what the engine knows of one URL ([`state::UrlRecord`]), plain data, and
+//!   the records keyed by the URL's fingerprint.
+//! - `fingerprint_set`: a small set of fingerprints, inline while it holds one (the URLs of a
+//!   content, the contents of a near group).
 //! - [`state`]: the engine's state as plain data, to save and load.
 //! - [`changes`]: what changed since the last save ([`DedupEngine::take_changes`]), so a save
 //!   writes only those rows.
@@ -32,6 +35,7 @@ pub mod content;
 pub mod engine;
 pub mod extract;
 pub mod fingerprint;
+mod fingerprint_set;
 pub mod inspect;
 mod marks;
 pub mod near;

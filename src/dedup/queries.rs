@@ -12,7 +12,7 @@ impl DedupEngine {
     /// canonical of every class it belongs in (content, temporary-redirect target, and near group
     /// when [`super::DedupConfig::near_joins_content`] is set).
     pub fn is_canonical(&self, url: &str) -> bool {
-        if self.permanent.is_source(url) || !self.urls.contains_key(url) {
+        if self.permanent.is_source(url) || !self.urls.contains(url) {
             return false;
         }
         self.wanted_classes(url)

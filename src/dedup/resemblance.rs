@@ -36,6 +36,7 @@
 //! chance of four equal bytes. Every candidate is then verified on the whole sketch.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
@@ -52,8 +53,10 @@ pub const BANDS: usize = SKETCH_LEN / ROWS;
 pub const NEAR_DUPLICATE_RESEMBLANCE: f64 = 0.5;
 
 /// A b-bit minhash sketch of a text (see the module docs). Empty for a text without words.
+/// Shared, not copied, by its clones: the engine holds a content's sketch in the record of each
+/// URL that serves it and in its index of distinct contents.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Sketch(pub Vec<u8>);
+pub struct Sketch(pub Arc<[u8]>);
 
 impl Sketch {
     /// The sketch of `text`.
@@ -97,7 +100,7 @@ impl Sketch {
             // text that filled few bins does not repeat one byte across all of them.
             *byte = mix(minima[source] ^ SEEDS[bin]) as u8;
         }
-        Sketch(sketch.to_vec())
+        Sketch(Arc::from(&sketch[..]))
     }
 
     /// Whether the text had no words.
@@ -111,7 +114,12 @@ impl Sketch {
         if self.0.len() != SKETCH_LEN || other.0.len() != SKETCH_LEN {
             return 0.0;
         }
-        let equal = self.0.iter().zip(&other.0).filter(|(a, b)| a == b).count();
+        let equal = self
+            .0
+            .iter()
+            .zip(other.0.iter())
+            .filter(|(a, b)| a == b)
+            .count();
         let m = equal as f64 / SKETCH_LEN as f64;
         let chance = 1.0 / 256.0;
         ((m - chance) / (1.0 - chance)).clamp(0.0, 1.0)

@@ -2,7 +2,7 @@
 //! indexes (in-link and vote counts, URLs by content, the near-duplicate index) are not saved;
 //! [`DedupEngine::from_state`] rebuilds them.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -86,16 +86,13 @@ impl DedupEngine {
                     .by_content
                     .entry(fp)
                     .or_default()
-                    .insert(record.url.clone());
+                    .insert(url_fingerprint(&record.url));
                 simhashes.insert(fp, sim);
                 if let Some(sketch) = &record.sketch {
                     engine.sketches.insert(fp, sketch.clone());
                 }
             }
-            engine
-                .by_fp
-                .insert(url_fingerprint(&record.url), record.url.clone());
-            engine.urls.insert(record.url.clone(), record);
+            engine.urls.insert(record);
         }
         engine.near = NearIndex::new(engine.config.near_distance);
         for (&fp, &sim) in simhashes.iter().filter(|&(_, &sim)| sim != 0) {
@@ -105,12 +102,10 @@ impl DedupEngine {
         for (&fp, sketch) in &engine.sketches {
             engine.lsh.insert(sketch, fp);
         }
-        let mut groups: HashMap<u64, BTreeSet<u64>> = HashMap::new();
         for (content, group) in state.near_groups {
             engine.group_of.insert(content, group);
-            groups.entry(group).or_default().insert(content);
+            engine.groups.entry(group).or_default().insert(content);
         }
-        engine.groups = groups;
         engine.next_group = state.next_group.max(1);
         engine.classes = state.classes.into_iter().map(|c| (c.id, c)).collect();
         engine

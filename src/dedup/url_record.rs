@@ -1,10 +1,13 @@
 //! What the dedup engine knows of one URL, as plain data: the engine works on it and the store
 //! saves it as it is (see [`super::state`]).
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::class::ClassId;
 use super::resemblance::Sketch;
+use super::urlnorm::url_fingerprint;
 
 /// What the engine knows of one URL. Plain data, saved as it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -31,4 +34,58 @@ pub struct UrlRecord {
     pub external_out_links: Vec<u64>,
     /// Classes it is a member of.
     pub memberships: Vec<ClassId>,
+}
+
+/// The engine's records, one per normalised URL, keyed by its 64-bit fingerprint
+/// ([`url_fingerprint`]): the record holds the URL's text once, and a link, a vote or a content
+/// class names a URL by fingerprint and finds its text here. Keyed by the text, a record's URL
+/// was held three times (the key, the record, and a map from fingerprint to text).
+#[derive(Debug, Clone, Default)]
+pub struct UrlRecords {
+    by_fp: HashMap<u64, UrlRecord>,
+}
+
+impl UrlRecords {
+    /// The record of `url`.
+    pub fn get(&self, url: &str) -> Option<&UrlRecord> {
+        self.by_fp.get(&url_fingerprint(url))
+    }
+
+    /// The record of `url`, to change.
+    pub fn get_mut(&mut self, url: &str) -> Option<&mut UrlRecord> {
+        self.by_fp.get_mut(&url_fingerprint(url))
+    }
+
+    /// Whether `url` has a record.
+    pub fn contains(&self, url: &str) -> bool {
+        self.by_fp.contains_key(&url_fingerprint(url))
+    }
+
+    /// The URL whose fingerprint is `fp`, if it has a record.
+    pub fn url_of(&self, fp: u64) -> Option<&str> {
+        self.by_fp.get(&fp).map(|r| r.url.as_str())
+    }
+
+    /// The record of `url`, made empty if it had none, and whether it is new.
+    pub fn get_or_insert(&mut self, url: &str) -> (&mut UrlRecord, bool) {
+        let mut new = false;
+        let record = self.by_fp.entry(url_fingerprint(url)).or_insert_with(|| {
+            new = true;
+            UrlRecord {
+                url: url.to_string(),
+                ..UrlRecord::default()
+            }
+        });
+        (record, new)
+    }
+
+    /// Files `record` under its URL, replacing what was there.
+    pub fn insert(&mut self, record: UrlRecord) {
+        self.by_fp.insert(url_fingerprint(&record.url), record);
+    }
+
+    /// Every record, in no order.
+    pub fn values(&self) -> impl Iterator<Item = &UrlRecord> {
+        self.by_fp.values()
+    }
 }

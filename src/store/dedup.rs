@@ -98,7 +98,7 @@ impl Store {
                 url,
                 content_fp: fp.map(hash_from_db),
                 simhash: sim.map(hash_from_db),
-                sketch: sketch.map(Sketch),
+                sketch: sketch.map(|bytes: Vec<u8>| Sketch(bytes.into())),
                 sitemap_priority: priority,
                 temp_target: temp,
                 declared_canonical: declared,
@@ -287,7 +287,7 @@ async fn save_changes(
         .bind(&r.declared_canonical)
         .bind(serde_json::to_string(&r.out_links).unwrap_or_else(|_| "[]".into()))
         .bind(serde_json::to_string(&r.memberships).unwrap_or_else(|_| "[]".into()))
-        .bind(r.sketch.as_ref().map(|s| s.0.clone()))
+        .bind(r.sketch.as_ref().map(|s| s.0.to_vec()))
         .bind(serde_json::to_string(&r.external_out_links).unwrap_or_else(|_| "[]".into()))
         .execute(&mut **tx)
         .await?;
