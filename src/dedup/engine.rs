@@ -112,7 +112,7 @@ impl DedupEngine {
     /// `url`'s record, created if new, marked as changed.
     fn record(&mut self, url: &str) -> &mut UrlRecord {
         self.unsaved.url(url);
-        self.urls.get_or_insert(url).0
+        self.urls.get_or_insert(url)
     }
 
     /// Files one fetched page; see the module documentation.

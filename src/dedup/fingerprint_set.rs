@@ -1,48 +1,47 @@
-//! [`FingerprintSet`]: a small set of 64-bit fingerprints, held inline while it has one. The
-//! engine keeps one per distinct content (the URLs that serve it) and per near group (its
-//! contents), and nearly all of them hold one fingerprint: a `BTreeSet` of one took a node of
-//! eleven slots on the heap, a `Vec` of one a heap block of its own.
+//! [`FingerprintSet`]: a set of 64-bit fingerprints, held inline while it has one. The engine
+//! keeps one per distinct content (the URLs that serve it) and per near group (its contents).
+//! Nearly all of them hold one fingerprint, where a `BTreeSet` takes a node of eleven slots on
+//! the heap; a few hold many (an app shell or a login wall served at a million URLs), where a
+//! sorted list would shift its tail at every insertion, so those stay a `BTreeSet`.
 
-/// A set of fingerprints, in ascending order.
+use std::collections::BTreeSet;
+
+/// A set of fingerprints, read in ascending order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum FingerprintSet {
-    /// No fingerprint.
+pub struct FingerprintSet(Held);
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+enum Held {
     #[default]
     Empty,
-    /// One fingerprint, inline.
     One(u64),
-    /// Two or more, ascending.
-    Many(Vec<u64>),
+    /// Two or more.
+    Many(BTreeSet<u64>),
 }
 
 impl FingerprintSet {
     /// Adds `fp`; whether it was new.
     pub fn insert(&mut self, fp: u64) -> bool {
-        match self {
-            FingerprintSet::Empty => *self = FingerprintSet::One(fp),
-            FingerprintSet::One(one) if *one == fp => return false,
-            FingerprintSet::One(one) => {
-                *self = FingerprintSet::Many(vec![(*one).min(fp), (*one).max(fp)]);
-            }
-            FingerprintSet::Many(many) => match many.binary_search(&fp) {
-                Ok(_) => return false,
-                Err(at) => many.insert(at, fp),
-            },
+        match &mut self.0 {
+            Held::Empty => self.0 = Held::One(fp),
+            Held::One(one) if *one == fp => return false,
+            Held::One(one) => self.0 = Held::Many(BTreeSet::from([*one, fp])),
+            Held::Many(many) => return many.insert(fp),
         }
         true
     }
 
     /// Removes `fp`; whether it was there.
     pub fn remove(&mut self, fp: u64) -> bool {
-        match self {
-            FingerprintSet::One(one) if *one == fp => *self = FingerprintSet::Empty,
-            FingerprintSet::Many(many) => {
-                let Ok(at) = many.binary_search(&fp) else {
+        match &mut self.0 {
+            Held::One(one) if *one == fp => self.0 = Held::Empty,
+            Held::Many(many) => {
+                if !many.remove(&fp) {
                     return false;
-                };
-                many.remove(at);
-                if let [last] = many[..] {
-                    *self = FingerprintSet::One(last);
+                }
+                if many.len() == 1 {
+                    let last = *many.first().expect("one left");
+                    self.0 = Held::One(last);
                 }
             }
             _ => return false,
@@ -52,10 +51,10 @@ impl FingerprintSet {
 
     /// How many fingerprints it holds.
     pub fn len(&self) -> usize {
-        match self {
-            FingerprintSet::Empty => 0,
-            FingerprintSet::One(_) => 1,
-            FingerprintSet::Many(many) => many.len(),
+        match &self.0 {
+            Held::Empty => 0,
+            Held::One(_) => 1,
+            Held::Many(many) => many.len(),
         }
     }
 
@@ -66,18 +65,18 @@ impl FingerprintSet {
 
     /// The fingerprints, ascending.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
-        let slice: &[u64] = match self {
-            FingerprintSet::Empty => &[],
-            FingerprintSet::One(one) => std::slice::from_ref(one),
-            FingerprintSet::Many(many) => many,
+        let (one, many) = match &self.0 {
+            Held::Empty => (None, None),
+            Held::One(one) => (Some(*one), None),
+            Held::Many(many) => (None, Some(many.iter().copied())),
         };
-        slice.iter().copied()
+        one.into_iter().chain(many.into_iter().flatten())
     }
 }
 
 impl FromIterator<u64> for FingerprintSet {
     fn from_iter<I: IntoIterator<Item = u64>>(iter: I) -> Self {
-        let mut set = FingerprintSet::Empty;
+        let mut set = FingerprintSet::default();
         for fp in iter {
             set.insert(fp);
         }
@@ -116,8 +115,8 @@ mod tests {
             );
             assert_eq!(set.len(), truth.len());
             assert_eq!(set.is_empty(), truth.is_empty());
-            // One or none are never held in a list.
-            assert_eq!(matches!(set, FingerprintSet::Many(_)), truth.len() > 1);
+            // One or none are never held in a tree.
+            assert_eq!(matches!(set.0, Held::Many(_)), truth.len() > 1);
         }
         assert_eq!(
             [3, 1, 3, 2]

@@ -54,7 +54,8 @@ pub const NEAR_DUPLICATE_RESEMBLANCE: f64 = 0.5;
 
 /// A b-bit minhash sketch of a text (see the module docs). Empty for a text without words.
 /// Shared, not copied, by its clones: the engine holds a content's sketch in the record of each
-/// URL that serves it and in its index of distinct contents.
+/// URL that serves it and in its index of distinct contents (a state loaded from the store
+/// reads one copy per record; the index shares the copy of one of them).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Sketch(pub Arc<[u8]>);
 
