@@ -167,15 +167,7 @@ pub fn price_feed(
     max_polls: f64,
     audit_intervals: f64,
 ) -> FeedPrice {
-    let pages: Vec<&CoveredPage> = pages
-        .iter()
-        .filter(|p| {
-            p.visits_per_day > 0.0
-                && p.visits_per_day.is_finite()
-                && p.rate_per_day > 0.0
-                && p.weight > 0.0
-        })
-        .collect();
+    let pages = priced_pages(pages);
     let min_polls = min_polls.min(max_polls);
     if pages.is_empty() || max_polls <= 0.0 || !(mu > 0.0 && mu.is_finite()) {
         // Nothing to gain, or visits cost nothing at the margin: poll as little or as often as
@@ -186,24 +178,9 @@ pub fn price_feed(
             worth,
         };
     }
-    let with_feed = |polls: f64| -> f64 {
-        mu * polls
-            + pages
-                .iter()
-                .map(|p| {
-                    let audit_days = audit_intervals / p.visits_per_day;
-                    let c = covered_page_audited(p.rate_per_day, polls, mu / p.weight, audit_days);
-                    p.weight * c.age_days + mu * c.visits_per_day
-                })
-                .sum::<f64>()
-    };
-    let on_plan: f64 = pages
-        .iter()
-        .map(|p| {
-            p.weight * time_averaged_age(p.rate_per_day, 1.0 / p.visits_per_day)
-                + mu * p.visits_per_day
-        })
-        .sum();
+    let with_feed =
+        |polls: f64| -> f64 { mu * polls + announced_cost(&pages, mu, polls, audit_intervals) };
+    let on_plan = plan_cost(&pages, mu);
     let (mut lo, mut hi) = (min_polls.max(1e-6).ln(), max_polls.ln());
     let ratio = 0.5 * (5f64.sqrt() - 1.0);
     let (mut a, mut b) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
@@ -243,6 +220,84 @@ pub fn price_feed(
             worth: false,
         }
     }
+}
+
+/// Whether a feed could be worth reading once it has learnt every page it lists, judged on the
+/// pages it covers so far: whether what they gain from it, read `max_polls` times a day (its
+/// most), covers the polls that keeping up with their changes takes, `room` of them between two
+/// polls.
+///
+/// What announced pages save, at the margin's price `mu` as [`price_feed`] weighs them, and the
+/// polls a feed needs not to overflow both grow with the pages it lists (the polls tend to their
+/// changes a day over `room`, [`polls_to_keep_up`], whichever way it lists them). A page comes to
+/// be covered at its first listed change, so those covered first are the fast ones: each page is
+/// weighed by the inverse of its rate, as the feed's pages are sampled (Horvitz–Thompson), so
+/// that the answer is about all the pages it lists. Unweighed, the feeds of `simulate --signals
+/// 0.2`, their slow pages not learnt yet, were taken for futile, and freshet's mean age went
+/// from 0.874 to 0.884 times the oracle's.
+///
+/// A feed of pages that change faster than the plan can visit them is futile: their copies are
+/// stale most of the time whether or not their changes are known, and a change a day takes a
+/// twentieth of a poll a day or more.
+pub fn feed_could_pay(
+    pages: &[CoveredPage],
+    mu: f64,
+    max_polls: f64,
+    room: f64,
+    audit_intervals: f64,
+) -> bool {
+    let pages = priced_pages(pages);
+    if pages.is_empty() || !(max_polls > 0.0 && room > 0.0) {
+        return false;
+    }
+    if !(mu > 0.0 && mu.is_finite()) {
+        return true;
+    }
+    // Per change of each page: what announcing it gains, less the share of a poll it takes.
+    let net_per_change: f64 = pages
+        .iter()
+        .map(|p| {
+            let gain = plan_cost(&[p], mu) - announced_cost(&[p], mu, max_polls, audit_intervals);
+            gain / p.rate_per_day - mu / room
+        })
+        .sum();
+    net_per_change > 0.0
+}
+
+/// The pages a price can be set on: visited by the plan, changing, weighed.
+fn priced_pages(pages: &[CoveredPage]) -> Vec<&CoveredPage> {
+    pages
+        .iter()
+        .filter(|p| {
+            p.visits_per_day > 0.0
+                && p.visits_per_day.is_finite()
+                && p.rate_per_day > 0.0
+                && p.weight > 0.0
+        })
+        .collect()
+}
+
+/// Age and visits a day of covered pages waiting for a feed read `polls` times a day.
+fn announced_cost(pages: &[&CoveredPage], mu: f64, polls: f64, audit_intervals: f64) -> f64 {
+    pages
+        .iter()
+        .map(|p| {
+            let audit_days = audit_intervals / p.visits_per_day;
+            let c = covered_page_audited(p.rate_per_day, polls, mu / p.weight, audit_days);
+            p.weight * c.age_days + mu * c.visits_per_day
+        })
+        .sum()
+}
+
+/// Age and visits a day of the same pages on the plan alone.
+fn plan_cost(pages: &[&CoveredPage], mu: f64) -> f64 {
+    pages
+        .iter()
+        .map(|p| {
+            p.weight * time_averaged_age(p.rate_per_day, 1.0 / p.visits_per_day)
+                + mu * p.visits_per_day
+        })
+        .sum()
 }
 
 /// The fewest polls a day at which a feed keeps up with pages changing at `rates_per_day`, no

@@ -36,7 +36,8 @@ mod solve;
 
 pub use feed::{
     CoveredPage, FeedPrice, covered_page, covered_page_audited, covered_visits_per_day,
-    known_change_delay, known_change_delay_days, polls_to_keep_up, price_feed, visit_price_at,
+    feed_could_pay, known_change_delay, known_change_delay_days, polls_to_keep_up, price_feed,
+    visit_price_at,
 };
 
 /// Expected age in days of a copy fetched `since_days` ago of a page changing `rate_per_day`.

@@ -164,6 +164,54 @@ fn a_feed_is_worth_its_polls_only_where_the_plan_wastes_visits() {
     assert!(!price_feed(&[], 0.1, 0.25, 24.0, 8.0).worth);
 }
 
+/// Learning more of a feed's pages can make it worth its polls only if what its pages gain
+/// from it covers the polls that keeping up with them takes; that does not depend on how many
+/// pages it covers.
+#[test]
+fn a_feed_whose_pages_gain_less_than_keeping_up_costs_is_futile_at_any_size() {
+    // Pages changing ten times between the plan's visits: knowing when they changed makes
+    // their copies little fresher, and each takes half a poll a day of a 20-entry feed.
+    let fast = page(5.0, 0.5);
+    let mu = visit_price_at(5.0, 2.0);
+    for n in [1, 5, 500] {
+        assert!(
+            !feed_could_pay(&vec![fast; n], mu, 96.0, 10.0, 8.0),
+            "{n} fast pages"
+        );
+    }
+    // (Read once a day, 500 of them would pay for its polls, if it did not drop all but 20 of
+    // their 2,500 changes a day: the caller prices only the polls that keep up.)
+    assert!(!price_feed(&[fast; 5], mu, 0.25, 96.0, 8.0).worth);
+    // A page the plan visits four times between its changes: one covered page does not pay for
+    // a poll every four days, but a feed listing many such pages pays for itself.
+    let slow = page(0.05, 0.2);
+    let mu = visit_price_at(0.05, 5.0);
+    assert!(!price_feed(&[slow], mu, 0.25, 96.0, 8.0).worth);
+    for n in [1, 5, 500] {
+        assert!(
+            feed_could_pay(&vec![slow; n], mu, 96.0, 10.0, 8.0),
+            "{n} slow pages"
+        );
+    }
+    assert!(price_feed(&vec![slow; 500], mu, 0.25, 96.0, 8.0).worth);
+    // Nothing to judge on, or polls never come.
+    assert!(!feed_could_pay(&[], mu, 96.0, 10.0, 8.0));
+    assert!(!feed_could_pay(&[slow], mu, 0.0, 10.0, 8.0));
+}
+
+/// A feed's pages come to be covered at their first listed change, the fast ones first: one slow
+/// page among them stands for the many slow pages the feed has not listed yet.
+#[test]
+fn a_feed_is_judged_on_the_pages_it_lists_not_on_the_fast_ones_it_learnt_first() {
+    let mu = visit_price_at(0.05, 5.0);
+    // Both on the plan at that price: the slow page every five days, the fast one every two.
+    let (slow, fast) = (page(0.05, 0.2), page(5.0, 0.5));
+    assert!(!feed_could_pay(&[fast; 5], mu, 96.0, 10.0, 8.0));
+    let mut learnt = vec![fast; 5];
+    learnt.push(slow);
+    assert!(feed_could_pay(&learnt, mu, 96.0, 10.0, 8.0));
+}
+
 #[test]
 fn the_chosen_poll_rate_is_the_cheapest() {
     let pages: Vec<CoveredPage> = (0..40)
