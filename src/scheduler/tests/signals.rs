@@ -172,6 +172,54 @@ fn a_feed_full_of_other_hosts_entries_holds_only_its_share_of_the_site_s_changes
     );
 }
 
+/// A feed whose pages change far faster than the budget visits them can never be worth its
+/// polls, however many such pages it comes to list: once it covers enough of them to judge, it
+/// is read monthly, not weekly. A feed covering fewer goes on learning weekly.
+#[test]
+fn a_feed_of_pages_too_fast_to_keep_up_with_is_read_monthly_once_it_covers_enough() {
+    // `n` pages, each listed (once, at a change since the read before) by five reads an hour
+    // apart: about a change an hour each. The site may make 2 requests a day per page.
+    let polls = |n: usize| {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, 2.0 * n as f64, 0);
+        let host = sched.add_host(0, 0);
+        let feed = sched.add_url(
+            0,
+            NewUrl {
+                kind: UrlKind::Feed,
+                ..page(site, host, 1.0)
+            },
+        );
+        let pages: Vec<UrlKey> = (0..n)
+            .map(|_| sched.add_url(0, page(site, host, 24.0)))
+            .collect();
+        for read in 1..=5 {
+            let at = read * HOUR;
+            let listed: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, at - HOUR / 2)).collect();
+            sched.handle_feed(at, feed, &listed);
+        }
+        sched.replan(5 * HOUR + 1);
+        let rates: Vec<f64> = pages
+            .iter()
+            .map(|&p| sched.summary(p).estimate.rate_per_day)
+            .collect();
+        // Not the feed that overflows at its most polls (96 a day): that one is read monthly
+        // anyway.
+        let keep_up = crate::plan::polls_to_keep_up(&rates, 0.5 * n as f64, false);
+        assert!(
+            keep_up < 96.0,
+            "{n} pages: {keep_up} polls a day to keep up"
+        );
+        assert!(!sched.urls[feed].feed().worth);
+        sched.summary(feed).planned_per_day
+    };
+    let (monthly, weekly) = (1.0 / 30.0, 1.0 / 7.0);
+    let judged = polls(20);
+    assert!((judged - monthly).abs() < 1e-12, "20 pages: {judged}");
+    let learning = polls(4);
+    assert!((learning - weekly).abs() < 1e-12, "4 pages: {learning}");
+}
+
 /// A feed and two pages a and b, and what each of its reads lists before any change of them:
 /// `proven`, b at two times, which shows the feed lists every change.
 fn feed_listing_two_pages(proven: bool) -> (Scheduler, UrlKey, [UrlKey; 2], Vec<(UrlKey, i64)>) {
