@@ -225,33 +225,40 @@ pub fn price_feed(
 /// Whether a feed could be worth reading once it has learnt every page it lists, judged on the
 /// pages it covers so far: whether what they gain from it, read `max_polls` times a day (its
 /// most), covers the polls that keeping up with their changes takes, `room` of them between two
-/// polls.
+/// polls. On fewer than `min_pages` pages that a price can be set on, nothing is judged, and
+/// the answer is yes.
 ///
 /// What announced pages save, at the margin's price `mu` as [`price_feed`] weighs them, and the
-/// polls a feed needs not to overflow both grow with the pages it lists (the polls tend to their
-/// changes a day over `room`, [`polls_to_keep_up`], whichever way it lists them). A page comes to
-/// be covered at its first listed change, so those covered first are the fast ones: each page is
-/// weighed by the inverse of its rate, as the feed's pages are sampled (Horvitz–Thompson), so
-/// that the answer is about all the pages it lists. Unweighed, the feeds of `simulate --signals
-/// 0.2`, their slow pages not learnt yet, were taken for futile, and freshet's mean age went
-/// from 0.874 to 0.884 times the oracle's.
+/// polls a feed needs not to overflow both grow with the pages it lists: for many pages the
+/// polls tend to their changes a day over `room`, whichever way the feed lists them
+/// ([`polls_to_keep_up`]), and each change is charged `mu / room`. (That is the limit of a large
+/// feed, the one it would become by learning; a feed that lists each page once, at its latest
+/// change, and covers fewer pages than `room` needs fewer polls now.)
+///
+/// A page comes to be covered at its first listed change, so those covered first are the fast
+/// ones: each page is weighed by the inverse of its rate, as the feed's pages are sampled
+/// (Horvitz–Thompson), so that the answer is about all the pages it lists. Unweighed, the feeds
+/// of `simulate --signals 0.2`, their slow pages not learnt yet, were taken for futile, and
+/// freshet's mean age went from 0.874 to 0.884 times the oracle's. Once a feed has learnt all
+/// its pages the weights lean towards its slow ones, which errs towards reading it weekly.
 ///
 /// A feed of pages that change faster than the plan can visit them is futile: their copies are
-/// stale most of the time whether or not their changes are known, and a change a day takes a
-/// twentieth of a poll a day or more.
+/// stale most of the time whether or not their changes are known, and each change a day takes a
+/// tenth of a poll a day of a 20-entry feed.
 pub fn feed_could_pay(
     pages: &[CoveredPage],
     mu: f64,
     max_polls: f64,
     room: f64,
     audit_intervals: f64,
+    min_pages: usize,
 ) -> bool {
     let pages = priced_pages(pages);
-    if pages.is_empty() || !(max_polls > 0.0 && room > 0.0) {
-        return false;
-    }
-    if !(mu > 0.0 && mu.is_finite()) {
+    if pages.len() < min_pages.max(1) || !(mu > 0.0 && mu.is_finite()) {
         return true;
+    }
+    if !(max_polls > 0.0 && room > 0.0) {
+        return false;
     }
     // Per change of each page: what announcing it gains, less the share of a poll it takes.
     let net_per_change: f64 = pages
@@ -261,7 +268,8 @@ pub fn feed_could_pay(
             gain / p.rate_per_day - mu / room
         })
         .sum();
-    net_per_change > 0.0
+    // A sum that is not a number judges nothing.
+    net_per_change > 0.0 || net_per_change.is_nan()
 }
 
 /// The pages a price can be set on: visited by the plan, changing, weighed.

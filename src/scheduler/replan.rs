@@ -57,7 +57,8 @@ const MIN_FEED_POLLS: f64 = 1.0 / 7.0;
 /// cut the feed reads of the 60 days measured from about 700 to about 270; the mean age moved
 /// less than between seeds.
 const FUTILE_FEED_POLLS: f64 = 1.0 / 30.0;
-/// The fewest covered pages on which a feed is judged futile by what they would gain.
+/// The fewest covered pages (visited by the plan and changing) on which a feed is judged futile
+/// by what they would gain.
 const FEED_SAMPLE: usize = 5;
 /// The most times a site is solved again for what its covered pages save, and the change in the
 /// savings (a share of the site's budget) at which they are taken as settled.
@@ -421,8 +422,8 @@ impl Scheduler {
             })
             .collect();
         // Often enough that a poll finds the feed at most half full of new entries; a feed that
-        // cannot be read that often is read rarely (to go on learning what it lists), and no
-        // page waits for it.
+        // cannot be read that often is read monthly (learning more of its pages would only add
+        // to its changes), and no page waits for it.
         // Of its entries, the site's pages take their share (the rest are other hosts' pages,
         // whose changes fill it too).
         // A feed that may list each page once, at its latest change, fills with the pages that
@@ -444,15 +445,14 @@ impl Scheduler {
         );
         if price.worth {
             (price.polls_per_day, true)
-        } else if covered.len() >= FEED_SAMPLE
-            && !plan::feed_could_pay(
-                &covered,
-                multipliers.effective(host),
-                cap,
-                0.5 * capacity,
-                AUDIT_INTERVALS,
-            )
-        {
+        } else if !plan::feed_could_pay(
+            &covered,
+            multipliers.effective(host),
+            cap,
+            0.5 * capacity,
+            AUDIT_INTERVALS,
+            FEED_SAMPLE,
+        ) {
             (FUTILE_FEED_POLLS.min(cap), false)
         } else {
             (rarely, false)

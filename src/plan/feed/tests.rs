@@ -175,7 +175,7 @@ fn a_feed_whose_pages_gain_less_than_keeping_up_costs_is_futile_at_any_size() {
     let mu = visit_price_at(5.0, 2.0);
     for n in [1, 5, 500] {
         assert!(
-            !feed_could_pay(&vec![fast; n], mu, 96.0, 10.0, 8.0),
+            !feed_could_pay(&vec![fast; n], mu, 96.0, 10.0, 8.0, 1),
             "{n} fast pages"
         );
     }
@@ -189,14 +189,30 @@ fn a_feed_whose_pages_gain_less_than_keeping_up_costs_is_futile_at_any_size() {
     assert!(!price_feed(&[slow], mu, 0.25, 96.0, 8.0).worth);
     for n in [1, 5, 500] {
         assert!(
-            feed_could_pay(&vec![slow; n], mu, 96.0, 10.0, 8.0),
+            feed_could_pay(&vec![slow; n], mu, 96.0, 10.0, 8.0, 1),
             "{n} slow pages"
         );
     }
     assert!(price_feed(&vec![slow; 500], mu, 0.25, 96.0, 8.0).worth);
-    // Nothing to judge on, or polls never come.
-    assert!(!feed_could_pay(&[], mu, 96.0, 10.0, 8.0));
-    assert!(!feed_could_pay(&[slow], mu, 0.0, 10.0, 8.0));
+    // Polls that never come cannot pay.
+    assert!(!feed_could_pay(&[slow], mu, 0.0, 10.0, 8.0, 1));
+}
+
+/// Too few pages to judge a feed by leave it to go on learning, whatever they are; pages the
+/// plan does not visit or that never change do not count.
+#[test]
+fn a_feed_is_not_judged_futile_on_fewer_pages_than_asked() {
+    let mu = visit_price_at(5.0, 2.0);
+    let fast = page(5.0, 0.5);
+    assert!(!feed_could_pay(&[fast; 5], mu, 96.0, 10.0, 8.0, 5));
+    assert!(feed_could_pay(&[fast; 4], mu, 96.0, 10.0, 8.0, 5));
+    let mut with_unpriced = vec![fast; 4];
+    with_unpriced.push(page(5.0, 0.0));
+    with_unpriced.push(page(0.0, 0.5));
+    assert!(feed_could_pay(&with_unpriced, mu, 96.0, 10.0, 8.0, 5));
+    assert!(feed_could_pay(&[], mu, 96.0, 10.0, 8.0, 0));
+    // A visit that costs nothing at the margin: nothing to judge a feed's reads against.
+    assert!(feed_could_pay(&[fast; 5], 0.0, 96.0, 10.0, 8.0, 5));
 }
 
 /// A feed's pages come to be covered at their first listed change, the fast ones first: one slow
@@ -206,10 +222,10 @@ fn a_feed_is_judged_on_the_pages_it_lists_not_on_the_fast_ones_it_learnt_first()
     let mu = visit_price_at(0.05, 5.0);
     // Both on the plan at that price: the slow page every five days, the fast one every two.
     let (slow, fast) = (page(0.05, 0.2), page(5.0, 0.5));
-    assert!(!feed_could_pay(&[fast; 5], mu, 96.0, 10.0, 8.0));
+    assert!(!feed_could_pay(&[fast; 5], mu, 96.0, 10.0, 8.0, 1));
     let mut learnt = vec![fast; 5];
     learnt.push(slow);
-    assert!(feed_could_pay(&learnt, mu, 96.0, 10.0, 8.0));
+    assert!(feed_could_pay(&learnt, mu, 96.0, 10.0, 8.0, 1));
 }
 
 #[test]
