@@ -178,9 +178,14 @@ pub fn price_feed(
             worth,
         };
     }
-    let with_feed =
-        |polls: f64| -> f64 { mu * polls + announced_cost(&pages, mu, polls, audit_intervals) };
-    let on_plan = plan_cost(&pages, mu);
+    let with_feed = |polls: f64| -> f64 {
+        mu * polls
+            + pages
+                .iter()
+                .map(|p| announced_cost(p, mu, polls, audit_intervals))
+                .sum::<f64>()
+    };
+    let on_plan: f64 = pages.iter().map(|p| plan_cost(p, mu)).sum();
     let (mut lo, mut hi) = (min_polls.max(1e-6).ln(), max_polls.ln());
     let ratio = 0.5 * (5f64.sqrt() - 1.0);
     let (mut a, mut b) = (hi - ratio * (hi - lo), lo + ratio * (hi - lo));
@@ -264,7 +269,7 @@ pub fn feed_could_pay(
     let net_per_change: f64 = pages
         .iter()
         .map(|p| {
-            let gain = plan_cost(&[p], mu) - announced_cost(&[p], mu, max_polls, audit_intervals);
+            let gain = plan_cost(p, mu) - announced_cost(p, mu, max_polls, audit_intervals);
             gain / p.rate_per_day - mu / room
         })
         .sum();
@@ -285,27 +290,17 @@ fn priced_pages(pages: &[CoveredPage]) -> Vec<&CoveredPage> {
         .collect()
 }
 
-/// Age and visits a day of covered pages waiting for a feed read `polls` times a day.
-fn announced_cost(pages: &[&CoveredPage], mu: f64, polls: f64, audit_intervals: f64) -> f64 {
-    pages
-        .iter()
-        .map(|p| {
-            let audit_days = audit_intervals / p.visits_per_day;
-            let c = covered_page_audited(p.rate_per_day, polls, mu / p.weight, audit_days);
-            p.weight * c.age_days + mu * c.visits_per_day
-        })
-        .sum()
+/// A covered page's weighted age and visits a day (at `mu` each) while it waits for a feed read
+/// `polls` times a day.
+fn announced_cost(p: &CoveredPage, mu: f64, polls: f64, audit_intervals: f64) -> f64 {
+    let audit_days = audit_intervals / p.visits_per_day;
+    let c = covered_page_audited(p.rate_per_day, polls, mu / p.weight, audit_days);
+    p.weight * c.age_days + mu * c.visits_per_day
 }
 
-/// Age and visits a day of the same pages on the plan alone.
-fn plan_cost(pages: &[&CoveredPage], mu: f64) -> f64 {
-    pages
-        .iter()
-        .map(|p| {
-            p.weight * time_averaged_age(p.rate_per_day, 1.0 / p.visits_per_day)
-                + mu * p.visits_per_day
-        })
-        .sum()
+/// The same page's weighted age and visits a day on the plan alone.
+fn plan_cost(p: &CoveredPage, mu: f64) -> f64 {
+    p.weight * time_averaged_age(p.rate_per_day, 1.0 / p.visits_per_day) + mu * p.visits_per_day
 }
 
 /// The fewest polls a day at which a feed keeps up with pages changing at `rates_per_day`, no
