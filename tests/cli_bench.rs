@@ -164,4 +164,14 @@ fn check_run_part(value: &serde_json::Value) {
     assert!(server > 0.0 && server <= all + 0.1, "{run}");
     let refresher = figure("refresher_cpu_ms_per_check");
     assert!((refresher + server - all).abs() < 1e-6, "{run}");
+    // Where a check waited: every check was admitted, requested and committed, and its steps
+    // are parts of its span (each timed to the microsecond below: a microsecond of slack each).
+    let parts = ["admission", "request", "commit", "dedup"].map(|step| {
+        let wait = figure(&format!("{step}_wait_ms"));
+        assert!(wait >= 0.0, "{step}: {run}");
+        wait
+    });
+    assert!(parts[..3].iter().all(|&wait| wait > 0.0), "{run}");
+    let total = figure("check_wait_ms");
+    assert!(parts.iter().sum::<f64>() <= total + 0.004, "{run}");
 }

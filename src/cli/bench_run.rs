@@ -233,6 +233,8 @@ async fn throughput(urls: usize, hosts: usize, postgres: Option<&str>) -> anyhow
     let answered = (counts.ok + counts.not_modified) as f64;
     let db_bytes = setup.db_bytes().await?;
     setup.finish().await?;
+    let waits = second.waits;
+    let wait = |sum_us| waits.mean_ms(sum_us);
     Ok(vec![
         ("checked_urls", urls as f64),
         ("checked_hosts", hosts as f64),
@@ -256,6 +258,12 @@ async fn throughput(urls: usize, hosts: usize, postgres: Option<&str>) -> anyhow
             answered / counts.page_seconds.max(1e-9),
         ),
         ("refresher_checks", second.checks as f64),
+        // Where a check of the pass waited, per check (means; see refresher::waits).
+        ("check_wait_ms", wait(waits.total_us)),
+        ("admission_wait_ms", wait(waits.admission_us)),
+        ("request_wait_ms", wait(waits.request_us)),
+        ("commit_wait_ms", wait(waits.commit_us)),
+        ("dedup_wait_ms", wait(waits.dedup_us)),
         ("refresher_errors", second.errors as f64),
         ("first_pass_seconds", first_seconds),
         (

@@ -2,6 +2,8 @@
 //! reported to the scheduler, committed with its observation in one transaction, then given to
 //! the dedup engine) or a feed (read for the pages it lists and the changes it announces).
 
+use std::time::Instant;
+
 use anyhow::Context as _;
 
 use tracing::warn;
@@ -13,10 +15,12 @@ use crate::scheduler::{Fetched, Seen, UrlKind};
 use super::context::Context;
 use super::fetching::{admitted, fetch_and_record_extracted};
 use super::ledger::Due;
+use super::waits::Step;
 
 /// Checks one URL the scheduler handed out. Never fails: problems are recorded, and the URL is
 /// always reported back so the scheduler frees its host.
 pub async fn check(ctx: &Context, due: Due) {
+    let started = Instant::now();
     let lock = ctx.url_locks.get(due.url_id);
     let guard = lock.lock().await;
     let result = match due.kind {
@@ -25,6 +29,9 @@ pub async fn check(ctx: &Context, due: Due) {
     };
     drop(guard);
     ctx.url_locks.release(due.url_id, lock);
+    if due.kind == UrlKind::Page {
+        ctx.counters.waits.check(started);
+    }
     if let Err(err) = result {
         // The URL's text for the log (failures are rare: one more read is cheap).
         let url = match ctx.store.url_row_by_id(due.url_id).await {
@@ -44,7 +51,10 @@ pub async fn check(ctx: &Context, due: Due) {
 
 /// Checks one page.
 async fn check_page(ctx: &Context, due: &Due) -> anyhow::Result<()> {
-    let Some((site, row, url)) = admitted(ctx, due).await? else {
+    let started = Instant::now();
+    let admitted = admitted(ctx, due).await?;
+    ctx.counters.waits.step(Step::Admission, started);
+    let Some((site, row, url)) = admitted else {
         return Ok(());
     };
     let method = match site.site.method {
@@ -55,8 +65,9 @@ async fn check_page(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         fetch_and_record_extracted(ctx, site, &row, &url, method, None, None)
             .await
             .with_context(|| format!("checking {}", row.url))?;
-    super::dedup_hook::after_fetch(ctx, site, &row, &outcome, extracted)
-        .await
-        .with_context(|| format!("filing {} with the dedup engine", row.url))?;
+    let started = Instant::now();
+    let filed = super::dedup_hook::after_fetch(ctx, site, &row, &outcome, extracted).await;
+    ctx.counters.waits.step(Step::Dedup, started);
+    filed.with_context(|| format!("filing {} with the dedup engine", row.url))?;
     Ok(())
 }

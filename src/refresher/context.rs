@@ -20,6 +20,7 @@ use super::lease_state::Leasing;
 use super::ledger::Ledger;
 use super::robots_cache::RobotsCache;
 use super::url_locks::UrlLocks;
+use super::waits::WaitClocks;
 use super::{RunOptions, RunSummary};
 
 /// The User-Agent freshet sends unless a site sets its own.
@@ -52,6 +53,8 @@ pub struct Counters {
     pub changes: AtomicU64,
     /// Errors recorded.
     pub errors: AtomicU64,
+    /// Where the page checks waited.
+    pub waits: WaitClocks,
 }
 
 impl Counters {
@@ -63,6 +66,7 @@ impl Counters {
             changes: self.changes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
             skipped_hosts: Vec::new(),
+            waits: self.waits.snapshot(),
         }
     }
 

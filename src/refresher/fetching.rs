@@ -3,7 +3,7 @@
 //! conditionally with robots.txt asked on every redirect hop, the observation committed with the
 //! URL's new summary in one transaction and reported to the scheduler; problems recorded.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
@@ -27,6 +27,7 @@ use super::evidence::{
 };
 use super::ledger::Due;
 use super::robots_rules::{self, RobotsGate};
+use super::waits::Step;
 
 /// The shortest wait before a URL robots.txt disallowed is judged again (clock ms), should the
 /// rules expire at once.
@@ -199,6 +200,7 @@ pub(super) async fn fetch_and_record_extracted(
     // another host with rules of its own.
     let gate = RobotsGate { ctx, site };
     let fetcher = &site.fetcher;
+    let request_started = Instant::now();
     let mut outcome = fetcher
         .fetch_gated(&request, cap, &ctx.pool, ctx.clock.as_ref(), &gate)
         .await;
@@ -246,6 +248,9 @@ pub(super) async fn fetch_and_record_extracted(
         }
     }
     Counters::add(&ctx.counters.requests, u64::from(requests));
+    if row.kind == "page" {
+        ctx.counters.waits.step(Step::Request, request_started);
+    }
     if let Some(error) = empty_body_error(&previous, &outcome) {
         outcome.reject(error);
     }
@@ -381,8 +386,10 @@ pub(super) async fn fetch_and_record_extracted(
         update.host_trust = Some((row.host_id, trust));
     }
     update.written_ms = Some(ctx.clock.now_ms());
+    let commit_started = Instant::now();
     commit(ctx, &observation, &update).await?;
     if row.kind == "page" {
+        ctx.counters.waits.step(Step::Commit, commit_started);
         Counters::add(&ctx.counters.checks, 1);
         if changed == Some(true) {
             Counters::add(&ctx.counters.changes, 1);

@@ -46,6 +46,7 @@ mod robots_rules;
 mod sample_grid;
 mod url_ids;
 mod url_locks;
+mod waits;
 mod watch;
 
 /// The largest sitemap or feed document read (`freshet inspect` reads the same).
@@ -74,6 +75,7 @@ use discoveries::Discoveries;
 use lease_state::Leasing;
 pub use lease_state::WorkerOptions;
 use ledger::Ledger;
+pub use waits::CheckWaits;
 pub use watch::{Watch, status_line};
 
 /// Which revisit policy the refresher uses.
@@ -134,6 +136,8 @@ pub struct RunSummary {
     /// Hosts a one-pass run left closed by back-off or Retry-After for longer than the pass:
     /// (politeness key, closed until Unix ms).
     pub skipped_hosts: Vec<(String, i64)>,
+    /// Where the page checks waited (real time, for `freshet bench`).
+    pub waits: CheckWaits,
 }
 
 /// Checks in flight at once (each on its own host: the scheduler hands a host one at a time).
