@@ -164,8 +164,9 @@ fn check_run_part(value: &serde_json::Value) {
     assert!(server > 0.0 && server <= all + 0.1, "{run}");
     let refresher = figure("refresher_cpu_ms_per_check");
     assert!((refresher + server - all).abs() < 1e-6, "{run}");
-    // Where a check waited: every check was admitted, requested and committed, and its steps
-    // are parts of its span (each timed to the microsecond below: a microsecond of slack each).
+    // Where a check spent its time: every check was admitted, requested and committed, and its
+    // steps are disjoint stretches of it (each timed to the microsecond below, as the check is:
+    // they add up to at most its time, and the slack is for the means' rounding).
     let parts = ["admission", "request", "commit", "dedup"].map(|step| {
         let wait = figure(&format!("{step}_wait_ms"));
         assert!(wait >= 0.0, "{step}: {run}");
@@ -173,5 +174,5 @@ fn check_run_part(value: &serde_json::Value) {
     });
     assert!(parts[..3].iter().all(|&wait| wait > 0.0), "{run}");
     let total = figure("check_wait_ms");
-    assert!(parts.iter().sum::<f64>() <= total + 0.004, "{run}");
+    assert!(parts.iter().sum::<f64>() <= total + 1e-6, "{run}");
 }

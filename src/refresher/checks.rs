@@ -15,22 +15,23 @@ use crate::scheduler::{Fetched, Seen, UrlKind};
 use super::context::Context;
 use super::fetching::{admitted, fetch_and_record_extracted};
 use super::ledger::Due;
-use super::waits::Step;
+use super::waits::{Step, StepTimes};
 
 /// Checks one URL the scheduler handed out. Never fails: problems are recorded, and the URL is
 /// always reported back so the scheduler frees its host.
 pub async fn check(ctx: &Context, due: Due) {
     let started = Instant::now();
+    let mut steps = StepTimes::default();
     let lock = ctx.url_locks.get(due.url_id);
     let guard = lock.lock().await;
     let result = match due.kind {
-        UrlKind::Page => check_page(ctx, &due).await,
+        UrlKind::Page => check_page(ctx, &due, &mut steps).await,
         UrlKind::Feed => super::feeds::read_feed(ctx, &due).await,
     };
     drop(guard);
     ctx.url_locks.release(due.url_id, lock);
     if due.kind == UrlKind::Page {
-        ctx.counters.waits.check(started);
+        ctx.counters.waits.check_ended(started, steps);
     }
     if let Err(err) = result {
         // The URL's text for the log (failures are rare: one more read is cheap).
@@ -49,25 +50,26 @@ pub async fn check(ctx: &Context, due: Due) {
     }
 }
 
-/// Checks one page.
-async fn check_page(ctx: &Context, due: &Due) -> anyhow::Result<()> {
+/// Checks one page, timing its steps in `steps`.
+async fn check_page(ctx: &Context, due: &Due, steps: &mut StepTimes) -> anyhow::Result<()> {
     let started = Instant::now();
-    let admitted = admitted(ctx, due).await?;
-    ctx.counters.waits.step(Step::Admission, started);
-    let Some((site, row, url)) = admitted else {
+    let admitted = admitted(ctx, due).await;
+    steps.ended(Step::Admission, started);
+    let Some((site, row, url)) = admitted? else {
         return Ok(());
     };
     let method = match site.site.method {
         schedule::Method::Head => Method::Head,
         schedule::Method::Get => Method::Get,
     };
-    let (outcome, extracted) =
-        fetch_and_record_extracted(ctx, site, &row, &url, method, None, None)
-            .await
-            .with_context(|| format!("checking {}", row.url))?;
+    let recorded = fetch_and_record_extracted(ctx, site, &row, &url, method, None, None)
+        .await
+        .with_context(|| format!("checking {}", row.url))?;
+    steps.add(recorded.steps);
+    let (outcome, extracted) = (recorded.outcome, recorded.extracted);
     let started = Instant::now();
     let filed = super::dedup_hook::after_fetch(ctx, site, &row, &outcome, extracted).await;
-    ctx.counters.waits.step(Step::Dedup, started);
+    steps.ended(Step::Dedup, started);
     filed.with_context(|| format!("filing {} with the dedup engine", row.url))?;
     Ok(())
 }

@@ -20,7 +20,7 @@ use super::lease_state::Leasing;
 use super::ledger::Ledger;
 use super::robots_cache::RobotsCache;
 use super::url_locks::UrlLocks;
-use super::waits::WaitClocks;
+use super::waits::WaitSums;
 use super::{RunOptions, RunSummary};
 
 /// The User-Agent freshet sends unless a site sets its own.
@@ -53,8 +53,8 @@ pub struct Counters {
     pub changes: AtomicU64,
     /// Errors recorded.
     pub errors: AtomicU64,
-    /// Where the page checks waited.
-    pub waits: WaitClocks,
+    /// Where the page checks spent their time.
+    pub waits: WaitSums,
 }
 
 impl Counters {

@@ -27,7 +27,7 @@ use super::evidence::{
 };
 use super::ledger::Due;
 use super::robots_rules::{self, RobotsGate};
-use super::waits::Step;
+use super::waits::{Step, StepTimes};
 
 /// The shortest wait before a URL robots.txt disallowed is judged again (clock ms), should the
 /// rules expire at once.
@@ -150,11 +150,22 @@ pub async fn fetch_and_record(
     sitemap_due_ms: Option<i64>,
 ) -> anyhow::Result<FetchOutcome> {
     let checked = fetch_and_record_extracted(ctx, site, row, url, method, max_body, sitemap_due_ms);
-    Ok(checked.await?.0)
+    Ok(checked.await?.outcome)
+}
+
+/// What [`fetch_and_record_extracted`] did.
+pub(super) struct Recorded {
+    /// The fetch.
+    pub outcome: FetchOutcome,
+    /// A page's extraction, if its body was read.
+    pub extracted: Option<Extracted>,
+    /// How long its request and its commit took.
+    pub steps: StepTimes,
 }
 
 /// [`fetch_and_record`], also giving a page's extraction (done once per fetch: its content
-/// fingerprint decides whether the main content changed, and the dedup engine files it).
+/// fingerprint decides whether the main content changed, and the dedup engine files it) and
+/// how long the request and the commit took.
 ///
 /// A page's observation records two verdicts: `changed` (the decoded bytes) and
 /// `content_changed` (the main text, see [`crate::dedup::content`]); the site's
@@ -168,7 +179,8 @@ pub(super) async fn fetch_and_record_extracted(
     method: Method,
     max_body: Option<u64>,
     sitemap_due_ms: Option<i64>,
-) -> anyhow::Result<(FetchOutcome, Option<Extracted>)> {
+) -> anyhow::Result<Recorded> {
+    let mut steps = StepTimes::default();
     let previous = PreviousCopy {
         exists: row
             .last_status
@@ -223,7 +235,12 @@ pub(super) async fn fetch_and_record_extracted(
             ctx.ledger.defer(ctx.clock.now_ms(), row.id, until);
         }
         debug!(url = %url, %reason, "request not sent");
-        return Ok((outcome, None));
+        steps.ended(Step::Request, request_started);
+        return Ok(Recorded {
+            outcome,
+            extracted: None,
+            steps,
+        });
     }
     let mut requests = outcome.hops.len().max(1) as u32;
     crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
@@ -248,9 +265,7 @@ pub(super) async fn fetch_and_record_extracted(
         }
     }
     Counters::add(&ctx.counters.requests, u64::from(requests));
-    if row.kind == "page" {
-        ctx.counters.waits.step(Step::Request, request_started);
-    }
+    steps.ended(Step::Request, request_started);
     if let Some(error) = empty_body_error(&previous, &outcome) {
         outcome.reject(error);
     }
@@ -388,8 +403,8 @@ pub(super) async fn fetch_and_record_extracted(
     update.written_ms = Some(ctx.clock.now_ms());
     let commit_started = Instant::now();
     commit(ctx, &observation, &update).await?;
+    steps.ended(Step::Commit, commit_started);
     if row.kind == "page" {
-        ctx.counters.waits.step(Step::Commit, commit_started);
         Counters::add(&ctx.counters.checks, 1);
         if changed == Some(true) {
             Counters::add(&ctx.counters.changes, 1);
@@ -414,7 +429,11 @@ pub(super) async fn fetch_and_record_extracted(
     if let Some(target) = &handed_over {
         super::hand_over::hand_over(ctx, site, row, target, outcome.started_ms).await?;
     }
-    Ok((outcome, extracted))
+    Ok(Recorded {
+        outcome,
+        extracted,
+        steps,
+    })
 }
 
 /// The refusal a fetch met, if one of freshet's rules stopped it: the address policy, or
