@@ -16,8 +16,9 @@ pub enum Step {
     /// The request, with its redirect hops and its audit (the permit of the host, the
     /// politeness journal's commit before the request is sent, the server's answer).
     Request,
-    /// Committing the observation with the URL's new summary (the group commit). A commit
-    /// that failed and was tried again is not counted here (its time is in the check's).
+    /// Committing the observation with the URL's new summary (the group commit), with its
+    /// tries again after a failure. A commit that failed for good is not counted here (its
+    /// time is in the check's).
     Commit,
     /// Filing the fetched page with the dedup engine.
     Dedup,
