@@ -61,6 +61,23 @@ struct HostState {
     restored_gate_ms: i64,
     /// Until when the latest Retry-After asked us to stay away (Unix ms), for the journal.
     retry_after_until_ms: Option<i64>,
+    /// Requests starting up to this clock time (Unix ms) are covered by a start already
+    /// committed to the journal ([`super::saved`]); `i64::MIN` when none is.
+    reserved_until_ms: i64,
+    /// The reservation's end at which a deferred save of the latest request's end is
+    /// scheduled ([`HostPermit`]'s drop); `i64::MIN` when none is.
+    end_save_at_ms: i64,
+}
+
+/// When to write a request's end to the journal.
+pub(super) enum EndSave {
+    /// Now, in the background: the end is past the committed reservation.
+    Now(SavedHost),
+    /// Once the clock reaches this reservation's end (while it lasts, a restart counts the
+    /// host as in flight whatever end is saved), unless a later reservation is committed.
+    At(i64),
+    /// A save at the reservation's end is already scheduled.
+    Scheduled,
 }
 
 /// What the gate says to a task holding a concurrency permit.
@@ -94,6 +111,8 @@ impl Host {
                 backoff: Backoff::default(),
                 restored_gate_ms: 0,
                 retry_after_until_ms: None,
+                reserved_until_ms: i64::MIN,
+                end_save_at_ms: i64::MIN,
             }),
         }
     }
@@ -151,11 +170,11 @@ impl Host {
         // The semaphore is never closed, so this only fails if that invariant breaks; the
         // request then goes ahead under the time gates alone rather than failing.
         let permit = self.semaphore.clone().acquire_owned().await.ok();
-        loop {
+        let started_ms = loop {
             let now = clock.now_ms();
             let gate = self.state().try_start(&self.policy, now);
             match gate {
-                Gate::Open => break,
+                Gate::Open => break now,
                 Gate::WaitUntil(at_ms) => {
                     let closed = self.closed_until_ms();
                     if patience_ms.is_some_and(|patience| closed > now.saturating_add(patience)) {
@@ -164,9 +183,10 @@ impl Host {
                     clock::sleep_until(clock.as_ref(), at_ms.max(now + 1)).await
                 }
             }
-        }
+        };
         Ok(HostPermit {
             host: Arc::clone(self),
+            started_ms,
             permit,
             clock: Arc::clone(clock),
             journal: None,
@@ -256,6 +276,52 @@ impl Host {
         }
     }
 
+    /// What to commit before a request that started at `started_ms` may be sent: `None` when a
+    /// reservation already committed covers it, else this host's state with its latest start
+    /// moved to the end of a new reservation, `reserve_ms` after `started_ms` (see
+    /// [`super::saved`]).
+    pub(crate) fn reservation_for(&self, started_ms: i64, reserve_ms: i64) -> Option<SavedHost> {
+        if started_ms <= self.state().reserved_until_ms {
+            return None;
+        }
+        let mut saved = self.snapshot();
+        saved.last_start_ms = Some(started_ms.saturating_add(reserve_ms));
+        Some(saved)
+    }
+
+    /// Notes that `saved` (from [`Host::reservation_for`]) is committed.
+    pub(crate) fn reserved(&self, saved: &SavedHost) {
+        let mut state = self.state();
+        if let Some(until) = saved.last_start_ms {
+            state.reserved_until_ms = state.reserved_until_ms.max(until);
+        }
+    }
+
+    /// How to save the end of a request that just ended at `ended_ms` ([`EndSave`]).
+    pub(super) fn end_save(&self, ended_ms: i64) -> EndSave {
+        let mut state = self.state();
+        let reserved = state.reserved_until_ms;
+        if ended_ms >= reserved {
+            drop(state);
+            return EndSave::Now(self.snapshot());
+        }
+        if state.end_save_at_ms == reserved {
+            return EndSave::Scheduled;
+        }
+        state.end_save_at_ms = reserved;
+        EndSave::At(reserved)
+    }
+
+    /// The state to save for an end deferred to `at_ms` ([`EndSave::At`]), or `None` when a
+    /// later reservation was committed since (it carried the end, and its own requests' ends
+    /// are saved in their turn).
+    pub(super) fn deferred_end(&self, at_ms: i64) -> Option<SavedHost> {
+        if self.state().reserved_until_ms > at_ms {
+            return None;
+        }
+        Some(self.snapshot())
+    }
+
     /// Takes up what an earlier run left (see [`SavedHost::gate_ms`]): its back-off, and a gate
     /// at the interval then in force after its last request.
     pub(crate) fn restore(&self, saved: &SavedHost, now_ms: i64) {
@@ -322,6 +388,8 @@ fn limiter_for(interval: Duration, clock: &SharedClock) -> Option<Limiter> {
 pub struct HostPermit {
     /// The host this permit belongs to.
     host: Arc<Host>,
+    /// When the request was counted as started (clock time, Unix ms).
+    started_ms: i64,
     /// The concurrency permit (`None` only if the semaphore was closed, which never happens).
     permit: Option<OwnedSemaphorePermit>,
     /// Clock that stamps the end of the request.
@@ -340,6 +408,11 @@ impl HostPermit {
     pub(super) fn host(&self) -> &Arc<Host> {
         &self.host
     }
+
+    /// When the request was counted as started (clock time, Unix ms).
+    pub(super) fn started_ms(&self) -> i64 {
+        self.started_ms
+    }
 }
 
 impl Drop for HostPermit {
@@ -349,7 +422,11 @@ impl Drop for HostPermit {
         let ended_ms = self.clock.now_ms().saturating_add(1);
         self.host.release(ended_ms, self.permit.take());
         if let Some(journal) = self.journal.take() {
-            journal.save_later(self.host.snapshot());
+            match self.host.end_save(ended_ms) {
+                EndSave::Now(saved) => journal.save_later(saved),
+                EndSave::At(at_ms) => journal.save_end_at(Arc::clone(&self.host), at_ms),
+                EndSave::Scheduled => {}
+            }
         }
     }
 }

@@ -50,6 +50,12 @@ pub use stop::Stop;
 use crate::clock::SharedClock;
 use host::Host;
 
+/// How far ahead (clock ms) one committed start covers a host's next starts
+/// ([`saved`]): a restart or a takeover waits at most this much longer than the last start
+/// before the kill would make it, and a host contacted many times a second commits a start
+/// once a second instead of once a request.
+pub const RESERVED_STARTS_MS: i64 = 1_000;
+
 /// How politely to treat one origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostConfig {
@@ -253,8 +259,8 @@ impl HostPool {
 
     /// Like [`HostPool::acquire`], but gives up at once when the stop flag is set (or while
     /// waiting, when it is set), and refuses to wait for a back-off or Retry-After closure that
-    /// ends later than the pool's patience. With a journal, the request's start is committed
-    /// before the permit is returned.
+    /// ends later than the pool's patience. With a journal, a start at or after the request's
+    /// is committed before the permit is returned (a reservation: [`saved`]).
     pub async fn try_acquire(&self, origin: &str) -> Result<HostPermit, NotNow> {
         if self.stop.is_stopped() {
             return Err(NotNow::Stopping);
@@ -273,7 +279,12 @@ impl HostPool {
             () = self.stop.stopped() => return Err(NotNow::Stopping),
         };
         if let Some(journal) = &self.journal {
-            journal.save(&permit.host().snapshot()).await;
+            let host = permit.host();
+            if let Some(reservation) = host.reservation_for(permit.started_ms(), RESERVED_STARTS_MS)
+                && journal.save(&reservation).await
+            {
+                host.reserved(&reservation);
+            }
             permit.journal = Some(journal.clone());
         }
         // The waits above may have outlasted the lease (or the host may be leaving): asked

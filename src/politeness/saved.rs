@@ -2,30 +2,43 @@
 //! and the journal that writes it as it changes.
 //!
 //! Written (through the store's single writer, table `host_politeness`, migration 0006):
-//! - **before** each request is sent: its start, the interval in force (the schedule's rate or
-//!   the learnt Crawl-delay, whichever is longer) and the back-off. The permit is handed out only
-//!   once this is committed, so a process killed at any moment has recorded every request the
-//!   server may have seen;
+//! - **before** a request is sent, unless a reservation already committed covers its start: a
+//!   reservation, the row's `last_start_ms` set [`RESERVED_STARTS_MS`](super::RESERVED_STARTS_MS) (one second) after the
+//!   request's start, with the interval in force (the schedule's rate or the learnt
+//!   Crawl-delay, whichever is longer) and the back-off. The permit is handed out only once
+//!   this is committed, so a process killed at any moment has recorded a start at or after
+//!   every request the server may have seen; the host's requests that start before the
+//!   reservation ends go without a write of their own. A host asked many times a second so
+//!   commits once a second, not once a request, and a check waits for one group commit, not
+//!   two; a host asked less often than once a second commits before every request, as before;
 //! - when a response pushes back (429 / 503 / 5xx / timeout): the back-off level, the closure
 //!   (`backoff_until_ms`, which holds any Retry-After) and the Retry-After's own end, committed
 //!   before the request's permit is released;
-//! - when a request ends: its end (in the background; a lost end only makes the next run
-//!   wait a little longer, see below).
+//! - when a request ends: its end, in the background. While the reservation lasts an end
+//!   changes nothing a restart reads (the row says a request may be in flight until the
+//!   reservation's end), so an end before it is written once the reservation ends, unless a
+//!   later reservation (which carries it) was committed by then: one write per reservation at
+//!   most. A lost end only makes the next run wait a little longer, see below.
 //!
 //! At start, [`SavedHost::gate_ms`] turns a row into the earliest time the host may be contacted:
 //! `last_end + interval`, where a request whose start is recorded without a later end (the
 //! process died with it in flight) is taken to have ended at the restart itself: a dead
-//! process's connection is closed, so the server saw it end by then at the latest. Back-off and
-//! Retry-After closures are restored as they were.
+//! process's connection is closed, so the server saw it end by then at the latest. A
+//! reservation is such a start, at the reservation's end: a restart before it waits for it,
+//! then the interval, so a restart (or another worker taking the host over) waits at most a
+//! second longer than the last request's start alone would make it. Back-off and Retry-After
+//! closures are restored as they were.
 //!
 //! The one gap no journal can close: a response that arrives and is killed with the process
 //! before its back-off is committed (a window of about one SQLite write).
 
 use std::sync::{Arc, Mutex};
 
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::clock::SharedClock;
+use super::host::Host;
+use crate::clock::{self, SharedClock};
 use crate::store::Store;
 pub use crate::store::politeness::SavedHost;
 
@@ -61,6 +74,8 @@ pub struct Journal {
     clock: SharedClock,
     /// Writes started in the background (request ends), awaited by [`Journal::flush`].
     pending: Arc<Mutex<JoinSet<()>>>,
+    /// Set by [`Journal::flush`]: deferred writes go at once.
+    flushing: Arc<watch::Sender<bool>>,
 }
 
 impl Journal {
@@ -70,14 +85,19 @@ impl Journal {
             store,
             clock,
             pending: Arc::default(),
+            flushing: Arc::new(watch::channel(false).0),
         }
     }
 
     /// Writes `saved` and waits until it is committed. A failed write is logged: politeness
     /// then holds for this run, and the next run starts from the last state written.
-    pub async fn save(&self, saved: &SavedHost) {
-        if let Err(error) = self.store.save_politeness(saved, self.clock.now_ms()).await {
-            tracing::warn!(host = %saved.key, %error, "politeness state not saved");
+    pub async fn save(&self, saved: &SavedHost) -> bool {
+        match self.store.save_politeness(saved, self.clock.now_ms()).await {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::warn!(host = %saved.key, %error, "politeness state not saved");
+                false
+            }
         }
     }
 
@@ -89,11 +109,41 @@ impl Journal {
         let journal = self.clone();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         while pending.try_join_next().is_some() {}
-        pending.spawn_on(async move { journal.save(&saved).await }, &runtime);
+        pending.spawn_on(
+            async move {
+                journal.save(&saved).await;
+            },
+            &runtime,
+        );
     }
 
-    /// Waits for the background writes (before the store is closed).
+    /// Writes `host`'s state once the clock reaches `at_ms` (or at once when flushed), unless
+    /// a later reservation was committed by then ([`Host::deferred_end`]).
+    pub(super) fn save_end_at(&self, host: Arc<Host>, at_ms: i64) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let journal = self.clone();
+        let mut flushing = self.flushing.subscribe();
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        while pending.try_join_next().is_some() {}
+        pending.spawn_on(
+            async move {
+                tokio::select! {
+                    () = clock::sleep_until(journal.clock.as_ref(), at_ms) => {}
+                    _ = flushing.wait_for(|flushed| *flushed) => {}
+                }
+                if let Some(saved) = host.deferred_end(at_ms) {
+                    journal.save(&saved).await;
+                }
+            },
+            &runtime,
+        );
+    }
+
+    /// Waits for the background writes (before the store is closed); deferred ones go at once.
     pub async fn flush(&self) {
+        self.flushing.send_replace(true);
         let mut pending =
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
         while pending.join_next().await.is_some() {}
@@ -102,7 +152,13 @@ impl Journal {
 
 #[cfg(test)]
 mod tests {
-    use super::SavedHost;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::{Journal, SavedHost};
+    use crate::clock::{ManualClock, SharedClock};
+    use crate::politeness::{HostConfig, HostPool, RESERVED_STARTS_MS};
+    use crate::store::Store;
 
     fn saved(start: Option<i64>, end: Option<i64>) -> SavedHost {
         SavedHost {
@@ -131,5 +187,80 @@ mod tests {
     #[test]
     fn a_host_never_contacted_is_open() {
         assert_eq!(saved(None, None).gate_ms(6_000), 0);
+    }
+
+    /// The row the journal left for `a.test` and when it was last written.
+    async fn row(store: &Store) -> (SavedHost, i64) {
+        let saved = store.load_politeness().await.unwrap();
+        let updated = crate::store::test_support::politeness_updated_ms(store, "a.test").await;
+        (saved.into_iter().next().expect("a row for a.test"), updated)
+    }
+
+    #[tokio::test]
+    async fn one_committed_start_covers_the_requests_of_the_next_second() {
+        const T0: i64 = 1_000_000;
+        let (stores, _dir) = crate::store::test_support::stores(
+            "one_committed_start_covers_the_requests_of_the_next_second",
+        )
+        .await;
+        for store in stores {
+            let clock = Arc::new(ManualClock::new(T0));
+            let shared: SharedClock = clock.clone();
+            let pool = HostPool::new(shared.clone())
+                .with_journal(Journal::new(store.clone(), shared.clone()));
+            let unlimited = HostConfig {
+                min_interval: Duration::ZERO,
+                concurrency: 1,
+            };
+            pool.configure("http://a.test", unlimited);
+
+            // The first request commits a start a second ahead before it is sent.
+            let permit = pool.try_acquire("http://a.test").await.unwrap();
+            let (saved, updated) = row(&store).await;
+            assert_eq!(saved.last_start_ms, Some(T0 + RESERVED_STARTS_MS));
+            assert_eq!(updated, T0);
+            // Killed now, a restart waits for the reservation's end, not only for its own start.
+            assert_eq!(saved.gate_ms(T0 + 10), T0 + RESERVED_STARTS_MS);
+            clock.set(T0 + 5);
+            drop(permit);
+
+            // Within that second, requests go without a write; their ends wait for its end.
+            for at in [T0 + 400, T0 + 900] {
+                clock.set(at);
+                drop(pool.try_acquire("http://a.test").await.unwrap());
+            }
+            assert_eq!(row(&store).await.1, T0, "no write inside the reservation");
+
+            // Past it, the next request commits a new reservation, which carries the last end.
+            clock.set(T0 + 1_500);
+            let permit = pool.try_acquire("http://a.test").await.unwrap();
+            let (saved, updated) = row(&store).await;
+            assert_eq!(saved.last_start_ms, Some(T0 + 1_500 + RESERVED_STARTS_MS));
+            assert_eq!(saved.last_end_ms, Some(T0 + 901));
+            assert_eq!(updated, T0 + 1_500);
+            // An end past the reservation is written as it ends.
+            clock.set(T0 + 3_000);
+            drop(permit);
+            pool.flush().await;
+            let (saved, _) = row(&store).await;
+            assert_eq!(saved.last_end_ms, Some(T0 + 3_001));
+            assert_eq!(
+                saved.gate_ms(T0 + 9_000),
+                T0 + 3_001,
+                "ended: gated from its end"
+            );
+
+            // An end inside a reservation is written once the journal is flushed.
+            clock.set(T0 + 5_000);
+            let permit = pool.try_acquire("http://a.test").await.unwrap();
+            clock.set(T0 + 5_010);
+            drop(permit);
+            assert_eq!(row(&store).await.0.last_end_ms, Some(T0 + 3_001));
+            pool.flush().await;
+            let (saved, _) = row(&store).await;
+            assert_eq!(saved.last_end_ms, Some(T0 + 5_011));
+            assert_eq!(saved.last_start_ms, Some(T0 + 5_000 + RESERVED_STARTS_MS));
+            store.close().await;
+        }
     }
 }

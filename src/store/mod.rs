@@ -195,6 +195,17 @@ pub(crate) mod test_support {
         )
     }
 
+    /// When the politeness journal last wrote `host_key`'s row (`updated_ms`, clock time).
+    pub async fn politeness_updated_ms(store: &Store, host_key: &str) -> i64 {
+        let (updated,): (i64,) =
+            sqlx::query_as("SELECT updated_ms FROM host_politeness WHERE host_key = $1")
+                .bind(host_key)
+                .fetch_one(store.reader())
+                .await
+                .expect("a politeness row");
+        updated
+    }
+
     /// A SQLite store and, when the test server is there, a PostgreSQL one: store tests run on
     /// each. The guard keeps the SQLite file.
     pub async fn stores(test: &str) -> (Vec<Store>, tempfile::TempDir) {

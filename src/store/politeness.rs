@@ -1,8 +1,8 @@
 //! Hosts' persisted politeness state (table `host_politeness`): written by the politeness
 //! journal as it changes, read once at start. See `politeness::saved`.
 //!
-//! The journal writes before every request, so its saves are as many as the checks: the saves
-//! waiting in one group commit are written by one multi-row upsert per chunk
+//! The journal writes before a host's requests (once a second on a busy host) and after them,
+//! so its saves can be nearly as many as the checks: the saves waiting in one group commit are written by one multi-row upsert per chunk
 //! ([`super::batch`]), applied in their order (SQLite runs an upsert's rows one after another, so
 //! two saves of one host in one statement merge as two statements would).
 
@@ -21,7 +21,9 @@ pub struct SavedHost {
     pub key: String,
     /// The least time between requests at the last request (ms).
     pub min_interval_ms: i64,
-    /// When the latest request started (Unix ms), written before it was sent.
+    /// When the latest request started (Unix ms), written before it was sent; or a later
+    /// time up to which the host's next requests may start without a write of their own (a
+    /// reservation, see `politeness::saved`).
     pub last_start_ms: Option<i64>,
     /// When the latest request ended (Unix ms).
     pub last_end_ms: Option<i64>,
