@@ -61,7 +61,7 @@ struct HostState {
     restored_gate_ms: i64,
     /// Until when the latest Retry-After asked us to stay away (Unix ms), for the journal.
     retry_after_until_ms: Option<i64>,
-    /// Requests starting up to this clock time (Unix ms) are covered by a start already
+    /// Requests starting before this clock time (Unix ms) are covered by a start already
     /// committed to the journal ([`super::saved`]); `i64::MIN` when none is.
     reserved_until_ms: i64,
     /// The reservation's end at which a deferred save of the latest request's end is
@@ -74,7 +74,8 @@ pub(super) enum EndSave {
     /// Now, in the background: the end is past the committed reservation.
     Now(SavedHost),
     /// Once the clock reaches this reservation's end (while it lasts, a restart counts the
-    /// host as in flight whatever end is saved), unless a later reservation is committed.
+    /// host as in flight whatever end is saved), unless a later reservation is committed:
+    /// [`Host::deferred_end`]. Call [`Host::end_save_scheduled`] once it is scheduled.
     At(i64),
     /// A save at the reservation's end is already scheduled.
     Scheduled,
@@ -264,7 +265,11 @@ impl Host {
 
     /// What to persist of this host (see [`super::saved`]).
     pub(crate) fn snapshot(&self) -> SavedHost {
-        let state = self.state();
+        self.saved_of(&self.state())
+    }
+
+    /// [`Host::snapshot`] of a locked state.
+    fn saved_of(&self, state: &HostState) -> SavedHost {
         SavedHost {
             key: self.origin.clone(),
             min_interval_ms: duration_ms_ceil(state.config.min_interval),
@@ -281,7 +286,7 @@ impl Host {
     /// moved to the end of a new reservation, `reserve_ms` after `started_ms` (see
     /// [`super::saved`]).
     pub(crate) fn reservation_for(&self, started_ms: i64, reserve_ms: i64) -> Option<SavedHost> {
-        if started_ms <= self.state().reserved_until_ms {
+        if started_ms < self.state().reserved_until_ms {
             return None;
         }
         let mut saved = self.snapshot();
@@ -299,27 +304,37 @@ impl Host {
 
     /// How to save the end of a request that just ended at `ended_ms` ([`EndSave`]).
     pub(super) fn end_save(&self, ended_ms: i64) -> EndSave {
-        let mut state = self.state();
+        let state = self.state();
         let reserved = state.reserved_until_ms;
         if ended_ms >= reserved {
-            drop(state);
-            return EndSave::Now(self.snapshot());
+            return EndSave::Now(self.saved_of(&state));
         }
         if state.end_save_at_ms == reserved {
             return EndSave::Scheduled;
         }
-        state.end_save_at_ms = reserved;
         EndSave::At(reserved)
     }
 
-    /// The state to save for an end deferred to `at_ms` ([`EndSave::At`]), or `None` when a
-    /// later reservation was committed since (it carried the end, and its own requests' ends
-    /// are saved in their turn).
+    /// Notes that a save at the end of the reservation ending at `at_ms` is scheduled.
+    pub(super) fn end_save_scheduled(&self, at_ms: i64) {
+        let mut state = self.state();
+        state.end_save_at_ms = state.end_save_at_ms.max(at_ms);
+    }
+
+    /// What to save once the reservation ending at `at_ms` is over ([`EndSave::At`]): with no
+    /// request in flight and no later reservation, the host's state with its last end at
+    /// `at_ms` or later, so that a restart reads the reservation as ended (a request in flight
+    /// saves its own end, which is past the reservation, and a later reservation's requests'
+    /// ends are saved in their turn: `None`). Called at the reservation's end, or at shutdown
+    /// once no request will be sent, so no request can start under the reservation after it.
     pub(super) fn deferred_end(&self, at_ms: i64) -> Option<SavedHost> {
-        if self.state().reserved_until_ms > at_ms {
+        let state = self.state();
+        if state.in_flight > 0 || state.reserved_until_ms != at_ms {
             return None;
         }
-        Some(self.snapshot())
+        let mut saved = self.saved_of(&state);
+        saved.last_end_ms = Some(state.last_end_ms.map_or(at_ms, |end| end.max(at_ms)));
+        Some(saved)
     }
 
     /// Takes up what an earlier run left (see [`SavedHost::gate_ms`]): its back-off, and a gate
@@ -424,7 +439,11 @@ impl Drop for HostPermit {
         if let Some(journal) = self.journal.take() {
             match self.host.end_save(ended_ms) {
                 EndSave::Now(saved) => journal.save_later(saved),
-                EndSave::At(at_ms) => journal.save_end_at(Arc::clone(&self.host), at_ms),
+                EndSave::At(at_ms) => {
+                    if journal.save_end_at(Arc::clone(&self.host), at_ms) {
+                        self.host.end_save_scheduled(at_ms);
+                    }
+                }
                 EndSave::Scheduled => {}
             }
         }

@@ -14,11 +14,12 @@
 //! - when a response pushes back (429 / 503 / 5xx / timeout): the back-off level, the closure
 //!   (`backoff_until_ms`, which holds any Retry-After) and the Retry-After's own end, committed
 //!   before the request's permit is released;
-//! - when a request ends: its end, in the background. While the reservation lasts an end
-//!   changes nothing a restart reads (the row says a request may be in flight until the
-//!   reservation's end), so an end before it is written once the reservation ends, unless a
-//!   later reservation (which carries it) was committed by then: one write per reservation at
-//!   most. A lost end only makes the next run wait a little longer, see below.
+//! - when a request ends: its end, in the background. An end inside the reservation changes
+//!   nothing a restart reads (the row says a request may be in flight until the reservation's
+//!   end), so it is not written then: once the reservation is over with no request in flight
+//!   (or at shutdown), the reservation's end is written as the host's last end, unless a later
+//!   reservation was committed by then. One write per reservation at most. A lost end only
+//!   makes the next run wait a little longer, see below.
 //!
 //! At start, [`SavedHost::gate_ms`] turns a row into the earliest time the host may be contacted:
 //! `last_end + interval`, where a request whose start is recorded without a later end (the
@@ -117,11 +118,11 @@ impl Journal {
         );
     }
 
-    /// Writes `host`'s state once the clock reaches `at_ms` (or at once when flushed), unless
-    /// a later reservation was committed by then ([`Host::deferred_end`]).
-    pub(super) fn save_end_at(&self, host: Arc<Host>, at_ms: i64) {
+    /// Writes `host`'s state once the clock reaches `at_ms` (or at once when flushed), if
+    /// [`Host::deferred_end`] says so then. False when there is no runtime to wait on.
+    pub(super) fn save_end_at(&self, host: Arc<Host>, at_ms: i64) -> bool {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
+            return false;
         };
         let journal = self.clone();
         let mut flushing = self.flushing.subscribe();
@@ -139,14 +140,17 @@ impl Journal {
             },
             &runtime,
         );
+        true
     }
 
-    /// Waits for the background writes (before the store is closed); deferred ones go at once.
+    /// Waits for the background writes (before the store is closed, once no request will be
+    /// sent); deferred ones go at once.
     pub async fn flush(&self) {
         self.flushing.send_replace(true);
         let mut pending =
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
         while pending.join_next().await.is_some() {}
+        self.flushing.send_replace(false);
     }
 }
 
@@ -156,7 +160,7 @@ mod tests {
     use std::time::Duration;
 
     use super::{Journal, SavedHost};
-    use crate::clock::{ManualClock, SharedClock};
+    use crate::clock::{Clock, ManualClock, SharedClock};
     use crate::politeness::{HostConfig, HostPool, RESERVED_STARTS_MS};
     use crate::store::Store;
 
@@ -189,6 +193,21 @@ mod tests {
         assert_eq!(saved(None, None).gate_ms(6_000), 0);
     }
 
+    /// A clock set by hand whose sleeps never end in a test's time: the journal's deferred
+    /// writes then go only when it is flushed, whatever the machine's load.
+    #[derive(Debug)]
+    struct HandClock(ManualClock);
+
+    impl Clock for HandClock {
+        fn now_ms(&self) -> i64 {
+            self.0.now_ms()
+        }
+
+        fn speed(&self) -> f64 {
+            1e-9
+        }
+    }
+
     /// The row the journal left for `a.test` and when it was last written.
     async fn row(store: &Store) -> (SavedHost, i64) {
         let saved = store.load_politeness().await.unwrap();
@@ -199,67 +218,74 @@ mod tests {
     #[tokio::test]
     async fn one_committed_start_covers_the_requests_of_the_next_second() {
         const T0: i64 = 1_000_000;
+        const GAP: i64 = 100;
         let (stores, _dir) = crate::store::test_support::stores(
             "one_committed_start_covers_the_requests_of_the_next_second",
         )
         .await;
         for store in stores {
-            let clock = Arc::new(ManualClock::new(T0));
+            let clock = Arc::new(HandClock(ManualClock::new(T0)));
+            let set = |at: i64| clock.0.set(at);
             let shared: SharedClock = clock.clone();
             let pool = HostPool::new(shared.clone())
                 .with_journal(Journal::new(store.clone(), shared.clone()));
-            let unlimited = HostConfig {
-                min_interval: Duration::ZERO,
+            let config = HostConfig {
+                min_interval: Duration::from_millis(GAP as u64),
                 concurrency: 1,
             };
-            pool.configure("http://a.test", unlimited);
+            pool.configure("http://a.test", config);
 
             // The first request commits a start a second ahead before it is sent.
             let permit = pool.try_acquire("http://a.test").await.unwrap();
             let (saved, updated) = row(&store).await;
             assert_eq!(saved.last_start_ms, Some(T0 + RESERVED_STARTS_MS));
             assert_eq!(updated, T0);
-            // Killed now, a restart waits for the reservation's end, not only for its own start.
-            assert_eq!(saved.gate_ms(T0 + 10), T0 + RESERVED_STARTS_MS);
-            clock.set(T0 + 5);
+            // Killed now, a restart waits for the reservation's end and the gap.
+            assert_eq!(saved.gate_ms(T0 + 10), T0 + RESERVED_STARTS_MS + GAP);
+            set(T0 + 5);
             drop(permit);
 
-            // Within that second, requests go without a write; their ends wait for its end.
+            // Within that second, requests go without a write, and so do their ends.
             for at in [T0 + 400, T0 + 900] {
-                clock.set(at);
+                set(at);
                 drop(pool.try_acquire("http://a.test").await.unwrap());
             }
             assert_eq!(row(&store).await.1, T0, "no write inside the reservation");
 
             // Past it, the next request commits a new reservation, which carries the last end.
-            clock.set(T0 + 1_500);
+            set(T0 + 1_500);
             let permit = pool.try_acquire("http://a.test").await.unwrap();
             let (saved, updated) = row(&store).await;
             assert_eq!(saved.last_start_ms, Some(T0 + 1_500 + RESERVED_STARTS_MS));
             assert_eq!(saved.last_end_ms, Some(T0 + 901));
             assert_eq!(updated, T0 + 1_500);
-            // An end past the reservation is written as it ends.
-            clock.set(T0 + 3_000);
+            // An end past the reservation is written as it ends (flush waits for the write).
+            set(T0 + 3_000);
             drop(permit);
             pool.flush().await;
             let (saved, _) = row(&store).await;
             assert_eq!(saved.last_end_ms, Some(T0 + 3_001));
             assert_eq!(
-                saved.gate_ms(T0 + 9_000),
-                T0 + 3_001,
-                "ended: gated from its end"
+                saved.gate_ms(T0 + 60_000),
+                T0 + 3_001 + GAP,
+                "gated from its end"
             );
 
-            // An end inside a reservation is written once the journal is flushed.
-            clock.set(T0 + 5_000);
+            // An end inside a reservation waits for the reservation's end; once it is written,
+            // a restart long after is not held back (it was, while the row said "in flight").
+            set(T0 + 5_000);
             let permit = pool.try_acquire("http://a.test").await.unwrap();
-            clock.set(T0 + 5_010);
+            set(T0 + 5_010);
             drop(permit);
-            assert_eq!(row(&store).await.0.last_end_ms, Some(T0 + 3_001));
+            let (saved, _) = row(&store).await;
+            assert_eq!(saved.last_end_ms, Some(T0 + 3_001), "not written yet");
+            assert_eq!(saved.gate_ms(T0 + 60_000), T0 + 60_000 + GAP);
             pool.flush().await;
             let (saved, _) = row(&store).await;
-            assert_eq!(saved.last_end_ms, Some(T0 + 5_011));
-            assert_eq!(saved.last_start_ms, Some(T0 + 5_000 + RESERVED_STARTS_MS));
+            let reservation_end = T0 + 5_000 + RESERVED_STARTS_MS;
+            assert_eq!(saved.last_start_ms, Some(reservation_end));
+            assert_eq!(saved.last_end_ms, Some(reservation_end));
+            assert_eq!(saved.gate_ms(T0 + 60_000), reservation_end + GAP);
             store.close().await;
         }
     }
