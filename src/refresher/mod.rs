@@ -318,9 +318,11 @@ async fn run_until_stopped(
         skipped_hosts,
         ..ctx.counters.summary()
     };
-    store
+    // The run's row failing to update still lets the journal's last writes and the leases'
+    // release go through the store before it closes; the error is returned after.
+    let recorded = store
         .update_run(run_id, Some(clock.now_ms()), summary_counts(&summary))
-        .await?;
+        .await;
     ctx.pool.flush().await;
     if let Some(leasing) = &ctx.leasing
         && let Err(error) = store.release_all_leases(&leasing.worker).await
@@ -328,6 +330,7 @@ async fn run_until_stopped(
         warn!(error = %error, "the leases could not be given back: they expire on their own");
     }
     store.close().await;
+    recorded?;
     result.map(|()| summary)
 }
 
