@@ -132,6 +132,11 @@ impl Host {
     pub(crate) fn configure(&self, config: HostConfig, clock: &SharedClock) {
         let config = config.normalised();
         let mut state = self.state();
+        if config.min_interval > state.config.min_interval {
+            // The next request commits the longer interval, not only the ones after the
+            // current reservation.
+            state.reserved_until_ms = i64::MIN;
+        }
         if state.config.min_interval != config.min_interval {
             state.limiter = limiter_for(config.min_interval, clock);
             // A fresh limiter would allow a request at once; if one started less than an
@@ -284,13 +289,21 @@ impl Host {
     /// What to commit before a request that started at `started_ms` may be sent: `None` when a
     /// reservation already committed covers it, else this host's state with its latest start
     /// moved to the end of a new reservation, `reserve_ms` after `started_ms` (see
-    /// [`super::saved`]).
+    /// [`super::saved`]). A host whose interval is `reserve_ms` or longer gets no reservation
+    /// ahead (its own start): none of its next requests could use it, and a restart would
+    /// only wait longer.
     pub(crate) fn reservation_for(&self, started_ms: i64, reserve_ms: i64) -> Option<SavedHost> {
-        if started_ms < self.state().reserved_until_ms {
+        let state = self.state();
+        if started_ms < state.reserved_until_ms {
             return None;
         }
-        let mut saved = self.snapshot();
-        saved.last_start_ms = Some(started_ms.saturating_add(reserve_ms));
+        let ahead = if duration_ms_ceil(state.config.min_interval) < reserve_ms {
+            reserve_ms
+        } else {
+            0
+        };
+        let mut saved = self.saved_of(&state);
+        saved.last_start_ms = Some(started_ms.saturating_add(ahead));
         Some(saved)
     }
 
@@ -325,13 +338,21 @@ impl Host {
     /// request in flight and no later reservation, the host's state with its last end at
     /// `at_ms` or later, so that a restart reads the reservation as ended (a request in flight
     /// saves its own end, which is past the reservation, and a later reservation's requests'
-    /// ends are saved in their turn: `None`). Called at the reservation's end, or at shutdown
-    /// once no request will be sent, so no request can start under the reservation after it.
+    /// ends are saved in their turn: `None`). The reservation is then used up: a request
+    /// counted as started after this (whatever its clock reading, which may have been taken
+    /// before the reservation's end, or before a step back of the system clock) commits a
+    /// reservation of its own before it is sent.
     pub(super) fn deferred_end(&self, at_ms: i64) -> Option<SavedHost> {
-        let state = self.state();
-        if state.in_flight > 0 || state.reserved_until_ms != at_ms {
+        let mut state = self.state();
+        if state.reserved_until_ms != at_ms {
             return None;
         }
+        if state.in_flight > 0 {
+            // Its end, if inside the reservation, schedules this save again.
+            state.end_save_at_ms = i64::MIN;
+            return None;
+        }
+        state.reserved_until_ms = i64::MIN;
         let mut saved = self.saved_of(&state);
         saved.last_end_ms = Some(state.last_end_ms.map_or(at_ms, |end| end.max(at_ms)));
         Some(saved)

@@ -10,7 +10,8 @@
 //!   every request the server may have seen; the host's requests that start before the
 //!   reservation ends go without a write of their own. A host asked many times a second so
 //!   commits once a second, not once a request, and a check waits for one group commit, not
-//!   two; a host asked less often than once a second commits before every request, as before;
+//!   two. A host whose interval is a second or more commits its own start before every
+//!   request, as before: none of its next requests could use a reservation;
 //! - when a response pushes back (429 / 503 / 5xx / timeout): the back-off level, the closure
 //!   (`backoff_until_ms`, which holds any Retry-After) and the Retry-After's own end, committed
 //!   before the request's permit is released;
@@ -18,7 +19,8 @@
 //!   nothing a restart reads (the row says a request may be in flight until the reservation's
 //!   end), so it is not written then: once the reservation is over with no request in flight
 //!   (or at shutdown), the reservation's end is written as the host's last end, unless a later
-//!   reservation was committed by then. One write per reservation at most. A lost end only
+//!   reservation was committed by then (one deferred write per reservation at most), and the
+//!   reservation is used up: a request counted as started after it commits its own. A lost end only
 //!   makes the next run wait a little longer, see below.
 //!
 //! At start, [`SavedHost::gate_ms`] turns a row into the earliest time the host may be contacted:
@@ -208,6 +210,27 @@ mod tests {
         }
     }
 
+    /// A permit for `a.test`; a gate that would wait (forever, on [`HandClock`]) fails the test.
+    async fn acquire(pool: &HostPool) -> crate::politeness::HostPermit {
+        tokio::time::timeout(Duration::from_secs(60), pool.try_acquire("http://a.test"))
+            .await
+            .expect("the gate is open at the times the test sets")
+            .expect("a permit")
+    }
+
+    /// A pool on `store` with a journal, on a [`HandClock`] reading `t0`, `a.test` at `gap_ms`.
+    fn pool_on(store: &Store, t0: i64, gap_ms: u64) -> (HostPool, Arc<HandClock>) {
+        let clock = Arc::new(HandClock(ManualClock::new(t0)));
+        let shared: SharedClock = clock.clone();
+        let pool = HostPool::new(shared.clone()).with_journal(Journal::new(store.clone(), shared));
+        let config = HostConfig {
+            min_interval: Duration::from_millis(gap_ms),
+            concurrency: 1,
+        };
+        pool.configure("http://a.test", config);
+        (pool, clock)
+    }
+
     /// The row the journal left for `a.test` and when it was last written.
     async fn row(store: &Store) -> (SavedHost, i64) {
         let saved = store.load_politeness().await.unwrap();
@@ -224,19 +247,11 @@ mod tests {
         )
         .await;
         for store in stores {
-            let clock = Arc::new(HandClock(ManualClock::new(T0)));
+            let (pool, clock) = pool_on(&store, T0, GAP as u64);
             let set = |at: i64| clock.0.set(at);
-            let shared: SharedClock = clock.clone();
-            let pool = HostPool::new(shared.clone())
-                .with_journal(Journal::new(store.clone(), shared.clone()));
-            let config = HostConfig {
-                min_interval: Duration::from_millis(GAP as u64),
-                concurrency: 1,
-            };
-            pool.configure("http://a.test", config);
 
             // The first request commits a start a second ahead before it is sent.
-            let permit = pool.try_acquire("http://a.test").await.unwrap();
+            let permit = acquire(&pool).await;
             let (saved, updated) = row(&store).await;
             assert_eq!(saved.last_start_ms, Some(T0 + RESERVED_STARTS_MS));
             assert_eq!(updated, T0);
@@ -248,13 +263,13 @@ mod tests {
             // Within that second, requests go without a write, and so do their ends.
             for at in [T0 + 400, T0 + 900] {
                 set(at);
-                drop(pool.try_acquire("http://a.test").await.unwrap());
+                drop(acquire(&pool).await);
             }
             assert_eq!(row(&store).await.1, T0, "no write inside the reservation");
 
             // Past it, the next request commits a new reservation, which carries the last end.
             set(T0 + 1_500);
-            let permit = pool.try_acquire("http://a.test").await.unwrap();
+            let permit = acquire(&pool).await;
             let (saved, updated) = row(&store).await;
             assert_eq!(saved.last_start_ms, Some(T0 + 1_500 + RESERVED_STARTS_MS));
             assert_eq!(saved.last_end_ms, Some(T0 + 901));
@@ -274,7 +289,7 @@ mod tests {
             // An end inside a reservation waits for the reservation's end; once it is written,
             // a restart long after is not held back (it was, while the row said "in flight").
             set(T0 + 5_000);
-            let permit = pool.try_acquire("http://a.test").await.unwrap();
+            let permit = acquire(&pool).await;
             set(T0 + 5_010);
             drop(permit);
             let (saved, _) = row(&store).await;
@@ -286,6 +301,87 @@ mod tests {
             assert_eq!(saved.last_start_ms, Some(reservation_end));
             assert_eq!(saved.last_end_ms, Some(reservation_end));
             assert_eq!(saved.gate_ms(T0 + 60_000), reservation_end + GAP);
+
+            // A request in flight when the reservation is over keeps the row "in flight"; the
+            // reservation's end is written once it has ended.
+            set(T0 + 8_000);
+            let first = acquire(&pool).await;
+            set(T0 + 8_010);
+            drop(first);
+            set(T0 + 8_500);
+            let covered = acquire(&pool).await;
+            pool.flush().await;
+            let (saved, updated) = row(&store).await;
+            assert_eq!(updated, T0 + 8_000, "the covered request wrote nothing");
+            assert_eq!(saved.gate_ms(T0 + 60_000), T0 + 60_000 + GAP, "in flight");
+            set(T0 + 8_600);
+            drop(covered);
+            pool.flush().await;
+            let (saved, _) = row(&store).await;
+            assert_eq!(saved.last_end_ms, Some(T0 + 9_000));
+            assert_eq!(saved.gate_ms(T0 + 60_000), T0 + 9_000 + GAP);
+
+            // Once written as ended, the reservation covers nothing more: a request whose clock
+            // reading still falls inside it (read before its end, or a system clock stepped
+            // back) commits a reservation of its own.
+            set(T0 + 8_800);
+            drop(acquire(&pool).await);
+            let (saved, updated) = row(&store).await;
+            assert_eq!(updated, T0 + 8_800);
+            assert_eq!(saved.last_start_ms, Some(T0 + 9_800));
+            pool.flush().await;
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_slow_host_commits_each_start_and_a_longer_interval_at_once() {
+        const T0: i64 = 1_000_000;
+        let (stores, _dir) = crate::store::test_support::stores(
+            "a_slow_host_commits_each_start_and_a_longer_interval_at_once",
+        )
+        .await;
+        for store in stores {
+            // An interval of a second or more: no request could use a reservation.
+            let (pool, clock) = pool_on(&store, T0, 2_000);
+            let permit = acquire(&pool).await;
+            assert_eq!(row(&store).await.0.last_start_ms, Some(T0));
+            clock.0.set(T0 + 10);
+            drop(permit);
+            pool.flush().await;
+            let (saved, _) = row(&store).await;
+            assert_eq!(
+                saved.last_end_ms,
+                Some(T0 + 11),
+                "its end written as it ends"
+            );
+            assert_eq!(saved.gate_ms(T0 + 60_000), T0 + 11 + 2_000);
+
+            // A faster host's reservation is cut short when its interval grows (a Crawl-delay
+            // learnt): the next request commits the longer interval.
+            let host = HostConfig {
+                min_interval: Duration::from_millis(100),
+                concurrency: 1,
+            };
+            pool.configure("http://b.test", host.clone());
+            let b = || pool.try_acquire("http://b.test");
+            let reserved = b().await.unwrap();
+            clock.0.set(T0 + 20);
+            drop(reserved);
+            pool.configure(
+                "http://b.test",
+                HostConfig {
+                    min_interval: Duration::from_millis(300),
+                    ..host
+                },
+            );
+            clock.0.set(T0 + 400);
+            drop(b().await.unwrap());
+            let saved = store.load_politeness().await.unwrap();
+            let b_row = saved.iter().find(|row| row.key == "b.test").unwrap();
+            assert_eq!(b_row.min_interval_ms, 300);
+            assert_eq!(b_row.last_start_ms, Some(T0 + 400 + RESERVED_STARTS_MS));
+            pool.flush().await;
             store.close().await;
         }
     }
