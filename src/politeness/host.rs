@@ -64,6 +64,9 @@ struct HostState {
     /// Requests starting before this clock time (Unix ms) are covered by a start already
     /// committed to the journal ([`super::saved`]); `i64::MIN` when none is.
     reserved_until_ms: i64,
+    /// The interval grew since the last reservation committed: the next request commits one
+    /// with it, covered or not.
+    interval_unsaved: bool,
     /// The reservation's end at which a deferred save of the latest request's end is
     /// scheduled ([`HostPermit`]'s drop); `i64::MIN` when none is.
     end_save_at_ms: i64,
@@ -74,8 +77,7 @@ pub(super) enum EndSave {
     /// Now, in the background: the end is past the committed reservation.
     Now(SavedHost),
     /// Once the clock reaches this reservation's end (while it lasts, a restart counts the
-    /// host as in flight whatever end is saved), unless a later reservation is committed:
-    /// [`Host::deferred_end`]. Call [`Host::end_save_scheduled`] once it is scheduled.
+    /// host as in flight whatever end is saved), as [`Host::deferred_end`] decides then. Call [`Host::end_save_scheduled`] once it is scheduled.
     At(i64),
     /// A save at the reservation's end is already scheduled.
     Scheduled,
@@ -114,6 +116,7 @@ impl Host {
                 retry_after_until_ms: None,
                 reserved_until_ms: i64::MIN,
                 end_save_at_ms: i64::MIN,
+                interval_unsaved: false,
             }),
         }
     }
@@ -133,9 +136,9 @@ impl Host {
         let config = config.normalised();
         let mut state = self.state();
         if config.min_interval > state.config.min_interval {
-            // The next request commits the longer interval, not only the ones after the
-            // current reservation.
-            state.reserved_until_ms = i64::MIN;
+            // The next request commits the longer interval, covered or not (a reservation
+            // being committed now carries the shorter one).
+            state.interval_unsaved = true;
         }
         if state.config.min_interval != config.min_interval {
             state.limiter = limiter_for(config.min_interval, clock);
@@ -294,7 +297,7 @@ impl Host {
     /// only wait longer.
     pub(crate) fn reservation_for(&self, started_ms: i64, reserve_ms: i64) -> Option<SavedHost> {
         let state = self.state();
-        if started_ms < state.reserved_until_ms {
+        if started_ms < state.reserved_until_ms && !state.interval_unsaved {
             return None;
         }
         let ahead = if duration_ms_ceil(state.config.min_interval) < reserve_ms {
@@ -312,6 +315,9 @@ impl Host {
         let mut state = self.state();
         if let Some(until) = saved.last_start_ms {
             state.reserved_until_ms = state.reserved_until_ms.max(until);
+        }
+        if saved.min_interval_ms >= duration_ms_ceil(state.config.min_interval) {
+            state.interval_unsaved = false;
         }
     }
 
@@ -334,11 +340,11 @@ impl Host {
         state.end_save_at_ms = state.end_save_at_ms.max(at_ms);
     }
 
-    /// What to save once the reservation ending at `at_ms` is over ([`EndSave::At`]): with no
-    /// request in flight and no later reservation, the host's state with its last end at
-    /// `at_ms` or later, so that a restart reads the reservation as ended (a request in flight
-    /// saves its own end, which is past the reservation, and a later reservation's requests'
-    /// ends are saved in their turn: `None`). The reservation is then used up: a request
+    /// What to save once the reservation ending at `at_ms` is over ([`EndSave::At`]): while it
+    /// is still the host's reservation and no request is in flight, the host's state with its
+    /// last end at `at_ms` or later, so that a restart reads the reservation as ended. `None`
+    /// when a later reservation replaced it (its requests' ends are saved in their turn), or
+    /// when a request is in flight (its end saves itself, or schedules this save again). The reservation is then used up: a request
     /// counted as started after this (whatever its clock reading, which may have been taken
     /// before the reservation's end, or before a step back of the system clock) commits a
     /// reservation of its own before it is sent.

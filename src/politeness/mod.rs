@@ -285,15 +285,16 @@ impl HostPool {
             {
                 host.reserved(&reservation);
             }
-            permit.journal = Some(journal.clone());
         }
         // The waits above may have outlasted the lease (or the host may be leaving): asked
-        // again as the request is about to go.
+        // again as the request is about to go. A request not sent writes no end: the host's
+        // new holder may have one in flight.
         if let Some(held) = &self.held
             && !held.holds(&key_of(origin), self.clock.now_ms())
         {
             return Err(NotNow::NotHeld);
         }
+        permit.journal = self.journal.clone();
         Ok(permit)
     }
 

@@ -364,7 +364,11 @@ mod tests {
                 concurrency: 1,
             };
             pool.configure("http://b.test", host.clone());
-            let b = || pool.try_acquire("http://b.test");
+            let b = || async {
+                tokio::time::timeout(Duration::from_secs(60), pool.try_acquire("http://b.test"))
+                    .await
+                    .expect("the gate is open at the times the test sets")
+            };
             let reserved = b().await.unwrap();
             clock.0.set(T0 + 20);
             drop(reserved);

@@ -307,3 +307,32 @@ async fn a_host_held_elsewhere_gets_no_permit() {
     held.hold("a.test", now + 5_000);
     assert_eq!(waiter.await.expect("no panic"), Err(NotNow::NotHeld));
 }
+
+#[test]
+fn a_reservation_committed_with_a_shorter_interval_covers_nothing_once_it_grew() {
+    let clock: SharedClock = Arc::new(crate::clock::ManualClock::new(1_000_000));
+    let fast = HostConfig {
+        min_interval: Duration::from_millis(100),
+        concurrency: 1,
+    };
+    let host = Host::new("a.test".into(), fast.clone(), Arc::default(), &clock);
+    let reservation = host
+        .reservation_for(1_000_000, RESERVED_STARTS_MS)
+        .expect("nothing covers the first request");
+    // A Crawl-delay is learnt while the reservation is being committed.
+    let slower = HostConfig {
+        min_interval: Duration::from_millis(300),
+        ..fast
+    };
+    host.configure(slower, &clock);
+    host.reserved(&reservation);
+    let next = host
+        .reservation_for(1_000_400, RESERVED_STARTS_MS)
+        .expect("the longer interval is committed, though the start is covered");
+    assert_eq!(next.min_interval_ms, 300);
+    host.reserved(&next);
+    assert!(
+        host.reservation_for(1_000_500, RESERVED_STARTS_MS)
+            .is_none()
+    );
+}
