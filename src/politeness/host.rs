@@ -467,7 +467,8 @@ impl Drop for HostPermit {
             match self.host.end_save(ended_ms) {
                 EndSave::Now(saved) => journal.save_later(saved),
                 EndSave::At(at_ms) => {
-                    if journal.save_end_at(Arc::clone(&self.host), at_ms) {
+                    let host = Arc::clone(&self.host);
+                    if journal.save_at(at_ms, move || host.deferred_end(at_ms)) {
                         self.host.end_save_scheduled(at_ms);
                     }
                 }

@@ -40,7 +40,6 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::host::Host;
 use crate::clock::{self, SharedClock};
 use crate::store::Store;
 pub use crate::store::politeness::SavedHost;
@@ -106,42 +105,42 @@ impl Journal {
 
     /// Writes `saved` in the background (from a `Drop`, which cannot wait).
     pub fn save_later(&self, saved: SavedHost) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
         let journal = self.clone();
-        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        while pending.try_join_next().is_some() {}
-        pending.spawn_on(
-            async move {
-                journal.save(&saved).await;
-            },
-            &runtime,
-        );
+        self.spawn(async move {
+            journal.save(&saved).await;
+        });
     }
 
-    /// Writes `host`'s state once the clock reaches `at_ms` (or at once when flushed), if
-    /// [`Host::deferred_end`] says so then. False when there is no runtime to wait on.
-    pub(super) fn save_end_at(&self, host: Arc<Host>, at_ms: i64) -> bool {
+    /// Once the clock reaches `at_ms` (or at once when flushed), writes what `decide` says
+    /// then, if anything (a host's deferred end: `Host::deferred_end`). False when there is
+    /// no runtime to wait on.
+    pub(super) fn save_at(
+        &self,
+        at_ms: i64,
+        decide: impl FnOnce() -> Option<SavedHost> + Send + 'static,
+    ) -> bool {
+        let journal = self.clone();
+        let mut flushing = self.flushing.subscribe();
+        self.spawn(async move {
+            tokio::select! {
+                () = clock::sleep_until(journal.clock.as_ref(), at_ms) => {}
+                _ = flushing.wait_for(|flushed| *flushed) => {}
+            }
+            if let Some(saved) = decide() {
+                journal.save(&saved).await;
+            }
+        })
+    }
+
+    /// Starts `write` among the background writes [`Journal::flush`] waits for. False when
+    /// there is no runtime to run it on.
+    fn spawn(&self, write: impl Future<Output = ()> + Send + 'static) -> bool {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return false;
         };
-        let journal = self.clone();
-        let mut flushing = self.flushing.subscribe();
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         while pending.try_join_next().is_some() {}
-        pending.spawn_on(
-            async move {
-                tokio::select! {
-                    () = clock::sleep_until(journal.clock.as_ref(), at_ms) => {}
-                    _ = flushing.wait_for(|flushed| *flushed) => {}
-                }
-                if let Some(saved) = host.deferred_end(at_ms) {
-                    journal.save(&saved).await;
-                }
-            },
-            &runtime,
-        );
+        pending.spawn_on(write, &runtime);
         true
     }
 
