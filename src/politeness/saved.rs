@@ -220,14 +220,18 @@ mod tests {
     /// A pool on `store` with a journal, on a [`HandClock`] reading `t0`, `a.test` at `gap_ms`.
     fn pool_on(store: &Store, t0: i64, gap_ms: u64) -> (HostPool, Arc<HandClock>) {
         let clock = Arc::new(HandClock(ManualClock::new(t0)));
-        let shared: SharedClock = clock.clone();
-        let pool = HostPool::new(shared.clone()).with_journal(Journal::new(store.clone(), shared));
+        (pool_with(store, clock.clone(), gap_ms), clock)
+    }
+
+    /// A pool on `store` with a journal on `clock`, `a.test` at `gap_ms`.
+    fn pool_with(store: &Store, clock: SharedClock, gap_ms: u64) -> HostPool {
+        let pool = HostPool::new(clock.clone()).with_journal(Journal::new(store.clone(), clock));
         let config = HostConfig {
             min_interval: Duration::from_millis(gap_ms),
             concurrency: 1,
         };
         pool.configure("http://a.test", config);
-        (pool, clock)
+        pool
     }
 
     /// The row the journal left for `a.test` and when it was last written.
@@ -328,6 +332,51 @@ mod tests {
             let (saved, updated) = row(&store).await;
             assert_eq!(updated, T0 + 8_800);
             assert_eq!(saved.last_start_ms, Some(T0 + 9_800));
+            pool.flush().await;
+            store.close().await;
+        }
+    }
+
+    /// The deferred end's own timer, not a flush: the clock set past the reservation, its
+    /// sleep (a second of real time on this clock) ends and writes the reservation as ended.
+    #[tokio::test]
+    async fn a_reservation_over_is_written_as_ended_by_its_timer() {
+        const T0: i64 = 1_000_000;
+        const GAP: i64 = 100;
+        let (stores, _dir) = crate::store::test_support::stores(
+            "a_reservation_over_is_written_as_ended_by_its_timer",
+        )
+        .await;
+        for store in stores {
+            let clock = Arc::new(ManualClock::new(T0));
+            let pool = pool_with(&store, clock.clone(), GAP as u64);
+            let permit = acquire(&pool).await;
+            clock.set(T0 + 5);
+            drop(permit);
+            let reservation_end = T0 + RESERVED_STARTS_MS;
+            assert_eq!(row(&store).await.0.last_end_ms, None, "deferred");
+            clock.set(reservation_end);
+            // Waits for the write, however long the loaded machine takes to make it.
+            let saved = tokio::time::timeout(Duration::from_secs(120), async {
+                loop {
+                    let (saved, _) = row(&store).await;
+                    if saved.last_end_ms.is_some() {
+                        return saved;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            })
+            .await
+            .expect("the deferred end is written once its time has come");
+            assert_eq!(saved.last_end_ms, Some(reservation_end));
+            assert_eq!(saved.last_start_ms, Some(reservation_end));
+            assert_eq!(saved.gate_ms(T0 + 60_000), reservation_end + GAP);
+            // Used up: the next request, even at a reading inside it, commits its own.
+            clock.set(T0 + 900);
+            drop(acquire(&pool).await);
+            let (saved, updated) = row(&store).await;
+            assert_eq!(updated, T0 + 900);
+            assert_eq!(saved.last_start_ms, Some(T0 + 900 + RESERVED_STARTS_MS));
             pool.flush().await;
             store.close().await;
         }
