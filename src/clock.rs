@@ -58,6 +58,12 @@ pub async fn sleep_until(clock: &dyn Clock, at_ms: i64) {
     }
 }
 
+/// `duration` in whole milliseconds, saturating at `i64::MAX` (a server's `max-age` or
+/// `Retry-After` of 2^64 seconds, cast, wrapped to a negative floor: none at all).
+pub fn duration_ms(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// Converts Unix milliseconds to a UTC date-time (clamped to chrono's range).
 pub fn ms_to_datetime(ms: i64) -> DateTime<Utc> {
     Utc.timestamp_millis_opt(ms)
@@ -150,6 +156,16 @@ impl Clock for VirtualClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_past_i64_milliseconds_saturates() {
+        assert_eq!(duration_ms(Duration::from_millis(1_500)), 1_500);
+        assert_eq!(duration_ms(Duration::from_secs(u64::MAX)), i64::MAX);
+        assert_eq!(
+            duration_ms(Duration::from_secs(9_223_372_036_854_776)),
+            i64::MAX
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn virtual_clock_runs_speed_times_faster() {

@@ -224,7 +224,7 @@ impl Context {
             .map_or(schedule, |i| i.max(schedule));
         // Open when the pool says: a gap or closure restored from an earlier run holds.
         let open_at = self.pool.next_allowed_ms(&key);
-        (key, interval.as_millis() as i64, open_at)
+        (key, crate::clock::duration_ms(interval), open_at)
     }
 
     /// Records URLs refused by one of freshet's rules for `site` (`refused`: URL, reason, the

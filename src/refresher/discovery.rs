@@ -369,7 +369,7 @@ async fn fetch_document(
     };
     let now = ctx.clock.now_ms();
     if let (Some(last), Some(floor)) = (row.last_checked_ms, row.min_interval_ms)
-        && now < last + floor
+        && now < last.saturating_add(floor)
     {
         return Ok(Document::Unread); // the server's ttl / max-age has not run out
     }

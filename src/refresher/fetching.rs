@@ -80,7 +80,7 @@ async fn admit(ctx: &Context, site: &SiteState, row: &CheckRow) -> anyhow::Resul
     let (robots, until_ms) = robots_rules::rules_until(ctx, site, &origin).await;
     if let Some(interval) = ctx.robots.interval(&origin) {
         ctx.ledger
-            .set_host_interval(row.host_id, interval.as_millis() as i64);
+            .set_host_interval(row.host_id, crate::clock::duration_ms(interval));
     }
     // robots.txt not read because of a shutdown or a closed host says nothing about the URL.
     if not_now(ctx, row, &origin) {
@@ -474,8 +474,8 @@ async fn commit(
 
 /// The server's floor on the revisit interval: Cache-Control max-age and Retry-After.
 fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
-    let max_age = outcome.cache_control_max_age.map(|d| d.as_millis() as i64);
-    let retry = outcome.retry_after.map(|d| d.as_millis() as i64);
+    let max_age = outcome.cache_control_max_age.map(crate::clock::duration_ms);
+    let retry = outcome.retry_after.map(crate::clock::duration_ms);
     max_age.into_iter().chain(retry).max()
 }
 
