@@ -35,8 +35,18 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
             writeln!(out, "{}", describe(site))?;
         }
     }
+    // Valid, but nothing would ever come of it from now on (a cron with a past year).
+    let now = crate::clock::Clock::now(&crate::clock::SystemClock);
+    let stopped: Vec<String> = loaded
+        .sites
+        .iter()
+        .flat_map(|site| site.stopped_for_good(now))
+        .collect();
+    for sentence in &stopped {
+        writeln!(out, "warning: {sentence}")?;
+    }
     writeln!(out, "{}", summary(&loaded))?;
-    Ok(u8::from(!loaded.errors.is_empty()))
+    Ok(u8::from(!loaded.errors.is_empty() || !stopped.is_empty()))
 }
 
 /// `"3 sites in 2 files OK"` or `"2 problems in 1 file"`.

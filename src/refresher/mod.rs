@@ -210,6 +210,19 @@ async fn run_until_stopped(
         };
         store.record_error(clock.now_ms(), &record).await?;
     }
+    for sentence in loaded
+        .sites
+        .iter()
+        .flat_map(|site| site.stopped_for_good(clock.now()))
+    {
+        warn!("{sentence}");
+        let record = ErrorRecord {
+            scope: "schedule",
+            message: sentence,
+            ..Default::default()
+        };
+        store.record_error(clock.now_ms(), &record).await?;
+    }
     if loaded.sites.is_empty() {
         store.close().await;
         anyhow::bail!(

@@ -210,6 +210,28 @@ impl Site {
         Some(open.map_or(at.timestamp_millis() + 3_600_000, |t| t.timestamp_millis()))
     }
 
+    /// What of this site's schedule will never happen again after `at` (a `window` or
+    /// `rediscover` cron whose firings all lie in the past, such as one with a past year),
+    /// each as a sentence for a warning: such a site is never fetched, or never re-read.
+    pub fn stopped_for_good(&self, at: DateTime<Utc>) -> Vec<String> {
+        let mut stopped = Vec::new();
+        if let Some(window) = &self.window
+            && window.next_open(at).is_none()
+        {
+            stopped.push(format!(
+                "site `{}`: its window never opens again: none of its pages will be fetched",
+                self.name
+            ));
+        }
+        if self.next_rediscover(at).is_none() {
+            stopped.push(format!(
+                "site `{}`: its rediscover cron never fires again: its sitemaps and feeds will not be read again",
+                self.name
+            ));
+        }
+        stopped
+    }
+
     /// When sitemaps and feeds should next be re-read after `after`.
     pub fn next_rediscover(&self, after: DateTime<Utc>) -> Option<DateTime<Utc>> {
         self.rediscover.after(&after).next()

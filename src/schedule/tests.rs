@@ -488,3 +488,37 @@ fn allow_networks_reads_cidr_blocks() {
     let err = only_problem(&site_with("allow_networks = [\"10.0.0.1/8\"]"));
     assert!(err.message.contains("did you mean 10.0.0.0/8"), "{err}");
 }
+
+#[test]
+fn absurd_budgets_weights_and_rates_are_refused_with_their_line() {
+    let err = only_problem(&site_with("requests_per_day = 1.7e308"));
+    assert_eq!(
+        (err.line, err.key.as_deref()),
+        (4, Some("requests_per_day"))
+    );
+    assert!(err.message.contains("at most 1e12"), "{err}");
+    let err = only_problem(&site_with("weight = 1e300"));
+    assert_eq!((err.line, err.key.as_deref()), (4, Some("weight")));
+    let err = only_problem(&site_with("host_rate = \"1e-300/s\""));
+    assert_eq!((err.line, err.key.as_deref()), (4, Some("host_rate")));
+    assert!(err.message.contains("one request a year"), "{err}");
+    assert_eq!(
+        one_site(&site_with("requests_per_day = 1e9")).requests_per_day,
+        1e9
+    );
+}
+
+#[test]
+fn a_window_or_rediscover_that_fired_only_in_the_past_is_named() {
+    let site = one_site(&site_with(
+        "window = \"0 0 0 1 1 * 2001\"\nwindow_length = \"1h\"\nrediscover = \"0 0 0 1 1 * 2002\"",
+    ));
+    let now = at("2026-12-03T00:00:00Z");
+    let stopped = site.stopped_for_good(now);
+    assert_eq!(stopped.len(), 2, "{stopped:?}");
+    assert!(stopped[0].contains("window"), "{stopped:?}");
+    assert!(stopped[1].contains("rediscover"), "{stopped:?}");
+    // Before 2001 both still lie ahead.
+    assert!(site.stopped_for_good(at("2000-06-01T00:00:00Z")).is_empty());
+    assert!(one_site(&site_with("")).stopped_for_good(now).is_empty());
+}

@@ -6,6 +6,9 @@
 use std::fmt;
 use std::time::Duration;
 
+/// The longest gap a `host_rate` may set between two requests to a host: a year.
+const LONGEST_HOST_INTERVAL: Duration = Duration::from_secs(365 * 86_400);
+
 /// A politeness limit: at most `requests` requests per `per`, for every host of a site.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostRate {
@@ -49,6 +52,13 @@ impl HostRate {
         };
         if per.is_zero() {
             return Err(format!("the period must be longer than zero: {EXPECTED}"));
+        }
+        // Checked before `min_interval`, whose division would not fit a Duration for a count
+        // like `1e-300`.
+        if per.as_secs_f64() / requests > LONGEST_HOST_INTERVAL.as_secs_f64() {
+            return Err(format!(
+                "`{text}` is less than one request a year, the longest gap a host may ask"
+            ));
         }
         let rate = HostRate { requests, per };
         if rate.min_interval() < Duration::from_micros(1) {
@@ -246,6 +256,12 @@ mod tests {
         );
         assert!(HostRate::parse("1e9/s").unwrap_err().contains("million"));
         assert!(HostRate::parse("NaN/s").is_err());
+        // A count so small that the gap would not fit a Duration is refused, not a panic.
+        for tiny in ["1e-300/s", "0.00000000000000000001/s", "1/400d"] {
+            let error = HostRate::parse(tiny).unwrap_err();
+            assert!(error.contains("one request a year"), "{tiny}: {error}");
+        }
+        assert!(HostRate::parse("1/9w").is_ok());
     }
 
     #[test]

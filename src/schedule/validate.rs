@@ -113,8 +113,8 @@ pub(super) fn site(
     }
     let include = check.list("include", raw.include, check_regex);
     let exclude = check.list("exclude", raw.exclude, check_regex);
-    let weight = check.value("weight", raw.weight, positive);
-    let requests_per_day = check.value("requests_per_day", raw.requests_per_day, positive);
+    let weight = check.value("weight", raw.weight, bounded);
+    let requests_per_day = check.value("requests_per_day", raw.requests_per_day, bounded);
     let host_rate = check.value("host_rate", raw.host_rate, |r| HostRate::parse(&r));
     let rediscover = check.value("rediscover", raw.rediscover, |c| parse_cron(&c));
     let window = check_window(&mut check, raw.window, raw.window_length);
@@ -245,6 +245,22 @@ fn positive(value: f64) -> Result<f64, String> {
     } else {
         Err(format!("must be a number above zero, not {value}"))
     }
+}
+
+/// The largest budget or weight a site may give: a trillion. Past it the plans and reports
+/// lose their arithmetic (a budget of 1e308, written for "no limit", hung `report html`'s log
+/// axis); a trillion requests a day is no limit to any deployment.
+const LARGEST_QUANTITY: f64 = 1e12;
+
+/// A number above zero and at most [`LARGEST_QUANTITY`].
+fn bounded(value: f64) -> Result<f64, String> {
+    let value = positive(value)?;
+    if value > LARGEST_QUANTITY {
+        return Err(format!(
+            "must be at most 1e12, not {value} (for no limit in practice, 1e9 is plenty)"
+        ));
+    }
+    Ok(value)
 }
 
 /// A duration above zero.
