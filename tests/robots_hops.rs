@@ -290,3 +290,26 @@ async fn a_robots_txt_5xx_is_not_a_lasting_disallow() {
         "the last verdict is the current rules': {p1:?}"
     );
 }
+
+/// A host with no robots.txt (404, the commonest answer) is no error: its pages are fetched
+/// and nothing is recorded against it (a 5xx is, above: it disallows for now).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_robots_txt_allows_everything_and_is_no_error() {
+    let server = RecordingServer::start().await;
+    server.route(
+        "a.test",
+        "/robots.txt",
+        Reply::status(404).body("not found"),
+    );
+    server.route("a.test", "/p1", Reply::html("<p>one</p>"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let schedule = schedule(dir.path(), &server, &[("a.test", "/p1")], "");
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
+    let summary = run_once(&server, &schedule, &db, clock).await;
+    let seen = paths(&server.requests_to("a.test"));
+    assert!(seen.contains(&"/p1".to_string()), "{seen:?}");
+    let errors = errors(&db).await;
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(summary.errors, 0, "{summary:?}");
+}

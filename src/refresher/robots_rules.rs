@@ -141,7 +141,21 @@ async fn fetch(ctx: &Context, site: &SiteState, origin: &str) -> Cached {
         Some(status) => robots::rules_for_status(status, body, &site.agent_token),
         None => Robots::disallow_all(),
     };
-    let error = outcome.error.as_ref().map(|e| e.to_string());
+    // A 4xx is an answer (RFC 9309: no rules, everything allowed), the commonest one on the
+    // web: neither an error nor a disallowed host. What disallows for now is recorded.
+    let error = outcome
+        .error
+        .as_ref()
+        .filter(|_| robots.retry_soon())
+        .map(|e| e.to_string());
+    if error.is_none()
+        && let Some(status) = status.filter(|s| (400..500).contains(s))
+    {
+        debug!(
+            origin,
+            status, "no robots.txt (a 4xx): every path is allowed"
+        );
+    }
     if let Some(message) = &error {
         warn!(origin, error = %message, "robots.txt unreachable: host disallowed for now");
         ctx.count_error();
@@ -162,7 +176,7 @@ async fn fetch(ctx: &Context, site: &SiteState, origin: &str) -> Cached {
             status,
             body: status.map(|_| body),
             error: error.as_deref(),
-            crawl_delay_ms: robots.crawl_delay().map(|d| d.as_millis() as i64),
+            crawl_delay_ms: robots.crawl_delay().map(crate::clock::duration_ms),
         };
         let _ = ctx.store.save_robots(host_id, &record).await;
     }
