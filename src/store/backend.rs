@@ -223,10 +223,56 @@ impl<O> BindReal for sqlx::query::QueryScalar<'_, sqlx::Any, O, sqlx::any::AnyAr
     }
 }
 
+/// The first bytes of every SQLite database file.
+const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// An error when `path` holds something that is not a SQLite database (a mistyped `--db`):
+/// sqlx's pool would retry its connection for the busy timeout, logging each failure, and end
+/// on "pool timed out". A missing or empty file is a new database.
+fn refuse_a_file_not_sqlite(path: &Path) -> anyhow::Result<()> {
+    use std::io::Read;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Ok(()); // missing (created), or unreadable (sqlx says why)
+    };
+    let mut head = Vec::with_capacity(SQLITE_HEADER.len());
+    file.by_ref()
+        .take(SQLITE_HEADER.len() as u64)
+        .read_to_end(&mut head)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if head.is_empty() || head == SQLITE_HEADER {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{} is not a SQLite database (it does not start with SQLite's header): check --db",
+        path.display()
+    )
+}
+
+/// Whether the SQLite file at `path` holds freshet's tables, read without changing it (reports
+/// must not migrate another program's database given by mistake).
+pub(super) async fn is_freshet_sqlite(path: &Path) -> anyhow::Result<bool> {
+    use sqlx::Connection;
+    refuse_a_file_not_sqlite(path)?;
+    let options = SqliteConnectOptions::new().filename(path).read_only(true);
+    let mut conn = sqlx::SqliteConnection::connect_with(&options)
+        .await
+        .with_context(|| format!("opening database {}", path.display()))?;
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'
+         AND name IN ('_sqlx_migrations', 'urls', 'observations')",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .with_context(|| format!("reading the tables of {}", path.display()))?;
+    conn.close().await.ok();
+    Ok(tables == 3)
+}
+
 /// Opens (creating and migrating if needed) the SQLite file at `path`: WAL,
 /// `synchronous=NORMAL`, the busy timeout, foreign keys.
 pub(super) async fn open_sqlite(path: &Path, busy_timeout: Duration) -> anyhow::Result<Pools> {
     sqlx::any::install_default_drivers();
+    refuse_a_file_not_sqlite(path)?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating the folder of {}", path.display()))?;

@@ -93,13 +93,19 @@ impl Store {
     /// Opens an existing database for reading reports; a missing SQLite file is an error, not a
     /// new empty database.
     pub async fn open_existing(db: &Path) -> anyhow::Result<Store> {
-        if let Location::SqliteFile(path) = Location::parse(db)?
-            && !path.exists()
-        {
-            anyhow::bail!(
-                "no database at {} (run `freshet run` or `freshet demo` first, or pass --db)",
-                path.display()
-            );
+        if let Location::SqliteFile(path) = Location::parse(db)? {
+            if !path.exists() {
+                anyhow::bail!(
+                    "no database at {} (run `freshet run` or `freshet demo` first, or pass --db)",
+                    path.display()
+                );
+            }
+            if !backend::is_freshet_sqlite(path).await? {
+                anyhow::bail!(
+                    "{} is not a freshet database (no freshet tables in it); it was left as it was: check --db",
+                    path.display()
+                );
+            }
         }
         Store::open(db).await
     }
@@ -223,6 +229,65 @@ mod tests {
     use super::sites::SiteRecord;
     use super::summary::SummaryUpdate;
     use super::test_support::stores;
+
+    /// A mistyped `--db`: a file that is not SQLite is refused at once (sqlx's pool retried it
+    /// for 30 s), and reports leave another program's SQLite database as it was.
+    #[tokio::test]
+    async fn a_file_not_freshets_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = dir.path().join("notes.db");
+        std::fs::write(&text, "hello, not a database\n").unwrap();
+        for opened in [
+            super::Store::open(&text).await,
+            super::Store::open_existing(&text).await,
+        ] {
+            let Err(error) = opened else {
+                panic!("a text file was opened as a database");
+            };
+            let error = format!("{error:#}");
+            assert!(error.contains("not a SQLite database"), "{error}");
+        }
+        assert_eq!(
+            std::fs::read(&text).unwrap(),
+            b"hello, not a database\n".to_vec()
+        );
+
+        let other = dir.path().join("other.db");
+        {
+            use sqlx::Connection;
+            let options = sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(&other)
+                .create_if_missing(true);
+            let mut conn = sqlx::SqliteConnection::connect_with(&options)
+                .await
+                .unwrap();
+            sqlx::raw_sql("CREATE TABLE urls (x); INSERT INTO urls VALUES (1);")
+                .execute(&mut conn)
+                .await
+                .unwrap();
+            conn.close().await.unwrap();
+        }
+        let before = std::fs::read(&other).unwrap();
+        let Err(error) = super::Store::open_existing(&other).await else {
+            panic!("another program's database was opened");
+        };
+        let error = format!("{error:#}");
+        assert!(error.contains("not a freshet database"), "{error}");
+        assert_eq!(std::fs::read(&other).unwrap(), before, "left as it was");
+        let empty = dir.path().join("empty.db");
+        std::fs::write(&empty, "").unwrap();
+        assert!(super::Store::open_existing(&empty).await.is_err());
+        assert_eq!(std::fs::read(&empty).unwrap(), Vec::<u8>::new());
+
+        // freshet's own database still opens for its reports.
+        let ours = dir.path().join("freshet.db");
+        super::Store::open(&ours).await.unwrap().close().await;
+        super::Store::open_existing(&ours)
+            .await
+            .unwrap()
+            .close()
+            .await;
+    }
 
     #[tokio::test]
     async fn a_database_url_is_never_taken_for_a_file() {
