@@ -407,8 +407,18 @@ impl DedupEngine {
             if rest.is_empty() {
                 self.groups.remove(&group);
             }
-            for c in rest {
-                self.touch_users(c, touched);
+            // The others' classes change when the group falls to one content (its near class
+            // goes) or when `url` held one of the near class's K places (the best of the rest
+            // may take it); otherwise its own sync is all that changes.
+            let class = ClassId {
+                kind: ClassKind::Near,
+                key: group,
+            };
+            let held_a_place = self.classes.get(&class).is_some_and(|c| c.contains(url));
+            if rest.len() <= 1 || held_a_place {
+                for c in rest {
+                    self.touch_users(c, touched);
+                }
             }
         }
     }
@@ -451,14 +461,20 @@ impl DedupEngine {
                 g
             }
         };
+        // The group a match already shared keeps its number: its contents' rows and their
+        // users' classes change only when the group had been one content (its near class is
+        // made now). Touching all of them at every join made a template site's saves grow
+        // with its group (thousands of rows a check, quadratic over a crawl).
+        let was_alone = self.groups.get(&group).is_some_and(|c| c.len() == 1);
         let mut contents = BTreeSet::from([fp]);
         for g in groups.drain(..) {
             contents.extend(self.groups.remove(&g).unwrap_or_default().iter());
         }
         for &c in &contents {
-            self.group_of.insert(c, group);
-            self.unsaved.near(c);
-            self.touch_users(c, touched);
+            if self.group_of.insert(c, group) != Some(group) || was_alone {
+                self.unsaved.near(c);
+                self.touch_users(c, touched);
+            }
         }
         self.groups.insert(group, contents.into_iter().collect());
     }

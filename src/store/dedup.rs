@@ -425,6 +425,70 @@ mod tests {
         changes
     }
 
+    /// Pages of one template (a shop's product pages, one word apart) join one near group
+    /// one at a time: each join writes what it changed, not the group again, and the saved
+    /// state stays the engine's.
+    #[tokio::test]
+    async fn a_page_joining_a_large_near_group_writes_a_few_rows() {
+        let (stores, _dir) =
+            crate::store::test_support::stores("a_page_joining_a_large_near_group_writes").await;
+        let template = |i: usize| {
+            format!(
+                "Product {i}. {STORY} {STORY} Shipping is free on every order over twenty                  pounds, returns are accepted within thirty days, and our shop answers mail."
+            )
+        };
+        for store in stores {
+            let mut engine = DedupEngine::new(DedupConfig::default());
+            let mut last = DedupChanges::default();
+            for i in 0..60 {
+                let url = format!("http://a.test/p{i}");
+                engine.observe(page(&url, &template(i))).unwrap();
+                last = save(&store, &mut engine).await;
+            }
+            let near_classes = engine
+                .state()
+                .classes
+                .into_iter()
+                .filter(|c| c.id.kind == ClassKind::Near)
+                .collect::<Vec<_>>();
+            assert_eq!(near_classes.len(), 1, "one group: {near_classes:?}");
+            // The 60th page: its URL, its content class, the near class; its group's entry.
+            assert!(last.classes.len() <= 3, "{:?}", last.classes);
+            assert!(last.near.len() <= 1, "{:?}", last.near);
+            assert!(last.touched.len() <= 8, "{:?}", last.touched);
+            // A page outside the near class's places changes its text (still of the template):
+            // again a few rows.
+            let near = |engine: &DedupEngine| {
+                let id = near_classes[0].id;
+                engine.state().classes.into_iter().find(|c| c.id == id)
+            };
+            let places = near(&engine).expect("the near class").members;
+            assert_eq!(places.len(), 4);
+            let outside = "http://a.test/p30";
+            assert!(places.iter().all(|m| m.url != outside));
+            engine
+                .observe(page(outside, &format!("{} Now on sale.", template(30))))
+                .unwrap();
+            let changed = save(&store, &mut engine).await;
+            assert!(changed.touched.len() <= 8, "{:?}", changed.touched);
+            // A page holding a place leaves the group: the best of the rest takes its place.
+            let leaving = places[1].url.clone();
+            engine
+                .observe(page(&leaving, "Closed for the winter, back in the spring."))
+                .unwrap();
+            save(&store, &mut engine).await;
+            let after = near(&engine).expect("the near class").members;
+            assert_eq!(after.len(), 4, "{after:?}");
+            assert!(after.iter().all(|m| m.url != leaving), "{after:?}");
+            // The database orders keys as signed integers, the engine as unsigned.
+            let mut loaded = store.load_dedup_state().await.unwrap();
+            loaded.classes.sort_by_key(|c| c.id);
+            loaded.near_groups.sort_unstable();
+            assert_eq!(loaded, engine.state());
+            store.close().await;
+        }
+    }
+
     #[tokio::test]
     async fn saved_changes_load_back_as_the_same_state() {
         let (stores, _dir) =
