@@ -157,8 +157,9 @@ pub(super) fn read(text: &str) -> RawRead {
     }
     // (site index or None for the top level, key) removed so far.
     let mut removed: Vec<(Option<usize>, String)> = Vec::new();
-    // Each attempt removes one entry, so this ends; the bound is a guard, not a limit.
-    for _ in 0..1000 {
+    // Each attempt removes one entry and reads the rest again, so a file of many bad entries
+    // costs their count times its size: past `MAX_LISTED` the list says it stops there.
+    for _ in 0..MAX_LISTED {
         match RawFile::deserialize(toml::de::Deserializer::from(doc.clone())) {
             Ok(file) => {
                 out.sites = file
@@ -192,8 +193,18 @@ pub(super) fn read(text: &str) -> RawRead {
             }
         }
     }
+    out.problems.push(Problem {
+        at: 0,
+        key: None,
+        message: format!(
+            "more problems than the {MAX_LISTED} listed (the rest of the file was not read): fix these and check again"
+        ),
+    });
     out
 }
+
+/// The most problems one file's entries are listed with.
+const MAX_LISTED: usize = 200;
 
 /// Removes the entry whose key or value contains byte `at`: inside a `[[site]]` table first,
 /// else at the top level. Returns `(site index, key)`.
@@ -317,5 +328,16 @@ mod tests {
         assert_eq!(read.sites.len(), 1);
         assert_eq!(read.sites[0].1.unreadable, ["foo", "weight"]);
         assert_eq!(read.sites[0].1.name.as_ref().unwrap().get_ref(), "a");
+    }
+
+    #[test]
+    fn a_file_of_more_problems_than_listed_says_so() {
+        let text: String = (0..MAX_LISTED + 50)
+            .map(|i| format!("[[site]]\nname = \"s{i}\"\nfoo{i} = 1\n"))
+            .collect();
+        let read = read(&text);
+        assert_eq!(read.problems.len(), MAX_LISTED + 1);
+        let last = &read.problems[MAX_LISTED].message;
+        assert!(last.contains("more problems than the 200 listed"), "{last}");
     }
 }
