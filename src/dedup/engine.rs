@@ -407,15 +407,10 @@ impl DedupEngine {
             if rest.is_empty() {
                 self.groups.remove(&group);
             }
-            // The others' classes change when the group falls to one content (its near class
-            // goes) or when `url` held one of the near class's K places (the best of the rest
-            // may take it); otherwise its own sync is all that changes.
-            let class = ClassId {
-                kind: ClassKind::Near,
-                key: group,
-            };
-            let held_a_place = self.classes.get(&class).is_some_and(|c| c.contains(url));
-            if rest.len() <= 1 || held_a_place {
+            // The others' classes change here only when the group falls to one content (its
+            // near class goes); a place `url` held in the near class is refilled when its own
+            // sync takes it out (`DedupEngine::refill_near`).
+            if rest.len() <= 1 {
                 for c in rest {
                     self.touch_users(c, touched);
                 }
@@ -466,6 +461,27 @@ impl DedupEngine {
         // made now). Touching all of them at every join made a template site's saves grow
         // with its group (thousands of rows a check, quadratic over a crawl).
         let was_alone = self.groups.get(&group).is_some_and(|c| c.len() == 1);
+        if groups.len() == 1 {
+            // Joining one group: the content goes into its set (rebuilding the set at every
+            // join cost a large group's size each time).
+            let others: Vec<u64> = match self.groups.get_mut(&group) {
+                Some(contents) => {
+                    contents.insert(fp);
+                    if was_alone {
+                        contents.iter().collect()
+                    } else {
+                        vec![fp]
+                    }
+                }
+                None => vec![fp],
+            };
+            for c in others {
+                self.group_of.insert(c, group);
+                self.unsaved.near(c);
+                self.touch_users(c, touched);
+            }
+            return;
+        }
         let mut contents = BTreeSet::from([fp]);
         for g in groups.drain(..) {
             contents.extend(self.groups.remove(&g).unwrap_or_default().iter());
@@ -549,10 +565,14 @@ impl DedupEngine {
             .get(url)
             .map(|r| r.memberships.clone())
             .unwrap_or_default();
+        // Near classes `url` leaves: a place it held may go to the best of the rest.
+        let mut opened = Vec::new();
         for id in old.iter().filter(|id| !wanted.contains(id)) {
             if let Some(class) = self.classes.get_mut(id) {
                 self.unsaved.class(*id);
-                class.remove(url, &h);
+                if class.remove(url, &h) && id.kind == ClassKind::Near {
+                    opened.push(id.key);
+                }
                 if class.members.is_empty() {
                     self.classes.remove(id);
                 }
@@ -579,6 +599,38 @@ impl DedupEngine {
         {
             record.memberships = memberships;
             self.unsaved.url(url);
+        }
+        for group in opened {
+            self.refill_near(group, url);
+        }
+    }
+
+    /// A URL left the near class of `group`: while the class has fewer than K members, the
+    /// group's other URLs are offered its places (each sync keeps the K best). The cost is the
+    /// group's size, paid only when a member leaves; joins do not pay it.
+    fn refill_near(&mut self, group: u64, left: &str) {
+        let id = ClassId {
+            kind: ClassKind::Near,
+            key: group,
+        };
+        let members = self.classes.get(&id).map_or(0, |c| c.members.len());
+        if members >= self.config.max_members {
+            return;
+        }
+        let contents: Vec<u64> = self
+            .groups
+            .get(&group)
+            .map(|g| g.iter().collect())
+            .unwrap_or_default();
+        let mut users = BTreeSet::new();
+        for c in contents {
+            self.touch_users(c, &mut users);
+        }
+        users.remove(left);
+        for user in users {
+            if !self.classes.get(&id).is_some_and(|c| c.contains(&user)) {
+                self.sync(&user);
+            }
         }
     }
 }

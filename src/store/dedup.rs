@@ -489,6 +489,77 @@ mod tests {
         }
     }
 
+    /// A member of a near class that leaves it gives its place to the best of the rest,
+    /// whichever way it leaves and whatever its URL sorts as: by a 301 elsewhere, or by a
+    /// change of its text while a mirror still serves its old one (a review found both left
+    /// the class short once joins stopped touching the whole group).
+    #[tokio::test]
+    async fn a_place_left_in_a_near_class_is_taken_by_the_best_of_the_rest() {
+        let (stores, _dir) =
+            crate::store::test_support::stores("a_place_left_in_a_near_class_is_taken").await;
+        let template = |i: usize| format!("Item {i}. {STORY} {STORY} Sold by the crossing's shop.");
+        for store in stores {
+            let mut engine = DedupEngine::new(DedupConfig::default());
+            for i in 1..=8 {
+                let url = format!("http://a.test/z{i}");
+                engine.observe(page(&url, &template(i))).unwrap();
+            }
+            // A mirror serves z2's text too: z2's content keeps a user when z2 moves on.
+            engine
+                .observe(page("http://m.test/z2", &template(2)))
+                .unwrap();
+            save(&store, &mut engine).await;
+            let near = |engine: &DedupEngine| {
+                engine
+                    .state()
+                    .classes
+                    .into_iter()
+                    .find(|c| c.id.kind == ClassKind::Near)
+                    .expect("the near class")
+            };
+            let members = |engine: &DedupEngine| {
+                near(engine)
+                    .members
+                    .into_iter()
+                    .map(|m| m.url)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(members(&engine).len(), 4);
+            // Every member but the canonical leaves in turn, alternately by a 301 elsewhere and
+            // by a new text.
+            for round in 0..6 {
+                let canonical = near(&engine).canonical.expect("a canonical");
+                let Some(leaving) = members(&engine).into_iter().rev().find(|u| *u != canonical)
+                else {
+                    panic!("no member to leave: {:?}", members(&engine));
+                };
+                if round % 2 == 0 {
+                    let mut moved =
+                        page("http://x.test/sale", "Everything must go, this week only.");
+                    moved.url = leaving.clone();
+                    moved.redirect_chain = vec![Hop {
+                        url: leaving.clone(),
+                        status: 301,
+                    }];
+                    engine.observe(moved).unwrap();
+                } else {
+                    let text = format!("Closed for the winter, round {round}; back in the spring.");
+                    engine.observe(page(&leaving, &text)).unwrap();
+                }
+                save(&store, &mut engine).await;
+                let now = members(&engine);
+                assert!(!now.contains(&leaving), "{leaving} left: {now:?}");
+                let left_in_group = 9 - (round + 1);
+                assert_eq!(now.len(), left_in_group.min(4), "round {round}: {now:?}");
+            }
+            let mut loaded = store.load_dedup_state().await.unwrap();
+            loaded.classes.sort_by_key(|c| c.id);
+            loaded.near_groups.sort_unstable();
+            assert_eq!(loaded, engine.state());
+            store.close().await;
+        }
+    }
+
     #[tokio::test]
     async fn saved_changes_load_back_as_the_same_state() {
         let (stores, _dir) =
