@@ -45,7 +45,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     for sentence in &stopped {
         writeln!(out, "warning: {sentence}")?;
     }
-    writeln!(out, "{}", summary(&loaded))?;
+    match stopped.len() {
+        0 => writeln!(out, "{}", summary(&loaded))?,
+        n => writeln!(out, "{}, but {}", summary(&loaded), count(n, "warning"))?,
+    }
     Ok(u8::from(!loaded.errors.is_empty() || !stopped.is_empty()))
 }
 

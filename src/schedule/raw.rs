@@ -159,7 +159,7 @@ pub(super) fn read(text: &str) -> RawRead {
     let mut removed: Vec<(Option<usize>, String)> = Vec::new();
     // Each attempt removes one entry and reads the rest again, so a file of many bad entries
     // costs their count times its size: past `MAX_LISTED` the list says it stops there.
-    for _ in 0..MAX_LISTED {
+    for _ in 0..=MAX_LISTED {
         match RawFile::deserialize(toml::de::Deserializer::from(doc.clone())) {
             Ok(file) => {
                 out.sites = file
@@ -179,6 +179,7 @@ pub(super) fn read(text: &str) -> RawRead {
                     .collect();
                 return out;
             }
+            Err(_) if out.problems.len() == MAX_LISTED => break,
             Err(err) => {
                 let at = err.span().map_or(0, |span| span.start);
                 let found = remove_entry_at(doc.get_mut(), at);
@@ -335,6 +336,13 @@ mod tests {
         let text: String = (0..MAX_LISTED + 50)
             .map(|i| format!("[[site]]\nname = \"s{i}\"\nfoo{i} = 1\n"))
             .collect();
+        // Exactly as many as are listed: all of them, and the file's sites.
+        let exact: String = (0..MAX_LISTED)
+            .map(|i| format!("[[site]]\nname = \"s{i}\"\nfoo{i} = 1\n"))
+            .collect();
+        let exact = read(&exact);
+        assert_eq!(exact.problems.len(), MAX_LISTED);
+        assert_eq!(exact.sites.len(), MAX_LISTED);
         let read = read(&text);
         assert_eq!(read.problems.len(), MAX_LISTED + 1);
         let last = &read.problems[MAX_LISTED].message;
