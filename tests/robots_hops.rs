@@ -289,6 +289,14 @@ async fn a_robots_txt_5xx_is_not_a_lasting_disallow() {
         p1.disallowed, 0,
         "the last verdict is the current rules': {p1:?}"
     );
+    // The 503 is recorded (a 4xx is not: see below).
+    let errors = errors(&db).await;
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("/robots.txt") && e.contains("503")),
+        "{errors:?}"
+    );
 }
 
 /// A host with no robots.txt (404, the commonest answer) is no error: its pages are fetched
