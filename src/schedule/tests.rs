@@ -497,6 +497,8 @@ fn absurd_budgets_weights_and_rates_are_refused_with_their_line() {
         (4, Some("requests_per_day"))
     );
     assert!(err.message.contains("at most 1e12"), "{err}");
+    let err = only_problem(&site_with("requests_per_day = 5e-324"));
+    assert!(err.message.contains("at least 1e-6"), "{err}");
     let err = only_problem(&site_with("weight = 1e300"));
     assert_eq!((err.line, err.key.as_deref()), (4, Some("weight")));
     let err = only_problem(&site_with("host_rate = \"1e-300/s\""));

@@ -252,9 +252,16 @@ fn positive(value: f64) -> Result<f64, String> {
 /// axis); a trillion requests a day is no limit to any deployment.
 const LARGEST_QUANTITY: f64 = 1e12;
 
-/// A number above zero and at most [`LARGEST_QUANTITY`].
+/// The smallest budget or weight: a millionth (a request every 2,700 years; a subnormal
+/// number would put the plots' log axes at zero).
+const SMALLEST_QUANTITY: f64 = 1e-6;
+
+/// A number between [`SMALLEST_QUANTITY`] and [`LARGEST_QUANTITY`].
 fn bounded(value: f64) -> Result<f64, String> {
     let value = positive(value)?;
+    if value < SMALLEST_QUANTITY {
+        return Err(format!("must be at least 1e-6, not {value}"));
+    }
     if value > LARGEST_QUANTITY {
         return Err(format!(
             "must be at most 1e12, not {value} (for no limit in practice, 1e9 is plenty)"
