@@ -36,6 +36,7 @@ pub mod engine;
 pub mod extract;
 pub mod fingerprint;
 mod fingerprint_set;
+mod groups;
 pub mod inspect;
 mod marks;
 pub mod near;
