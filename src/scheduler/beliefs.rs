@@ -1,9 +1,13 @@
 //! What the scheduler believes of a URL: its change-rate posterior under its site's pooled
 //! populations or prior, and the summary the store and the reports read.
 
+use crate::clock::MS_PER_DAY;
 use crate::estimate::{self, Posterior, Prior, Stats};
 
 use super::{PRIOR_INTERVALS, Scheduler, UrlKey, UrlSummary};
+
+/// The longest planned interval a URL waits.
+const MAX_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
 
 impl Scheduler {
     /// The change-rate posterior of a URL: its evidence under its site's population of rates:
@@ -47,7 +51,7 @@ impl Scheduler {
         // The prior never outweighs the evidence's own time scale: its pseudo-exposure is at
         // most a few of the page's own intervals (DESIGN.md), so pooling and hints cannot hide
         // a page that changes far faster than its neighbours.
-        let most = PRIOR_INTERVALS / u.planned_per_day.max(1e-9);
+        let most = PRIOR_INTERVALS / self.planned_rate(url);
         if prior.rate > most {
             let scale = most / prior.rate;
             prior = Prior {
@@ -63,7 +67,7 @@ impl Scheduler {
         let u = &self.urls[url];
         UrlSummary {
             estimate: self.estimate(url),
-            planned_per_day: u.planned_per_day,
+            planned_per_day: self.planned_rate(url),
             due_ms: self.frontier.due_of(url),
             covered: u.evidence().coverage.is_some(),
             watched: self.watched(url),
@@ -72,7 +76,25 @@ impl Scheduler {
 
     /// A URL's planned visits per day and when it is due (cheap: no quantiles).
     pub fn planned(&self, url: UrlKey) -> (f64, Option<i64>) {
-        (self.urls[url].planned_per_day, self.frontier.due_of(url))
+        (self.planned_rate(url), self.frontier.due_of(url))
+    }
+
+    /// A URL's planned visits per day: its plan's, or before a plan has reached it, its site's
+    /// budget spread evenly over the site's URLs as they stand now. (A share fixed when the URL
+    /// was added gave the k-th URL found `budget / k`: the first pages of a large sitemap were
+    /// saved and reported at many times the budget until the next plan.)
+    pub fn planned_rate(&self, url: UrlKey) -> f64 {
+        let u = &self.urls[url];
+        let per_day = u.planned_per_day().unwrap_or_else(|| {
+            let site = &self.sites[u.site()];
+            site.requests_per_day / site.urls.max(1) as f64
+        });
+        per_day.max(1e-6)
+    }
+
+    /// A URL's planned interval in milliseconds (at most a year).
+    pub fn planned_interval_ms(&self, url: UrlKey) -> f64 {
+        (MS_PER_DAY / self.planned_rate(url)).min(MAX_INTERVAL_MS)
     }
 
     /// The folded evidence of a URL (what the store keeps).

@@ -94,9 +94,8 @@ impl Scheduler {
     /// The posterior on a URL's rate, summarised: mean, exact 90% interval, and the Gamma with
     /// the same P(stale) and expected age at the URL's planned interval (what is stored).
     pub fn estimate(&self, url: UrlKey) -> RateEstimate {
-        let u = &self.urls[url];
         let post = self.full_posterior(url);
-        let horizon_days = 1.0 / u.planned_per_day.max(1e-9);
+        let horizon_days = 1.0 / self.planned_rate(url);
         RateEstimate::from_posterior(&post).matching_staleness(&post, horizon_days)
     }
 

@@ -413,8 +413,8 @@ impl Scheduler {
         self.replan_one(url);
         if fetched.seen == Seen::Failed {
             // A failure is tried again after an hour, or the planned interval if longer.
+            let interval = self.planned_interval_ms(url) as i64;
             let u = &mut self.urls[url];
-            let interval = u.planned_interval_ms() as i64;
             u.evidence_mut().retry_at_ms =
                 Some(fetched.at_ms + interval.max(ERROR_RETRY_MS)).into();
         }

@@ -258,7 +258,7 @@ impl Scheduler {
         }
         let u = &self.urls[url];
         let per_day = match u.last_check_ms() {
-            Some(_) => u.planned_per_day,
+            Some(_) => self.planned_rate(url),
             None => {
                 let site = &self.sites[u.site()];
                 site.requests_per_day / site.urls.max(1) as f64
@@ -325,7 +325,7 @@ impl Scheduler {
             for &feed in &feeds {
                 let host = plan_hosts[&self.urls[feed].host()];
                 let (phi, worth) = self.feed_polls(feed, &pages, &solved.0, &solved.1, host);
-                self.urls[feed].planned_per_day = phi;
+                self.urls[feed].set_planned_per_day(phi);
                 self.urls[feed].feed_mut().worth = worth;
                 with_feeds.budget_per_day -= phi;
                 with_feeds.host_limits_per_day[host] -= phi;
@@ -335,7 +335,7 @@ impl Scheduler {
                 .iter()
                 .filter_map(|(p, run)| {
                     let feed = self.covering_feed(p)?;
-                    Some((run, self.urls[feed].planned_per_day))
+                    Some((run, self.planned_rate(feed)))
                 })
                 .collect();
             with_feeds.budget_per_day = with_feeds.budget_per_day.max(total * MIN_PAGE_SHARE);
@@ -383,7 +383,7 @@ impl Scheduler {
         self.price_sitemaps(site, &pages, &rates, &multipliers);
         for (url, run) in pages.iter() {
             let f = rates[run];
-            self.urls[url].planned_per_day = if f.is_finite() && f > 0.0 { f } else { 1e-6 };
+            self.urls[url].set_planned_per_day(if f.is_finite() && f > 0.0 { f } else { 1e-6 });
         }
         let s = &mut self.sites[site];
         s.multipliers = Some(multipliers);

@@ -9,7 +9,6 @@ use super::policy::{self, PolicyKind};
 use super::{Fetched, HostKey, NewUrl, Seen, SiteKey, UrlKey};
 
 /// The longest a planned interval may be.
-const MAX_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
 
 /// A page (kept fresh) or a feed (read for the changes it announces).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,14 +180,17 @@ pub struct UrlState {
     pub section: u64,
     pub changefreq_per_day: MaybeRate,
     pub true_rate: MaybeRate,
-    /// Planned visits per day.
-    pub planned_per_day: f64,
+    /// Planned visits per day, once a plan has given it some ([`UrlState::planned_per_day`]).
+    planned_per_day: f64,
+    /// No plan has given it a rate yet: until one does, it is planned at its site's share of the
+    /// budget as the site stands ([`Scheduler::planned_rate`](super::Scheduler::planned_rate)).
+    awaiting_plan: bool,
     /// What its checks taught ([`UrlState::evidence`]), none before the first.
     evidence: Option<Box<Evidence>>,
 }
 
 impl UrlState {
-    /// A new URL; until the first plan it is planned at its share of the site's budget.
+    /// A new URL, awaiting a plan; Nutch's interval starts at its share of the site's budget.
     pub fn new(url: NewUrl, budget_share_per_day: f64) -> Self {
         let start = (1.0 / budget_share_per_day.max(1e-9)).clamp(
             policy::NUTCH_MIN_INTERVAL_DAYS,
@@ -206,7 +208,8 @@ impl UrlState {
             section: url.section,
             changefreq_per_day: url.changefreq_per_day.into(),
             true_rate: url.true_rate.into(),
-            planned_per_day: budget_share_per_day.max(1e-6),
+            planned_per_day: 0.0,
+            awaiting_plan: true,
             evidence: None,
         };
         if url.kind == UrlKind::Feed {
@@ -311,9 +314,15 @@ impl UrlState {
         self.evidence_mut().feed.get_or_insert_with(Box::default)
     }
 
-    /// Its planned interval in milliseconds (at most [`MAX_INTERVAL_MS`]).
-    pub fn planned_interval_ms(&self) -> f64 {
-        (MS_PER_DAY / self.planned_per_day.max(1e-9)).min(MAX_INTERVAL_MS)
+    /// The visits a day a plan gave it (`None` before any plan has).
+    pub fn planned_per_day(&self) -> Option<f64> {
+        (!self.awaiting_plan).then_some(self.planned_per_day)
+    }
+
+    /// Sets the visits a day its plan gives it.
+    pub fn set_planned_per_day(&mut self, per_day: f64) {
+        self.planned_per_day = per_day;
+        self.awaiting_plan = false;
     }
 
     /// Folds one check in. A check over time a feed's read counted already is not counted again

@@ -20,7 +20,7 @@ impl Scheduler {
         if u.retired || u.in_flight {
             return;
         }
-        let interval = u.planned_interval_ms() as i64;
+        let interval = self.planned_interval_ms(url) as i64;
         let floor = u.min_interval_ms();
         let last = u.last_check_ms().unwrap_or(i64::MIN / 4);
         let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
@@ -65,7 +65,7 @@ impl Scheduler {
         if self.covering_feed(url).is_some() {
             return 0.0; // its visits after announced changes are priced in the plan
         }
-        let interval = u.planned_interval_ms();
+        let interval = self.planned_interval_ms(url);
         ((last as f64 + interval - now_ms as f64) / interval).clamp(0.0, 1.0)
     }
 
@@ -79,10 +79,11 @@ impl Scheduler {
         (weight > 0.0 && mu.is_finite()).then(|| mu / weight)
     }
 
-    /// Re-plans one page with its site's last multipliers (O(1)).
+    /// Re-plans one page with its site's last multipliers (O(1)). A URL no full plan has reached yet keeps its even share of the budget until one does (the
+    /// multipliers were solved without it, for a site that may have grown many times since).
     pub(super) fn replan_one(&mut self, url: UrlKey) {
-        if self.urls[url].kind != UrlKind::Page {
-            return; // a feed's polls are priced at the full re-plan
+        if self.urls[url].kind != UrlKind::Page || self.urls[url].planned_per_day().is_none() {
+            return; // a feed's polls are priced at the full re-plan, as a new URL is
         }
         let site = self.urls[url].site();
         let Some(mult) = &self.sites[site].multipliers else {
@@ -94,7 +95,7 @@ impl Scheduler {
         let page = self.plan_page(url, host);
         let f = plan::rate_for(&page, mult);
         if f.is_finite() && f > 0.0 {
-            self.urls[url].planned_per_day = f;
+            self.urls[url].set_planned_per_day(f);
         }
     }
 }

@@ -11,19 +11,20 @@ impl Scheduler {
     }
 
     /// With several workers, this one's part of each site's budget (by site key): the visits a
-    /// day its plan gives the URLs on the hosts it holds; before anything of the site is
-    /// planned, the budget spread evenly over the site's URLs. Each worker's share of the
+    /// day its plan gives the URLs on the hosts it holds (a URL no plan has reached yet counts
+    /// its even share of the site's budget, [`Scheduler::planned_rate`]). Each worker's share of the
     /// budget is its part over the sum of all workers' parts ([`Scheduler::share_budget`]), so
     /// the shares add up to one.
     pub fn budget_parts(&self) -> Vec<f64> {
         // Per site: planned visits in all and here, URLs in all and here.
         let mut parts = vec![(0.0, 0.0, 0u64, 0u64); self.sites.len()];
-        for u in self.urls.iter().filter(|u| !u.retired) {
+        for (url, u) in self.urls.iter().enumerate().filter(|(_, u)| !u.retired) {
+            let planned = self.planned_rate(url);
             let part = &mut parts[u.site()];
-            part.0 += u.planned_per_day;
+            part.0 += planned;
             part.2 += 1;
             if !self.frontier.is_elsewhere(u.host()) {
-                part.1 += u.planned_per_day;
+                part.1 += planned;
                 part.3 += 1;
             }
         }

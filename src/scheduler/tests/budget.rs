@@ -154,7 +154,7 @@ fn an_early_visit_for_a_known_change_is_an_overhead_of_the_plan() {
         .max_by_key(|&&u| sched.urls[u].last_check_ms())
         .expect("pages");
     let last = sched.urls[p].last_check_ms().expect("copied");
-    let interval = MS_PER_DAY / sched.urls[p].planned_per_day;
+    let interval = MS_PER_DAY / sched.planned_rate(p);
     let at = last + (interval / 4.0) as i64;
     assert_eq!(
         sched.unplanned_advance(p, at),
@@ -301,9 +301,54 @@ fn pages_never_checked_are_planned_alike_as_one_run_per_host() {
         let never: Vec<f64> = host_urls
             .iter()
             .filter(|&&u| sched.urls[u].last_check_ms().is_none())
-            .map(|&u| sched.urls[u].planned_per_day)
+            .map(|&u| sched.planned_rate(u))
             .collect();
         assert!(never.len() > 1_900);
         assert!(never.iter().all(|&f| f == never[0]), "planned alike");
     }
+}
+
+#[test]
+fn urls_found_between_plans_are_planned_at_an_even_share_until_the_next() {
+    // A site planned with one URL finds a thousand more; the next plan is up to ten minutes
+    // away, and what is saved and reported meanwhile must not add up to more than the budget
+    // (each new URL's share was fixed when it was added: the k-th got `budget / k`).
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let first = sched.add_url(0, page(site, host, 1.0));
+    check(&mut sched, 0, first, Seen::Copy);
+    let found: Vec<_> = (0..1000)
+        .map(|_| sched.add_url(60_000, page(site, host, 1.0)))
+        .collect();
+    let share = 1000.0 / 1001.0;
+    for &url in &found {
+        let (planned, _) = sched.planned(url);
+        assert!(
+            (planned - share).abs() < 1e-9,
+            "{planned} a day, not {share}"
+        );
+    }
+    // Checked before the next plan, a found URL keeps its share (the multipliers were solved
+    // for a site of one URL), and what the store is given says so.
+    let before_the_plan = 60_000 + DIRTY_REPLAN_GAP_MS / 2;
+    let req = sched
+        .poll_request(before_the_plan)
+        .expect("a found URL is due");
+    assert!(found.contains(&req.url));
+    sched.handle_fetched(
+        before_the_plan,
+        req.url,
+        Fetched::at(before_the_plan, Seen::Copy),
+    );
+    let summary = sched.summary(req.url);
+    assert!(
+        (summary.planned_per_day - share).abs() < 1e-9,
+        "{summary:?}"
+    );
+    // The next plan gives them rates that fit the budget.
+    let after = 60_000 + 2 * DIRTY_REPLAN_GAP_MS;
+    let _ = sched.poll_request(after);
+    let total: f64 = found.iter().map(|&url| sched.planned(url).0).sum();
+    assert!(total <= 1000.0 * 1.001, "{total} a day planned");
 }

@@ -302,7 +302,7 @@ fn a_thin_prior_still_plans_a_page_near_its_mean_rate() {
     let site = sched.add_site(1.0, 5000.0, 0);
     let host = sched.add_host(0, 0);
     let url = sched.add_url(0, page(site, host, 1.0));
-    assert_eq!(sched.urls[url].planned_per_day, 5000.0);
+    assert_eq!(sched.planned_rate(url), 5000.0);
     // The pooled prior of the failing run (mean 30/day, 0.003 days of pseudo-exposure) and
     // 0.0003 days of the page's own exposure without a change.
     sched.sites[site].prior = Prior {
