@@ -128,6 +128,9 @@ impl Context {
                 .set_site_change_signal(id, site.change_signal.as_str())
                 .await?;
             ledger.add_site(id, site.weight, site.requests_per_day, clock.now_ms());
+            if let Some((credit, at_ms)) = store.site_budget(id).await? {
+                ledger.restore_budget(id, credit, at_ms, clock.now_ms());
+            }
             let user_agent = site
                 .user_agent
                 .clone()

@@ -347,6 +347,22 @@ async fn run_until_stopped(
     result.map(|()| summary)
 }
 
+/// Queues the saves of the budgets spent from since the last ([`Ledger::budget_saves`]): a
+/// restart, or the next `--once` pass, starts from them. A failed save is logged; the site's
+/// next spend saves it again.
+fn save_budgets(ctx: &Context, now: i64) {
+    let saves = ctx.ledger.budget_saves(now);
+    if saves.is_empty() {
+        return;
+    }
+    let saved = ctx.store.save_site_budgets(saves);
+    tokio::spawn(async move {
+        if let Err(error) = saved.await {
+            warn!(error = %error, "a save of the sites' budgets failed");
+        }
+    });
+}
+
 /// Stores the samples the ledger judged at the grid's instants passed since the last call
 /// (none: nothing to do), with the plans for the reports. With several workers each sample is
 /// this worker's part of its site's, added up in the store.
@@ -403,6 +419,8 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
     loop {
         let now = ctx.clock.now_ms();
         let stopping = ctx.is_stopping();
+        // What discovery and the checks that ended spent or gave back since the last turn.
+        save_budgets(ctx, now);
         store_samples(ctx).await;
         if let Some(leasing) = &ctx.leasing
             && !stopping
@@ -420,10 +438,16 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
             if !once || discoveries.done_once.len() < ctx.sites.len() {
                 discoveries.start_due(ctx, now);
             }
-            while checks.len() < MAX_IN_FLIGHT {
+            let mut due_now = Vec::new();
+            while checks.len() + due_now.len() < MAX_IN_FLIGHT {
                 let Some(due) = ctx.ledger.poll(now) else {
                     break;
                 };
+                due_now.push(due);
+            }
+            // What they spend is queued before any of their requests' writes.
+            save_budgets(ctx, now);
+            for due in due_now {
                 let url_id = due.url_id;
                 let task_ctx = Arc::clone(ctx);
                 let handle = checks.spawn(async move { checks::check(&task_ctx, due).await });
@@ -495,6 +519,7 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
                 discoveries.tasks.abort_all();
                 while checks.join_next().await.is_some() {}
                 while discoveries.tasks.join_next().await.is_some() {}
+                save_budgets(ctx, ctx.clock.now_ms());
                 return Ok(());
             }
             Some(done) = checks.join_next_with_id(), if !checks.is_empty() => {

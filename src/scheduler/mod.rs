@@ -315,7 +315,25 @@ impl Scheduler {
         self.urls[url].retired
     }
 
-    /// Charges `n` requests made outside the frontier to a site's budget.
+    /// A site's budget credit now and the instant it is taken at, for a later run to restore.
+    pub fn budget_state(&mut self, site: SiteKey, now_ms: i64) -> (f64, i64) {
+        self.frontier.bucket_mut(site).state(now_ms)
+    }
+
+    /// Puts back the budget credit an earlier run left a site ([`Scheduler::budget_state`]).
+    pub fn restore_budget(&mut self, site: SiteKey, credit: f64, at_ms: i64, now_ms: i64) {
+        self.frontier
+            .bucket_mut(site)
+            .restore(credit, at_ms, now_ms);
+    }
+
+    /// Requests charged to a site's budget less those given back, since it was added (it
+    /// changes only when the budget's credit does but for the refill).
+    pub fn budget_spent(&mut self, site: SiteKey) -> f64 {
+        self.frontier.bucket_mut(site).spent()
+    }
+
+    /// Charges `n` requests made outside the frontier to a site.
     pub fn charge(&mut self, site: SiteKey, now_ms: i64, n: u32) {
         self.frontier.charge(site, now_ms, f64::from(n));
         let s = &mut self.sites[site];

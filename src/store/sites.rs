@@ -2,6 +2,14 @@
 
 use super::Store;
 
+/// A site's budget credit to save: the requests it could still send at `at_ms`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BudgetSave {
+    pub site_id: i64,
+    pub credit: f64,
+    pub at_ms: i64,
+}
+
 /// What the store keeps of a schedule entry.
 #[derive(Debug, Clone)]
 pub struct SiteRecord<'a> {
@@ -37,6 +45,42 @@ impl Store {
             Ok((tx, value))
         })
         .await
+    }
+
+    /// The budget credit a run left a site, and when (`None`: none saved yet).
+    pub async fn site_budget(&self, site_id: i64) -> sqlx::Result<Option<(f64, i64)>> {
+        let row: Option<(Option<f64>, Option<i64>)> =
+            sqlx::query_as("SELECT budget_credit, budget_credit_at_ms FROM sites WHERE id = $1")
+                .bind(site_id)
+                .fetch_optional(self.reader())
+                .await?;
+        Ok(row.and_then(|(credit, at)| Some((credit?, at?))))
+    }
+
+    /// Saves sites' budget credits (queued at once: committed no later than any write queued
+    /// after it, such as the politeness reservation of a request the credit paid for). The
+    /// future answers once committed; dropping it leaves the write queued.
+    pub fn save_site_budgets(
+        &self,
+        saves: Vec<BudgetSave>,
+    ) -> impl Future<Output = sqlx::Result<()>> + Send + 'static + use<> {
+        self.queue_grouped_beside_checks("save_site_budgets", move |mut tx| {
+            let saves = saves.clone();
+            async move {
+                for save in &saves {
+                    sqlx::query(
+                        "UPDATE sites SET budget_credit = $1, budget_credit_at_ms = $2
+                         WHERE id = $3",
+                    )
+                    .bind(save.credit)
+                    .bind(save.at_ms)
+                    .bind(save.site_id)
+                    .execute(&mut *tx)
+                    .await?;
+                }
+                Ok((tx, ()))
+            }
+        })
     }
 
     /// Records which changes a site's estimator learns (`content` or `bytes`).

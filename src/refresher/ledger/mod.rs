@@ -17,6 +17,7 @@ use crate::scheduler::{
     UrlKey, UrlKind, UrlSummary, section_of,
 };
 use crate::store::reports::FreshnessSample;
+use crate::store::sites::BudgetSave;
 use crate::store::summary::PlanUpdate;
 use crate::store::urls::UrlRow;
 
@@ -72,6 +73,9 @@ struct Inner {
     politeness_hosts: HashMap<String, HostKey>,
     site_keys: HashMap<i64, SiteKey>,
     site_ids: Vec<i64>,
+    /// Each site's budget spend (by site key) as last handed out to be saved
+    /// ([`Ledger::budget_saves`]).
+    saved_spent: Vec<f64>,
     /// When a URL was last added (a one-pass run also fetches what its own reading found).
     last_added_ms: Option<i64>,
     /// The samples' grid once started, with the samples judged and not taken yet.
@@ -135,6 +139,7 @@ impl Ledger {
                 politeness_hosts: HashMap::new(),
                 site_keys: HashMap::new(),
                 site_ids: Vec::new(),
+                saved_spent: Vec::new(),
                 last_added_ms: None,
                 sampling: None,
             }),
@@ -265,6 +270,37 @@ impl Ledger {
         let key = inner.sched.add_site(weight, requests_per_day, now_ms);
         inner.site_keys.insert(site_id, key);
         inner.site_ids.push(site_id);
+        inner.saved_spent.push(0.0);
+    }
+
+    /// Puts back the budget credit an earlier run saved for a site (`credit` at `at_ms`).
+    pub fn restore_budget(&self, site_id: i64, credit: f64, at_ms: i64, now_ms: i64) {
+        let mut inner = self.lock();
+        if let Some(&site) = inner.site_keys.get(&site_id) {
+            inner.sched.restore_budget(site, credit, at_ms, now_ms);
+        }
+    }
+
+    /// The budgets spent from since they were last handed out here, to be saved: (site id,
+    /// credit, the instant of the credit). Saved before the requests that spent them are sent
+    /// (the store commits in the order writes are queued), a restart starts from them.
+    pub fn budget_saves(&self, now_ms: i64) -> Vec<BudgetSave> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let mut saves = Vec::new();
+        for (site, &site_id) in inner.site_ids.iter().enumerate() {
+            let spent = inner.sched.budget_spent(site);
+            if spent != inner.saved_spent[site] {
+                inner.saved_spent[site] = spent;
+                let (credit, at_ms) = inner.sched.budget_state(site, now_ms);
+                saves.push(BudgetSave {
+                    site_id,
+                    credit,
+                    at_ms,
+                });
+            }
+        }
+        saves
     }
 
     /// A discovery pass of the site read `documents` sitemap documents; returns the re-reads

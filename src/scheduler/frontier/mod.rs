@@ -46,6 +46,8 @@ pub struct Bucket {
     credit: f64,
     /// When `credit` was last brought up to date.
     at_ms: i64,
+    /// Requests charged less those given back since it was made (what a save compares).
+    spent: f64,
 }
 
 impl Bucket {
@@ -57,7 +59,31 @@ impl Bucket {
             capacity,
             credit: capacity,
             at_ms: now_ms,
+            spent: 0.0,
         }
+    }
+
+    /// Puts back the credit an earlier run left at `at_ms` (saved by [`Bucket::state`]),
+    /// refilled at this bucket's rate since then and held to its capacity: a restart starts
+    /// where the last run stopped, not with a full bucket.
+    pub fn restore(&mut self, credit: f64, at_ms: i64, now_ms: i64) {
+        if !credit.is_finite() {
+            return;
+        }
+        self.credit = credit.min(self.capacity);
+        self.at_ms = at_ms.min(now_ms);
+        self.refill(now_ms);
+    }
+
+    /// The credit now and the instant it is taken at (what [`Bucket::restore`] takes back).
+    pub fn state(&mut self, now_ms: i64) -> (f64, i64) {
+        self.refill(now_ms);
+        (self.credit, self.at_ms)
+    }
+
+    /// Requests charged less those given back since it was made.
+    pub fn spent(&self) -> f64 {
+        self.spent
     }
 
     fn refill(&mut self, now_ms: i64) {
@@ -78,12 +104,14 @@ impl Bucket {
     pub fn charge(&mut self, now_ms: i64, n: f64) {
         self.refill(now_ms);
         self.credit -= n;
+        self.spent += n;
     }
 
     /// Gives back `n` requests charged but not made (never beyond the bucket's capacity).
     pub fn refund(&mut self, now_ms: i64, n: f64) {
         self.refill(now_ms);
         self.credit = (self.credit + n).min(self.capacity);
+        self.spent -= n;
     }
 
     /// When the credit reaches `level` (now if it has).

@@ -347,3 +347,32 @@ fn a_host_held_elsewhere_hands_out_nothing_and_counts_nothing_due() {
     assert_eq!(f.pop(0).map(|p| p.url), Some(mine));
     assert_eq!(f.pop(0), None);
 }
+
+#[test]
+fn a_restored_bucket_goes_on_from_what_the_last_run_spent() {
+    // 96 a day, a quarter hour held: one request. The last run spent it and one more.
+    let mut last = Bucket::new(96.0, BUCKET_SPAN_MS, 0);
+    last.charge(0, 2.0);
+    let (credit, at) = last.state(0);
+    assert_eq!(credit, -1.0);
+    // Restarted a minute later, the bucket is not full: it has refilled a minute's worth.
+    let mut next = Bucket::new(96.0, BUCKET_SPAN_MS, MIN);
+    next.restore(credit, at, MIN);
+    assert!((next.credit(MIN) - (-1.0 + 96.0 / 1440.0)).abs() < 1e-9);
+    // A pass holding a day's budget at once gets what a day since refilled, no more.
+    let mut pass = Bucket::new(96.0, MS_PER_DAY, 2 * MIN);
+    pass.restore(credit, at, 2 * MIN);
+    assert!((pass.credit(2 * MIN) - (-1.0 + 2.0 * 96.0 / 1440.0)).abs() < 1e-9);
+    let mut day_later = Bucket::new(96.0, MS_PER_DAY, 2 * MS_PER_DAY as i64);
+    day_later.restore(credit, at, 2 * MS_PER_DAY as i64);
+    assert_eq!(day_later.credit(2 * MS_PER_DAY as i64), 96.0);
+    // A credit saved under a larger budget is held to this one's capacity.
+    let mut smaller = Bucket::new(96.0, BUCKET_SPAN_MS, 0);
+    smaller.restore(50.0, 0, 0);
+    assert_eq!(smaller.credit(0), 1.0);
+    // Spend and give-backs are counted for the saves.
+    let mut counted = Bucket::new(96.0, BUCKET_SPAN_MS, 0);
+    counted.charge(0, 3.0);
+    counted.refund(0, 1.0);
+    assert_eq!(counted.spent(), 2.0);
+}
