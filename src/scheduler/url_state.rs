@@ -8,8 +8,6 @@ use super::compact::{MaybeMs, MaybeRate, MaybeSpan};
 use super::policy::{self, PolicyKind};
 use super::{Fetched, HostKey, NewUrl, Seen, SiteKey, UrlKey};
 
-/// The longest a planned interval may be.
-
 /// A page (kept fresh) or a feed (read for the changes it announces).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UrlKind {
