@@ -114,12 +114,15 @@ async fn a_redirect_into_a_disallowed_path_is_never_requested() {
     server.route("a.test", "/moved", Reply::redirect(301, "/ok"));
     server.route("a.test", "/ok", Reply::html("<p>ok</p>"));
     server.route("a.test", "/private/x", Reply::html("<p>secret</p>"));
+    // `%70` is `p`: servers serve this as `/private/y` (an adversary's redirect got through).
+    server.route("a.test", "/enc", Reply::redirect(301, "/%70rivate/y"));
+    server.route("a.test", "/%70rivate/y", Reply::html("<p>secret</p>"));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("f.db");
     let schedule = schedule(
         dir.path(),
         &server,
-        &[("a.test", "/r"), ("a.test", "/moved")],
+        &[("a.test", "/r"), ("a.test", "/moved"), ("a.test", "/enc")],
         "",
     );
     let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
@@ -129,8 +132,12 @@ async fn a_redirect_into_a_disallowed_path_is_never_requested() {
     // The redirect itself and an allowed hop are followed ...
     assert!(seen.contains(&"/r".to_string()), "{seen:?}");
     assert!(seen.contains(&"/ok".to_string()), "{seen:?}");
-    // ... the Disallowed hop is not.
-    let disallowed = seen.iter().filter(|p| p.starts_with("/private/")).count();
+    assert!(seen.contains(&"/enc".to_string()), "{seen:?}");
+    // ... the Disallowed hops are not, written plainly or with an escaped letter.
+    let disallowed = seen
+        .iter()
+        .filter(|p| p.starts_with("/private/") || p.to_ascii_lowercase().starts_with("/%70rivate"))
+        .count();
     eprintln!(
         "redirect into /private/: {disallowed} Disallowed requests of {}",
         seen.len()

@@ -1,8 +1,9 @@
-//! The budget across restarts, counted by the server: a site's budget is what every run
-//! together may spend, not what each may spend from a full bucket. Three `freshet run --once`
-//! passes in a row spend one pass's budget between them (each pass may hold a day's budget at
-//! once), and a daemon killed with SIGKILL and started again and again spends what its budget
-//! refills, not a full bucket at every start.
+//! Runs one after another, or at once, on one SQLite database, counted by the server:
+//! - a site's budget is what every run together may spend, not what each may spend from a
+//!   full bucket: three `freshet run --once` passes in a row spend one pass's budget between
+//!   them (each pass may hold a day's budget at once), and a daemon killed with SIGKILL and
+//!   started again and again spends what its budget refills;
+//! - a second `freshet run` on a file a run is using is refused, and sends nothing.
 
 #[path = "support/freshet_bin.rs"]
 mod freshet_bin;
@@ -93,4 +94,48 @@ async fn a_daemon_killed_and_started_again_spends_what_its_budget_refills() {
         total <= 4,
         "five lives made {lives:?} requests in all (the bucket holds one request)"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_run_on_one_file_is_refused_and_sends_nothing() {
+    let server = RecordingServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(dir.path(), &serve_site(&server, 1_000_000));
+    let db = dir.path().join("f.db");
+    let first = Freshet::run(&schedule, &db, &[]);
+    let started =
+        freshet_bin::wait_for(Duration::from_secs(60), || server.requests().len() >= 3).await;
+    assert!(started, "the first run sent nothing");
+    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args(["run", "--once", "--schedules"])
+        .arg(&schedule)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .await
+        .expect("run the freshet binary");
+    first.terminate();
+    let _ = first.finish(Duration::from_secs(30)).await;
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "the second run ran: {stderr}");
+    assert!(
+        stderr.contains("another `freshet run` is using"),
+        "{stderr}"
+    );
+    // No page was requested twice at once (two runs each handing it out: 0 to 20 ms apart).
+    let mut last_seen: std::collections::HashMap<String, std::time::Instant> = Default::default();
+    for request in server
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/p"))
+    {
+        if let Some(before) = last_seen.insert(request.path.clone(), request.at) {
+            let gap = request.at.duration_since(before);
+            assert!(
+                gap > Duration::from_secs(1),
+                "{} twice, {gap:?} apart",
+                request.path
+            );
+        }
+    }
 }

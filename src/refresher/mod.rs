@@ -198,6 +198,8 @@ async fn run_until_stopped(
 ) -> anyhow::Result<RunSummary> {
     let clock = options.clock.clone();
     let loaded = schedule::load(&options.schedules);
+    // Held to the end of the run: a second run on one SQLite file is refused.
+    let _run_lock = crate::store::run_lock::lock_for_run(&options.db_path)?;
     let store = Store::open(&options.db_path).await?;
     for error in &loaded.errors {
         warn!(%error, "schedule problem: nothing from this file is applied");

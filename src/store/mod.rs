@@ -38,6 +38,7 @@ pub mod politeness;
 pub mod refusals;
 pub mod report_data;
 pub mod reports;
+pub mod run_lock;
 pub mod runs;
 pub mod sites;
 pub mod summary;
