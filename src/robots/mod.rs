@@ -13,8 +13,10 @@
 mod matcher;
 mod parse;
 
+use std::borrow::Cow;
 use std::time::Duration;
 
+use matcher::decode_unreserved;
 pub use matcher::{escape_pattern, matches, path_params_query};
 pub use parse::{GroupMatch, Rule, is_token_char, product_token};
 
@@ -108,24 +110,29 @@ impl Robots {
         if path == "/robots.txt" {
             return None;
         }
-        let mut best: Option<&Rule> = None;
-        for rule in rules {
-            if !matches(path.as_bytes(), rule.pattern.as_bytes()) {
-                continue;
-            }
-            let better = match best {
-                None => true,
-                Some(b) => {
-                    rule.pattern.len() > b.pattern.len()
-                        || (rule.pattern.len() == b.pattern.len() && rule.allow && !b.allow)
-                }
-            };
-            if better {
-                best = Some(rule);
-            }
+        let rules_as_written = rules.iter().map(|r| (Cow::Borrowed(r.pattern.as_str()), r));
+        if let Some(rule) = deciding_disallow(&path, rules_as_written) {
+            return Some(format!("Disallow: {}", rule.pattern));
         }
-        best.filter(|r| !r.allow)
-            .map(|r| format!("Disallow: {}", r.pattern))
+        // The same with escaped unreserved characters decoded (see the matcher's docs), when
+        // that changes the path or a rule.
+        let decoded_path = decode_unreserved(&path);
+        let decoded_rules: Vec<(Cow<'_, str>, &Rule)> = rules
+            .iter()
+            .map(|r| (decode_unreserved(&r.pattern), r))
+            .collect();
+        let changed = matches!(decoded_path, Cow::Owned(_))
+            || decoded_rules
+                .iter()
+                .any(|(p, _)| matches!(p, Cow::Owned(_)));
+        if changed && let Some(rule) = deciding_disallow(&decoded_path, decoded_rules.into_iter()) {
+            return Some(format!(
+                "Disallow: {} (the path with its escaped letters and digits decoded, as a server \
+                 reads it, is {decoded_path})",
+                rule.pattern
+            ));
+        }
+        None
     }
 
     /// Crawl-delay for our agent (a floor on the interval between requests to the host).
@@ -199,6 +206,30 @@ fn decode(body: &[u8]) -> std::borrow::Cow<'_, str> {
         Some((enc, _)) => enc.decode_with_bom_removal(body).0,
         None => String::from_utf8_lossy(body),
     }
+}
+
+/// The rule that decides `path` (the longest pattern that matches it, Allow winning a tie), if
+/// it is a Disallow; `rules` pairs each rule with the pattern to match.
+fn deciding_disallow<'r>(
+    path: &str,
+    rules: impl Iterator<Item = (Cow<'r, str>, &'r Rule)>,
+) -> Option<&'r Rule> {
+    let mut best: Option<(usize, &Rule)> = None;
+    for (pattern, rule) in rules {
+        if !matches(path.as_bytes(), pattern.as_bytes()) {
+            continue;
+        }
+        let better = match best {
+            None => true,
+            Some((len, b)) => {
+                pattern.len() > len || (pattern.len() == len && rule.allow && !b.allow)
+            }
+        };
+        if better {
+            best = Some((pattern.len(), rule));
+        }
+    }
+    best.map(|(_, rule)| rule).filter(|r| !r.allow)
 }
 
 #[cfg(test)]

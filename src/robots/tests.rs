@@ -138,3 +138,43 @@ fn a_file_past_500_kib_keeps_its_first_rules() {
     assert!(!robots.is_allowed("http://h/private/a"));
     assert!(robots.is_allowed("http://h/late/x"));
 }
+
+#[test]
+fn an_escaped_letter_does_not_get_past_a_disallow() {
+    // A server serves `/%70rivate/x` as `/private/x` (RFC 9309 §2.2.2 decodes escaped
+    // unreserved characters before comparing); an adversary's redirect to it was followed.
+    let r = Robots::parse(b"User-agent: *\nDisallow: /private/\n", "freshet");
+    assert!(!r.is_allowed("http://h/%70rivate/x"));
+    assert!(!r.is_allowed("http://h/priv%61te/x"));
+    let why = r.disallowed_by("http://h/%70rivate/x").expect("disallowed");
+    assert!(why.contains("/private/x"), "{why}");
+    // Escapes of reserved or non-ASCII octets stay what they are.
+    let slash = Robots::parse(b"User-agent: *\nDisallow: /a/b\n", "freshet");
+    assert!(slash.is_allowed("http://h/a%2Fb"));
+    // A rule written with escapes keeps out the plain path too.
+    let escaped = Robots::parse(b"User-agent: *\nDisallow: /%62az\n", "freshet");
+    assert!(!escaped.is_allowed("http://h/baz"));
+    assert!(!escaped.is_allowed("http://h/%62az"));
+    // An Allow is honoured only where it allows both readings (Google's rows: `Allow:
+    // /foo/bar/%62%61%7A` under `Disallow: /` lets that URL through, not `/foo/bar/baz`).
+    let allow = Robots::parse(
+        b"User-agent: *\nDisallow: /\nAllow: /foo/bar/%62%61%7A\n",
+        "freshet",
+    );
+    assert!(allow.is_allowed("http://h/foo/bar/%62%61%7A"));
+    assert!(!allow.is_allowed("http://h/foo/bar/baz"));
+}
+
+#[test]
+fn decoding_unreserved_escapes_keeps_everything_else() {
+    use super::matcher::decode_unreserved;
+    assert_eq!(decode_unreserved("/%70%2d%7e%5F"), "/p-~_");
+    assert_eq!(decode_unreserved("/a%2fb%20c"), "/a%2Fb%20c");
+    assert_eq!(decode_unreserved("/%E3%83%84/ü"), "/%E3%83%84/ü");
+    assert_eq!(decode_unreserved("/%7"), "/%7");
+    assert_eq!(decode_unreserved("/%zz%"), "/%zz%");
+    assert!(matches!(
+        decode_unreserved("/plain"),
+        std::borrow::Cow::Borrowed(_)
+    ));
+}
