@@ -385,6 +385,7 @@ pub(super) async fn fetch_and_record_extracted(
             // Sitemaps are read outside the frontier: every request is charged.
             update.next_due_ms = due;
             ctx.ledger.charge(site.id, now, requests);
+            super::save_budgets(ctx, now);
         }
         None => {
             if let Some((summary, stats)) = ctx.ledger.fetched(now, row.id, fetched) {

@@ -352,7 +352,7 @@ async fn run_until_stopped(
 /// Queues the saves of the budgets spent from since the last ([`Ledger::budget_saves`]): a
 /// restart, or the next `--once` pass, starts from them. A failed save is logged; the site's
 /// next spend saves it again.
-fn save_budgets(ctx: &Context, now: i64) {
+pub(super) fn save_budgets(ctx: &Context, now: i64) {
     let saves = ctx.ledger.budget_saves(now);
     if saves.is_empty() {
         return;

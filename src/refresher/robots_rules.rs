@@ -134,6 +134,7 @@ async fn fetch(ctx: &Context, site: &SiteState, origin: &str) -> Cached {
     Counters::add(&ctx.counters.requests, requests as u64);
     crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
     ctx.ledger.charge(site.id, checked_ms, requests as u32);
+    super::save_budgets(ctx, checked_ms);
     let body = outcome.body.as_deref().unwrap_or_default();
     // A status whose body broke off is no answer: stored as none (disallow all for now).
     let status = Some(outcome.robots_status()).filter(|&s| s != 0);

@@ -115,7 +115,10 @@ impl Robots {
             return Some(format!("Disallow: {}", rule.pattern));
         }
         // The same with escaped unreserved characters decoded (see the matcher's docs), when
-        // that changes the path or a rule.
+        // that changes the path or a rule (no `%` anywhere: nothing to decode).
+        if !path.contains('%') && !rules.iter().any(|r| r.pattern.contains('%')) {
+            return None;
+        }
         let decoded_path = decode_unreserved(&path);
         let decoded_rules: Vec<(Cow<'_, str>, &Rule)> = rules
             .iter()

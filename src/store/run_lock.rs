@@ -34,6 +34,12 @@ pub fn lock_for_run(db: &Path) -> anyhow::Result<Option<RunLock>> {
         return Ok(None);
     };
     let lock = lock_path(path);
+    // A --db in a folder not made yet: the store makes it too.
+    if let Some(parent) = lock.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|error| {
+            anyhow::anyhow!("cannot create the folder {}: {error}", parent.display())
+        })?;
+    }
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -76,6 +82,9 @@ mod tests {
         );
         drop(first);
         assert!(lock_for_run(&db).unwrap().is_some());
+        // A database in a folder not made yet is locked in it.
+        let nested = dir.path().join("state/deeper/f.db");
+        assert!(lock_for_run(&nested).unwrap().is_some());
         // PostgreSQL's workers lease hosts instead.
         let url = Path::new("postgres://u@127.0.0.1:1/db");
         assert!(lock_for_run(url).unwrap().is_none());
