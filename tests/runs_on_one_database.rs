@@ -10,12 +10,24 @@ mod freshet_bin;
 #[path = "support/recording_server.rs"]
 mod recording_server;
 
+use std::path::PathBuf;
 use std::time::Duration;
+
+use tempfile::TempDir;
 
 use freshet_bin::{Freshet, run_once, write_schedule};
 use recording_server::{RecordingServer, Reply};
 
 const HOST: &str = "127.0.0.1";
+
+/// A site of 200 pages on `server` with `requests_per_day`, its schedule in a new folder:
+/// (the folder, the schedule, where the database goes).
+fn site_on_disk(server: &RecordingServer, requests_per_day: u32) -> (TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(dir.path(), &serve_site(server, requests_per_day));
+    let db = dir.path().join("f.db");
+    (dir, schedule, db)
+}
 
 /// A site of 200 pages on `server` with `requests_per_day`, robots.txt answering 404.
 fn serve_site(server: &RecordingServer, requests_per_day: u32) -> String {
@@ -40,9 +52,7 @@ fn serve_site(server: &RecordingServer, requests_per_day: u32) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_pass_after_another_spends_one_budget() {
     let server = RecordingServer::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let schedule = write_schedule(dir.path(), &serve_site(&server, 40));
-    let db = dir.path().join("f.db");
+    let (_dir, schedule, db) = site_on_disk(&server, 40);
     let mut after_each = Vec::new();
     for _ in 0..3 {
         run_once(&schedule, &db).await;
@@ -66,10 +76,8 @@ async fn one_pass_after_another_spends_one_budget() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_daemon_killed_and_started_again_spends_what_its_budget_refills() {
     let server = RecordingServer::start().await;
-    let dir = tempfile::tempdir().unwrap();
     // 960 a day: its bucket holds a quarter hour's, ten requests.
-    let schedule = write_schedule(dir.path(), &serve_site(&server, 960));
-    let db = dir.path().join("f.db");
+    let (_dir, schedule, db) = site_on_disk(&server, 960);
     let pages = || {
         server
             .requests()
@@ -105,9 +113,7 @@ async fn a_daemon_killed_and_started_again_spends_what_its_budget_refills() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_run_on_one_file_is_refused_and_sends_nothing() {
     let server = RecordingServer::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let schedule = write_schedule(dir.path(), &serve_site(&server, 1_000_000));
-    let db = dir.path().join("f.db");
+    let (_dir, schedule, db) = site_on_disk(&server, 1_000_000);
     let first = Freshet::run(&schedule, &db, &[]);
     let started =
         freshet_bin::wait_for(Duration::from_secs(60), || server.requests().len() >= 3).await;

@@ -110,7 +110,7 @@ impl Robots {
         if path == "/robots.txt" {
             return None;
         }
-        let rules_as_written = rules.iter().map(|r| (Cow::Borrowed(r.pattern.as_str()), r));
+        let rules_as_written = rules.iter().map(|r| (r.pattern.as_str(), r));
         if let Some(rule) = deciding_disallow(&path, rules_as_written) {
             return Some(format!("Disallow: {}", rule.pattern));
         }
@@ -119,16 +119,14 @@ impl Robots {
         if !path.contains('%') && !rules.iter().any(|r| r.pattern.contains('%')) {
             return None;
         }
+        // (Where decoding changed nothing, this pass repeats the first one's answer.)
         let decoded_path = decode_unreserved(&path);
-        let decoded_rules: Vec<(Cow<'_, str>, &Rule)> = rules
+        let decoded: Vec<(Cow<'_, str>, &Rule)> = rules
             .iter()
             .map(|r| (decode_unreserved(&r.pattern), r))
             .collect();
-        let changed = matches!(decoded_path, Cow::Owned(_))
-            || decoded_rules
-                .iter()
-                .any(|(p, _)| matches!(p, Cow::Owned(_)));
-        if changed && let Some(rule) = deciding_disallow(&decoded_path, decoded_rules.into_iter()) {
+        let decoded_rules = decoded.iter().map(|(pattern, r)| (pattern.as_ref(), *r));
+        if let Some(rule) = deciding_disallow(&decoded_path, decoded_rules) {
             return Some(format!(
                 "Disallow: {} (the path with its escaped letters and digits decoded, as a server \
                  reads it, is {decoded_path})",
@@ -215,7 +213,7 @@ fn decode(body: &[u8]) -> std::borrow::Cow<'_, str> {
 /// it is a Disallow; `rules` pairs each rule with the pattern to match.
 fn deciding_disallow<'r>(
     path: &str,
-    rules: impl Iterator<Item = (Cow<'r, str>, &'r Rule)>,
+    rules: impl Iterator<Item = (&'r str, &'r Rule)>,
 ) -> Option<&'r Rule> {
     let mut best: Option<(usize, &Rule)> = None;
     for (pattern, rule) in rules {
