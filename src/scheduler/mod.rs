@@ -316,27 +316,15 @@ impl Scheduler {
     }
 
     /// A site's budget credit now and the instant it is taken at, for a later run to restore.
-    /// The credit is the site's whole bucket as full as this worker's share of it is (the same
-    /// with one worker), so that a run holding another share takes it back in proportion.
     pub fn budget_state(&mut self, site: SiteKey, now_ms: i64) -> (f64, i64) {
-        let whole = self.whole_bucket(site);
-        self.frontier.bucket_mut(site).state(now_ms, whole)
+        self.frontier.bucket_mut(site).state(now_ms)
     }
 
     /// Puts back the budget credit an earlier run left a site ([`Scheduler::budget_state`]).
     pub fn restore_budget(&mut self, site: SiteKey, credit: f64, at_ms: i64, now_ms: i64) {
-        let whole = self.whole_bucket(site);
         self.frontier
             .bucket_mut(site)
-            .restore(credit, at_ms, now_ms, whole);
-    }
-
-    /// The capacity of a bucket holding all of a site's budget.
-    fn whole_bucket(&self, site: SiteKey) -> f64 {
-        Bucket::capacity_of(
-            self.sites[site].requests_per_day,
-            self.config.bucket_span_ms,
-        )
+            .restore(credit, at_ms, now_ms);
     }
 
     /// Requests charged to a site's budget less those given back, since it was added (it

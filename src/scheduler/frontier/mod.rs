@@ -53,7 +53,7 @@ pub struct Bucket {
 impl Bucket {
     /// A full bucket for `per_day` requests a day holding `span_ms` of them (at least one).
     pub fn new(per_day: f64, span_ms: f64, now_ms: i64) -> Self {
-        let capacity = Self::capacity_of(per_day, span_ms);
+        let capacity = (per_day.max(0.0) * span_ms / MS_PER_DAY).max(1.0);
         Self {
             per_day: per_day.max(0.0),
             capacity,
@@ -63,35 +63,22 @@ impl Bucket {
         }
     }
 
-    /// Puts back the credit an earlier run left at `at_ms` (saved by [`Bucket::state`] in the
-    /// terms of a bucket of capacity `whole`, the site's), as full as it was, refilled at this
-    /// bucket's rate since then and held to its capacity: a restart starts where the last run
-    /// stopped, not with a full bucket.
-    pub fn restore(&mut self, credit: f64, at_ms: i64, now_ms: i64, whole: f64) {
-        if !credit.is_finite() || whole <= 0.0 {
+    /// Puts back the credit an earlier run left at `at_ms` (saved by [`Bucket::state`]),
+    /// refilled at this bucket's rate since then and held to its capacity: a restart starts
+    /// where the last run stopped, not with a full bucket.
+    pub fn restore(&mut self, credit: f64, at_ms: i64, now_ms: i64) {
+        if !credit.is_finite() {
             return;
         }
-        let credit = if credit > 0.0 {
-            credit * self.capacity / whole
-        } else {
-            credit
-        };
         self.credit = credit.min(self.capacity);
         self.at_ms = at_ms.min(now_ms);
         self.refill(now_ms);
     }
 
-    /// The credit now, as a bucket of capacity `whole` as full as this one would hold it (a
-    /// worker holding a share of a site's budget saves the site's fill, which any worker's
-    /// share can take back), and the instant it is taken at (what [`Bucket::restore`] takes).
-    pub fn state(&mut self, now_ms: i64, whole: f64) -> (f64, i64) {
+    /// The credit now and the instant it is taken at (what [`Bucket::restore`] takes back).
+    pub fn state(&mut self, now_ms: i64) -> (f64, i64) {
         self.refill(now_ms);
-        let credit = if self.credit > 0.0 {
-            self.credit * whole / self.capacity
-        } else {
-            self.credit
-        };
-        (credit, self.at_ms)
+        (self.credit, self.at_ms)
     }
 
     /// Requests charged less those given back since it was made.
@@ -141,24 +128,13 @@ impl Bucket {
         now_ms.saturating_add(wait.ceil().min(1e15) as i64)
     }
 
-    /// The most credit a bucket of `per_day` requests a day holding `span_ms` of them holds.
-    pub fn capacity_of(per_day: f64, span_ms: f64) -> f64 {
-        (per_day.max(0.0) * span_ms / MS_PER_DAY).max(1.0)
-    }
-
-    /// Changes the rate to `per_day`, holding `span_ms` of it at most. The bucket stays as
-    /// full as it was: its credit (a debt stays as it is) grows and shrinks with its capacity.
-    /// A worker's bucket holds its share of a site's budget, so a worker whose share grows
-    /// (it gained hosts) brings that share of the site's saved-up credit, and one whose share
-    /// shrinks gives it up; the workers' credits add up to at most the site's bucket.
+    /// Changes the rate to `per_day`, holding `span_ms` of it at most; credit beyond that is
+    /// dropped.
     pub fn set_rate(&mut self, per_day: f64, span_ms: f64, now_ms: i64) {
         self.refill(now_ms);
-        let capacity = Self::capacity_of(per_day, span_ms);
-        if self.credit > 0.0 {
-            self.credit *= capacity / self.capacity;
-        }
         self.per_day = per_day.max(0.0);
-        self.capacity = capacity;
+        self.capacity = (self.per_day * span_ms / MS_PER_DAY).max(1.0);
+        self.credit = self.credit.min(self.capacity);
     }
 
     /// When one request may go.

@@ -353,53 +353,26 @@ fn a_restored_bucket_goes_on_from_what_the_last_run_spent() {
     // 96 a day, a quarter hour held: one request. The last run spent it and one more.
     let mut last = Bucket::new(96.0, BUCKET_SPAN_MS, 0);
     last.charge(0, 2.0);
-    let (credit, at) = last.state(0, 1.0);
+    let (credit, at) = last.state(0);
     assert_eq!(credit, -1.0);
     // Restarted a minute later, the bucket is not full: it has refilled a minute's worth.
     let mut next = Bucket::new(96.0, BUCKET_SPAN_MS, MIN);
-    next.restore(credit, at, MIN, 1.0);
+    next.restore(credit, at, MIN);
     assert!((next.credit(MIN) - (-1.0 + 96.0 / 1440.0)).abs() < 1e-9);
     // A pass holding a day's budget at once gets what a day since refilled, no more.
     let mut pass = Bucket::new(96.0, MS_PER_DAY, 2 * MIN);
-    pass.restore(credit, at, 2 * MIN, 96.0);
+    pass.restore(credit, at, 2 * MIN);
     assert!((pass.credit(2 * MIN) - (-1.0 + 2.0 * 96.0 / 1440.0)).abs() < 1e-9);
     let mut day_later = Bucket::new(96.0, MS_PER_DAY, 2 * MS_PER_DAY as i64);
-    day_later.restore(credit, at, 2 * MS_PER_DAY as i64, 96.0);
+    day_later.restore(credit, at, 2 * MS_PER_DAY as i64);
     assert_eq!(day_later.credit(2 * MS_PER_DAY as i64), 96.0);
     // A credit saved under a larger budget is held to this one's capacity.
     let mut smaller = Bucket::new(96.0, BUCKET_SPAN_MS, 0);
-    smaller.restore(50.0, 0, 0, 1.0);
+    smaller.restore(50.0, 0, 0);
     assert_eq!(smaller.credit(0), 1.0);
     // Spend and give-backs are counted for the saves.
     let mut counted = Bucket::new(96.0, BUCKET_SPAN_MS, 0);
     counted.charge(0, 3.0);
     counted.refund(0, 1.0);
     assert_eq!(counted.spent(), 2.0);
-}
-
-#[test]
-fn a_workers_bucket_holds_its_share_of_the_sites_credit_as_full_as_it_was() {
-    // 96,000 a day, a quarter hour held: 1,000. The site's only worker spent 100 of it.
-    let mut first = Bucket::new(96_000.0, BUCKET_SPAN_MS, 0);
-    first.charge(0, 100.0);
-    // Two more workers come: a third of the site each, each as full as the site's bucket.
-    first.set_rate(32_000.0, BUCKET_SPAN_MS, 0);
-    assert!((first.credit(0) - 300.0).abs() < 1e-9);
-    let (saved, at) = first.state(0, 1_000.0);
-    assert!(
-        (saved - 900.0).abs() < 1e-9,
-        "saved as the site's bucket: {saved}"
-    );
-    // A late worker starts with the site's saved fill, holds no host for a while (no share,
-    // no refill), then gains its third: it brings a third of the site's credit, not nothing.
-    let mut late = Bucket::new(96_000.0, BUCKET_SPAN_MS, 0);
-    late.restore(saved, at, 0, 1_000.0);
-    late.set_rate(0.0, BUCKET_SPAN_MS, 0);
-    late.set_rate(32_000.0, BUCKET_SPAN_MS, 10_000);
-    assert!((late.credit(10_000) - 300.0).abs() < 1e-9);
-    // A debt stays what it is whatever the share.
-    let mut owing = Bucket::new(96_000.0, BUCKET_SPAN_MS, 0);
-    owing.charge(0, 1_005.0);
-    owing.set_rate(32_000.0, BUCKET_SPAN_MS, 0);
-    assert!((owing.credit(0) + 5.0).abs() < 1e-9);
 }
