@@ -117,12 +117,20 @@ async fn a_redirect_into_a_disallowed_path_is_never_requested() {
     // `%70` is `p`: servers serve this as `/private/y` (an adversary's redirect got through).
     server.route("a.test", "/enc", Reply::redirect(301, "/%70rivate/y"));
     server.route("a.test", "/%70rivate/y", Reply::html("<p>secret</p>"));
+    // nginx serves an escaped slash as a slash: this is `/private/z` there.
+    server.route("a.test", "/slash", Reply::redirect(301, "/private%2Fz"));
+    server.route("a.test", "/private%2Fz", Reply::html("<p>secret</p>"));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("f.db");
     let schedule = schedule(
         dir.path(),
         &server,
-        &[("a.test", "/r"), ("a.test", "/moved"), ("a.test", "/enc")],
+        &[
+            ("a.test", "/r"),
+            ("a.test", "/moved"),
+            ("a.test", "/enc"),
+            ("a.test", "/slash"),
+        ],
         "",
     );
     let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
@@ -133,10 +141,16 @@ async fn a_redirect_into_a_disallowed_path_is_never_requested() {
     assert!(seen.contains(&"/r".to_string()), "{seen:?}");
     assert!(seen.contains(&"/ok".to_string()), "{seen:?}");
     assert!(seen.contains(&"/enc".to_string()), "{seen:?}");
-    // ... the Disallowed hops are not, written plainly or with an escaped letter.
+    assert!(seen.contains(&"/slash".to_string()), "{seen:?}");
+    // ... the Disallowed hops are not, written plainly, with an escaped letter or slash.
     let disallowed = seen
         .iter()
-        .filter(|p| p.starts_with("/private/") || p.to_ascii_lowercase().starts_with("/%70rivate"))
+        .map(|p| p.to_ascii_lowercase())
+        .filter(|p| {
+            p.starts_with("/private/")
+                || p.starts_with("/%70rivate")
+                || p.starts_with("/private%2f")
+        })
         .count();
     eprintln!(
         "redirect into /private/: {disallowed} Disallowed requests of {}",

@@ -6,15 +6,17 @@
 //! `$` anchors the end. Rules match the octets as written, as Google's reference matcher does
 //! (its tests, which the corpus holds, read `Allow: /%62az` as no rule for `/baz`); but RFC 9309
 //! §2.2.2 decodes escaped unreserved characters (`%62` is `b`) before comparing, and servers
-//! serve `/%70rivate/x` as `/private/x`. So a URL is allowed only if it is allowed both as
-//! written and with those escapes decoded in it and in the rules ([`decode_unreserved`];
-//! `super::Robots::disallowed_by`): `Disallow: /private/` keeps `/%70rivate/x` out.
+//! serve `/%70rivate/x` as `/private/x` (and nginx serves `/private%2Fx` as `/private/x` too).
+//! So a URL is allowed only if it is allowed both as written and with those escapes and `%2F`
+//! decoded in it and in the rules ([`decode_as_served`]; `super::Robots::disallowed_by`):
+//! `Disallow: /private/` keeps `/%70rivate/x` and `/private%2Fx` out.
 
 use std::borrow::Cow;
 
 /// `text` with every `%xx` escape of an unreserved character (RFC 3986: letters, digits,
-/// `-`, `.`, `_`, `~`) decoded; other escapes are kept, their hex upper-cased.
-pub fn decode_unreserved(text: &str) -> Cow<'_, str> {
+/// `-`, `.`, `_`, `~`) and of `/` decoded, as a server reads a path to find what it serves
+/// (nginx decodes `%2F` too); other escapes are kept, their hex upper-cased.
+pub fn decode_as_served(text: &str) -> Cow<'_, str> {
     if !text.contains('%') {
         return Cow::Borrowed(text);
     }
@@ -27,7 +29,7 @@ pub fn decode_unreserved(text: &str) -> Cow<'_, str> {
             && let (Some(h), Some(l)) = ((hi as char).to_digit(16), (lo as char).to_digit(16))
         {
             let byte = (h * 16 + l) as u8;
-            if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
                 out.push(byte as char);
             } else {
                 out.push('%');

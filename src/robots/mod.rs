@@ -16,7 +16,7 @@ mod parse;
 use std::borrow::Cow;
 use std::time::Duration;
 
-use matcher::decode_unreserved;
+use matcher::decode_as_served;
 pub use matcher::{escape_pattern, matches, path_params_query};
 pub use parse::{GroupMatch, Rule, is_token_char, product_token};
 
@@ -114,21 +114,21 @@ impl Robots {
         if let Some(rule) = deciding_disallow(&path, rules_as_written) {
             return Some(format!("Disallow: {}", rule.pattern));
         }
-        // The same with escaped unreserved characters decoded (see the matcher's docs), when
+        // The same with escaped unreserved characters and slashes decoded (see the matcher's docs), when
         // that changes the path or a rule (no `%` anywhere: nothing to decode).
         if !path.contains('%') && !rules.iter().any(|r| r.pattern.contains('%')) {
             return None;
         }
         // (Where decoding changed nothing, this pass repeats the first one's answer.)
-        let decoded_path = decode_unreserved(&path);
+        let decoded_path = decode_as_served(&path);
         let decoded: Vec<(Cow<'_, str>, &Rule)> = rules
             .iter()
-            .map(|r| (decode_unreserved(&r.pattern), r))
+            .map(|r| (decode_as_served(&r.pattern), r))
             .collect();
         let decoded_rules = decoded.iter().map(|(pattern, r)| (pattern.as_ref(), *r));
         if let Some(rule) = deciding_disallow(&decoded_path, decoded_rules) {
             return Some(format!(
-                "Disallow: {} (the path with its escaped letters and digits decoded, as a server \
+                "Disallow: {} (the path with its escaped letters, digits and slashes decoded, as a server \
                  reads it, is {decoded_path})",
                 rule.pattern
             ));
