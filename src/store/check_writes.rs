@@ -247,6 +247,7 @@ mod tests {
     use crate::store::discovered::Discovered;
     use crate::store::sites::SiteRecord;
     use crate::store::summary::PlanUpdate;
+    use crate::store::test_support::hold_writer;
     use crate::store::urls::{UrlPages, UrlScope};
 
     /// Two URLs of one site and host: their ids.
@@ -305,8 +306,8 @@ mod tests {
         .await;
         for store in stores {
             let (a, b) = two_urls(&store).await;
-            // Queued before the group task runs (this runtime has one thread): one group. URL a is
-            // checked twice, and a plan for it is queued between b's checks.
+            // Queued while the group task is held: one group. URL a is checked twice, and a
+            // plan for it is queued between b's checks.
             let plan = [PlanUpdate {
                 url_id: a,
                 planned_per_day: 7.0,
@@ -317,12 +318,15 @@ mod tests {
             let (o2, u2) = (observed(b, 20, false), due(200, "b1"));
             let (o3, u3) = (observed(a, 30, false), due(300, "a2"));
             let (o4, u4) = (observed(b, 40, true), due(400, "b2"));
-            let (r1, r2, r3, p, r4) = tokio::join!(
+            let held = hold_writer(&store).await;
+            // `join!` polls each in turn first, which queues it; the release comes last.
+            let (r1, r2, r3, p, r4, ()) = tokio::join!(
                 store.record_check(&o1, &u1),
                 store.record_check(&o2, &u2),
                 store.record_check(&o3, &u3),
                 store.save_plan(plan.to_vec()),
                 store.record_check(&o4, &u4),
+                held.release(),
             );
             for result in [r1, r2, r3, p, r4] {
                 result.unwrap();
@@ -468,7 +472,7 @@ mod tests {
                 host_trust: Some((host, trust.to_string())),
                 ..due(100, "e")
             };
-            // One group (queued before the group task runs): a.test's trust taught three
+            // One group (queued while the group task is held): a.test's trust taught three
             // times, the other host's once, and a check that taught nothing last.
             let checks = [
                 (observed(a, 10, false), taught(a_host, "first")),
@@ -478,12 +482,14 @@ mod tests {
                 (observed(a, 50, false), due(100, "e")),
             ];
             let [c1, c2, c3, c4, c5] = &checks;
-            let (r1, r2, r3, r4, r5) = tokio::join!(
+            let held = hold_writer(&store).await;
+            let (r1, r2, r3, r4, r5, ()) = tokio::join!(
                 store.record_check(&c1.0, &c1.1),
                 store.record_check(&c2.0, &c2.1),
                 store.record_check(&c3.0, &c3.1),
                 store.record_check(&c4.0, &c4.1),
                 store.record_check(&c5.0, &c5.1),
+                held.release(),
             );
             for result in [r1, r2, r3, r4, r5] {
                 result.unwrap();

@@ -23,6 +23,7 @@
 //! last ([`super::politeness`]).
 
 use std::any::Any;
+use std::io;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,6 +33,7 @@ use futures_util::future::BoxFuture;
 use tokio::sync::{mpsc, oneshot};
 
 use super::Store;
+use super::backend::Backend;
 use super::check_writes::{CheckWrite, write_checks};
 use super::politeness::{PolitenessWrite, write_politeness};
 use super::writer::{WriteTx, Writer, write_on};
@@ -85,12 +87,33 @@ impl std::fmt::Debug for Job {
 }
 
 impl GroupQueue {
-    /// Starts the group task on the writer pool (on the current Tokio runtime).
-    pub(super) fn start(writer: Writer, lock_retries: Arc<AtomicU64>) -> GroupQueue {
+    /// Starts the group task on the writer pool. On SQLite it runs on a thread and runtime of
+    /// its own: SQLite's connections work on threads of their own and answer through channels,
+    /// so the task may run anywhere, and there each statement's answer resumes it at once. On
+    /// a busy runtime every statement of a group waited for the task to be polled again behind
+    /// the checks and extractions queued there, and each check waited for the commit. A
+    /// PostgreSQL connection's socket belongs to the runtime that opened it, so there the task
+    /// stays on the current runtime. The task, and its thread, end when the last clone of the
+    /// store is dropped.
+    pub(super) fn start(writer: Writer, lock_retries: Arc<AtomicU64>) -> io::Result<GroupQueue> {
         let (jobs, receiver) = mpsc::unbounded_channel();
         let counts = Arc::new(GroupCounts::default());
-        tokio::spawn(run(writer, lock_retries, counts.clone(), receiver));
-        GroupQueue { jobs, counts }
+        let backend = writer.backend;
+        let task = run(writer, lock_retries, counts.clone(), receiver);
+        match backend {
+            Backend::Sqlite => {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                std::thread::Builder::new()
+                    .name("freshet-writer".into())
+                    .spawn(move || runtime.block_on(task))?;
+            }
+            Backend::Postgres => {
+                tokio::spawn(task);
+            }
+        }
+        Ok(GroupQueue { jobs, counts })
     }
 }
 
@@ -319,7 +342,7 @@ async fn run_together(writer: &Writer, group: &mut [Job]) -> sqlx::Result<Vec<An
 
 #[cfg(test)]
 mod tests {
-    use crate::store::test_support::temp_store;
+    use crate::store::test_support::{hold_writer, temp_store};
 
     /// Queues an error row with `message` (or, with `fail`, an observation of a URL that does
     /// not exist, which the foreign key refuses).
@@ -349,10 +372,12 @@ mod tests {
         )
         .await;
         for store in stores {
-            // Queued before the task runs (this runtime has one thread): one group of ten.
+            // Queued while the task is held: one group of ten.
+            let held = hold_writer(&store).await;
             let queued: Vec<_> = (0..10)
                 .map(|i| queue(&store, format!("a{i}"), false))
                 .collect();
+            held.release().await;
             for write in queued {
                 write.await.unwrap();
             }
@@ -360,9 +385,11 @@ mod tests {
             assert_eq!(store.recent_errors(100).await.unwrap().len(), 10);
 
             // One write of the next group fails: it alone fails, the others are committed alone.
+            let held = hold_writer(&store).await;
             let queued: Vec<_> = (0..10)
                 .map(|i| queue(&store, format!("b{i}"), i == 4))
                 .collect();
+            held.release().await;
             let mut failed = Vec::new();
             for (i, write) in queued.into_iter().enumerate() {
                 if write.await.is_err() {
@@ -389,6 +416,7 @@ mod tests {
         )
         .await;
         for store in stores {
+            let held = hold_writer(&store).await;
             let panics = store.queue_grouped_beside_checks("panics", |tx| async move {
                 if std::hint::black_box(true) {
                     panic!("a bug in a write");
@@ -398,13 +426,16 @@ mod tests {
             let others: Vec<_> = (0..3)
                 .map(|i| queue(&store, format!("p{i}"), false))
                 .collect();
+            held.release().await;
             assert!(panics.await.is_err());
             for write in others {
                 write.await.unwrap();
             }
+            let held = hold_writer(&store).await;
             let later: Vec<_> = (0..4)
                 .map(|i| queue(&store, format!("q{i}"), false))
                 .collect();
+            held.release().await;
             for write in later {
                 write.await.unwrap();
             }

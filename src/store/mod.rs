@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use sqlx::AnyPool;
 
 pub use backend::{Backend, Location, create_postgres_database, drop_postgres_database, redact};
@@ -82,7 +83,8 @@ impl Store {
             pool: pools.writer,
             backend: pools.backend,
         };
-        let group = group_commit::GroupQueue::start(writer.clone(), lock_retries.clone());
+        let group = group_commit::GroupQueue::start(writer.clone(), lock_retries.clone())
+            .context("the database's writer could not be started")?;
         Ok(Store {
             writer,
             reader: pools.reader,
@@ -211,6 +213,53 @@ pub(crate) mod test_support {
                 .await
                 .expect("a politeness row");
         updated
+    }
+
+    /// The group commit task held on a write of its own until [`HeldWriter::release`]: writes
+    /// queued meanwhile make one group, whichever thread the task runs on.
+    pub struct HeldWriter {
+        release: tokio::sync::watch::Sender<bool>,
+        write: futures_util::future::BoxFuture<'static, sqlx::Result<()>>,
+    }
+
+    impl HeldWriter {
+        /// Lets the task go on, and waits for the holding write to end (it is counted in no
+        /// group: it was alone).
+        pub async fn release(self) {
+            self.release.send_replace(true);
+            self.write.await.expect("the holding write");
+        }
+    }
+
+    /// Holds `store`'s group commit task (see [`HeldWriter`]); answers once the task is held.
+    pub async fn hold_writer(store: &Store) -> HeldWriter {
+        use futures_util::FutureExt;
+        let (started, is_started) = tokio::sync::oneshot::channel::<()>();
+        let started = std::sync::Mutex::new(Some(started));
+        let (release, released) = tokio::sync::watch::channel(false);
+        let write = store
+            .queue_grouped_beside_checks("held", move |tx| {
+                if let Some(started) = started.lock().expect("unpoisoned").take() {
+                    let _ = started.send(());
+                }
+                let mut released = released.clone();
+                async move {
+                    let _ = released.wait_for(|go| *go).await;
+                    Ok((tx, ()))
+                }
+            })
+            .boxed();
+        let mut write = Some(write);
+        // The write runs alone (nothing else is queued); on the test's own runtime (PostgreSQL)
+        // the task runs only while this one waits.
+        tokio::select! {
+            _ = is_started => {}
+            _ = write.as_mut().expect("not taken") => panic!("the holding write ended unreleased"),
+        }
+        HeldWriter {
+            release,
+            write: write.take().expect("not taken"),
+        }
     }
 
     /// A SQLite store and, when the test server is there, a PostgreSQL one: store tests run on

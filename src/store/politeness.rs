@@ -202,10 +202,12 @@ mod tests {
                     ..other(saved(1_000, Some(1_100), 0))
                 },
             );
-            let (r1, r2, r3) = tokio::join!(
+            let held = crate::store::test_support::hold_writer(&store).await;
+            let (r1, r2, r3, ()) = tokio::join!(
                 store.save_politeness(&first, 1),
                 store.save_politeness(&second, 2),
                 store.save_politeness(&late, 3),
+                held.release(),
             );
             for result in [r1, r2, r3] {
                 result.unwrap();
