@@ -128,7 +128,9 @@ impl Context {
                 .set_site_change_signal(id, site.change_signal.as_str())
                 .await?;
             ledger.add_site(id, site.weight, site.requests_per_day, clock.now_ms());
-            if let Some((credit, at_ms)) = store.site_budget(id).await? {
+            if leasing.is_none()
+                && let Some((credit, at_ms)) = store.site_budget(id).await?
+            {
                 ledger.restore_budget(id, credit, at_ms, clock.now_ms());
             }
             let user_agent = site
@@ -152,6 +154,12 @@ impl Context {
                 fetcher,
                 agent_token,
             });
+        }
+        if leasing.is_some() {
+            // With several workers each site's credit is in its pool, handed out at the first
+            // lease round (`leases::round`): what a new bucket holds is dropped, not spent
+            // beside it.
+            let _ = ledger.take_budgets(clock.now_ms());
         }
         let dedup = Dedup::load(&store, crate::dedup::DedupConfig::default()).await?;
         let mut pool = HostPool::new(clock.clone())

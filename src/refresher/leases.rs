@@ -25,6 +25,7 @@ use super::ROWS_PER_READ;
 use super::context::Context;
 use super::lease_state::{Leasing, NAME_CHUNK, NAME_EVERY_MS, REREAD_IDS};
 use crate::politeness::key_of;
+use crate::scheduler::PoolExchange;
 use crate::store::leases::LeaseRound;
 use crate::store::urls::{UrlPages, UrlScope};
 
@@ -155,11 +156,27 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
         .share_budget_parts(&leasing.worker, now, now + leasing.ttl_ms, &mine)
         .await
     {
-        Ok(sums) => ctx.ledger.share_budgets(&mine, &sums, result.workers, now),
+        Ok(sums) => {
+            let exchanges = ctx.ledger.share_budgets(&mine, &sums, result.workers, now);
+            exchange_budget_pools(ctx, exchanges).await;
+        }
         // The shares of the last round stay; the hosts gained are this round's all the same.
         Err(error) => warn!(error = %error, "the budget parts could not be shared"),
     }
     Ok(gained)
+}
+
+/// Hands the sites' pools what this worker's buckets no longer hold and takes what they have
+/// room for ([`crate::scheduler::settle_pool`]). A failed exchange loses what was handed in
+/// (the sites spend less, never more).
+pub async fn exchange_budget_pools(ctx: &Context, exchanges: Vec<(i64, PoolExchange)>) {
+    if exchanges.is_empty() {
+        return;
+    }
+    match ctx.store.exchange_budget_pools(exchanges).await {
+        Ok(granted) => ctx.ledger.grant_budgets(&granted, ctx.clock.now_ms()),
+        Err(error) => warn!(error = %error, "the budget pools could not be settled"),
+    }
 }
 
 /// Applies a round's result to the pool and the scheduler: hosts beyond the share start

@@ -339,10 +339,12 @@ async fn run_until_stopped(
         .update_run(run_id, Some(clock.now_ms()), summary_counts(&summary))
         .await;
     ctx.pool.flush().await;
-    if let Some(leasing) = &ctx.leasing
-        && let Err(error) = store.release_all_leases(&leasing.worker).await
-    {
-        warn!(error = %error, "the leases could not be given back: they expire on their own");
+    if let Some(leasing) = &ctx.leasing {
+        // What this worker's buckets hold goes back to the sites' pools for the others.
+        leases::exchange_budget_pools(&ctx, ctx.ledger.take_budgets(clock.now_ms())).await;
+        if let Err(error) = store.release_all_leases(&leasing.worker).await {
+            warn!(error = %error, "the leases could not be given back: they expire on their own");
+        }
     }
     store.close().await;
     recorded?;
@@ -350,9 +352,13 @@ async fn run_until_stopped(
 }
 
 /// Queues the saves of the budgets spent from since the last ([`Ledger::budget_saves`]): a
-/// restart, or the next `--once` pass, starts from them. A failed save is logged; the site's
+/// restart, or the next `--once` pass, starts from them (one process on the database; several
+/// workers share each site's credit through its pool instead). A failed save is logged; the site's
 /// next spend saves it again.
 pub(super) fn save_budgets(ctx: &Context, now: i64) {
+    if ctx.leasing.is_some() {
+        return; // several workers: the sites' pools hold the credit (`leases::round`)
+    }
     let saves = ctx.ledger.budget_saves(now);
     if saves.is_empty() {
         return;

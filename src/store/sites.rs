@@ -1,5 +1,7 @@
 //! Sites: one row per schedule entry, updated each time the schedules are loaded.
 
+use crate::scheduler::{PoolExchange, settle_pool};
+
 use super::Store;
 
 /// A site's budget credit to save: the requests it could still send at `at_ms`.
@@ -83,6 +85,43 @@ impl Store {
         })
     }
 
+    /// Settles each site's exchange with its budget pool ([`settle_pool`]) in one transaction
+    /// (each row locked while it is read and written, so two workers' exchanges never see the
+    /// same credit); answers, by site id, the credit handed over.
+    pub async fn exchange_budget_pools(
+        &self,
+        exchanges: Vec<(i64, PoolExchange)>,
+    ) -> sqlx::Result<Vec<(i64, f64)>> {
+        self.write("exchange_budget_pools", move |mut tx| {
+            let exchanges = exchanges.clone();
+            async move {
+                let mut handed = Vec::with_capacity(exchanges.len());
+                for (site_id, exchange) in exchanges {
+                    // A write that changes nothing locks the row (PostgreSQL) and reads it.
+                    let pool: Option<Option<f64>> = sqlx::query_scalar(
+                        "UPDATE sites SET budget_pool = budget_pool WHERE id = $1
+                         RETURNING budget_pool",
+                    )
+                    .bind(site_id)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    let Some(pool) = pool else {
+                        continue;
+                    };
+                    let (left, given) = settle_pool(pool, exchange);
+                    sqlx::query("UPDATE sites SET budget_pool = $1 WHERE id = $2")
+                        .bind(left)
+                        .bind(site_id)
+                        .execute(&mut *tx)
+                        .await?;
+                    handed.push((site_id, given));
+                }
+                Ok((tx, handed))
+            }
+        })
+        .await
+    }
+
     /// Records which changes a site's estimator learns (`content` or `bytes`).
     pub async fn set_site_change_signal(&self, site_id: i64, signal: &str) -> sqlx::Result<()> {
         self.write("set_site_change_signal", |mut tx| async move {
@@ -131,5 +170,74 @@ impl Store {
             Ok((tx, ()))
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::stores;
+
+    /// Two workers' exchanges with one site's pool, on SQLite and PostgreSQL: what one hands
+    /// in the other can take, and nothing is handed out twice.
+    #[tokio::test]
+    async fn a_sites_pool_hands_each_credit_out_once() {
+        let (stores, _dir) = stores("a_sites_pool_hands_each_credit_out_once").await;
+        for store in stores {
+            let record = SiteRecord {
+                name: "s",
+                weight: 1.0,
+                requests_per_day: 96_000.0,
+                source_file: None,
+            };
+            let site = store.upsert_site(&record, 0).await.unwrap();
+            let other = store
+                .upsert_site(
+                    &SiteRecord {
+                        name: "t",
+                        ..record
+                    },
+                    0,
+                )
+                .await
+                .unwrap();
+            let ask = |deposit: f64, want: f64| PoolExchange {
+                deposit,
+                want,
+                capacity: 1_000.0,
+            };
+            // A new site's pool is full: the first worker takes its bucket's worth.
+            let first = store
+                .exchange_budget_pools(vec![(site, ask(0.0, 1_000.0))])
+                .await
+                .unwrap();
+            assert_eq!(first, vec![(site, 1_000.0)]);
+            // A late worker finds nothing until the first hands in what its smaller share
+            // cannot hold; then it takes that, and only that.
+            let late = store
+                .exchange_budget_pools(vec![(site, ask(0.0, 333.0))])
+                .await
+                .unwrap();
+            assert_eq!(late, vec![(site, 0.0)]);
+            store
+                .exchange_budget_pools(vec![(site, ask(600.0, 0.0))])
+                .await
+                .unwrap();
+            let (late, again) = tokio::join!(
+                store.exchange_budget_pools(vec![(site, ask(0.0, 400.0)), (other, ask(0.0, 10.0))]),
+                store.exchange_budget_pools(vec![(site, ask(0.0, 400.0))]),
+            );
+            let handed: f64 = late.unwrap()[0].1 + again.unwrap()[0].1;
+            assert_eq!(handed, 600.0, "the 600 handed in, once");
+            // A site that is gone is skipped.
+            assert!(
+                store
+                    .exchange_budget_pools(vec![(9_999, ask(0.0, 1.0))])
+                    .await
+                    .unwrap()
+                    .is_empty()
+            );
+            store.close().await;
+        }
     }
 }

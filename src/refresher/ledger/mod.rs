@@ -13,8 +13,8 @@ use crate::clock::SharedClock;
 use crate::estimate::{Stats, ValidatorTrust, changefreq_per_day};
 use crate::politeness::HeldHosts;
 use crate::scheduler::{
-    FeedListing, Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey,
-    UrlKey, UrlKind, UrlSummary, section_of,
+    FeedListing, Fetched, HostKey, NewUrl, PoolExchange, Request, Restored, Scheduler,
+    SchedulerConfig, SiteKey, UrlKey, UrlKind, UrlSummary, section_of,
 };
 use crate::store::reports::FreshnessSample;
 use crate::store::sites::BudgetSave;
@@ -180,14 +180,17 @@ impl Ledger {
 
     /// Spends of each site's budget the share `mine` over `sums` (all workers' parts, by site
     /// id; a site no worker has a part of yet is split evenly between the `workers` alive).
+    /// Answers, by site id, what to hand the site's pool and ask of it: the credit beyond a
+    /// smaller share, and the room a bucket has for more (of at least one request).
     pub fn share_budgets(
         &self,
         mine: &[(i64, f64)],
         sums: &HashMap<i64, f64>,
         workers: i64,
         now_ms: i64,
-    ) {
+    ) -> Vec<(i64, PoolExchange)> {
         let mut inner = self.lock();
+        let mut exchanges = Vec::new();
         for &(site_id, part) in mine {
             let Some(&site) = inner.site_keys.get(&site_id) else {
                 continue;
@@ -196,8 +199,56 @@ impl Ledger {
                 Some(&sum) if sum > 0.0 => part / sum,
                 _ => 1.0 / workers.max(1) as f64,
             };
-            inner.sched.share_budget(site, share, now_ms);
+            let deposit = inner.sched.share_budget(site, share, now_ms);
+            let room = inner.sched.budget_room(site, now_ms);
+            let want = if room >= 1.0 { room } else { 0.0 };
+            if deposit > 0.0 || want > 0.0 {
+                let capacity = inner.sched.whole_budget(site);
+                exchanges.push((
+                    site_id,
+                    PoolExchange {
+                        deposit,
+                        want,
+                        capacity,
+                    },
+                ));
+            }
         }
+        exchanges
+    }
+
+    /// Adds the credit sites' pools handed over (by site id).
+    pub fn grant_budgets(&self, granted: &[(i64, f64)], now_ms: i64) {
+        let mut inner = self.lock();
+        for &(site_id, n) in granted {
+            if let Some(&site) = inner.site_keys.get(&site_id) {
+                inner.sched.grant_budget(site, n, now_ms);
+            }
+        }
+    }
+
+    /// Takes out every site's credit (a debt stays), answering, by site id, the pool deposits
+    /// that hand it over (at a worker's end; at its start, what a new bucket holds is dropped:
+    /// the pool hands out what the site has).
+    pub fn take_budgets(&self, now_ms: i64) -> Vec<(i64, PoolExchange)> {
+        let mut inner = self.lock();
+        let inner = &mut *inner;
+        let mut deposits = Vec::new();
+        for (site, &site_id) in inner.site_ids.iter().enumerate() {
+            let deposit = inner.sched.take_budget_credit(site, now_ms);
+            if deposit > 0.0 {
+                let capacity = inner.sched.whole_budget(site);
+                deposits.push((
+                    site_id,
+                    PoolExchange {
+                        deposit,
+                        want: 0.0,
+                        capacity,
+                    },
+                ));
+            }
+        }
+        deposits
     }
 
     /// Takes up what the rows say of URLs it knows (another worker checked them: their

@@ -53,7 +53,7 @@ pub struct Bucket {
 impl Bucket {
     /// A full bucket for `per_day` requests a day holding `span_ms` of them (at least one).
     pub fn new(per_day: f64, span_ms: f64, now_ms: i64) -> Self {
-        let capacity = (per_day.max(0.0) * span_ms / MS_PER_DAY).max(1.0);
+        let capacity = Self::capacity_of(per_day, span_ms);
         Self {
             per_day: per_day.max(0.0),
             capacity,
@@ -128,13 +128,43 @@ impl Bucket {
         now_ms.saturating_add(wait.ceil().min(1e15) as i64)
     }
 
-    /// Changes the rate to `per_day`, holding `span_ms` of it at most; credit beyond that is
-    /// dropped.
-    pub fn set_rate(&mut self, per_day: f64, span_ms: f64, now_ms: i64) {
+    /// Changes the rate to `per_day`, holding `span_ms` of it at most; answers the credit beyond
+    /// that, which is taken out.
+    pub fn set_rate(&mut self, per_day: f64, span_ms: f64, now_ms: i64) -> f64 {
         self.refill(now_ms);
         self.per_day = per_day.max(0.0);
-        self.capacity = (self.per_day * span_ms / MS_PER_DAY).max(1.0);
-        self.credit = self.credit.min(self.capacity);
+        self.capacity = Self::capacity_of(per_day, span_ms);
+        let beyond = (self.credit - self.capacity).max(0.0);
+        self.credit -= beyond;
+        beyond
+    }
+
+    /// The most credit a bucket of `per_day` requests a day holding `span_ms` of them holds.
+    pub fn capacity_of(per_day: f64, span_ms: f64) -> f64 {
+        (per_day.max(0.0) * span_ms / MS_PER_DAY).max(1.0)
+    }
+
+    /// Room for more credit now (its capacity less its credit).
+    pub fn room(&mut self, now_ms: i64) -> f64 {
+        self.refill(now_ms);
+        (self.capacity - self.credit).max(0.0)
+    }
+
+    /// Adds `n` requests of credit handed over from elsewhere (never beyond the capacity;
+    /// nothing is counted as spent or given back).
+    pub fn grant(&mut self, now_ms: i64, n: f64) {
+        self.refill(now_ms);
+        if n > 0.0 {
+            self.credit = (self.credit + n).min(self.capacity);
+        }
+    }
+
+    /// Takes out all its credit (a debt stays), answering how much.
+    pub fn take_credit(&mut self, now_ms: i64) -> f64 {
+        self.refill(now_ms);
+        let taken = self.credit.max(0.0);
+        self.credit -= taken;
+        taken
     }
 
     /// When one request may go.

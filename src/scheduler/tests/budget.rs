@@ -352,3 +352,95 @@ fn urls_found_between_plans_are_planned_at_an_even_share_until_the_next() {
     let total: f64 = found.iter().map(|&url| sched.planned(url).0).sum();
     assert!(total <= 1000.0 * 1.001, "{total} a day planned");
 }
+
+/// Three workers sharing a site whose hosts move between them every 30 s (lease rounds as
+/// workers come and go): the credit a worker gives up goes to the site's pool and comes
+/// back out only to a worker with room, so together they spend one budget and one bucket, and
+/// a worker that gains hosts late spends the credit another gave up, not only its share's rate.
+#[test]
+fn workers_trading_hosts_spend_one_budget_and_one_bucket_between_them() {
+    const ROUND: i64 = 30_000;
+    // 96,000 a day (1.1 a second, where six hosts take six): a quarter hour holds 1,000.
+    let per_day = 96_000.0;
+    let mut workers: Vec<Scheduler> = Vec::new();
+    for _ in 0..3 {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, per_day, 0);
+        let hosts: Vec<_> = (0..6).map(|_| sched.add_host(1_000, 0)).collect();
+        for i in 0..600 {
+            sched.add_url(0, page(site, hosts[i % 6], 20.0));
+        }
+        // Each starts as a worker does: its new bucket's credit is the pool's to hand out.
+        sched.take_budget_credit(site, 0);
+        workers.push(sched);
+    }
+    let mut pool: Option<f64> = None;
+    let mut exchange = |pool: &mut Option<f64>, sched: &mut Scheduler, deposit: f64, now: i64| {
+        let room = sched.budget_room(0, now);
+        let want = if room >= 1.0 { room } else { 0.0 };
+        let capacity = sched.whole_budget(0);
+        let (left, handed) = settle_pool(
+            *pool,
+            PoolExchange {
+                deposit,
+                want,
+                capacity,
+            },
+        );
+        *pool = Some(left);
+        sched.grant_budget(0, handed, now);
+    };
+    // Who holds each of the six hosts: all on worker 0 at first, then moved around.
+    let holders_at = |round: i64| -> [usize; 6] {
+        match round {
+            0 => [0; 6],
+            r if r % 2 == 1 => [0, 0, 1, 1, 2, 2],
+            _ => [2, 2, 0, 0, 1, 1],
+        }
+    };
+    let mut requests = [0u64; 3];
+    let mut late_first_round = 0u64;
+    let (mut now, mut round, mut next_round) = (0, 0, 0);
+    let end = 6 * HOUR;
+    while now < end {
+        if now >= next_round {
+            let holders = holders_at(round);
+            for (w, sched) in workers.iter_mut().enumerate() {
+                for (h, &holder) in holders.iter().enumerate() {
+                    sched.set_host_elsewhere(h, holder != w);
+                }
+            }
+            let parts: Vec<f64> = workers.iter().map(|s| s.budget_parts()[0]).collect();
+            let sum: f64 = parts.iter().sum();
+            for (sched, part) in workers.iter_mut().zip(parts) {
+                let deposit = sched.share_budget(0, part / sum, now);
+                exchange(&mut pool, sched, deposit, now);
+            }
+            round += 1;
+            next_round = now + ROUND;
+        }
+        for (w, sched) in workers.iter_mut().enumerate() {
+            while let Some(req) = sched.poll_request(now) {
+                requests[w] += 1;
+                if w == 2 && (ROUND..2 * ROUND).contains(&now) {
+                    late_first_round += 1;
+                }
+                sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+            }
+        }
+        let wake = workers
+            .iter_mut()
+            .filter_map(|s| s.poll_timeout())
+            .min()
+            .unwrap_or(next_round);
+        now = wake.min(next_round).max(now + 1);
+    }
+    let total: u64 = requests.iter().sum();
+    // Six hours of 96,000 a day is 24,000, and one bucket of 1,000 on top; with each worker's
+    // bucket kept as full as it was when its share grew, the moves made more.
+    assert!(total <= 24_000 + 1_000 + 3, "{requests:?}");
+    assert!(total >= 23_500, "the budget is spent: {requests:?}");
+    // Worker 2 gained two hosts at the second round: in the 30 s after, it spent credit worker 0
+    // gave up (two hosts at one a second), not only its third of the rate (11 in 30 s).
+    assert!(late_first_round >= 40, "{late_first_round}");
+}
