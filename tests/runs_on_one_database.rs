@@ -3,10 +3,14 @@
 //!   full bucket: three `freshet run --once` passes in a row spend one pass's budget between
 //!   them (each pass may hold a day's budget at once), and a daemon killed with SIGKILL and
 //!   started again and again spends what its budget refills;
-//! - a second `freshet run` on a file a run is using is refused, and sends nothing.
+//! - a second `freshet run` on a file a run is using is refused, and sends nothing;
+//! - on PostgreSQL (where workers share a site's credit through its pool) the passes spend
+//!   one budget too, and a pass a day later has the day's refill to spend.
 
 #[path = "support/freshet_bin.rs"]
 mod freshet_bin;
+#[path = "support/postgres.rs"]
+mod postgres;
 #[path = "support/recording_server.rs"]
 mod recording_server;
 
@@ -70,6 +74,45 @@ async fn one_pass_after_another_spends_one_budget() {
     assert!(
         total <= first + 2,
         "three passes made {after_each:?} requests in all (the budget is 40 a day)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn passes_on_postgresql_spend_one_budget_and_a_day_later_the_days_refill() {
+    let Some(url) = postgres::postgres_database("passes_on_postgresql").await else {
+        return;
+    };
+    let server = RecordingServer::start().await;
+    let (_dir, schedule, _) = site_on_disk(&server, 40);
+    let db = PathBuf::from(&url);
+    let mut after_each = Vec::new();
+    for pass in 0..4 {
+        if pass == 3 {
+            // As if the last pass had ended a day ago: the pool refills for the day no worker
+            // ran (before, a pool nothing refilled left every later pass with nothing).
+            let pool = sqlx::PgPool::connect(&url).await.unwrap();
+            sqlx::query("UPDATE sites SET budget_pool_at_ms = budget_pool_at_ms - 86400000")
+                .execute(&pool)
+                .await
+                .unwrap();
+            pool.close().await;
+        }
+        run_once(&schedule, &db).await;
+        after_each.push(server.requests().len());
+    }
+    let first = after_each[0];
+    assert!(
+        (35..=43).contains(&first),
+        "the first pass made {first} requests"
+    );
+    assert!(
+        after_each[2] <= first + 2,
+        "three passes in a row made {after_each:?} requests in all (40 a day)"
+    );
+    let day_later = after_each[3] - after_each[2];
+    assert!(
+        (30..=43).contains(&day_later),
+        "a pass a day later made {day_later} requests ({after_each:?})"
     );
 }
 

@@ -156,10 +156,9 @@ impl Context {
             });
         }
         if leasing.is_some() {
-            // With several workers each site's credit is in its pool, handed out at the first
-            // lease round (`leases::round`): what a new bucket holds is dropped, not spent
-            // beside it.
-            let _ = ledger.take_budgets(clock.now_ms());
+            // On PostgreSQL each site's credit is in its pool, handed out at the first lease
+            // round (`leases::round`): a new bucket holds and refills nothing till then.
+            ledger.hold_no_budget(clock.now_ms());
         }
         let dedup = Dedup::load(&store, crate::dedup::DedupConfig::default()).await?;
         let mut pool = HostPool::new(clock.clone())

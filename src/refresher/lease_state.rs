@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::time::Duration;
 
 use tracing::warn;
@@ -62,6 +62,8 @@ pub struct Leasing {
     pub(super) last_url_id: AtomicI64,
     /// Checks stamped after this instant (clock ms) by other workers are read at the next round.
     pub(super) checks_read_ms: AtomicI64,
+    /// The sites' budget pools were settled once (the first round's may refill them).
+    pub(super) settled_budgets: AtomicBool,
     /// How far before that instant the next round reads again (clock ms): a check is stamped
     /// before it is committed.
     pub(super) checks_overlap_ms: i64,
@@ -118,6 +120,7 @@ impl Leasing {
             named_all_ms: AtomicI64::new(i64::MIN),
             last_url_id: AtomicI64::new(0),
             checks_read_ms: AtomicI64::new(i64::MAX),
+            settled_budgets: AtomicBool::new(false),
             checks_overlap_ms: to_clock(CHECKS_OVERLAP_MS),
         }
     }

@@ -157,7 +157,13 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
         .await
     {
         Ok(sums) => {
-            let exchanges = ctx.ledger.share_budgets(&mine, &sums, result.workers, now);
+            // The first round of a worker that starts alone refills the pools for the time no
+            // worker ran.
+            let first = !leasing.settled_budgets.swap(true, Ordering::Relaxed);
+            let alone = first && result.workers <= 1;
+            let exchanges = ctx
+                .ledger
+                .share_budgets(&mine, &sums, result.workers, now, alone);
             exchange_budget_pools(ctx, exchanges).await;
         }
         // The shares of the last round stay; the hosts gained are this round's all the same.
@@ -173,7 +179,11 @@ pub async fn exchange_budget_pools(ctx: &Context, exchanges: Vec<(i64, PoolExcha
     if exchanges.is_empty() {
         return;
     }
-    match ctx.store.exchange_budget_pools(exchanges).await {
+    match ctx
+        .store
+        .exchange_budget_pools(exchanges, ctx.clock.now_ms())
+        .await
+    {
         Ok(granted) => ctx.ledger.grant_budgets(&granted, ctx.clock.now_ms()),
         Err(error) => warn!(error = %error, "the budget pools could not be settled"),
     }

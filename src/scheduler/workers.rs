@@ -4,11 +4,15 @@
 //!
 //! A site's credit (its bucket's saved-up requests) is never made by a change of shares: a
 //! worker whose share shrinks gives what its smaller bucket cannot hold to the site's pool, and
-//! one with room takes from it ([`settle_pool`], kept in the database's `sites` row). So the
-//! workers' credits and the pool add up to at most one bucket of the site's, however hosts move
-//! between workers; a killed worker's credit is lost (the site spends less, never more).
+//! one with room takes from it ([`settle_pool`], kept in the database's `sites` row). Credit
+//! is made only by the workers' refills (their shares' rates add up to the site's), by the
+//! pool's refill for the time no worker ran (a worker starting alone), and by a new site's
+//! full pool; so over any span the workers spend at most the budget of the span and one bucket
+//! (at one instant the pool and the buckets may hold up to two, if the workers had nothing to
+//! spend while shares moved). A killed worker's credit is lost: the site spends less.
 
 use super::{Bucket, HostKey, Scheduler, SiteKey, UrlKey};
+use crate::clock::MS_PER_DAY;
 
 impl Scheduler {
     /// Another worker holds `host` (`true`: nothing of it is handed out) or this one does.
@@ -66,6 +70,45 @@ impl Scheduler {
         )
     }
 
+    /// Spends `share` of `site`'s budget here, and answers what to hand the site's pool and
+    /// ask of it ([`settle_pool`]; `None`: nothing): the credit beyond a smaller share (of a
+    /// request or more: less is dropped), and the room of a bucket with a share that has room
+    /// for a request or cannot send one. `alone`: this worker starts alone, and the pool
+    /// refills for the time no worker ran (settled whatever is handed or asked).
+    pub fn share_budget_with_pool(
+        &mut self,
+        site: SiteKey,
+        share: f64,
+        now_ms: i64,
+        alone: bool,
+    ) -> Option<PoolExchange> {
+        let beyond = self.share_budget(site, share, now_ms);
+        let deposit = if beyond >= 1.0 { beyond } else { 0.0 };
+        let room = self.budget_room(site, now_ms);
+        let can_send = self.budget_credit(site, now_ms) >= 1.0;
+        let want = if share > 0.0 && (room >= 1.0 || !can_send) {
+            room
+        } else {
+            0.0
+        };
+        (deposit > 0.0 || want > 0.0 || alone).then(|| PoolExchange {
+            deposit,
+            want,
+            capacity: self.whole_budget(site),
+            refill_per_day: alone.then_some(self.sites[site].requests_per_day),
+        })
+    }
+
+    /// A site's budget, requests a day.
+    pub fn site_requests_per_day(&self, site: SiteKey) -> f64 {
+        self.sites[site].requests_per_day
+    }
+
+    /// The credit `site`'s bucket here holds now (negative: a debt).
+    pub fn budget_credit(&mut self, site: SiteKey, now_ms: i64) -> f64 {
+        self.frontier.bucket_mut(site).credit(now_ms)
+    }
+
     /// The credit `site`'s bucket here has room for.
     pub fn budget_room(&mut self, site: SiteKey, now_ms: i64) -> f64 {
         self.frontier.bucket_mut(site).room(now_ms)
@@ -105,15 +148,28 @@ pub struct PoolExchange {
     pub want: f64,
     /// The site's whole bucket: the most the pool holds.
     pub capacity: f64,
+    /// A worker starting alone: the pool first refills at this rate (requests a day) since it
+    /// was last settled, when no worker's bucket was refilling.
+    pub refill_per_day: Option<f64>,
 }
 
-/// The pool after `exchange`, and the credit it hands over: the deposit first (the pool holds
-/// at most the site's whole bucket; a pool never written is full, as a new site's bucket is),
-/// then as much of `want` as it holds.
-pub fn settle_pool(pool: Option<f64>, exchange: PoolExchange) -> (f64, f64) {
+/// The pool after `exchange` at `now_ms`, and the credit it hands over. `pool` is what it held
+/// and when (never settled: full, as a new site's bucket is). A worker starting alone first
+/// refills it for the time since; then the deposit comes in (the pool holds at most the site's
+/// whole bucket), and as much of `want` as it holds goes out.
+pub fn settle_pool(pool: Option<(f64, i64)>, exchange: PoolExchange, now_ms: i64) -> (f64, f64) {
     let capacity = exchange.capacity.max(0.0);
-    let held = pool.unwrap_or(capacity).clamp(0.0, capacity);
-    let held = (held + exchange.deposit.max(0.0)).min(capacity);
+    let mut held = match pool {
+        None => capacity,
+        Some((held, at_ms)) => {
+            let idle_ms = now_ms.saturating_sub(at_ms).max(0) as f64;
+            let refill = exchange
+                .refill_per_day
+                .map_or(0.0, |per_day| per_day.max(0.0) * idle_ms / MS_PER_DAY);
+            held.max(0.0) + refill
+        }
+    };
+    held = (held.min(capacity) + exchange.deposit.max(0.0)).min(capacity);
     let handed = exchange.want.max(0.0).min(held);
     (held - handed, handed)
 }
@@ -127,27 +183,44 @@ mod tests {
             deposit,
             want,
             capacity: 1_000.0,
+            refill_per_day: None,
         }
     }
 
     #[test]
     fn a_pool_hands_out_what_it_holds_and_holds_at_most_the_sites_bucket() {
-        // Never written: full, as a new site's bucket.
-        assert_eq!(settle_pool(None, exchange(0.0, 600.0)), (400.0, 600.0));
-        assert_eq!(settle_pool(Some(400.0), exchange(0.0, 600.0)), (0.0, 400.0));
+        let at = |held: f64| Some((held, 0));
+        // Never settled: full, as a new site's bucket.
+        assert_eq!(settle_pool(None, exchange(0.0, 600.0), 0), (400.0, 600.0));
+        assert_eq!(
+            settle_pool(at(400.0), exchange(0.0, 600.0), 5),
+            (0.0, 400.0)
+        );
         // A deposit comes in before the ask is met; the pool never holds more than the bucket.
         assert_eq!(
-            settle_pool(Some(0.0), exchange(300.0, 100.0)),
+            settle_pool(at(0.0), exchange(300.0, 100.0), 5),
             (200.0, 100.0)
         );
         assert_eq!(
-            settle_pool(Some(900.0), exchange(300.0, 0.0)),
+            settle_pool(at(900.0), exchange(300.0, 0.0), 5),
             (1_000.0, 0.0)
         );
         // Nonsense in (a negative ask or deposit, a pool beyond the bucket) is held to sense.
         assert_eq!(
-            settle_pool(Some(5_000.0), exchange(-1.0, -1.0)),
+            settle_pool(at(5_000.0), exchange(-1.0, -1.0), 5),
             (1_000.0, 0.0)
         );
+        // Workers running: no refill however long since. A worker starting alone: the site's
+        // rate since the pool was last settled (here a tenth of a day of 1,000 a day).
+        assert_eq!(
+            settle_pool(at(0.0), exchange(0.0, 500.0), MS_PER_DAY as i64 / 10),
+            (0.0, 0.0)
+        );
+        let alone = PoolExchange {
+            refill_per_day: Some(1_000.0),
+            ..exchange(0.0, 500.0)
+        };
+        let (left, handed) = settle_pool(at(0.0), alone, MS_PER_DAY as i64 / 10);
+        assert!((handed - 100.0).abs() < 1e-9 && left.abs() < 1e-9);
     }
 }

@@ -85,12 +85,13 @@ impl Store {
         })
     }
 
-    /// Settles each site's exchange with its budget pool ([`settle_pool`]) in one transaction
-    /// (each row locked while it is read and written, so two workers' exchanges never see the
-    /// same credit); answers, by site id, the credit handed over.
+    /// Settles each site's exchange with its budget pool ([`settle_pool`]) at `now_ms` in one
+    /// transaction (each row locked while it is read and written, so two workers' exchanges
+    /// never see the same credit); answers, by site id, the credit handed over.
     pub async fn exchange_budget_pools(
         &self,
         exchanges: Vec<(i64, PoolExchange)>,
+        now_ms: i64,
     ) -> sqlx::Result<Vec<(i64, f64)>> {
         self.write("exchange_budget_pools", move |mut tx| {
             let exchanges = exchanges.clone();
@@ -98,22 +99,26 @@ impl Store {
                 let mut handed = Vec::with_capacity(exchanges.len());
                 for (site_id, exchange) in exchanges {
                     // A write that changes nothing locks the row (PostgreSQL) and reads it.
-                    let pool: Option<Option<f64>> = sqlx::query_scalar(
+                    let pool: Option<(Option<f64>, Option<i64>)> = sqlx::query_as(
                         "UPDATE sites SET budget_pool = budget_pool WHERE id = $1
-                         RETURNING budget_pool",
+                         RETURNING budget_pool, budget_pool_at_ms",
                     )
                     .bind(site_id)
                     .fetch_optional(&mut *tx)
                     .await?;
-                    let Some(pool) = pool else {
+                    let Some((held, at_ms)) = pool else {
                         continue;
                     };
-                    let (left, given) = settle_pool(pool, exchange);
-                    sqlx::query("UPDATE sites SET budget_pool = $1 WHERE id = $2")
-                        .bind(left)
-                        .bind(site_id)
-                        .execute(&mut *tx)
-                        .await?;
+                    let pool = held.map(|held| (held, at_ms.unwrap_or(now_ms)));
+                    let (left, given) = settle_pool(pool, exchange, now_ms);
+                    sqlx::query(
+                        "UPDATE sites SET budget_pool = $1, budget_pool_at_ms = $2 WHERE id = $3",
+                    )
+                    .bind(left)
+                    .bind(now_ms)
+                    .bind(site_id)
+                    .execute(&mut *tx)
+                    .await?;
                     handed.push((site_id, given));
                 }
                 Ok((tx, handed))
@@ -205,34 +210,38 @@ mod tests {
                 deposit,
                 want,
                 capacity: 1_000.0,
+                refill_per_day: None,
             };
             // A new site's pool is full: the first worker takes its bucket's worth.
             let first = store
-                .exchange_budget_pools(vec![(site, ask(0.0, 1_000.0))])
+                .exchange_budget_pools(vec![(site, ask(0.0, 1_000.0))], 0)
                 .await
                 .unwrap();
             assert_eq!(first, vec![(site, 1_000.0)]);
             // A late worker finds nothing until the first hands in what its smaller share
             // cannot hold; then it takes that, and only that.
             let late = store
-                .exchange_budget_pools(vec![(site, ask(0.0, 333.0))])
+                .exchange_budget_pools(vec![(site, ask(0.0, 333.0))], 0)
                 .await
                 .unwrap();
             assert_eq!(late, vec![(site, 0.0)]);
             store
-                .exchange_budget_pools(vec![(site, ask(600.0, 0.0))])
+                .exchange_budget_pools(vec![(site, ask(600.0, 0.0))], 0)
                 .await
                 .unwrap();
             let (late, again) = tokio::join!(
-                store.exchange_budget_pools(vec![(site, ask(0.0, 400.0)), (other, ask(0.0, 10.0))]),
-                store.exchange_budget_pools(vec![(site, ask(0.0, 400.0))]),
+                store.exchange_budget_pools(
+                    vec![(site, ask(0.0, 400.0)), (other, ask(0.0, 10.0))],
+                    0
+                ),
+                store.exchange_budget_pools(vec![(site, ask(0.0, 400.0))], 0),
             );
             let handed: f64 = late.unwrap()[0].1 + again.unwrap()[0].1;
             assert_eq!(handed, 600.0, "the 600 handed in, once");
             // A site that is gone is skipped.
             assert!(
                 store
-                    .exchange_budget_pools(vec![(9_999, ask(0.0, 1.0))])
+                    .exchange_budget_pools(vec![(9_999, ask(0.0, 1.0))], 0)
                     .await
                     .unwrap()
                     .is_empty()

@@ -180,14 +180,15 @@ impl Ledger {
 
     /// Spends of each site's budget the share `mine` over `sums` (all workers' parts, by site
     /// id; a site no worker has a part of yet is split evenly between the `workers` alive).
-    /// Answers, by site id, what to hand the site's pool and ask of it: the credit beyond a
-    /// smaller share, and the room a bucket has for more (of at least one request).
+    /// Answers, by site id, what to hand the site's pool and ask of it
+    /// ([`Scheduler::share_budget_with_pool`]; `alone`: this worker starts alone).
     pub fn share_budgets(
         &self,
         mine: &[(i64, f64)],
         sums: &HashMap<i64, f64>,
         workers: i64,
         now_ms: i64,
+        alone: bool,
     ) -> Vec<(i64, PoolExchange)> {
         let mut inner = self.lock();
         let mut exchanges = Vec::new();
@@ -199,22 +200,25 @@ impl Ledger {
                 Some(&sum) if sum > 0.0 => part / sum,
                 _ => 1.0 / workers.max(1) as f64,
             };
-            let deposit = inner.sched.share_budget(site, share, now_ms);
-            let room = inner.sched.budget_room(site, now_ms);
-            let want = if room >= 1.0 { room } else { 0.0 };
-            if deposit > 0.0 || want > 0.0 {
-                let capacity = inner.sched.whole_budget(site);
-                exchanges.push((
-                    site_id,
-                    PoolExchange {
-                        deposit,
-                        want,
-                        capacity,
-                    },
-                ));
+            if let Some(exchange) = inner
+                .sched
+                .share_budget_with_pool(site, share, now_ms, alone)
+            {
+                exchanges.push((site_id, exchange));
             }
         }
         exchanges
+    }
+
+    /// A worker's start: its buckets spend nothing and hold nothing until its first round
+    /// shares the budgets and the sites' pools hand it credit (a new bucket is full and
+    /// refills at the whole site's rate).
+    pub fn hold_no_budget(&self, now_ms: i64) {
+        let mut inner = self.lock();
+        for site in 0..inner.site_ids.len() {
+            inner.sched.share_budget(site, 0.0, now_ms);
+            inner.sched.take_budget_credit(site, now_ms);
+        }
     }
 
     /// Adds the credit sites' pools handed over (by site id).
@@ -228,25 +232,24 @@ impl Ledger {
     }
 
     /// Takes out every site's credit (a debt stays), answering, by site id, the pool deposits
-    /// that hand it over (at a worker's end; at its start, what a new bucket holds is dropped:
-    /// the pool hands out what the site has).
+    /// that hand it over (at a worker's end; every site is settled, so that the next worker
+    /// starting alone refills its pool from this instant).
     pub fn take_budgets(&self, now_ms: i64) -> Vec<(i64, PoolExchange)> {
         let mut inner = self.lock();
         let inner = &mut *inner;
         let mut deposits = Vec::new();
         for (site, &site_id) in inner.site_ids.iter().enumerate() {
             let deposit = inner.sched.take_budget_credit(site, now_ms);
-            if deposit > 0.0 {
-                let capacity = inner.sched.whole_budget(site);
-                deposits.push((
-                    site_id,
-                    PoolExchange {
-                        deposit,
-                        want: 0.0,
-                        capacity,
-                    },
-                ));
-            }
+            let capacity = inner.sched.whole_budget(site);
+            deposits.push((
+                site_id,
+                PoolExchange {
+                    deposit,
+                    want: 0.0,
+                    capacity,
+                    refill_per_day: None,
+                },
+            ));
         }
         deposits
     }

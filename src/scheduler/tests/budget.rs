@@ -370,26 +370,12 @@ fn workers_trading_hosts_spend_one_budget_and_one_bucket_between_them() {
         for i in 0..600 {
             sched.add_url(0, page(site, hosts[i % 6], 20.0));
         }
-        // Each starts as a worker does: its new bucket's credit is the pool's to hand out.
+        // Each starts as a worker does: no share and no credit till the pool hands it some.
+        sched.share_budget(site, 0.0, 0);
         sched.take_budget_credit(site, 0);
         workers.push(sched);
     }
-    let mut pool: Option<f64> = None;
-    let mut exchange = |pool: &mut Option<f64>, sched: &mut Scheduler, deposit: f64, now: i64| {
-        let room = sched.budget_room(0, now);
-        let want = if room >= 1.0 { room } else { 0.0 };
-        let capacity = sched.whole_budget(0);
-        let (left, handed) = settle_pool(
-            *pool,
-            PoolExchange {
-                deposit,
-                want,
-                capacity,
-            },
-        );
-        *pool = Some(left);
-        sched.grant_budget(0, handed, now);
-    };
+    let mut pool: Option<(f64, i64)> = None;
     // Who holds each of the six hosts: all on worker 0 at first, then moved around.
     let holders_at = |round: i64| -> [usize; 6] {
         match round {
@@ -413,8 +399,13 @@ fn workers_trading_hosts_spend_one_budget_and_one_bucket_between_them() {
             let parts: Vec<f64> = workers.iter().map(|s| s.budget_parts()[0]).collect();
             let sum: f64 = parts.iter().sum();
             for (sched, part) in workers.iter_mut().zip(parts) {
-                let deposit = sched.share_budget(0, part / sum, now);
-                exchange(&mut pool, sched, deposit, now);
+                // The first round's worker starts alone: the pool was never settled, so full.
+                let alone = round == 0;
+                if let Some(exchange) = sched.share_budget_with_pool(0, part / sum, now, alone) {
+                    let (left, handed) = settle_pool(pool, exchange, now);
+                    pool = Some((left, now));
+                    sched.grant_budget(0, handed, now);
+                }
             }
             round += 1;
             next_round = now + ROUND;
