@@ -62,17 +62,21 @@ async fn one_pass_after_another_spends_one_budget() {
         run_once(&schedule, &db).await;
         after_each.push(server.requests().len());
     }
-    // The first pass spends its day's budget of 40 (robots.txt and the sitemap included), and
-    // a little more: a sitemap's read is charged once it is made. The passes after it, seconds
-    // later, have only seconds of refill (40 a day): at most a request each.
+    assert_three_passes_spend_one_budget(&after_each);
+}
+
+/// The first pass spends its day's budget of 40 (robots.txt and the sitemap included), and a
+/// little more: a sitemap's read is charged once it is made. The passes after it, seconds
+/// later, have only seconds of refill (40 a day): at most a request each. `after_each`: the
+/// server's count of requests after each pass.
+fn assert_three_passes_spend_one_budget(after_each: &[usize]) {
     let first = after_each[0];
     assert!(
         (35..=43).contains(&first),
         "the first pass made {first} requests"
     );
-    let total = after_each[2];
     assert!(
-        total <= first + 2,
+        after_each[2] <= first + 2,
         "three passes made {after_each:?} requests in all (the budget is 40 a day)"
     );
 }
@@ -100,15 +104,7 @@ async fn passes_on_postgresql_spend_one_budget_and_a_day_later_the_days_refill()
         run_once(&schedule, &db).await;
         after_each.push(server.requests().len());
     }
-    let first = after_each[0];
-    assert!(
-        (35..=43).contains(&first),
-        "the first pass made {first} requests"
-    );
-    assert!(
-        after_each[2] <= first + 2,
-        "three passes in a row made {after_each:?} requests in all (40 a day)"
-    );
+    assert_three_passes_spend_one_budget(&after_each);
     let day_later = after_each[3] - after_each[2];
     assert!(
         (30..=43).contains(&day_later),
