@@ -160,7 +160,7 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
             // The first round of a worker that starts alone refills the pools for the time no
             // worker ran.
             let first = !leasing.settled_budgets.swap(true, Ordering::Relaxed);
-            let alone = first && result.workers <= 1;
+            let alone = (first && result.workers <= 1).then_some(result.others_until_ms);
             let exchanges = ctx
                 .ledger
                 .share_budgets(&mine, &sums, result.workers, now, alone);

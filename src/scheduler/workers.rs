@@ -5,11 +5,14 @@
 //! A site's credit (its bucket's saved-up requests) is never made by a change of shares: a
 //! worker whose share shrinks gives what its smaller bucket cannot hold to the site's pool, and
 //! one with room takes from it ([`settle_pool`], kept in the database's `sites` row). Credit
-//! is made only by the workers' refills (their shares' rates add up to the site's), by the
-//! pool's refill for the time no worker ran (a worker starting alone), and by a new site's
-//! full pool; so over any span the workers spend at most the budget of the span and one bucket
-//! (at one instant the pool and the buckets may hold up to two, if the workers had nothing to
-//! spend while shares moved). A killed worker's credit is lost: the site spends less.
+//! is made only by the workers' refills (their shares' rates add up to the site's, but for
+//! the moments between two workers' rounds when their shares overlap), by the pool's refill
+//! for the time no worker ran (a worker starting alone, from when the last other worker's
+//! heartbeat ran out), and by a new site's full pool. So, counted from the site's first run,
+//! the workers spend at most the budget of the time since and one bucket; at one instant the
+//! pool and the buckets may hold up to two buckets (the workers had nothing to spend while
+//! shares moved), which a span starting then may spend on top of its own budget. A killed
+//! worker's credit is lost: the site spends less.
 
 use super::{Bucket, HostKey, Scheduler, SiteKey, UrlKey};
 use crate::clock::MS_PER_DAY;
@@ -73,14 +76,15 @@ impl Scheduler {
     /// Spends `share` of `site`'s budget here, and answers what to hand the site's pool and
     /// ask of it ([`settle_pool`]; `None`: nothing): the credit beyond a smaller share (of a
     /// request or more: less is dropped), and the room of a bucket with a share that has room
-    /// for a request or cannot send one. `alone`: this worker starts alone, and the pool
-    /// refills for the time no worker ran (settled whatever is handed or asked).
+    /// for a request or cannot send one. `alone`: this worker starts alone, the last other
+    /// worker alive till that instant (if any), and the pool refills for the time no worker
+    /// ran (settled whatever is handed or asked).
     pub fn share_budget_with_pool(
         &mut self,
         site: SiteKey,
         share: f64,
         now_ms: i64,
-        alone: bool,
+        alone: Option<Option<i64>>,
     ) -> Option<PoolExchange> {
         let beyond = self.share_budget(site, share, now_ms);
         let deposit = if beyond >= 1.0 { beyond } else { 0.0 };
@@ -91,17 +95,13 @@ impl Scheduler {
         } else {
             0.0
         };
-        (deposit > 0.0 || want > 0.0 || alone).then(|| PoolExchange {
+        (deposit > 0.0 || want > 0.0 || alone.is_some()).then(|| PoolExchange {
             deposit,
             want,
             capacity: self.whole_budget(site),
-            refill_per_day: alone.then_some(self.sites[site].requests_per_day),
+            refill_per_day: alone.map(|_| self.sites[site].requests_per_day),
+            refill_from_ms: alone.flatten().unwrap_or(i64::MIN),
         })
-    }
-
-    /// A site's budget, requests a day.
-    pub fn site_requests_per_day(&self, site: SiteKey) -> f64 {
-        self.sites[site].requests_per_day
     }
 
     /// The credit `site`'s bucket here holds now (negative: a debt).
@@ -151,6 +151,10 @@ pub struct PoolExchange {
     /// A worker starting alone: the pool first refills at this rate (requests a day) since it
     /// was last settled, when no worker's bucket was refilling.
     pub refill_per_day: Option<f64>,
+    /// ... but not before this instant: the last other worker was alive till then (a lone
+    /// daemon whose bucket had room for nothing did not settle the pool, and its credit,
+    /// lost with it when it was killed, refilled while it lived).
+    pub refill_from_ms: i64,
 }
 
 /// The pool after `exchange` at `now_ms`, and the credit it hands over. `pool` is what it held
@@ -162,7 +166,9 @@ pub fn settle_pool(pool: Option<(f64, i64)>, exchange: PoolExchange, now_ms: i64
     let mut held = match pool {
         None => capacity,
         Some((held, at_ms)) => {
-            let idle_ms = now_ms.saturating_sub(at_ms).max(0) as f64;
+            let idle_ms = now_ms
+                .saturating_sub(at_ms.max(exchange.refill_from_ms))
+                .max(0) as f64;
             let refill = exchange
                 .refill_per_day
                 .map_or(0.0, |per_day| per_day.max(0.0) * idle_ms / MS_PER_DAY);
@@ -184,6 +190,7 @@ mod tests {
             want,
             capacity: 1_000.0,
             refill_per_day: None,
+            refill_from_ms: i64::MIN,
         }
     }
 
@@ -222,5 +229,13 @@ mod tests {
         };
         let (left, handed) = settle_pool(at(0.0), alone, MS_PER_DAY as i64 / 10);
         assert!((handed - 100.0).abs() < 1e-9 && left.abs() < 1e-9);
+        // ... from when the last other worker was alive, if later (a killed one's credit
+        // refilled while it lived): here half the tenth of a day.
+        let after_a_kill = PoolExchange {
+            refill_from_ms: MS_PER_DAY as i64 / 20,
+            ..alone
+        };
+        let (_, handed) = settle_pool(at(0.0), after_a_kill, MS_PER_DAY as i64 / 10);
+        assert!((handed - 50.0).abs() < 1e-9, "{handed}");
     }
 }

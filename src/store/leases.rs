@@ -41,6 +41,9 @@ pub struct LeaseRound {
     pub share: usize,
     /// Workers alive (their heartbeat not expired), itself included.
     pub workers: i64,
+    /// Until when the last other worker that still has a heartbeat row (alive, or killed
+    /// within a day) was alive as far as the database knows: its heartbeat's expiry.
+    pub others_until_ms: Option<i64>,
 }
 
 /// Where a key or a worker falls in the order of free hosts (31 bits, so that two add up
@@ -140,6 +143,12 @@ impl Store {
                 .fetch_one(&mut *tx)
                 .await?;
                 let share = (hosts as usize).div_ceil(workers.max(1) as usize);
+                let others_until_ms: Option<i64> = sqlx::query_scalar(
+                    "SELECT MAX(until_ms) FROM leases WHERE kind = 'worker' AND key <> $1",
+                )
+                .bind(&worker)
+                .fetch_one(&mut *tx)
+                .await?;
                 for key in &release {
                     sqlx::query(
                         "UPDATE leases SET worker = NULL, until_ms = 0
@@ -178,6 +187,7 @@ impl Store {
                         held,
                         share,
                         workers,
+                        others_until_ms,
                     },
                 ))
             }
@@ -289,10 +299,13 @@ mod tests {
             // a dies: its heartbeat and leases expire, and b takes everything.
             let b = store.lease_round("b", 1_350, 1_000, &[]).await.unwrap();
             assert_eq!((b.held.len(), b.workers), (10, 1), "{b:?}");
+            // a was alive, as far as the database knows, till its last heartbeat ran out.
+            assert_eq!(b.others_until_ms, Some(1_300));
             // A clean shutdown frees at once.
             store.release_all_leases("b").await.unwrap();
             let c = store.lease_round("c", 1_400, 1_000, &[]).await.unwrap();
             assert_eq!(c.held.len(), 10);
+            assert_eq!(c.others_until_ms, Some(1_300), "b's heartbeat went with it");
             // b's heartbeat went with its shutdown; a's a day after its last one.
             let heartbeats = |store: &crate::store::Store| {
                 let store = store.clone();

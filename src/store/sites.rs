@@ -211,6 +211,7 @@ mod tests {
                 want,
                 capacity: 1_000.0,
                 refill_per_day: None,
+                refill_from_ms: i64::MIN,
             };
             // A new site's pool is full: the first worker takes its bucket's worth.
             let first = store

@@ -181,14 +181,15 @@ impl Ledger {
     /// Spends of each site's budget the share `mine` over `sums` (all workers' parts, by site
     /// id; a site no worker has a part of yet is split evenly between the `workers` alive).
     /// Answers, by site id, what to hand the site's pool and ask of it
-    /// ([`Scheduler::share_budget_with_pool`]; `alone`: this worker starts alone).
+    /// ([`Scheduler::share_budget_with_pool`]; `alone`: this worker starts alone, the last
+    /// other worker alive till that instant, if any).
     pub fn share_budgets(
         &self,
         mine: &[(i64, f64)],
         sums: &HashMap<i64, f64>,
         workers: i64,
         now_ms: i64,
-        alone: bool,
+        alone: Option<Option<i64>>,
     ) -> Vec<(i64, PoolExchange)> {
         let mut inner = self.lock();
         let mut exchanges = Vec::new();
@@ -248,6 +249,7 @@ impl Ledger {
                     want: 0.0,
                     capacity,
                     refill_per_day: None,
+                    refill_from_ms: i64::MIN,
                 },
             ));
         }
