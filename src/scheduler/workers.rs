@@ -157,6 +157,19 @@ pub struct PoolExchange {
     pub refill_from_ms: i64,
 }
 
+impl PoolExchange {
+    /// Hands in `deposit` and asks nothing (a site's whole bucket holds `capacity`).
+    pub fn deposit(deposit: f64, capacity: f64) -> Self {
+        Self {
+            deposit,
+            want: 0.0,
+            capacity,
+            refill_per_day: None,
+            refill_from_ms: i64::MIN,
+        }
+    }
+}
+
 /// The pool after `exchange` at `now_ms`, and the credit it hands over. `pool` is what it held
 /// and when (never settled: full, as a new site's bucket is). A worker starting alone first
 /// refills it for the time since; then the deposit comes in (the pool holds at most the site's
@@ -186,11 +199,8 @@ mod tests {
 
     fn exchange(deposit: f64, want: f64) -> PoolExchange {
         PoolExchange {
-            deposit,
             want,
-            capacity: 1_000.0,
-            refill_per_day: None,
-            refill_from_ms: i64::MIN,
+            ..PoolExchange::deposit(deposit, 1_000.0)
         }
     }
 

@@ -207,11 +207,8 @@ mod tests {
                 .await
                 .unwrap();
             let ask = |deposit: f64, want: f64| PoolExchange {
-                deposit,
                 want,
-                capacity: 1_000.0,
-                refill_per_day: None,
-                refill_from_ms: i64::MIN,
+                ..PoolExchange::deposit(deposit, 1_000.0)
             };
             // A new site's pool is full: the first worker takes its bucket's worth.
             let first = store

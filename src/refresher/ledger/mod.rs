@@ -242,16 +242,7 @@ impl Ledger {
         for (site, &site_id) in inner.site_ids.iter().enumerate() {
             let deposit = inner.sched.take_budget_credit(site, now_ms);
             let capacity = inner.sched.whole_budget(site);
-            deposits.push((
-                site_id,
-                PoolExchange {
-                    deposit,
-                    want: 0.0,
-                    capacity,
-                    refill_per_day: None,
-                    refill_from_ms: i64::MIN,
-                },
-            ));
+            deposits.push((site_id, PoolExchange::deposit(deposit, capacity)));
         }
         deposits
     }
