@@ -25,7 +25,7 @@ use super::ROWS_PER_READ;
 use super::context::Context;
 use super::lease_state::{Leasing, NAME_CHUNK, NAME_EVERY_MS, REREAD_IDS};
 use crate::politeness::key_of;
-use crate::scheduler::PoolExchange;
+use crate::scheduler::{IdleRefill, PoolExchange};
 use crate::store::leases::LeaseRound;
 use crate::store::urls::{UrlPages, UrlScope};
 
@@ -158,13 +158,22 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
     {
         Ok(sums) => {
             // The first round of a worker that starts alone refills the pools for the time no
-            // worker ran.
-            let first = !leasing.settled_budgets.swap(true, Ordering::Relaxed);
-            let alone = (first && result.workers <= 1).then_some(result.others_until_ms);
+            // worker ran. Until one exchange went through, every round is its first: should it
+            // fail, the next round refills them instead.
+            let first = !leasing.settled_budgets.load(Ordering::Relaxed);
+            let idle = if first && result.workers <= 1 {
+                IdleRefill::Since {
+                    others_until_ms: result.others_until_ms,
+                }
+            } else {
+                IdleRefill::None
+            };
             let exchanges = ctx
                 .ledger
-                .share_budgets(&mine, &sums, result.workers, now, alone);
-            exchange_budget_pools(ctx, exchanges).await;
+                .share_budgets(&mine, &sums, result.workers, now, idle);
+            if exchange_budget_pools(ctx, exchanges).await {
+                leasing.settled_budgets.store(true, Ordering::Relaxed);
+            }
         }
         // The shares of the last round stay; the hosts gained are this round's all the same.
         Err(error) => warn!(error = %error, "the budget parts could not be shared"),
@@ -173,19 +182,25 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
 }
 
 /// Hands the sites' pools what this worker's buckets no longer hold and takes what they have
-/// room for ([`crate::scheduler::settle_pool`]). A failed exchange loses what was handed in
-/// (the sites spend less, never more).
-pub async fn exchange_budget_pools(ctx: &Context, exchanges: Vec<(i64, PoolExchange)>) {
+/// room for ([`crate::scheduler::settle_pool`]); answers whether that went through. A failed
+/// exchange loses what was handed in (the sites spend less, never more).
+pub async fn exchange_budget_pools(ctx: &Context, exchanges: Vec<(i64, PoolExchange)>) -> bool {
     if exchanges.is_empty() {
-        return;
+        return true;
     }
     match ctx
         .store
         .exchange_budget_pools(exchanges, ctx.clock.now_ms())
         .await
     {
-        Ok(granted) => ctx.ledger.grant_budgets(&granted, ctx.clock.now_ms()),
-        Err(error) => warn!(error = %error, "the budget pools could not be settled"),
+        Ok(granted) => {
+            ctx.ledger.grant_budgets(&granted, ctx.clock.now_ms());
+            true
+        }
+        Err(error) => {
+            warn!(error = %error, "the budget pools could not be settled");
+            false
+        }
     }
 }
 

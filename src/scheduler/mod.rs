@@ -41,7 +41,7 @@ mod sitemaps;
 mod url_state;
 mod visits;
 mod workers;
-pub use workers::{PoolExchange, settle_pool};
+pub use workers::{IdleRefill, PoolExchange, settle_pool};
 
 use crate::estimate::{Population, Prior, Stats, ValidatorTrust};
 use crate::plan::Multipliers;

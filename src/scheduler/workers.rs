@@ -76,15 +76,14 @@ impl Scheduler {
     /// Spends `share` of `site`'s budget here, and answers what to hand the site's pool and
     /// ask of it ([`settle_pool`]; `None`: nothing): the credit beyond a smaller share (of a
     /// request or more: less is dropped), and the room of a bucket with a share that has room
-    /// for a request or cannot send one. `alone`: this worker starts alone, the last other
-    /// worker alive till that instant (if any), and the pool refills for the time no worker
-    /// ran (settled whatever is handed or asked).
+    /// for a request or cannot send one. With [`IdleRefill::Since`] the pool first refills for
+    /// the time no worker ran (and is settled whatever is handed or asked).
     pub fn share_budget_with_pool(
         &mut self,
         site: SiteKey,
         share: f64,
         now_ms: i64,
-        alone: Option<Option<i64>>,
+        idle: IdleRefill,
     ) -> Option<PoolExchange> {
         let beyond = self.share_budget(site, share, now_ms);
         let deposit = if beyond >= 1.0 { beyond } else { 0.0 };
@@ -95,12 +94,16 @@ impl Scheduler {
         } else {
             0.0
         };
-        (deposit > 0.0 || want > 0.0 || alone.is_some()).then(|| PoolExchange {
+        let refill = match idle {
+            IdleRefill::None => None,
+            IdleRefill::Since { others_until_ms } => Some(others_until_ms.unwrap_or(i64::MIN)),
+        };
+        (deposit > 0.0 || want > 0.0 || refill.is_some()).then(|| PoolExchange {
             deposit,
             want,
             capacity: self.whole_budget(site),
-            refill_per_day: alone.map(|_| self.sites[site].requests_per_day),
-            refill_from_ms: alone.flatten().unwrap_or(i64::MIN),
+            refill_per_day: refill.map(|_| self.sites[site].requests_per_day),
+            refill_from_ms: refill.unwrap_or(i64::MIN),
         })
     }
 
@@ -137,6 +140,17 @@ impl Scheduler {
         let u = &self.urls[url];
         !u.in_flight && u.last_check_ms().is_none_or(|known| copy_ms > known)
     }
+}
+
+/// Whether a round refills the sites' pools for the time no worker ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdleRefill {
+    /// Some worker's bucket was refilling all along (this one's, or another's).
+    None,
+    /// This worker's first round, with no other worker alive: each pool refills at its site's
+    /// rate from when it was last settled, but not before `others_until_ms`, when the last
+    /// other worker's heartbeat ran out (if any).
+    Since { others_until_ms: Option<i64> },
 }
 
 /// What a worker hands a site's pool and asks of it at once.

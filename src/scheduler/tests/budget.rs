@@ -400,8 +400,14 @@ fn workers_trading_hosts_spend_one_budget_and_one_bucket_between_them() {
             let sum: f64 = parts.iter().sum();
             for (sched, part) in workers.iter_mut().zip(parts) {
                 // The first round's worker starts alone: the pool was never settled, so full.
-                let alone = (round == 0).then_some(None);
-                if let Some(exchange) = sched.share_budget_with_pool(0, part / sum, now, alone) {
+                let idle = if round == 0 {
+                    IdleRefill::Since {
+                        others_until_ms: None,
+                    }
+                } else {
+                    IdleRefill::None
+                };
+                if let Some(exchange) = sched.share_budget_with_pool(0, part / sum, now, idle) {
                     let (left, handed) = settle_pool(pool, exchange, now);
                     pool = Some((left, now));
                     sched.grant_budget(0, handed, now);

@@ -1,0 +1,125 @@
+//! Stores for tests: a temporary SQLite file, a database on the test PostgreSQL server when
+//! there is one, and a hold on the group commit task to make one group of several writes.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::Store;
+
+/// A store on a fresh temporary file (kept alive by the returned guard).
+pub async fn temp_store() -> (Store, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Store::open(&dir.path().join("test.db"))
+        .await
+        .expect("open store");
+    (store, dir)
+}
+
+/// The PostgreSQL server tests may use: `FRESHET_TEST_POSTGRES`, a postgres:// URL (`.ci/run`
+/// starts a throwaway cluster and sets it). Without it, None after saying SKIPPED, unless
+/// `FRESHET_REQUIRE_POSTGRES=1` (set by `.ci/run`) makes that a failure.
+pub fn postgres_server(test: &str) -> Option<String> {
+    match std::env::var("FRESHET_TEST_POSTGRES") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            let required = std::env::var("FRESHET_REQUIRE_POSTGRES").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "FRESHET_REQUIRE_POSTGRES=1 but FRESHET_TEST_POSTGRES names no server"
+            );
+            eprintln!(
+                "SKIPPED the PostgreSQL half of {test}: set FRESHET_TEST_POSTGRES to a \
+                 postgres:// URL (.ci/run starts a throwaway server)"
+            );
+            None
+        }
+    }
+}
+
+/// A store on a new database of the test PostgreSQL server, if there is one.
+pub async fn temp_postgres_store(test: &str) -> Option<Store> {
+    static SEQUENCE: AtomicU32 = AtomicU32::new(0);
+    let server = postgres_server(test)?;
+    let name = format!(
+        "freshet_unit_{}_{}_{}",
+        std::process::id(),
+        SEQUENCE.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    );
+    let url = super::create_postgres_database(&server, &name)
+        .await
+        .expect("create a test database");
+    Some(
+        Store::open(std::path::Path::new(&url))
+            .await
+            .expect("open the PostgreSQL store"),
+    )
+}
+
+/// When the politeness journal last wrote `host_key`'s row (`updated_ms`, clock time).
+pub async fn politeness_updated_ms(store: &Store, host_key: &str) -> i64 {
+    let (updated,): (i64,) =
+        sqlx::query_as("SELECT updated_ms FROM host_politeness WHERE host_key = $1")
+            .bind(host_key)
+            .fetch_one(store.reader())
+            .await
+            .expect("a politeness row");
+    updated
+}
+
+/// The group commit task held on a write of its own until [`HeldWriter::release`]: writes
+/// queued meanwhile make one group, whichever thread the task runs on.
+pub struct HeldWriter {
+    release: tokio::sync::watch::Sender<bool>,
+    write: futures_util::future::BoxFuture<'static, sqlx::Result<()>>,
+}
+
+impl HeldWriter {
+    /// Lets the task go on, and waits for the holding write to end (it is counted in no
+    /// group: it was alone).
+    pub async fn release(self) {
+        self.release.send_replace(true);
+        self.write.await.expect("the holding write");
+    }
+}
+
+/// Holds `store`'s group commit task (see [`HeldWriter`]); answers once the task is held.
+pub async fn hold_writer(store: &Store) -> HeldWriter {
+    use futures_util::FutureExt;
+    let (started, is_started) = tokio::sync::oneshot::channel::<()>();
+    let started = std::sync::Mutex::new(Some(started));
+    let (release, released) = tokio::sync::watch::channel(false);
+    let write = store
+        .queue_grouped_beside_checks("held", move |tx| {
+            if let Some(started) = started.lock().expect("unpoisoned").take() {
+                let _ = started.send(());
+            }
+            let mut released = released.clone();
+            async move {
+                let _ = released.wait_for(|go| *go).await;
+                Ok((tx, ()))
+            }
+        })
+        .boxed();
+    let mut write = Some(write);
+    // The write runs alone (nothing else is queued); on the test's own runtime (PostgreSQL)
+    // the task runs only while this one waits.
+    tokio::select! {
+        _ = is_started => {}
+        _ = write.as_mut().expect("not taken") => panic!("the holding write ended unreleased"),
+    }
+    HeldWriter {
+        release,
+        write: write.take().expect("not taken"),
+    }
+}
+
+/// A SQLite store and, when the test server is there, a PostgreSQL one: store tests run on
+/// each. The guard keeps the SQLite file.
+pub async fn stores(test: &str) -> (Vec<Store>, tempfile::TempDir) {
+    let (sqlite, dir) = temp_store().await;
+    let mut stores = vec![sqlite];
+    stores.extend(temp_postgres_store(test).await);
+    (stores, dir)
+}
