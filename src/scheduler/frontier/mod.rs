@@ -6,8 +6,16 @@
 //! Nothing here sleeps or polls: [`Frontier::pop`] answers "which URL now, if any", and
 //! [`Frontier::next_wake`] answers "not before when". The heap is lazy: a host is pushed again
 //! whenever its key may have moved, and an entry whose key is no longer the host's is skipped.
-//! Keys are lower bounds (a site's bucket can only fill later than promised, never sooner), so a
-//! host popped early is simply pushed back with its real time.
+//! Keys are lower bounds (a site's bucket can only fill later than promised, never sooner, but
+//! for credit given back or handed over, which wakes the hosts waiting on a bucket), so a host
+//! popped early is simply pushed back with its real time.
+//!
+//! *Hosts take turns on a site's budget*: hosts waiting on their site's bucket share its key (the
+//! instant it holds a request), and among equal keys the host whose head is due earliest goes
+//! first, counting a host as due no earlier than its last request. So when the budget binds,
+//! hosts with a backlog (a site's new pages, all due when found) are served in turn, not one
+//! host's backlog before the next's: earliest due first would have drained the first host
+//! found, as its politeness gap opens before the bucket refills.
 //!
 //! *Fetch-ahead*: when a site's bucket is full, credit would be thrown away, so the site's
 //! earliest-due URL may go early (by at most [`MAX_EARLY_SHARE`] of its interval). This is what
@@ -172,6 +180,17 @@ impl Bucket {
         self.time_of(now_ms, 1.0)
     }
 
+    /// When one request may go, as the bucket's last update promised it (no later than
+    /// [`Bucket::ready_at`] at any instant until the credit changes).
+    fn ready_instant(&self) -> i64 {
+        self.clone().ready_at(self.at_ms)
+    }
+
+    /// When the bucket is full, as its last update promised it.
+    fn full_instant(&self) -> i64 {
+        self.clone().full_at(self.at_ms)
+    }
+
     /// When the bucket is full (from then on, credit is being thrown away).
     pub fn full_at(&mut self, now_ms: i64) -> i64 {
         self.time_of(now_ms, self.capacity)
@@ -199,6 +218,10 @@ struct HostQueue {
     /// Another worker holds the host's lease (several workers on one database): nothing of it
     /// is handed out here until this worker holds it.
     elsewhere: bool,
+    /// Its key is its site's bucket's (it is in [`Frontier::parked`]).
+    parked: bool,
+    /// When its last request was handed out (turns among the hosts waiting on a bucket).
+    served_ms: i64,
     /// The key of the host's live heap entry, if any.
     heap_key: Option<i64>,
 }
@@ -260,6 +283,8 @@ pub struct Frontier {
     buckets: Vec<Bucket>,
     slots: Chunked<Slot>,
     heap: BinaryHeap<Reverse<(i64, i64, HostKey)>>,
+    /// Hosts keyed by their site's bucket, to be keyed again when credit comes back.
+    parked: Vec<HostKey>,
     /// Whether URLs may go early when their site's bucket is full.
     pub fetch_ahead: bool,
 }
@@ -279,15 +304,45 @@ impl Frontier {
         self.buckets.len() - 1
     }
 
-    /// The bucket of a site.
+    /// The bucket of a site, to read it or take credit out of it. What adds credit goes
+    /// through [`Frontier::set_rate`], [`Frontier::grant`], [`Frontier::restore_bucket`] or
+    /// [`Frontier::refund`], which wake the hosts waiting on it.
     pub fn bucket_mut(&mut self, site: SiteKey) -> &mut Bucket {
         &mut self.buckets[site]
+    }
+
+    /// Sets a site's budget rate ([`Bucket::set_rate`]; answers the credit taken out).
+    pub fn set_rate(&mut self, site: SiteKey, per_day: f64, span_ms: f64, now_ms: i64) -> f64 {
+        let beyond = self.buckets[site].set_rate(per_day, span_ms, now_ms);
+        self.wake_parked();
+        beyond
+    }
+
+    /// Adds credit handed over from elsewhere to a site's bucket ([`Bucket::grant`]).
+    pub fn grant(&mut self, site: SiteKey, now_ms: i64, n: f64) {
+        self.buckets[site].grant(now_ms, n);
+        self.wake_parked();
+    }
+
+    /// Puts back the credit an earlier run left a site ([`Bucket::restore`]).
+    pub fn restore_bucket(&mut self, site: SiteKey, credit: f64, at_ms: i64, now_ms: i64) {
+        self.buckets[site].restore(credit, at_ms, now_ms);
+        self.wake_parked();
+    }
+
+    /// Keys again the hosts keyed by a bucket whose credit may have come sooner than promised.
+    fn wake_parked(&mut self) {
+        for host in std::mem::take(&mut self.parked) {
+            self.hosts[host].parked = false;
+            self.touch(host);
+        }
     }
 
     /// Adds a host, open from `open_at_ms`.
     pub fn add_host(&mut self, open_at_ms: i64) -> HostKey {
         self.hosts.push(HostQueue {
             open_at_ms,
+            served_ms: i64::MIN,
             ..Default::default()
         });
         self.hosts.len() - 1
@@ -372,12 +427,14 @@ impl Frontier {
         self.hosts[host].busy
     }
 
-    /// The host's earliest possible instant, and the due time of the head that gives it (for
-    /// ties).
-    fn key_of(&mut self, host: HostKey) -> Option<(i64, i64)> {
+    /// The host's earliest possible instant as its buckets last promised it, the due time of
+    /// the head that gives it counted from the host's last request (for turns among equal keys),
+    /// and whether the instant is its bucket's.
+    fn key_of(&mut self, host: HostKey) -> Option<(i64, i64, bool)> {
         let Self {
             hosts,
             slots,
+            buckets,
             fetch_ahead,
             ..
         } = self;
@@ -385,18 +442,25 @@ impl Frontier {
         if h.busy || h.elsewhere {
             return None;
         }
-        let mut key: Option<(i64, i64)> = None;
+        let mut key: Option<(i64, i64, bool)> = None;
         for lane in &mut h.lanes {
             let Some((due_ms, url)) = lane.queue.head(|d, u| slots[u].due_ms == d) else {
                 continue;
             };
+            let bucket = &buckets[lane.site];
             let mut ready = due_ms;
             if *fetch_ahead {
-                // A lower bound: the head may go this early if its site's bucket is full by
-                // then ([`Frontier::pop`] checks).
-                ready = ready.saturating_sub(slots[url].lead_ms);
+                // The head may go this early if its site's bucket is full by then.
+                let early = due_ms.saturating_sub(slots[url].lead_ms);
+                ready = ready.min(bucket.full_instant().max(early));
             }
-            let lane_key = (ready.max(h.open_at_ms), due_ms);
+            let gate = ready.max(h.open_at_ms);
+            let credit_at = bucket.ready_instant();
+            let lane_key = (
+                gate.max(credit_at),
+                due_ms.max(h.served_ms),
+                credit_at > gate,
+            );
             key = Some(key.map_or(lane_key, |k| k.min(lane_key)));
         }
         key
@@ -404,10 +468,14 @@ impl Frontier {
 
     fn touch(&mut self, host: HostKey) {
         match self.key_of(host) {
-            Some((key, due)) => {
+            Some((key, turn, on_bucket)) => {
+                if on_bucket && !self.hosts[host].parked {
+                    self.hosts[host].parked = true;
+                    self.parked.push(host);
+                }
                 if self.hosts[host].heap_key != Some(key) {
                     self.hosts[host].heap_key = Some(key);
-                    self.heap.push(Reverse((key, due, host)));
+                    self.heap.push(Reverse((key, turn, host)));
                 }
             }
             None => self.hosts[host].heap_key = None,
@@ -416,8 +484,9 @@ impl Frontier {
 
     /// The URL to request now, if any: the head of the host that has waited longest among those
     /// that are open, not busy, have a due head and whose site has credit (on a host several
-    /// sites share, the most overdue of the heads whose site has credit). The host is then busy
-    /// and the site charged one request.
+    /// sites share, the most overdue of the heads whose site has credit; hosts waiting on one
+    /// bucket take turns, see the module's notes). The host is then busy and the site charged
+    /// one request.
     pub fn pop(&mut self, now_ms: i64) -> Option<Popped> {
         while let Some(&Reverse((key, _, host))) = self.heap.peek() {
             if key > now_ms {
@@ -465,9 +534,10 @@ impl Frontier {
                 }
             }
             let Some(((_, url), at)) = go else {
-                if let Some((ready, due_ms)) = wait {
-                    h.heap_key = Some(ready);
-                    self.heap.push(Reverse((ready, due_ms, host)));
+                if wait.is_some() {
+                    // Keyed again with the buckets as they are now (another host took the
+                    // credit its key was promised).
+                    self.touch(host);
                 }
                 continue;
             };
@@ -478,6 +548,7 @@ impl Frontier {
             lane.queue.pop_head();
             slots[url].due_ms = NOT_QUEUED;
             h.busy = true;
+            h.served_ms = now_ms;
             return Some(Popped { url, host, site });
         }
         None
@@ -502,11 +573,12 @@ impl Frontier {
         }
     }
 
-    /// Gives a site back `n` requests charged but not made. Heap keys stay lower bounds: with more
-    /// credit a host may go sooner than its key, never later than without the refund.
+    /// Gives a site back `n` requests charged but not made (the hosts waiting on a bucket are
+    /// keyed again: they may go sooner).
     pub fn refund(&mut self, site: SiteKey, now_ms: i64, n: f64) {
         if n > 0.0 {
             self.buckets[site].refund(now_ms, n);
+            self.wake_parked();
         }
     }
 

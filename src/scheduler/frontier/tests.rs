@@ -376,3 +376,65 @@ fn a_restored_bucket_goes_on_from_what_the_last_run_spent() {
     counted.refund(0, 1.0);
     assert_eq!(counted.spent(), 2.0);
 }
+
+#[test]
+fn hosts_with_a_backlog_take_turns_when_the_budget_binds() {
+    // 96 a day: one request every 15 minutes, the bucket holding one. Three hosts with ten
+    // new pages each, found a millisecond apart; each host's gate opens a second after its
+    // request, long before the bucket refills. Earliest due first drained the first host's
+    // ten before the second host's first. (A host is due no earlier than its last request:
+    // one served before another's pages were found would go first again.)
+    let (mut f, site) = frontier(96.0, true);
+    let hosts: Vec<_> = (0..3).map(|_| f.add_host(0)).collect();
+    for (i, &h) in hosts.iter().enumerate() {
+        for _ in 0..10 {
+            let u = f.add_url(site, h);
+            f.set_due(u, Some(i as i64), 0);
+        }
+    }
+    let mut order = Vec::new();
+    let mut now = 10;
+    while order.len() < 30 {
+        while let Some(p) = f.pop(now) {
+            order.push(p.host);
+            f.close_until(p.host, now + 1_000);
+            f.release(p.host);
+        }
+        let Some(next) = f.next_wake() else { break };
+        now = next.max(now + 1);
+    }
+    assert_eq!(order.len(), 30);
+    for (turn, served) in order.chunks(3).enumerate() {
+        let mut served = served.to_vec();
+        served.sort_unstable();
+        assert_eq!(served, hosts, "turn {turn} of {order:?}");
+    }
+    // Each request waited for the bucket (a day's budget, spread), none for a busy loop.
+    assert!(now <= 31 * 15 * MIN, "ended at {now}");
+}
+
+#[test]
+fn credit_handed_back_wakes_the_hosts_waiting_on_it() {
+    // A bucket with no rate (a worker with no share yet) keys its hosts at the end of time;
+    // credit granted or a rate set must wake them.
+    let (mut f, site) = frontier(0.0, false);
+    let h = f.add_host(0);
+    let u = f.add_url(site, h);
+    let v = f.add_url(site, h);
+    f.set_due(u, Some(0), 0);
+    f.set_due(v, Some(0), 0);
+    let first = f.pop(0).expect("the new bucket holds one");
+    f.release(first.host);
+    assert_eq!(f.pop(MIN), None, "no credit");
+    f.grant(site, MIN, 1.0);
+    assert_eq!(f.next_wake(), Some(MIN), "woken by the grant");
+    let second = f.pop(MIN).expect("the granted request");
+    assert_ne!(first.url, second.url);
+    // A refund wakes them too.
+    let w = f.add_url(site, h);
+    f.set_due(w, Some(0), 0);
+    f.release(second.host);
+    assert_eq!(f.pop(2 * MIN), None, "no credit");
+    f.refund(site, 2 * MIN, 1.0);
+    assert_eq!(f.pop(2 * MIN).map(|p| p.url), Some(w));
+}
