@@ -6,16 +6,19 @@
 //! Nothing here sleeps or polls: [`Frontier::pop`] answers "which URL now, if any", and
 //! [`Frontier::next_wake`] answers "not before when". The heap is lazy: a host is pushed again
 //! whenever its key may have moved, and an entry whose key is no longer the host's is skipped.
-//! Keys are lower bounds (a site's bucket can only fill later than promised, never sooner, but
-//! for credit given back or handed over, which wakes the hosts waiting on a bucket), so a host
-//! popped early is simply pushed back with its real time.
+//! Keys are lower bounds: a host's key holds its sites' buckets' promises (when each holds a
+//! request, when it is full), and a bucket can only fill later than promised (other hosts took
+//! its credit), never sooner, but for credit given back, handed over or a higher rate, which
+//! keys again the hosts waiting on it. A host popped early is simply pushed back with its real
+//! time.
 //!
-//! *Hosts take turns on a site's budget*: hosts waiting on their site's bucket share its key (the
-//! instant it holds a request), and among equal keys the host whose head is due earliest goes
-//! first, counting a host as due no earlier than its last request. So when the budget binds,
-//! hosts with a backlog (a site's new pages, all due when found) are served in turn, not one
-//! host's backlog before the next's: earliest due first would have drained the first host
-//! found, as its politeness gap opens before the bucket refills.
+//! *Hosts take turns*: among equal keys the host whose head is due earliest goes first, counting
+//! a host as due no earlier than its last request. Hosts waiting on their site's bucket share
+//! its key (the instant it holds a request), and so do overdue hosts whose gates opened before
+//! the bucket's last update. So when the budget binds, hosts with a backlog (a site's new
+//! pages, all due when found) are served in turns, not one host's backlog before the next's:
+//! earliest due first drained the first host found, as its politeness gap opens before the
+//! bucket refills.
 //!
 //! *Fetch-ahead*: when a site's bucket is full, credit would be thrown away, so the site's
 //! earliest-due URL may go early (by at most [`MAX_EARLY_SHARE`] of its interval). This is what
@@ -180,15 +183,21 @@ impl Bucket {
         self.time_of(now_ms, 1.0)
     }
 
-    /// When one request may go, as the bucket's last update promised it (no later than
-    /// [`Bucket::ready_at`] at any instant until the credit changes).
+    /// When one request may go, as the bucket's last update promised it: what
+    /// [`Bucket::ready_at`] answers at any instant from then until the credit changes but by
+    /// its refill (before it has credit; after, that instant itself).
     fn ready_instant(&self) -> i64 {
         self.clone().ready_at(self.at_ms)
     }
 
-    /// When the bucket is full, as its last update promised it.
+    /// When the bucket is full, as its last update promised it (as [`Bucket::ready_instant`]).
     fn full_instant(&self) -> i64 {
         self.clone().full_at(self.at_ms)
+    }
+
+    /// When it holds a request and when it is full, as promised now.
+    fn promised(&self) -> (i64, i64) {
+        (self.ready_instant(), self.full_instant())
     }
 
     /// When the bucket is full (from then on, credit is being thrown away).
@@ -202,6 +211,9 @@ impl Bucket {
 struct Lane {
     site: SiteKey,
     queue: DueQueue,
+    /// Its head waits on its site's bucket: the host is in the site's list of
+    /// [`Frontier::parked`], to be keyed again when credit comes sooner than promised.
+    parked: bool,
 }
 
 /// One host's part of the frontier.
@@ -218,9 +230,7 @@ struct HostQueue {
     /// Another worker holds the host's lease (several workers on one database): nothing of it
     /// is handed out here until this worker holds it.
     elsewhere: bool,
-    /// Its key is its site's bucket's (it is in [`Frontier::parked`]).
-    parked: bool,
-    /// When its last request was handed out (turns among the hosts waiting on a bucket).
+    /// When its last request was handed out (turns among hosts of equal keys).
     served_ms: i64,
     /// The key of the host's live heap entry, if any.
     heap_key: Option<i64>,
@@ -237,6 +247,7 @@ impl HostQueue {
                 self.lanes.push(Lane {
                     site,
                     queue: DueQueue::default(),
+                    parked: false,
                 });
                 self.lanes.len() - 1
             }
@@ -283,8 +294,9 @@ pub struct Frontier {
     buckets: Vec<Bucket>,
     slots: Chunked<Slot>,
     heap: BinaryHeap<Reverse<(i64, i64, HostKey)>>,
-    /// Hosts keyed by their site's bucket, to be keyed again when credit comes back.
-    parked: Vec<HostKey>,
+    /// Per site, the hosts with a lane whose head waits on the site's bucket (each lane listed
+    /// once), to be keyed again when its credit comes sooner than promised.
+    parked: Vec<Vec<HostKey>>,
     /// Whether URLs may go early when their site's bucket is full.
     pub fetch_ahead: bool,
 }
@@ -301,6 +313,7 @@ impl Frontier {
     /// Adds a site with its bucket.
     pub fn add_site(&mut self, bucket: Bucket) -> SiteKey {
         self.buckets.push(bucket);
+        self.parked.push(Vec::new());
         self.buckets.len() - 1
     }
 
@@ -313,27 +326,39 @@ impl Frontier {
 
     /// Sets a site's budget rate ([`Bucket::set_rate`]; answers the credit taken out).
     pub fn set_rate(&mut self, site: SiteKey, per_day: f64, span_ms: f64, now_ms: i64) -> f64 {
+        let before = self.buckets[site].promised();
         let beyond = self.buckets[site].set_rate(per_day, span_ms, now_ms);
-        self.wake_parked();
+        self.wake_if_sooner(site, before);
         beyond
     }
 
     /// Adds credit handed over from elsewhere to a site's bucket ([`Bucket::grant`]).
     pub fn grant(&mut self, site: SiteKey, now_ms: i64, n: f64) {
+        let before = self.buckets[site].promised();
         self.buckets[site].grant(now_ms, n);
-        self.wake_parked();
+        self.wake_if_sooner(site, before);
     }
 
     /// Puts back the credit an earlier run left a site ([`Bucket::restore`]).
     pub fn restore_bucket(&mut self, site: SiteKey, credit: f64, at_ms: i64, now_ms: i64) {
+        let before = self.buckets[site].promised();
         self.buckets[site].restore(credit, at_ms, now_ms);
-        self.wake_parked();
+        self.wake_if_sooner(site, before);
     }
 
-    /// Keys again the hosts keyed by a bucket whose credit may have come sooner than promised.
-    fn wake_parked(&mut self) {
-        for host in std::mem::take(&mut self.parked) {
-            self.hosts[host].parked = false;
+    /// Keys again the hosts waiting on `site`'s bucket if it now holds a request, or is full,
+    /// sooner than it promised before (`before`: [`Bucket::promised`]).
+    fn wake_if_sooner(&mut self, site: SiteKey, before: (i64, i64)) {
+        let (ready, full) = self.buckets[site].promised();
+        if ready >= before.0 && full >= before.1 {
+            return;
+        }
+        for host in std::mem::take(&mut self.parked[site]) {
+            for lane in &mut self.hosts[host].lanes {
+                if lane.site == site {
+                    lane.parked = false;
+                }
+            }
             self.touch(host);
         }
     }
@@ -427,14 +452,16 @@ impl Frontier {
         self.hosts[host].busy
     }
 
-    /// The host's earliest possible instant as its buckets last promised it, the due time of
-    /// the head that gives it counted from the host's last request (for turns among equal keys),
-    /// and whether the instant is its bucket's.
-    fn key_of(&mut self, host: HostKey) -> Option<(i64, i64, bool)> {
+    /// The host's earliest possible instant as its buckets last promised it, and the due time
+    /// of the head that gives it counted from the host's last request (for turns among equal
+    /// keys). Lanes whose head a bucket holds back are listed in their site's
+    /// [`Frontier::parked`], to be keyed again should its credit come sooner.
+    fn key_of(&mut self, host: HostKey) -> Option<(i64, i64)> {
         let Self {
             hosts,
             slots,
             buckets,
+            parked,
             fetch_ahead,
             ..
         } = self;
@@ -442,25 +469,32 @@ impl Frontier {
         if h.busy || h.elsewhere {
             return None;
         }
-        let mut key: Option<(i64, i64, bool)> = None;
+        let mut key: Option<(i64, i64)> = None;
         for lane in &mut h.lanes {
             let Some((due_ms, url)) = lane.queue.head(|d, u| slots[u].due_ms == d) else {
                 continue;
             };
             let bucket = &buckets[lane.site];
-            let mut ready = due_ms;
-            if *fetch_ahead {
-                // The head may go this early if its site's bucket is full by then.
-                let early = due_ms.saturating_sub(slots[url].lead_ms);
-                ready = ready.min(bucket.full_instant().max(early));
+            // Without the bucket: due, or as early as it may go, and the host's gate; the
+            // bucket's own last instant bounds neither (it promises nothing before it).
+            let early = if *fetch_ahead {
+                due_ms.saturating_sub(slots[url].lead_ms)
+            } else {
+                due_ms
+            };
+            let unbound = early.max(h.open_at_ms).max(bucket.at_ms);
+            // With it: early only once it is full, and never before it holds a request.
+            let ready = if *fetch_ahead {
+                due_ms.min(bucket.full_instant().max(early))
+            } else {
+                due_ms
+            };
+            let lane_key = ready.max(h.open_at_ms).max(bucket.ready_instant());
+            if lane_key > unbound && !lane.parked {
+                lane.parked = true;
+                parked[lane.site].push(host);
             }
-            let gate = ready.max(h.open_at_ms);
-            let credit_at = bucket.ready_instant();
-            let lane_key = (
-                gate.max(credit_at),
-                due_ms.max(h.served_ms),
-                credit_at > gate,
-            );
+            let lane_key = (lane_key, due_ms.max(h.served_ms));
             key = Some(key.map_or(lane_key, |k| k.min(lane_key)));
         }
         key
@@ -468,11 +502,7 @@ impl Frontier {
 
     fn touch(&mut self, host: HostKey) {
         match self.key_of(host) {
-            Some((key, turn, on_bucket)) => {
-                if on_bucket && !self.hosts[host].parked {
-                    self.hosts[host].parked = true;
-                    self.parked.push(host);
-                }
+            Some((key, turn)) => {
                 if self.hosts[host].heap_key != Some(key) {
                     self.hosts[host].heap_key = Some(key);
                     self.heap.push(Reverse((key, turn, host)));
@@ -577,8 +607,9 @@ impl Frontier {
     /// keyed again: they may go sooner).
     pub fn refund(&mut self, site: SiteKey, now_ms: i64, n: f64) {
         if n > 0.0 {
+            let before = self.buckets[site].promised();
             self.buckets[site].refund(now_ms, n);
-            self.wake_parked();
+            self.wake_if_sooner(site, before);
         }
     }
 
