@@ -8,17 +8,17 @@
 //! whenever its key may have moved, and an entry whose key is no longer the host's is skipped.
 //! Keys are lower bounds: a host's key holds its sites' buckets' promises (when each holds a
 //! request, when it is full), and a bucket can only fill later than promised (other hosts took
-//! its credit), never sooner, but for credit given back, handed over or a higher rate, which
-//! keys again the hosts waiting on it. A host popped early is simply pushed back with its real
-//! time.
+//! its credit), never sooner, but for credit given back, handed over or restored and a new
+//! rate, which key again the hosts waiting on it if the promises moved sooner. A host popped
+//! early is simply pushed back with its real time.
 //!
 //! *Hosts take turns*: among equal keys the host whose head is due earliest goes first, counting
 //! a host as due no earlier than its last request. Hosts waiting on their site's bucket share
-//! its key (the instant it holds a request), and so do overdue hosts whose gates opened before
-//! the bucket's last update. So when the budget binds, hosts with a backlog (a site's new
-//! pages, all due when found) are served in turns, not one host's backlog before the next's:
-//! earliest due first drained the first host found, as its politeness gap opens before the
-//! bucket refills.
+//! its key (the instant it holds a request); overdue hosts whose gates opened before the
+//! bucket's last update are keyed at that update, as they were last keyed. So when the budget
+//! binds, hosts with a backlog (a site's new pages, all due when found) are served in turns,
+//! not one host's backlog before the next's: earliest due first drained the first host found,
+//! as its politeness gap opens before the bucket refills.
 //!
 //! *Fetch-ahead*: when a site's bucket is full, credit would be thrown away, so the site's
 //! earliest-due URL may go early (by at most [`MAX_EARLY_SHARE`] of its interval). This is what
@@ -211,8 +211,8 @@ impl Bucket {
 struct Lane {
     site: SiteKey,
     queue: DueQueue,
-    /// Its head waits on its site's bucket: the host is in the site's list of
-    /// [`Frontier::parked`], to be keyed again when credit comes sooner than promised.
+    /// The host is in its site's list of [`Frontier::parked`] for this lane (its head waited on
+    /// the bucket when it was listed; it stays listed till the bucket's next wake).
     parked: bool,
 }
 
@@ -294,8 +294,8 @@ pub struct Frontier {
     buckets: Vec<Bucket>,
     slots: Chunked<Slot>,
     heap: BinaryHeap<Reverse<(i64, i64, HostKey)>>,
-    /// Per site, the hosts with a lane whose head waits on the site's bucket (each lane listed
-    /// once), to be keyed again when its credit comes sooner than promised.
+    /// Per site, the hosts with a lane whose head waited on the site's bucket when keyed (each
+    /// lane listed once), to be keyed again when its credit comes sooner than promised.
     parked: Vec<Vec<HostKey>>,
     /// Whether URLs may go early when their site's bucket is full.
     pub fetch_ahead: bool,
@@ -350,7 +350,8 @@ impl Frontier {
     /// sooner than it promised before (`before`: [`Bucket::promised`]).
     fn wake_if_sooner(&mut self, site: SiteKey, before: (i64, i64)) {
         let (ready, full) = self.buckets[site].promised();
-        if ready >= before.0 && full >= before.1 {
+        // Without fetch-ahead, no key holds when a bucket is full.
+        if ready >= before.0 && (full >= before.1 || !self.fetch_ahead) {
             return;
         }
         for host in std::mem::take(&mut self.parked[site]) {
@@ -475,8 +476,9 @@ impl Frontier {
                 continue;
             };
             let bucket = &buckets[lane.site];
-            // Without the bucket: due, or as early as it may go, and the host's gate; the
-            // bucket's own last instant bounds neither (it promises nothing before it).
+            // Without the bucket's promises: due, or as early as it may go, the host's gate,
+            // and the bucket's last update (it promises nothing before; a key that instant
+            // or earlier is not held back by it).
             let early = if *fetch_ahead {
                 due_ms.saturating_sub(slots[url].lead_ms)
             } else {
@@ -512,11 +514,11 @@ impl Frontier {
         }
     }
 
-    /// The URL to request now, if any: the head of the host that has waited longest among those
-    /// that are open, not busy, have a due head and whose site has credit (on a host several
-    /// sites share, the most overdue of the heads whose site has credit; hosts waiting on one
-    /// bucket take turns, see the module's notes). The host is then busy and the site charged
-    /// one request.
+    /// The URL to request now, if any: the head of the host of the earliest key (then the
+    /// earliest due, counted from its last request) among those that are open, not busy, have
+    /// a due head and whose site has credit (on a host several sites share, the most overdue of
+    /// the heads whose site has credit; hosts waiting on one bucket take turns, see the
+    /// module's notes). The host is then busy and the site charged one request.
     pub fn pop(&mut self, now_ms: i64) -> Option<Popped> {
         while let Some(&Reverse((key, _, host))) = self.heap.peek() {
             if key > now_ms {

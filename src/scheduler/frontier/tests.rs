@@ -438,3 +438,48 @@ fn credit_handed_back_wakes_the_hosts_waiting_on_it() {
     f.refund(site, 2 * MIN, 1.0);
     assert_eq!(f.pop(2 * MIN).map(|p| p.url), Some(w));
 }
+
+#[test]
+fn credit_granted_wakes_a_hosts_second_site_too() {
+    // A host shared by two sites: one's URL is due in six hours, the other's waits on a bucket
+    // with no rate (a worker with no share yet). A grant to the second must wake the host,
+    // though its key came from the first.
+    let mut frontier = Frontier::new(false);
+    let later = frontier.add_site(Bucket::new(1e6, BUCKET_SPAN_MS, 0));
+    let starved = frontier.add_site(Bucket::new(0.0, BUCKET_SPAN_MS, 0));
+    let mut f = Homed {
+        frontier,
+        homes: Vec::new(),
+    };
+    let h = f.add_host(0);
+    let first = f.add_url(starved, h);
+    let second = f.add_url(starved, h);
+    f.set_due(first, Some(0), 0);
+    f.set_due(second, Some(0), 0);
+    let popped = f.pop(0).expect("the new bucket holds one");
+    f.release(popped.host);
+    let other = f.add_url(later, h);
+    f.set_due(other, Some(6 * 60 * MIN), 0);
+    assert_eq!(
+        f.pop(MIN),
+        None,
+        "no credit, and the other site's URL not due"
+    );
+    f.grant(starved, MIN, 1.0);
+    assert_eq!(f.pop(MIN).map(|p| p.url), Some(second));
+}
+
+#[test]
+fn a_refund_that_fills_the_bucket_lets_the_head_go_ahead_sooner() {
+    // 96 a day, the bucket holding one: in debt by one at 0, it is full at 30 minutes, and the
+    // head (due at 60, allowed 40 early) may go then. A request given back at 10 minutes makes
+    // it full at 15, so the head goes at 20, its earliest.
+    let (mut f, site) = frontier(96.0, true);
+    let h = f.add_host(0);
+    f.frontier.charge(site, 0, 2.0);
+    let u = f.add_url(site, h);
+    f.set_due(u, Some(60 * MIN), 40 * MIN);
+    assert_eq!(f.pop(10 * MIN), None, "not full yet");
+    f.refund(site, 10 * MIN, 1.0);
+    assert_eq!(f.pop(20 * MIN).map(|p| p.url), Some(u));
+}
