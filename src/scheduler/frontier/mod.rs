@@ -12,13 +12,16 @@
 //! rate, which key again the hosts waiting on it if the promises moved sooner. A host popped
 //! early is simply pushed back with its real time.
 //!
-//! *Hosts take turns*: among equal keys the host whose head is due earliest goes first, counting
-//! a host as due no earlier than its last request. Hosts waiting on their site's bucket share
-//! its key (the instant it holds a request); overdue hosts whose gates opened before the
-//! bucket's last update are keyed at that update, as they were last keyed. So when the budget
-//! binds, hosts with a backlog (a site's new pages, all due when found) are served in turns,
-//! not one host's backlog before the next's: earliest due first drained the first host found,
-//! as its politeness gap opens before the bucket refills.
+//! *Hosts take turns*: among equal keys the host whose head is due earliest goes first, and
+//! among equal due times the host whose last request went longest ago. Hosts waiting on their
+//! site's bucket share its key (the instant it holds a request), so when the budget binds they
+//! go earliest due first, as one queue for the site would order them, and a site's new pages,
+//! all due when one discovery pass found them, are fetched host by host in turns, not one
+//! host's whole backlog before the next host's first page (by host number, as the ties fell,
+//! and the first host's politeness gap opens before the bucket refills). Counting a host as
+//! due no earlier than its last request would have turned every binding budget into turns
+//! between hosts whatever their plans: in the demo, whose budget always binds, the copies'
+//! true mean age went from 0.73-0.77 to 0.78-0.89 times the oracle's.
 //!
 //! *Fetch-ahead*: when a site's bucket is full, credit would be thrown away, so the site's
 //! earliest-due URL may go early (by at most [`MAX_EARLY_SHARE`] of its interval). This is what
@@ -267,6 +270,10 @@ struct Slot {
     lead_ms: i64,
 }
 
+/// The order among hosts of equal keys: their heads' due times, then when each host's last
+/// request went (the least recently served first).
+type Turn = (i64, i64);
+
 /// [`Slot::due_ms`] of a URL that is not queued.
 const NOT_QUEUED: i64 = i64::MIN;
 
@@ -293,7 +300,7 @@ pub struct Frontier {
     hosts: Vec<HostQueue>,
     buckets: Vec<Bucket>,
     slots: Chunked<Slot>,
-    heap: BinaryHeap<Reverse<(i64, i64, HostKey)>>,
+    heap: BinaryHeap<Reverse<(i64, Turn, HostKey)>>,
     /// Per site, the hosts with a lane whose head waited on the site's bucket when keyed (each
     /// lane listed once), to be keyed again when its credit comes sooner than promised.
     parked: Vec<Vec<HostKey>>,
@@ -453,11 +460,10 @@ impl Frontier {
         self.hosts[host].busy
     }
 
-    /// The host's earliest possible instant as its buckets last promised it, and the due time
-    /// of the head that gives it counted from the host's last request (for turns among equal
-    /// keys). Lanes whose head a bucket holds back are listed in their site's
+    /// The host's earliest possible instant as its buckets last promised it, and its turn
+    /// among equal keys ([`Turn`]: the due time of the head that gives it). Lanes whose head a bucket holds back are listed in their site's
     /// [`Frontier::parked`], to be keyed again should its credit come sooner.
-    fn key_of(&mut self, host: HostKey) -> Option<(i64, i64)> {
+    fn key_of(&mut self, host: HostKey) -> Option<(i64, Turn)> {
         let Self {
             hosts,
             slots,
@@ -470,7 +476,7 @@ impl Frontier {
         if h.busy || h.elsewhere {
             return None;
         }
-        let mut key: Option<(i64, i64)> = None;
+        let mut key: Option<(i64, Turn)> = None;
         for lane in &mut h.lanes {
             let Some((due_ms, url)) = lane.queue.head(|d, u| slots[u].due_ms == d) else {
                 continue;
@@ -496,7 +502,7 @@ impl Frontier {
                 lane.parked = true;
                 parked[lane.site].push(host);
             }
-            let lane_key = (lane_key, due_ms.max(h.served_ms));
+            let lane_key = (lane_key, (due_ms, h.served_ms));
             key = Some(key.map_or(lane_key, |k| k.min(lane_key)));
         }
         key
@@ -515,7 +521,7 @@ impl Frontier {
     }
 
     /// The URL to request now, if any: the head of the host of the earliest key (then the
-    /// earliest due, counted from its last request) among those that are open, not busy, have
+    /// earliest due, then the least recently served) among those that are open, not busy, have
     /// a due head and whose site has credit (on a host several sites share, the most overdue of
     /// the heads whose site has credit; hosts waiting on one bucket take turns, see the
     /// module's notes). The host is then busy and the site charged one request.

@@ -380,16 +380,15 @@ fn a_restored_bucket_goes_on_from_what_the_last_run_spent() {
 #[test]
 fn hosts_with_a_backlog_take_turns_when_the_budget_binds() {
     // 96 a day: one request every 15 minutes, the bucket holding one. Three hosts with ten
-    // new pages each, found a millisecond apart; each host's gate opens a second after its
-    // request, long before the bucket refills. Earliest due first drained the first host's
-    // ten before the second host's first. (A host is due no earlier than its last request:
-    // one served before another's pages were found would go first again.)
+    // new pages each, found by one discovery pass (all due at the same instant); each host's
+    // gate opens a second after its request, long before the bucket refills. Ties by host
+    // number drained the first host's ten before the second host's first.
     let (mut f, site) = frontier(96.0, true);
     let hosts: Vec<_> = (0..3).map(|_| f.add_host(0)).collect();
-    for (i, &h) in hosts.iter().enumerate() {
+    for &h in &hosts {
         for _ in 0..10 {
             let u = f.add_url(site, h);
-            f.set_due(u, Some(i as i64), 0);
+            f.set_due(u, Some(0), 0);
         }
     }
     let mut order = Vec::new();
