@@ -323,7 +323,9 @@ impl Scheduler {
 
     /// Puts back the budget credit an earlier run left a site ([`Scheduler::budget_state`]).
     pub fn restore_budget(&mut self, site: SiteKey, credit: f64, at_ms: i64, now_ms: i64) {
-        self.frontier.restore_bucket(site, credit, at_ms, now_ms);
+        self.frontier
+            .bucket_mut(site)
+            .restore(credit, at_ms, now_ms);
     }
 
     /// Requests charged to a site's budget less those given back, since it was added (it

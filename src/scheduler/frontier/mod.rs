@@ -6,22 +6,8 @@
 //! Nothing here sleeps or polls: [`Frontier::pop`] answers "which URL now, if any", and
 //! [`Frontier::next_wake`] answers "not before when". The heap is lazy: a host is pushed again
 //! whenever its key may have moved, and an entry whose key is no longer the host's is skipped.
-//! Keys are lower bounds: a host's key holds its sites' buckets' promises (when each holds a
-//! request, when it is full), and a bucket can only fill later than promised (other hosts took
-//! its credit), never sooner, but for credit given back, handed over or restored and a new
-//! rate, which key again the hosts waiting on it if the promises moved sooner. A host popped
-//! early is simply pushed back with its real time.
-//!
-//! *Hosts take turns*: among equal keys the host whose head is due earliest goes first, and
-//! among equal due times the host whose last request went longest ago. Hosts waiting on their
-//! site's bucket share its key (the instant it holds a request), so when the budget binds they
-//! go earliest due first, as one queue for the site would order them, and a site's new pages,
-//! all due when one discovery pass found them, are fetched host by host in turns, not one
-//! host's whole backlog before the next host's first page (by host number, as the ties fell,
-//! and the first host's politeness gap opens before the bucket refills). Counting a host as
-//! due no earlier than its last request would have turned every binding budget into turns
-//! between hosts whatever their plans: in the demo, whose budget always binds, the copies'
-//! true mean age went from 0.73-0.77 to 0.78-0.89 times the oracle's.
+//! Keys are lower bounds (a site's bucket can only fill later than promised, never sooner), so a
+//! host popped early is simply pushed back with its real time.
 //!
 //! *Fetch-ahead*: when a site's bucket is full, credit would be thrown away, so the site's
 //! earliest-due URL may go early (by at most [`MAX_EARLY_SHARE`] of its interval). This is what
@@ -186,23 +172,6 @@ impl Bucket {
         self.time_of(now_ms, 1.0)
     }
 
-    /// When one request may go, as the bucket's last update promised it: what
-    /// [`Bucket::ready_at`] answers at any instant from then until the credit changes but by
-    /// its refill (before it has credit; after, that instant itself).
-    fn ready_instant(&self) -> i64 {
-        self.clone().ready_at(self.at_ms)
-    }
-
-    /// When the bucket is full, as its last update promised it (as [`Bucket::ready_instant`]).
-    fn full_instant(&self) -> i64 {
-        self.clone().full_at(self.at_ms)
-    }
-
-    /// When it holds a request and when it is full, as promised now.
-    fn promised(&self) -> (i64, i64) {
-        (self.ready_instant(), self.full_instant())
-    }
-
     /// When the bucket is full (from then on, credit is being thrown away).
     pub fn full_at(&mut self, now_ms: i64) -> i64 {
         self.time_of(now_ms, self.capacity)
@@ -214,9 +183,6 @@ impl Bucket {
 struct Lane {
     site: SiteKey,
     queue: DueQueue,
-    /// The host is in its site's list of [`Frontier::parked`] for this lane (its head waited on
-    /// the bucket when it was listed; it stays listed till the bucket's next wake).
-    parked: bool,
 }
 
 /// One host's part of the frontier.
@@ -233,8 +199,6 @@ struct HostQueue {
     /// Another worker holds the host's lease (several workers on one database): nothing of it
     /// is handed out here until this worker holds it.
     elsewhere: bool,
-    /// When its last request was handed out (turns among hosts of equal keys).
-    served_ms: i64,
     /// The key of the host's live heap entry, if any.
     heap_key: Option<i64>,
 }
@@ -250,7 +214,6 @@ impl HostQueue {
                 self.lanes.push(Lane {
                     site,
                     queue: DueQueue::default(),
-                    parked: false,
                 });
                 self.lanes.len() - 1
             }
@@ -269,10 +232,6 @@ struct Slot {
     /// How early it may go, ms.
     lead_ms: i64,
 }
-
-/// The order among hosts of equal keys: their heads' due times, then when each host's last
-/// request went (the least recently served first).
-type Turn = (i64, i64);
 
 /// [`Slot::due_ms`] of a URL that is not queued.
 const NOT_QUEUED: i64 = i64::MIN;
@@ -300,10 +259,7 @@ pub struct Frontier {
     hosts: Vec<HostQueue>,
     buckets: Vec<Bucket>,
     slots: Chunked<Slot>,
-    heap: BinaryHeap<Reverse<(i64, Turn, HostKey)>>,
-    /// Per site, the hosts with a lane whose head waited on the site's bucket when keyed (each
-    /// lane listed once), to be keyed again when its credit comes sooner than promised.
-    parked: Vec<Vec<HostKey>>,
+    heap: BinaryHeap<Reverse<(i64, i64, HostKey)>>,
     /// Whether URLs may go early when their site's bucket is full.
     pub fetch_ahead: bool,
 }
@@ -320,62 +276,18 @@ impl Frontier {
     /// Adds a site with its bucket.
     pub fn add_site(&mut self, bucket: Bucket) -> SiteKey {
         self.buckets.push(bucket);
-        self.parked.push(Vec::new());
         self.buckets.len() - 1
     }
 
-    /// The bucket of a site, to read it or take credit out of it. What adds credit goes
-    /// through [`Frontier::set_rate`], [`Frontier::grant`], [`Frontier::restore_bucket`] or
-    /// [`Frontier::refund`], which wake the hosts waiting on it.
+    /// The bucket of a site.
     pub fn bucket_mut(&mut self, site: SiteKey) -> &mut Bucket {
         &mut self.buckets[site]
-    }
-
-    /// Sets a site's budget rate ([`Bucket::set_rate`]; answers the credit taken out).
-    pub fn set_rate(&mut self, site: SiteKey, per_day: f64, span_ms: f64, now_ms: i64) -> f64 {
-        let before = self.buckets[site].promised();
-        let beyond = self.buckets[site].set_rate(per_day, span_ms, now_ms);
-        self.wake_if_sooner(site, before);
-        beyond
-    }
-
-    /// Adds credit handed over from elsewhere to a site's bucket ([`Bucket::grant`]).
-    pub fn grant(&mut self, site: SiteKey, now_ms: i64, n: f64) {
-        let before = self.buckets[site].promised();
-        self.buckets[site].grant(now_ms, n);
-        self.wake_if_sooner(site, before);
-    }
-
-    /// Puts back the credit an earlier run left a site ([`Bucket::restore`]).
-    pub fn restore_bucket(&mut self, site: SiteKey, credit: f64, at_ms: i64, now_ms: i64) {
-        let before = self.buckets[site].promised();
-        self.buckets[site].restore(credit, at_ms, now_ms);
-        self.wake_if_sooner(site, before);
-    }
-
-    /// Keys again the hosts waiting on `site`'s bucket if it now holds a request, or is full,
-    /// sooner than it promised before (`before`: [`Bucket::promised`]).
-    fn wake_if_sooner(&mut self, site: SiteKey, before: (i64, i64)) {
-        let (ready, full) = self.buckets[site].promised();
-        // Without fetch-ahead, no key holds when a bucket is full.
-        if ready >= before.0 && (full >= before.1 || !self.fetch_ahead) {
-            return;
-        }
-        for host in std::mem::take(&mut self.parked[site]) {
-            for lane in &mut self.hosts[host].lanes {
-                if lane.site == site {
-                    lane.parked = false;
-                }
-            }
-            self.touch(host);
-        }
     }
 
     /// Adds a host, open from `open_at_ms`.
     pub fn add_host(&mut self, open_at_ms: i64) -> HostKey {
         self.hosts.push(HostQueue {
             open_at_ms,
-            served_ms: i64::MIN,
             ..Default::default()
         });
         self.hosts.len() - 1
@@ -460,15 +372,12 @@ impl Frontier {
         self.hosts[host].busy
     }
 
-    /// The host's earliest possible instant as its buckets last promised it, and its turn
-    /// among equal keys ([`Turn`]: the due time of the head that gives it). Lanes whose head a bucket holds back are listed in their site's
-    /// [`Frontier::parked`], to be keyed again should its credit come sooner.
-    fn key_of(&mut self, host: HostKey) -> Option<(i64, Turn)> {
+    /// The host's earliest possible instant, and the due time of the head that gives it (for
+    /// ties).
+    fn key_of(&mut self, host: HostKey) -> Option<(i64, i64)> {
         let Self {
             hosts,
             slots,
-            buckets,
-            parked,
             fetch_ahead,
             ..
         } = self;
@@ -476,33 +385,18 @@ impl Frontier {
         if h.busy || h.elsewhere {
             return None;
         }
-        let mut key: Option<(i64, Turn)> = None;
+        let mut key: Option<(i64, i64)> = None;
         for lane in &mut h.lanes {
             let Some((due_ms, url)) = lane.queue.head(|d, u| slots[u].due_ms == d) else {
                 continue;
             };
-            let bucket = &buckets[lane.site];
-            // Without the bucket's promises: due, or as early as it may go, the host's gate,
-            // and the bucket's last update (it promises nothing before; a key that instant
-            // or earlier is not held back by it).
-            let early = if *fetch_ahead {
-                due_ms.saturating_sub(slots[url].lead_ms)
-            } else {
-                due_ms
-            };
-            let unbound = early.max(h.open_at_ms).max(bucket.at_ms);
-            // With it: early only once it is full, and never before it holds a request.
-            let ready = if *fetch_ahead {
-                due_ms.min(bucket.full_instant().max(early))
-            } else {
-                due_ms
-            };
-            let lane_key = ready.max(h.open_at_ms).max(bucket.ready_instant());
-            if lane_key > unbound && !lane.parked {
-                lane.parked = true;
-                parked[lane.site].push(host);
+            let mut ready = due_ms;
+            if *fetch_ahead {
+                // A lower bound: the head may go this early if its site's bucket is full by
+                // then ([`Frontier::pop`] checks).
+                ready = ready.saturating_sub(slots[url].lead_ms);
             }
-            let lane_key = (lane_key, (due_ms, h.served_ms));
+            let lane_key = (ready.max(h.open_at_ms), due_ms);
             key = Some(key.map_or(lane_key, |k| k.min(lane_key)));
         }
         key
@@ -510,21 +404,20 @@ impl Frontier {
 
     fn touch(&mut self, host: HostKey) {
         match self.key_of(host) {
-            Some((key, turn)) => {
+            Some((key, due)) => {
                 if self.hosts[host].heap_key != Some(key) {
                     self.hosts[host].heap_key = Some(key);
-                    self.heap.push(Reverse((key, turn, host)));
+                    self.heap.push(Reverse((key, due, host)));
                 }
             }
             None => self.hosts[host].heap_key = None,
         }
     }
 
-    /// The URL to request now, if any: the head of the host of the earliest key (then the
-    /// earliest due, then the least recently served) among those that are open, not busy, have
-    /// a due head and whose site has credit (on a host several sites share, the most overdue of
-    /// the heads whose site has credit; hosts waiting on one bucket take turns, see the
-    /// module's notes). The host is then busy and the site charged one request.
+    /// The URL to request now, if any: the head of the host that has waited longest among those
+    /// that are open, not busy, have a due head and whose site has credit (on a host several
+    /// sites share, the most overdue of the heads whose site has credit). The host is then busy
+    /// and the site charged one request.
     pub fn pop(&mut self, now_ms: i64) -> Option<Popped> {
         while let Some(&Reverse((key, _, host))) = self.heap.peek() {
             if key > now_ms {
@@ -572,10 +465,9 @@ impl Frontier {
                 }
             }
             let Some(((_, url), at)) = go else {
-                if wait.is_some() {
-                    // Keyed again with the buckets as they are now (another host took the
-                    // credit its key was promised).
-                    self.touch(host);
+                if let Some((ready, due_ms)) = wait {
+                    h.heap_key = Some(ready);
+                    self.heap.push(Reverse((ready, due_ms, host)));
                 }
                 continue;
             };
@@ -586,7 +478,6 @@ impl Frontier {
             lane.queue.pop_head();
             slots[url].due_ms = NOT_QUEUED;
             h.busy = true;
-            h.served_ms = now_ms;
             return Some(Popped { url, host, site });
         }
         None
@@ -611,13 +502,11 @@ impl Frontier {
         }
     }
 
-    /// Gives a site back `n` requests charged but not made (the hosts waiting on a bucket are
-    /// keyed again: they may go sooner).
+    /// Gives a site back `n` requests charged but not made. Heap keys stay lower bounds: with more
+    /// credit a host may go sooner than its key, never later than without the refund.
     pub fn refund(&mut self, site: SiteKey, now_ms: i64, n: f64) {
         if n > 0.0 {
-            let before = self.buckets[site].promised();
             self.buckets[site].refund(now_ms, n);
-            self.wake_if_sooner(site, before);
         }
     }
 
