@@ -295,7 +295,7 @@ impl Scheduler {
             return false;
         }
         let (host, site) = (self.urls[url].host(), self.urls[url].site());
-        self.frontier.release(host);
+        self.frontier.take_back(host);
         self.frontier.refund(site, now_ms, 1.0);
         let s = &mut self.sites[site];
         s.requests = s.requests.saturating_sub(1);
@@ -323,9 +323,7 @@ impl Scheduler {
 
     /// Puts back the budget credit an earlier run left a site ([`Scheduler::budget_state`]).
     pub fn restore_budget(&mut self, site: SiteKey, credit: f64, at_ms: i64, now_ms: i64) {
-        self.frontier
-            .bucket_mut(site)
-            .restore(credit, at_ms, now_ms);
+        self.frontier.restore_bucket(site, credit, at_ms, now_ms);
     }
 
     /// Requests charged to a site's budget less those given back, since it was added (it

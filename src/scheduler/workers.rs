@@ -61,8 +61,7 @@ impl Scheduler {
     pub fn share_budget(&mut self, site: SiteKey, share: f64, now_ms: i64) -> f64 {
         let per_day = self.sites[site].requests_per_day * share.clamp(0.0, 1.0);
         self.frontier
-            .bucket_mut(site)
-            .set_rate(per_day, self.config.bucket_span_ms, now_ms)
+            .set_rate(site, per_day, self.config.bucket_span_ms, now_ms)
     }
 
     /// The most credit all of `site`'s budget holds (a bucket of one worker holding every host).
@@ -119,7 +118,7 @@ impl Scheduler {
 
     /// Adds credit the site's pool handed over.
     pub fn grant_budget(&mut self, site: SiteKey, n: f64, now_ms: i64) {
-        self.frontier.bucket_mut(site).grant(now_ms, n);
+        self.frontier.grant(site, now_ms, n);
     }
 
     /// Takes out all of `site`'s credit here (a debt stays): at a worker's start (a new bucket is

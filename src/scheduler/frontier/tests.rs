@@ -2,6 +2,7 @@
 //! its hosts' gates, with the URLs' sites and hosts held beside it as the scheduler holds them.
 
 use super::*;
+use crate::clock::MS_PER_DAY;
 
 #[test]
 fn a_slot_takes_16_bytes() {
@@ -375,4 +376,148 @@ fn a_restored_bucket_goes_on_from_what_the_last_run_spent() {
     counted.charge(0, 3.0);
     counted.refund(0, 1.0);
     assert_eq!(counted.spent(), 2.0);
+}
+
+#[test]
+fn with_credit_on_hand_the_most_overdue_head_goes_first() {
+    // 288 a day: the bucket holds three. Host a's head (due at 5 ms) is keyed first; a
+    // request made outside the frontier (robots.txt) is charged at 100 ms, and then host b's
+    // head, due at 1 ms, is queued. Keyed at the bucket's last update, b went after a.
+    let (mut f, site) = frontier(288.0, false);
+    let (a, b) = (f.add_host(0), f.add_host(0));
+    let on_a = f.add_url(site, a);
+    f.set_due(on_a, Some(5), 0);
+    f.frontier.charge(site, 100, 1.0);
+    let on_b = f.add_url(site, b);
+    f.set_due(on_b, Some(1), 0);
+    let first = f.pop(200).expect("credit for two");
+    let second = f.pop(200).expect("credit for two");
+    assert_eq!((first.url, second.url), (on_b, on_a));
+}
+
+#[test]
+fn a_request_taken_back_costs_its_host_no_turn() {
+    // Two hosts with a page each, due at once: a goes first (by host number). Its request is
+    // taken back unmade (robots.txt, a fetch window) and queued again: a still goes before b,
+    // as it would have had it not been handed out.
+    let (mut f, site) = frontier(1e9, false);
+    let (a, b) = (f.add_host(0), f.add_host(0));
+    let (on_a, on_b) = (f.add_url(site, a), f.add_url(site, b));
+    f.set_due(on_a, Some(0), 0);
+    f.set_due(on_b, Some(0), 0);
+    assert_eq!(f.pop(10).map(|p| p.url), Some(on_a));
+    f.take_back(a);
+    f.set_due(on_a, Some(0), 0);
+    assert_eq!(f.pop(20).map(|p| p.url), Some(on_a), "a keeps its turn");
+    assert_eq!(f.pop(20).map(|p| p.url), Some(on_b));
+}
+
+#[test]
+fn hosts_with_a_backlog_take_turns_when_the_budget_binds() {
+    // 96 a day: one request every 15 minutes, the bucket holding one. Three hosts with ten
+    // new pages each, found by one discovery pass (all due at the same instant); each host's
+    // gate opens a second after its request, long before the bucket refills. Ties by host
+    // number drained the first host's ten before the second host's first.
+    let (mut f, site) = frontier(96.0, true);
+    let hosts: Vec<_> = (0..3).map(|_| f.add_host(0)).collect();
+    for &h in &hosts {
+        for _ in 0..10 {
+            let u = f.add_url(site, h);
+            f.set_due(u, Some(0), 0);
+        }
+    }
+    let mut order = Vec::new();
+    let mut now = 10;
+    while order.len() < 30 {
+        while let Some(p) = f.pop(now) {
+            order.push(p.host);
+            f.close_until(p.host, now + 1_000);
+            f.release(p.host);
+        }
+        let Some(next) = f.next_wake() else { break };
+        now = next.max(now + 1);
+    }
+    assert_eq!(order.len(), 30);
+    for (turn, served) in order.chunks(3).enumerate() {
+        let mut served = served.to_vec();
+        served.sort_unstable();
+        assert_eq!(served, hosts, "turn {turn} of {order:?}");
+    }
+    // Each request waited for the bucket (a day's budget, spread), none for a busy loop.
+    assert!(now <= 31 * 15 * MIN, "ended at {now}");
+}
+
+#[test]
+fn credit_handed_back_wakes_the_hosts_waiting_on_it() {
+    // A bucket with no rate (a worker with no share yet) keys its hosts at the end of time;
+    // credit granted or a rate set must wake them.
+    let (mut f, site) = frontier(0.0, false);
+    let h = f.add_host(0);
+    let u = f.add_url(site, h);
+    let v = f.add_url(site, h);
+    f.set_due(u, Some(0), 0);
+    f.set_due(v, Some(0), 0);
+    let first = f.pop(0).expect("the new bucket holds one");
+    f.release(first.host);
+    assert_eq!(f.pop(MIN), None, "no credit");
+    f.grant(site, MIN, 1.0);
+    let wake = f.next_wake();
+    assert!(
+        wake.is_some_and(|at| at <= MIN),
+        "woken by the grant: {wake:?}"
+    );
+    let second = f.pop(MIN).expect("the granted request");
+    assert_ne!(first.url, second.url);
+    // A refund wakes them too.
+    let w = f.add_url(site, h);
+    f.set_due(w, Some(0), 0);
+    f.release(second.host);
+    assert_eq!(f.pop(2 * MIN), None, "no credit");
+    f.refund(site, 2 * MIN, 1.0);
+    assert_eq!(f.pop(2 * MIN).map(|p| p.url), Some(w));
+}
+
+#[test]
+fn credit_granted_wakes_a_hosts_second_site_too() {
+    // A host shared by two sites: one's URL is due in six hours, the other's waits on a bucket
+    // with no rate (a worker with no share yet). A grant to the second must wake the host,
+    // though its key came from the first.
+    let mut frontier = Frontier::new(false);
+    let later = frontier.add_site(Bucket::new(1e6, BUCKET_SPAN_MS, 0));
+    let starved = frontier.add_site(Bucket::new(0.0, BUCKET_SPAN_MS, 0));
+    let mut f = Homed {
+        frontier,
+        homes: Vec::new(),
+    };
+    let h = f.add_host(0);
+    let first = f.add_url(starved, h);
+    let second = f.add_url(starved, h);
+    f.set_due(first, Some(0), 0);
+    f.set_due(second, Some(0), 0);
+    let popped = f.pop(0).expect("the new bucket holds one");
+    f.release(popped.host);
+    let other = f.add_url(later, h);
+    f.set_due(other, Some(6 * 60 * MIN), 0);
+    assert_eq!(
+        f.pop(MIN),
+        None,
+        "no credit, and the other site's URL not due"
+    );
+    f.grant(starved, MIN, 1.0);
+    assert_eq!(f.pop(MIN).map(|p| p.url), Some(second));
+}
+
+#[test]
+fn a_refund_that_fills_the_bucket_lets_the_head_go_ahead_sooner() {
+    // 96 a day, the bucket holding one: in debt by one at 0, it is full at 30 minutes, and the
+    // head (due at 60, allowed 40 early) may go then. A request given back at 10 minutes makes
+    // it full at 15, so the head goes at 20, its earliest.
+    let (mut f, site) = frontier(96.0, true);
+    let h = f.add_host(0);
+    f.frontier.charge(site, 0, 2.0);
+    let u = f.add_url(site, h);
+    f.set_due(u, Some(60 * MIN), 40 * MIN);
+    assert_eq!(f.pop(10 * MIN), None, "not full yet");
+    f.refund(site, 10 * MIN, 1.0);
+    assert_eq!(f.pop(20 * MIN).map(|p| p.url), Some(u));
 }
