@@ -45,7 +45,7 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
         return Ok(resumes_ms);
     }
     info!(site = %site.site.name, "discovering");
-    let mut listed = Listings::default();
+    let mut listed = Listings::of_pass(ctx.clock.now_ms());
     let mut walked = Vec::new();
     let documents = discover_site(ctx, site, &mut listed, &mut walked).await?;
     // The row ids of the URLs the sitemaps listed (read a page of rows at a time), and the
@@ -171,6 +171,7 @@ async fn discover_site(
         seeds.iter().map(|u| (u.clone(), None, None, None)),
         "seed",
         None,
+        listed.pass_started_ms(),
     )
     .await?;
 
@@ -454,7 +455,16 @@ async fn read_sitemap(
             entry.priority.map(f64::from),
         ))
     });
-    let added = add_pages(ctx, site, pages, url.as_str(), Some(listing)).await?;
+    let pass_started_ms = listed.pass_started_ms();
+    let added = add_pages(
+        ctx,
+        site,
+        pages,
+        url.as_str(),
+        Some(listing),
+        pass_started_ms,
+    )
+    .await?;
     ctx.store.set_listed_at(listing).await?;
     for (url, lastmod_ms) in added {
         if let Some(lastmod_ms) = lastmod_ms {
@@ -490,14 +500,15 @@ async fn read_sitemap(
 type FoundPage = (Url, Option<i64>, Option<String>, Option<f64>);
 
 /// Filters found pages by the site's patterns and robots.txt, and upserts them in batches
-/// (each recording the sitemap read that listed it, if one did); returns the URLs added with
-/// their `lastmod`.
+/// (each recording the sitemap read that listed it, if one did; the new ones due when the pass
+/// started); returns the URLs added with their `lastmod`.
 async fn add_pages(
     ctx: &Context,
     site: &SiteState,
     pages: impl Iterator<Item = FoundPage>,
     from: &str,
     listing: Option<Listing>,
+    pass_started_ms: i64,
 ) -> anyhow::Result<Vec<(String, Option<i64>)>> {
     let mut added = Vec::new();
     let now = ctx.clock.now_ms();
@@ -543,11 +554,11 @@ async fn add_pages(
             priority,
         });
         if batch.len() >= UPSERT_BATCH {
-            upsert_pages(ctx, &batch, now, listing).await?;
+            upsert_pages(ctx, &batch, now, pass_started_ms, listing).await?;
             batch.clear();
         }
     }
-    upsert_pages(ctx, &batch, now, listing).await?;
+    upsert_pages(ctx, &batch, now, pass_started_ms, listing).await?;
     if !refused.is_empty() {
         info!(
             from,
@@ -564,12 +575,12 @@ async fn upsert_pages(
     ctx: &Context,
     batch: &[Discovered],
     now_ms: i64,
+    pass_started_ms: i64,
     listing: Option<Listing>,
 ) -> anyhow::Result<()> {
-    match listing {
-        Some(listing) => ctx.store.upsert_listed(batch, now_ms, listing).await?,
-        None => ctx.store.upsert_discovered(batch, now_ms).await?,
-    };
+    ctx.store
+        .upsert_found_in_pass(batch, now_ms, pass_started_ms, listing)
+        .await?;
     Ok(())
 }
 

@@ -51,9 +51,25 @@ pub struct Listings {
     unchanged_urls: HashMap<String, i64>,
     /// (row id, read at, lastmod), clock ms: the pages of the unchanged sitemaps.
     replayed: Vec<(i64, i64, i64)>,
+    /// When the pass started (clock ms): the pages it finds new are due then.
+    pass_started_ms: i64,
 }
 
 impl Listings {
+    /// The listings of a discovery pass that started at `started_ms`.
+    pub fn of_pass(started_ms: i64) -> Self {
+        Self {
+            pass_started_ms: started_ms,
+            ..Self::default()
+        }
+    }
+
+    /// When the pass started (clock ms): its new pages are all due then
+    /// ([`crate::store::Store::upsert_found_in_pass`]).
+    pub fn pass_started_ms(&self) -> i64 {
+        self.pass_started_ms
+    }
+
     /// A sitemap read at `read_ms` listed `url` with `lastmod_ms`.
     pub fn listed(&mut self, url: String, read_ms: i64, lastmod_ms: i64) {
         let next = self.ids.len();

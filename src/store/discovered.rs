@@ -60,19 +60,27 @@ impl Store {
         found: &[Discovered],
         now_ms: i64,
     ) -> sqlx::Result<Vec<i64>> {
-        self.upsert(found, now_ms, None).await
+        self.upsert(found, now_ms, now_ms, None).await
     }
 
-    /// As [`Store::upsert_discovered`], for the pages one sitemap read listed: each records
-    /// the listing with the `lastmod` this sitemap gave it (none included). Once every page of
-    /// the read is written, [`Store::set_listed_at`] marks the sitemap's own row.
-    pub async fn upsert_listed(
+    /// As [`Store::upsert_discovered`], for what a discovery pass that started at
+    /// `pass_started_ms` found: its new URLs are all due at the pass's start, not each when its
+    /// sitemap was read, so that when the site's budget binds the frontier gives a site's new
+    /// pages out host by host in turns (ties of due time go to the host served longest ago)
+    /// rather than the first sitemap's host's whole backlog first; written here, the instant
+    /// holds for a worker that takes the hosts over and across a restart. The pages one sitemap
+    /// read listed (`listing`) each record it with the `lastmod` this sitemap gave them (none
+    /// included); once every page of the read is written, [`Store::set_listed_at`] marks the
+    /// sitemap's own row.
+    pub async fn upsert_found_in_pass(
         &self,
         found: &[Discovered],
         now_ms: i64,
-        listing: Listing,
+        pass_started_ms: i64,
+        listing: Option<Listing>,
     ) -> sqlx::Result<Vec<i64>> {
-        self.upsert(found, now_ms, Some(listing)).await
+        self.upsert(found, now_ms, pass_started_ms.min(now_ms), listing)
+            .await
     }
 
     /// When a sitemap last listed its pages: a page it listed before this and not since is
@@ -94,6 +102,7 @@ impl Store {
         &self,
         found: &[Discovered],
         now_ms: i64,
+        new_due_ms: i64,
         listing: Option<Listing>,
     ) -> sqlx::Result<Vec<i64>> {
         let (listed_in, listed_ms) = listing.map(|l| (l.sitemap_id, l.read_ms)).unzip();
@@ -127,7 +136,7 @@ impl Store {
                         .bind(d.lastmod_ms)
                         .bind(&d.changefreq)
                         .bind_real(d.priority)
-                        .bind(now_ms)
+                        .bind(new_due_ms)
                         .bind(page_listed_in)
                         .bind(page_listed_in.and(listed_ms))
                         .bind(page_listed_in.and(d.lastmod_ms))
@@ -318,10 +327,11 @@ mod tests {
             let page = "http://a.test/p";
             let listed = |row: UrlRow| (row.listed_in, row.listed_ms, row.listed_lastmod_ms);
             store
-                .upsert_listed(
+                .upsert_found_in_pass(
                     &[found(page, "page", Some(50))],
                     100,
-                    read(sitemaps[0], 100),
+                    100,
+                    Some(read(sitemaps[0], 100)),
                 )
                 .await
                 .unwrap();
@@ -344,7 +354,12 @@ mod tests {
             assert_eq!(listed(row), (Some(sitemaps[0]), Some(100), Some(50)));
             // Another sitemap listing it without a lastmod takes it over.
             store
-                .upsert_listed(&[found(page, "page", None)], 200, read(sitemaps[1], 200))
+                .upsert_found_in_pass(
+                    &[found(page, "page", None)],
+                    200,
+                    200,
+                    Some(read(sitemaps[1], 200)),
+                )
                 .await
                 .unwrap();
             let row = store.url_row(page).await.unwrap().unwrap();
@@ -352,7 +367,7 @@ mod tests {
             // A sitemap named as a page of another keeps its own listing time.
             let named = found("http://a.test/s1.xml", "page", Some(60));
             store
-                .upsert_listed(&[named], 300, read(sitemaps[1], 300))
+                .upsert_found_in_pass(&[named], 300, 300, Some(read(sitemaps[1], 300)))
                 .await
                 .unwrap();
             let sitemap = store
@@ -361,6 +376,69 @@ mod tests {
                 .unwrap()
                 .unwrap();
             assert_eq!(listed(sitemap), (None, Some(100), None));
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pass_makes_its_new_pages_due_at_its_start_and_leaves_known_ones_due() {
+        let (stores, _dir) = crate::store::test_support::stores("pass_due").await;
+        for store in stores {
+            let site = SiteRecord {
+                name: "s",
+                weight: 1.0,
+                requests_per_day: 100.0,
+                source_file: None,
+            };
+            let site_id = store.upsert_site(&site, 0).await.unwrap();
+            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            let found = |url: &str| Discovered {
+                url: url.to_string(),
+                site_id,
+                host_id,
+                kind: "page",
+                discovered_from: Some("http://a.test/sitemap.xml".into()),
+                lastmod_ms: None,
+                changefreq: None,
+                priority: None,
+            };
+            // Found before the pass, and due then.
+            store
+                .upsert_discovered(&[found("http://a.test/old")], 500)
+                .await
+                .unwrap();
+            // A pass started at 1,000 reads two sitemaps, at 1,200 and 1,900.
+            for (url, read_ms) in [("http://a.test/p1", 1_200), ("http://a.test/p2", 1_900)] {
+                store
+                    .upsert_found_in_pass(
+                        &[found(url), found("http://a.test/old")],
+                        read_ms,
+                        1_000,
+                        None,
+                    )
+                    .await
+                    .unwrap();
+            }
+            let row = |url: &'static str| {
+                let store = &store;
+                async move { store.url_row(url).await.unwrap().unwrap() }
+            };
+            let (p1, p2, old) = (
+                row("http://a.test/p1").await,
+                row("http://a.test/p2").await,
+                row("http://a.test/old").await,
+            );
+            assert_eq!((p1.next_due_ms, p2.next_due_ms), (Some(1_000), Some(1_000)));
+            assert_eq!(
+                (p1.discovered_ms, p2.discovered_ms),
+                (1_200, 1_900),
+                "found when read"
+            );
+            assert_eq!(
+                (old.next_due_ms, old.discovered_ms),
+                (Some(500), 500),
+                "as it was"
+            );
             store.close().await;
         }
     }
