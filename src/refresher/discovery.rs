@@ -554,11 +554,15 @@ async fn add_pages(
             priority,
         });
         if batch.len() >= UPSERT_BATCH {
-            upsert_pages(ctx, &batch, now, pass_started_ms, listing).await?;
+            ctx.store
+                .upsert_found_in_pass(&batch, now, pass_started_ms, listing)
+                .await?;
             batch.clear();
         }
     }
-    upsert_pages(ctx, &batch, now, pass_started_ms, listing).await?;
+    ctx.store
+        .upsert_found_in_pass(&batch, now, pass_started_ms, listing)
+        .await?;
     if !refused.is_empty() {
         info!(
             from,
@@ -568,20 +572,6 @@ async fn add_pages(
         ctx.refuse(site, Some(from), refused).await?;
     }
     Ok(added)
-}
-
-/// Upserts a batch of found pages, with the sitemap read that listed them, if one did.
-async fn upsert_pages(
-    ctx: &Context,
-    batch: &[Discovered],
-    now_ms: i64,
-    pass_started_ms: i64,
-    listing: Option<Listing>,
-) -> anyhow::Result<()> {
-    ctx.store
-        .upsert_found_in_pass(batch, now_ms, pass_started_ms, listing)
-        .await?;
-    Ok(())
 }
 
 /// Records a discovery problem and counts it.
