@@ -1,7 +1,8 @@
 //! When a site's budget binds, its hosts take turns, as the server sees it: three hosts whose
-//! new pages are all due when found, a budget of one request every five minutes, and a host
-//! rate far above it. Earliest due first served the first host's whole backlog before the
-//! second host's first page (the tester's F5, second half).
+//! new pages one discovery pass found (all due at its start), a budget of one request every
+//! five minutes, and a host rate far above it. With each sitemap's pages due when it was read,
+//! earliest due first served the first host's whole backlog before the second host's first
+//! page (the tester's F5, second half).
 
 #[path = "support/recording_server.rs"]
 mod recording_server;

@@ -37,7 +37,7 @@ struct Unchanged {
 }
 
 /// The listings of one discovery pass, resolved to row ids as the pass reads the site's rows.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Listings {
     /// Pages read in sitemaps that came with a body: (index in `urls`, read at, lastmod).
     read: Vec<(usize, i64, i64)>,
@@ -59,8 +59,13 @@ impl Listings {
     /// The listings of a discovery pass that started at `started_ms`.
     pub fn of_pass(started_ms: i64) -> Self {
         Self {
+            read: Vec::new(),
+            urls: HashMap::new(),
+            ids: Vec::new(),
+            unchanged: HashMap::new(),
+            unchanged_urls: HashMap::new(),
+            replayed: Vec::new(),
             pass_started_ms: started_ms,
-            ..Self::default()
         }
     }
 
@@ -179,7 +184,7 @@ mod tests {
 
     #[test]
     fn an_unchanged_sitemap_lists_again_the_pages_of_its_last_read_with_their_lastmod() {
-        let mut listings = Listings::default();
+        let mut listings = Listings::of_pass(0);
         listings.listed("http://a.test/9".into(), 50, 7);
         listings.unchanged(&sitemap(Some(30)), 40);
         listings.resolve(&[
@@ -213,7 +218,7 @@ mod tests {
 
     #[test]
     fn a_kill_before_the_sitemap_marked_its_read_leaves_every_page_it_listed_its_own() {
-        let mut listings = Listings::default();
+        let mut listings = Listings::of_pass(0);
         listings.unchanged(&sitemap(None), 40);
         listings.resolve(&[listed(1, SITEMAP, 30, Some(5), 5)]);
         assert_eq!(listings.into_resolved(), vec![(1, 40, 5)]);
@@ -223,7 +228,7 @@ mod tests {
     fn a_kill_before_a_changed_sitemap_listed_its_pages_lists_nothing_at_its_304() {
         // Its read of 35 changed it (validators saved) and was killed before its pages were
         // written: the pages still carry the listing of 30, which the 304 must not repeat.
-        let mut listings = Listings::default();
+        let mut listings = Listings::of_pass(0);
         let behind = UrlRow {
             last_changed_ms: Some(35),
             ..sitemap(Some(30))
@@ -237,7 +242,7 @@ mod tests {
     fn rows_from_before_the_listing_columns_follow_what_named_them_first_until_it_lists_again() {
         let first = |id, from: &str| row(id, "page", Some(from), Some(5));
         for (listed_since, want) in [(None, vec![(1, 40, 5)]), (Some(30), vec![])] {
-            let mut listings = Listings::default();
+            let mut listings = Listings::of_pass(0);
             listings.unchanged(&sitemap(listed_since), 40);
             listings.resolve(&[
                 first(1, "http://a.test/s1.xml"),
@@ -254,7 +259,7 @@ mod tests {
 
     #[test]
     fn a_page_read_without_a_row_is_not_listed() {
-        let mut listings = Listings::default();
+        let mut listings = Listings::of_pass(0);
         listings.listed("http://a.test/new".into(), 50, 7);
         listings.resolve(&[row(1, "page", None, Some(7))]);
         assert!(listings.into_resolved().is_empty());

@@ -276,8 +276,8 @@ impl Scheduler {
     }
 
     /// A request handed out was not made (outside the site's fetch window, robots.txt disallows
-    /// it for now, the host closed): the host is free at once, the site gets its credit back and
-    /// the URL waits until `until_ms`.
+    /// it for now, the host closed): the host is free at once and keeps its turn among hosts,
+    /// the site gets its credit back and the URL waits until `until_ms`.
     pub fn defer(&mut self, now_ms: i64, url: UrlKey, until_ms: i64) {
         if !self.take_back(now_ms, url) {
             return;

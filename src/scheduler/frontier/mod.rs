@@ -73,7 +73,8 @@ struct HostQueue {
     /// Another worker holds the host's lease (several workers on one database): nothing of it
     /// is handed out here until this worker holds it.
     elsewhere: bool,
-    /// When its last request was handed out (turns among hosts of equal keys and due times).
+    /// When its last request was handed out and not taken back (turns among hosts of equal
+    /// keys and due times).
     served_ms: i64,
     /// `served_ms` before the last request was handed out, put back when that request is
     /// taken back unmade ([`Frontier::take_back`]): a deferred request costs the host no turn.

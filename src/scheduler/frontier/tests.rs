@@ -410,6 +410,46 @@ fn a_request_taken_back_costs_its_host_no_turn() {
     f.set_due(on_a, Some(0), 0);
     assert_eq!(f.pop(20).map(|p| p.url), Some(on_a), "a keeps its turn");
     assert_eq!(f.pop(20).map(|p| p.url), Some(on_b));
+    // It keeps the turn it had, not a fresh one: b was last served at 20, a is served at 30,
+    // then handed a request at 40 that is taken back. Put back to "never served", a would
+    // win the next tie on host number; with its turn of 30, b goes first.
+    f.release(a);
+    f.release(b);
+    let next_a = f.add_url(site, a);
+    f.set_due(next_a, Some(25), 0);
+    assert_eq!(f.pop(30).map(|p| p.url), Some(next_a));
+    f.release(a);
+    let (again_a, again_b) = (f.add_url(site, a), f.add_url(site, b));
+    f.set_due(again_a, Some(35), 0);
+    assert_eq!(f.pop(40).map(|p| p.url), Some(again_a));
+    f.take_back(a);
+    f.set_due(again_a, Some(35), 0);
+    f.set_due(again_b, Some(35), 0);
+    assert_eq!(f.pop(50).map(|p| p.url), Some(again_b));
+}
+
+#[test]
+fn a_host_whose_head_moves_sooner_takes_its_new_turn() {
+    // 96 a day: the bucket holds one, spent at once on host c. Hosts a (head due 5 ms) and b
+    // (head due 3 ms) then wait on the bucket: both keyed at its ready instant, b first.
+    // A page due at 1 ms is queued on a: a's key is the same instant, its turn sooner, and it
+    // goes first (a heap entry keeping a's old turn sent b).
+    let (mut f, site) = frontier(96.0, false);
+    let (a, b, c) = (f.add_host(0), f.add_host(0), f.add_host(0));
+    let on_c = f.add_url(site, c);
+    f.set_due(on_c, Some(0), 0);
+    assert_eq!(f.pop(0).map(|p| p.url), Some(on_c));
+    let (on_a, on_b) = (f.add_url(site, a), f.add_url(site, b));
+    f.set_due(on_a, Some(5), 0);
+    f.set_due(on_b, Some(3), 0);
+    let ready = f.next_wake().expect("waiting on the bucket");
+    assert!(
+        ready >= 15 * MIN - 1,
+        "keyed at the bucket's instant: {ready}"
+    );
+    let sooner = f.add_url(site, a);
+    f.set_due(sooner, Some(1), 0);
+    assert_eq!(f.pop(ready).map(|p| p.url), Some(sooner));
 }
 
 #[test]
