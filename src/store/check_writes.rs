@@ -245,21 +245,13 @@ async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::R
 mod tests {
     use super::*;
     use crate::store::discovered::Discovered;
-    use crate::store::sites::SiteRecord;
     use crate::store::summary::PlanUpdate;
     use crate::store::test_support::hold_writer;
     use crate::store::urls::{UrlPages, UrlScope};
 
     /// Two URLs of one site and host: their ids.
     async fn two_urls(store: &Store) -> (i64, i64) {
-        let site = SiteRecord {
-            name: "s",
-            weight: 1.0,
-            requests_per_day: 100.0,
-            source_file: None,
-        };
-        let site_id = store.upsert_site(&site, 0).await.unwrap();
-        let host_id = store.host_id("http://a.test:80").await.unwrap();
+        let (site_id, host_id) = crate::store::test_support::site_and_host(store).await;
         let found = |url: &str| Discovered {
             url: url.into(),
             site_id,

@@ -285,21 +285,13 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::sites::SiteRecord;
     use crate::store::urls::UrlRow;
 
     #[tokio::test]
     async fn a_listing_records_its_sitemap_and_lastmod_and_the_last_one_wins() {
         let (stores, _dir) = crate::store::test_support::stores("listing_records").await;
         for store in stores {
-            let site = SiteRecord {
-                name: "s",
-                weight: 1.0,
-                requests_per_day: 100.0,
-                source_file: None,
-            };
-            let site_id = store.upsert_site(&site, 0).await.unwrap();
-            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             let found = |url: &str, kind, lastmod_ms| Discovered {
                 url: url.to_string(),
                 site_id,
@@ -384,14 +376,7 @@ mod tests {
     async fn a_pass_makes_its_new_pages_due_at_its_start_and_leaves_known_ones_due() {
         let (stores, _dir) = crate::store::test_support::stores("pass_due").await;
         for store in stores {
-            let site = SiteRecord {
-                name: "s",
-                weight: 1.0,
-                requests_per_day: 100.0,
-                source_file: None,
-            };
-            let site_id = store.upsert_site(&site, 0).await.unwrap();
-            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             let found = |url: &str| Discovered {
                 url: url.to_string(),
                 site_id,

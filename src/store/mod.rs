@@ -153,7 +153,6 @@ pub(crate) mod test_support;
 mod tests {
     use super::discovered::Discovered;
     use super::observations::NewObservation;
-    use super::sites::SiteRecord;
     use super::summary::SummaryUpdate;
     use super::test_support::stores;
 
@@ -240,14 +239,7 @@ mod tests {
     }
 
     async fn one_url(store: &super::Store) -> i64 {
-        let site = SiteRecord {
-            name: "s",
-            weight: 1.0,
-            requests_per_day: 100.0,
-            source_file: None,
-        };
-        let site_id = store.upsert_site(&site, 0).await.unwrap();
-        let host_id = store.host_id("http://a.test:80").await.unwrap();
+        let (site_id, host_id) = crate::store::test_support::site_and_host(store).await;
         let found = Discovered {
             url: "http://a.test/x".into(),
             site_id,

@@ -120,20 +120,12 @@ static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
 mod tests {
     use super::*;
     use crate::store::discovered::Discovered;
-    use crate::store::sites::SiteRecord;
 
     #[tokio::test]
     async fn a_plan_of_many_urls_is_written_by_chunks_every_row_its_own() {
         let (stores, _dir) = crate::store::test_support::stores("plan_of_many_urls").await;
         for store in stores {
-            let site = SiteRecord {
-                name: "s",
-                weight: 1.0,
-                requests_per_day: 100.0,
-                source_file: None,
-            };
-            let site_id = store.upsert_site(&site, 0).await.unwrap();
-            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             // 100 rows: chunks of 64, 32 and 4.
             let found: Vec<Discovered> = (0..100)
                 .map(|i| Discovered {

@@ -123,3 +123,17 @@ pub async fn stores(test: &str) -> (Vec<Store>, tempfile::TempDir) {
     stores.extend(temp_postgres_store(test).await);
     (stores, dir)
 }
+
+/// A site ("s", 100 requests a day) and a host (`http://a.test:80`) for the URLs of a test:
+/// their ids.
+pub async fn site_and_host(store: &Store) -> (i64, i64) {
+    let site = crate::store::sites::SiteRecord {
+        name: "s",
+        weight: 1.0,
+        requests_per_day: 100.0,
+        source_file: None,
+    };
+    let site_id = store.upsert_site(&site, 0).await.unwrap();
+    let host_id = store.host_id("http://a.test:80").await.unwrap();
+    (site_id, host_id)
+}

@@ -119,25 +119,11 @@ mod tests {
     use crate::store::discovered::Discovered;
     use crate::store::errors::ErrorRecord;
     use crate::store::observations::NewObservation;
-    use crate::store::sites::SiteRecord;
     use crate::store::summary::SummaryUpdate;
     use crate::store::test_support::temp_store;
 
     const TASKS: i64 = 8;
     const WRITES: i64 = 200;
-
-    /// A site and a host for the URLs of a test.
-    async fn site_and_host(store: &Store) -> (i64, i64) {
-        let site = SiteRecord {
-            name: "s",
-            weight: 1.0,
-            requests_per_day: 100.0,
-            source_file: None,
-        };
-        let site_id = store.upsert_site(&site, 0).await.unwrap();
-        let host_id = store.host_id("http://a.test:80").await.unwrap();
-        (site_id, host_id)
-    }
 
     fn discovered(url: String, site_id: i64, host_id: i64) -> Discovered {
         Discovered {
@@ -196,7 +182,7 @@ mod tests {
         let (stores, _dir) =
             crate::store::test_support::stores("concurrent_writers_and_readers_lose_nothing").await;
         for store in stores {
-            let (site_id, host_id) = site_and_host(&store).await;
+            let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             let writing = Arc::new(AtomicBool::new(true));
             let mut readers = Vec::new();
             for _ in 0..2 {
@@ -271,7 +257,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_check_waits_out_another_process_holding_the_lock() {
         let (store, dir) = temp_store().await;
-        let (site_id, host_id) = site_and_host(&store).await;
+        let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
         let found = discovered("http://a.test/x".into(), site_id, host_id);
         let id = store.upsert_discovered(&[found], 0).await.unwrap()[0];
 
@@ -298,7 +284,7 @@ mod tests {
         let store = Store::open_with(&path, Duration::from_millis(50))
             .await
             .unwrap();
-        let (site_id, host_id) = site_and_host(&store).await;
+        let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
         let found = discovered("http://a.test/x".into(), site_id, host_id);
         let id = store.upsert_discovered(&[found], 0).await.unwrap()[0];
 
