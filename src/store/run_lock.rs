@@ -8,6 +8,10 @@
 //! leaves no stale lock behind; it is taken on a file of its own because closing any other
 //! descriptor of the database file would drop SQLite's own POSIX locks on it. The lock file
 //! is left in place (removing it would race with a run starting).
+//!
+//! The lock sits beside the file the path leads to, not the path as spelt: a symlink to the
+//! database, `./state/../freshet.db` or a relative path from another folder all take the one
+//! lock ([`resolve`]). Two hard links to one file are two names the lock cannot tell apart.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
@@ -33,13 +37,13 @@ pub fn lock_for_run(db: &Path) -> anyhow::Result<Option<RunLock>> {
     let Location::SqliteFile(path) = Location::parse(db)? else {
         return Ok(None);
     };
-    let lock = lock_path(path);
     // A --db in a folder not made yet: the store makes it too.
-    if let Some(parent) = lock.parent().filter(|p| !p.as_os_str().is_empty()) {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|error| {
             anyhow::anyhow!("cannot create the folder {}: {error}", parent.display())
         })?;
     }
+    let lock = lock_path(&resolve(path)?);
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -60,6 +64,45 @@ pub fn lock_for_run(db: &Path) -> anyhow::Result<Option<RunLock>> {
             anyhow::bail!("cannot lock {}: {error}", lock.display())
         }
     }
+}
+
+/// The file `path` leads to: symlinks followed (one whose target does not exist yet too: SQLite
+/// creates the target), `.` and `..` resolved, made absolute. The file itself need not exist;
+/// its folder must.
+fn resolve(path: &Path) -> anyhow::Result<PathBuf> {
+    let cannot =
+        |error: std::io::Error| anyhow::anyhow!("cannot resolve {}: {error}", path.display());
+    let mut at = path.to_path_buf();
+    // Linux gives up after 40 links (ELOOP); so does this.
+    for _ in 0..40 {
+        if let Ok(found) = std::fs::canonicalize(&at) {
+            return Ok(found);
+        }
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = std::fs::read_link(&at).map_err(cannot)?;
+                at = match at.parent() {
+                    Some(parent) => parent.join(target),
+                    None => target,
+                };
+            }
+            // Not there yet: its folder resolved, and its name.
+            _ => {
+                let name = at
+                    .file_name()
+                    .ok_or_else(|| anyhow::anyhow!("{} does not name a file", path.display()))?;
+                let folder = match at.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    Some(parent) => std::fs::canonicalize(parent).map_err(cannot)?,
+                    None => std::env::current_dir().map_err(cannot)?,
+                };
+                return Ok(folder.join(name));
+            }
+        }
+    }
+    Err(anyhow::anyhow!(
+        "cannot resolve {}: too many levels of symbolic links",
+        path.display()
+    ))
 }
 
 #[cfg(test)]
@@ -88,5 +131,42 @@ mod tests {
         // PostgreSQL's workers lease hosts instead.
         let url = Path::new("postgres://u@127.0.0.1:1/db");
         assert!(lock_for_run(url).unwrap().is_none());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn another_spelling_of_the_same_file_is_the_same_run() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("state")).unwrap();
+        let db = dir.path().join("state/freshet.db");
+        // A symlink whose target does not exist yet (the first run creates the database).
+        let link = dir.path().join("link.db");
+        std::os::unix::fs::symlink("state/freshet.db", &link).unwrap();
+        let first = lock_for_run(&link).unwrap().expect("locked");
+        for other in [db.clone(), dir.path().join("state/../state/./freshet.db")] {
+            let error = lock_for_run(&other).unwrap_err().to_string();
+            assert!(
+                error.contains("another `freshet run` is using"),
+                "{}: {error}",
+                other.display()
+            );
+        }
+        drop(first);
+        // Once the file exists, and through a link to its folder.
+        std::fs::write(&db, b"").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("state"), dir.path().join("s")).unwrap();
+        let first = lock_for_run(&dir.path().join("s/freshet.db"))
+            .unwrap()
+            .expect("locked");
+        assert!(lock_for_run(&link).is_err());
+        assert!(lock_for_run(&db).is_err());
+        drop(first);
+        // A loop of links is an error that names it, not a hang.
+        std::os::unix::fs::symlink("loop-b", dir.path().join("loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", dir.path().join("loop-b")).unwrap();
+        let error = lock_for_run(&dir.path().join("loop-a"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("symbolic links"), "{error}");
     }
 }
