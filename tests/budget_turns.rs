@@ -2,18 +2,21 @@
 //! new pages one discovery pass found (all due at its start), a budget of one request every
 //! five minutes, and a host rate far above it. With each sitemap's pages due when it was read,
 //! earliest due first served the first host's whole backlog before the second host's first
-//! page (the tester's F5, second half).
+//! page (the tester's F5, second half). The same after a pass cut short by a stop: the next
+//! run's pass joins it, so the pages it finds are due with the first run's.
 
 #[path = "support/recording_server.rs"]
 mod recording_server;
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use freshet::clock::{SharedClock, VirtualClock};
 use freshet::refresher::{self, PolicyChoice, RunOptions};
-use recording_server::{RecordingServer, Reply};
+use recording_server::{RecordingServer, Reply, drip_body};
 
 const HOSTS: [&str; 3] = ["a.test", "b.test", "c.test"];
 const PAGES_PER_HOST: usize = 20;
@@ -21,6 +24,18 @@ const PAGES_PER_HOST: usize = 20;
 const JUDGED: usize = 30;
 /// 2021-01-01T00:00:00Z: the virtual clock's origin.
 const ORIGIN_MS: i64 = 1_609_459_200_000;
+
+/// The sitemap of the host at `base`: its first `pages` pages.
+fn sitemap(base: &str, pages: usize) -> Reply {
+    let urls: String = (0..pages)
+        .map(|i| format!("<url><loc>{base}/p/{i}</loc></url>"))
+        .collect();
+    Reply::status(200)
+        .header("content-type", "application/xml")
+        .body(format!(
+            r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>"#
+        ))
+}
 
 fn serve(server: &RecordingServer) {
     for host in HOSTS {
@@ -30,18 +45,7 @@ fn serve(server: &RecordingServer) {
             "/robots.txt",
             Reply::text("User-agent: *\nAllow: /\n"),
         );
-        let urls: String = (0..PAGES_PER_HOST)
-            .map(|i| format!("<url><loc>{base}/p/{i}</loc></url>"))
-            .collect();
-        server.route(
-            host,
-            "/sitemap.xml",
-            Reply::status(200)
-                .header("content-type", "application/xml")
-                .body(format!(
-                    r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>"#
-                )),
-        );
+        server.route(host, "/sitemap.xml", sitemap(&base, PAGES_PER_HOST));
         for i in 0..PAGES_PER_HOST {
             server.route(
                 host,
@@ -54,18 +58,13 @@ fn serve(server: &RecordingServer) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hosts_take_turns_on_a_binding_budget_as_the_server_sees_it() {
-    // 600 virtual seconds a real one: a request every five virtual minutes is half a real second.
-    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 600.0));
-    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
-    serve(&server);
-    let dir = tempfile::tempdir().unwrap();
+/// The schedule of the one site whose sitemaps are the three hosts' (written in `dir`).
+fn write_schedule(server: &RecordingServer, dir: &Path) -> std::path::PathBuf {
     let sitemaps: Vec<String> = HOSTS
         .iter()
         .map(|h| format!("\"{}\"", server.url(h, "/sitemap.xml")))
         .collect();
-    let schedule = dir.path().join("turns.toml");
+    let schedule = dir.join("turns.toml");
     std::fs::write(
         &schedule,
         format!(
@@ -81,35 +80,49 @@ host_rate = "1/s"
         ),
     )
     .unwrap();
-    let page_requests = |server: &RecordingServer| -> Vec<String> {
-        let mut requests: Vec<_> = server
-            .requests()
-            .into_iter()
-            .filter(|r| r.path.starts_with("/p/"))
-            .collect();
-        requests.sort_by_key(|r| r.clock_ms);
-        requests.into_iter().map(|r| r.host).collect()
-    };
-    let watched = Arc::clone(&server);
-    let enough = async move {
-        let started = Instant::now();
-        while page_requests(&watched).len() < JUDGED && started.elapsed() < Duration::from_secs(300)
-        {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
+    schedule
+}
+
+/// The hosts of the page requests the server has seen, in the clock's order.
+fn page_requests(server: &RecordingServer) -> Vec<String> {
+    let mut requests: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/p/"))
+        .collect();
+    requests.sort_by_key(|r| r.clock_ms);
+    requests.into_iter().map(|r| r.host).collect()
+}
+
+/// Waits until `done` says so, or five real minutes pass.
+async fn until<F: Future<Output = bool>>(mut done: impl FnMut() -> F) {
+    let started = Instant::now();
+    while !done().await && started.elapsed() < Duration::from_secs(300) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Runs the refresher on `dir`'s database until `enough` ends.
+async fn run_until(
+    server: &Arc<RecordingServer>,
+    clock: &SharedClock,
+    dir: &Path,
+    enough: impl Future<Output = ()> + Send + 'static,
+) {
     let options = RunOptions {
-        schedules: vec![schedule],
-        db_path: dir.path().join("freshet.db"),
+        schedules: vec![write_schedule(server, dir)],
+        db_path: dir.join("freshet.db"),
         once: false,
-        clock,
+        clock: clock.clone(),
         resolve: server.resolve(&HOSTS),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
     };
     refresher::run(options, enough).await.expect("the run");
+}
 
-    let order = page_requests(&server);
+/// Asserts that each host had 7 to 13 of the first [`JUDGED`] of `order`.
+fn assert_turns(order: &[String]) {
     assert!(order.len() >= JUDGED, "only {} page requests", order.len());
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for host in &order[..JUDGED] {
@@ -124,4 +137,78 @@ host_rate = "1/s"
             &order[..JUDGED]
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hosts_take_turns_on_a_binding_budget_as_the_server_sees_it() {
+    // 600 virtual seconds a real one: a request every five virtual minutes is half a real second.
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    serve(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let watched = Arc::clone(&server);
+    let enough = until(move || std::future::ready(page_requests(&watched).len() >= JUDGED));
+    run_until(&server, &clock, dir.path(), enough).await;
+    assert_turns(&page_requests(&server));
+}
+
+/// A stop in the middle of the first pass (the first two hosts' pages written, the last
+/// host's sitemap still dripping in), then a run whose pass reads it whole: the last host's
+/// pages are due at the first pass's start with the others, not at the second's after them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_cut_short_is_joined_by_the_next_run_and_its_hosts_keep_turns() {
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    serve(&server);
+    let last = HOSTS[2];
+    server.handle(last, "/sitemap.xml", |_| {
+        let start = Bytes::from_static(
+            br#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#,
+        );
+        axum::response::Response::builder()
+            .header("content-type", "application/xml")
+            .body(drip_body(start, Duration::from_secs(1), None))
+            .unwrap()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("freshet.db");
+    // Stopped once the last sitemap is coming in and the other two hosts' pages are written.
+    let watched = Arc::clone(&server);
+    let enough = until(move || {
+        let (watched, db) = (Arc::clone(&watched), db.clone());
+        async move {
+            let dripping = watched
+                .requests_to(last)
+                .iter()
+                .any(|r| r.path == "/sitemap.xml");
+            dripping && pages_written(&db).await >= 2 * PAGES_PER_HOST
+        }
+    });
+    run_until(&server, &clock, dir.path(), enough).await;
+    let before = page_requests(&server).len();
+    let base = format!("http://{last}:{}", server.addr.port());
+    server.route(last, "/sitemap.xml", sitemap(&base, PAGES_PER_HOST));
+    let watched = Arc::clone(&server);
+    let enough =
+        until(move || std::future::ready(page_requests(&watched).len() >= before + JUDGED));
+    run_until(&server, &clock, dir.path(), enough).await;
+    assert_turns(&page_requests(&server)[before..]);
+}
+
+/// The pages the database at `db` knows (0 before it exists).
+async fn pages_written(db: &Path) -> usize {
+    use sqlx::{ConnectOptions, Connection};
+    let Ok(mut conn) = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(db)
+        .read_only(true)
+        .connect()
+        .await
+    else {
+        return 0;
+    };
+    let count: Result<i64, _> = sqlx::query_scalar("SELECT count(*) FROM urls WHERE kind = 'page'")
+        .fetch_one(&mut conn)
+        .await;
+    let _ = conn.close().await;
+    count.map_or(0, |n| n as usize)
 }

@@ -45,7 +45,13 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
         return Ok(resumes_ms);
     }
     info!(site = %site.site.name, "discovering");
-    let mut listed = Listings::of_pass(ctx.clock.now_ms());
+    // The pass's start, shared with the other workers' passes at this time and with the next
+    // attempt if this one is cut short: its new pages are due then.
+    let started = ctx
+        .store
+        .open_discovery_pass(site.id, ctx.clock.now_ms())
+        .await?;
+    let mut listed = Listings::of_pass(started);
     let mut walked = Vec::new();
     let documents = discover_site(ctx, site, &mut listed, &mut walked).await?;
     // The row ids of the URLs the sitemaps listed (read a page of rows at a time), and the

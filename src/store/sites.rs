@@ -25,6 +25,11 @@ pub struct SiteRecord<'a> {
     pub source_file: Option<&'a str>,
 }
 
+/// A discovery pass open for longer than this is taken as abandoned (a worker that died in it
+/// and never came back): the next pass starts afresh rather than making its new pages due a
+/// day or more in the past, ahead of every page already waiting.
+pub const PASS_ABANDONED_MS: i64 = crate::clock::MS_PER_DAY as i64;
+
 impl Store {
     /// Inserts or updates a site by name; returns its id.
     pub async fn upsert_site(&self, site: &SiteRecord<'_>, now_ms: i64) -> sqlx::Result<i64> {
@@ -164,6 +169,33 @@ impl Store {
             .await
     }
 
+    /// Opens a discovery pass of the site at `now_ms`, or joins the pass that is open (one that
+    /// started after the last pass completed, no more than [`PASS_ABANDONED_MS`] ago and not
+    /// after `now_ms`): a restart's next attempt at a pass cut short, or another worker's
+    /// pass at the same `rediscover` time. Returns the pass's start. [`Self::set_site_discovered`]
+    /// closes it.
+    pub async fn open_discovery_pass(&self, site_id: i64, now_ms: i64) -> sqlx::Result<i64> {
+        self.write("open_discovery_pass", |mut tx| async move {
+            sqlx::query(
+                "UPDATE sites SET pass_started_ms = $1
+                 WHERE id = $2 AND (pass_started_ms IS NULL OR pass_started_ms > $1
+                     OR pass_started_ms < $3 OR discovered_ms >= pass_started_ms)",
+            )
+            .bind(now_ms)
+            .bind(site_id)
+            .bind(now_ms.saturating_sub(PASS_ABANDONED_MS))
+            .execute(&mut *tx)
+            .await?;
+            let started: Option<i64> =
+                sqlx::query_scalar("SELECT pass_started_ms FROM sites WHERE id = $1")
+                    .bind(site_id)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            Ok((tx, started.unwrap_or(now_ms).min(now_ms)))
+        })
+        .await
+    }
+
     /// Records that a discovery pass of the site completed.
     pub async fn set_site_discovered(&self, site_id: i64, at_ms: i64) -> sqlx::Result<()> {
         self.write("set_site_discovered", |mut tx| async move {
@@ -244,6 +276,41 @@ mod tests {
                     .unwrap()
                     .is_empty()
             );
+            store.close().await;
+        }
+    }
+
+    /// A discovery pass's start is the site's, not one attempt's: a restart in the middle of a
+    /// pass, or a second worker at the same time, joins it; a completed pass closes it; one
+    /// open for over a day, or that started after now, is not joined.
+    #[tokio::test]
+    async fn a_discovery_pass_is_joined_until_it_completes() {
+        let (stores, _dir) = stores("a_discovery_pass_is_joined_until_it_completes").await;
+        for store in stores {
+            let (site, _) = crate::store::test_support::site_and_host(&store).await;
+            let other = SiteRecord {
+                name: "t",
+                weight: 1.0,
+                requests_per_day: 1.0,
+                source_file: None,
+            };
+            let other = store.upsert_site(&other, 0).await.unwrap();
+            assert_eq!(store.open_discovery_pass(site, 1_000).await.unwrap(), 1_000);
+            // A restart's next attempt, or another worker, joins it; another site has its own.
+            assert_eq!(store.open_discovery_pass(site, 5_000).await.unwrap(), 1_000);
+            assert_eq!(
+                store.open_discovery_pass(other, 5_000).await.unwrap(),
+                5_000
+            );
+            // Completed: the next pass starts afresh.
+            store.set_site_discovered(site, 6_000).await.unwrap();
+            assert_eq!(store.open_discovery_pass(site, 7_000).await.unwrap(), 7_000);
+            assert_eq!(store.open_discovery_pass(site, 8_000).await.unwrap(), 7_000);
+            // Open for over a day: abandoned.
+            let late = 7_000 + PASS_ABANDONED_MS + 1;
+            assert_eq!(store.open_discovery_pass(site, late).await.unwrap(), late);
+            // A clock behind the pass's start never makes pages due in its future.
+            assert_eq!(store.open_discovery_pass(site, 2_000).await.unwrap(), 2_000);
             store.close().await;
         }
     }
