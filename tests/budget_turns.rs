@@ -58,8 +58,9 @@ fn serve(server: &RecordingServer) {
     }
 }
 
-/// The schedule of the one site whose sitemaps are the three hosts' (written in `dir`).
-fn write_schedule(server: &RecordingServer, dir: &Path) -> std::path::PathBuf {
+/// The schedule of the one site whose sitemaps are the three hosts' (written in `dir`), with
+/// `more` (TOML lines) added to it.
+fn write_schedule(server: &RecordingServer, dir: &Path, more: &str) -> std::path::PathBuf {
     let sitemaps: Vec<String> = HOSTS
         .iter()
         .map(|h| format!("\"{}\"", server.url(h, "/sitemap.xml")))
@@ -75,6 +76,7 @@ allow_networks = ["127.0.0.0/8"]
 sitemaps = [{sitemaps}]
 requests_per_day = 288
 host_rate = "1/s"
+{more}
 "#,
             sitemaps = sitemaps.join(", ")
         ),
@@ -102,15 +104,27 @@ async fn until<F: Future<Output = bool>>(mut done: impl FnMut() -> F) {
     }
 }
 
-/// Runs the refresher on `dir`'s database until `enough` ends.
+/// Runs the refresher on `dir`'s database and the three hosts' site until `enough` ends.
 async fn run_until(
     server: &Arc<RecordingServer>,
     clock: &SharedClock,
     dir: &Path,
     enough: impl Future<Output = ()> + Send + 'static,
 ) {
+    let schedule = write_schedule(server, dir, "");
+    run_schedule_until(server, clock, dir, schedule, enough).await;
+}
+
+/// Runs the refresher on `dir`'s database and `schedule` until `enough` ends.
+async fn run_schedule_until(
+    server: &Arc<RecordingServer>,
+    clock: &SharedClock,
+    dir: &Path,
+    schedule: std::path::PathBuf,
+    enough: impl Future<Output = ()> + Send + 'static,
+) {
     let options = RunOptions {
-        schedules: vec![write_schedule(server, dir)],
+        schedules: vec![schedule],
         db_path: dir.join("freshet.db"),
         once: false,
         clock: clock.clone(),
@@ -211,4 +225,52 @@ async fn pages_written(db: &Path) -> usize {
         .await;
     let _ = conn.close().await;
     count.map_or(0, |n| n as usize)
+}
+
+/// A feed the schedule names is registered when the first pass starts, due with the pages the
+/// pass finds: on a binding budget it is read in its host's turn, not after the 20 pages of
+/// its host and the 40 of the others (it was registered when the pass ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_feed_is_read_in_its_hosts_turn_on_a_binding_budget() {
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    serve(&server);
+    let feed = server.url(HOSTS[0], "/feed.xml");
+    server.route(
+        HOSTS[0],
+        "/feed.xml",
+        Reply::status(200)
+            .header("content-type", "application/rss+xml")
+            .body(r#"<?xml version="1.0"?><rss version="2.0"><channel><title>t</title></channel></rss>"#),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(&server, dir.path(), &format!("feeds = [\"{feed}\"]"));
+    let read = |server: &RecordingServer| {
+        server
+            .requests_to(HOSTS[0])
+            .iter()
+            .any(|r| r.path == "/feed.xml")
+    };
+    let watched = Arc::clone(&server);
+    let enough = until(move || {
+        let done = read(&watched) || page_requests(&watched).len() >= 3 * PAGES_PER_HOST;
+        std::future::ready(done)
+    });
+    run_schedule_until(&server, &clock, dir.path(), schedule, enough).await;
+    let mut order: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/p/") || r.path == "/feed.xml")
+        .collect();
+    order.sort_by_key(|r| r.clock_ms);
+    let at = order.iter().position(|r| r.path == "/feed.xml");
+    let paths: Vec<String> = order
+        .iter()
+        .map(|r| format!("{}{}", r.host, r.path))
+        .collect();
+    // In turns: among the first few requests to its host (3 hosts: the first ten in all).
+    assert!(
+        at.is_some_and(|at| at < 10),
+        "the feed was read at {at:?} of {paths:?}"
+    );
 }

@@ -181,6 +181,14 @@ async fn discover_site(
     )
     .await?;
 
+    for feed_url in &site.site.feeds {
+        // Read when the scheduler says so (super::feeds); a new one is due with the pass's
+        // new pages, so on a binding budget it is read in its host's turn, not after the
+        // whole backlog the pass finds.
+        let due = Some(listed.pass_started_ms());
+        document_row(ctx, site, feed_url, "feed", "schedule", due).await?;
+    }
+
     let mut reached: BTreeSet<String> = BTreeSet::new();
     for (root, named_by) in roots {
         let root = (root, named_by, 0);
@@ -198,10 +206,6 @@ async fn discover_site(
             let root = (stored, None, depth);
             walk_from(ctx, site, root, &vouched, listed, walked, &mut reached).await?;
         }
-    }
-    for feed_url in &site.site.feeds {
-        // Read when the scheduler says so (super::feeds).
-        document_row(ctx, site, feed_url, "feed", "schedule").await?;
     }
     Ok(walked.len())
 }
@@ -274,7 +278,7 @@ async fn walk_from(
                 .add_lease_keys(&[crate::politeness::key_of(&origin)], ctx.clock.now_ms())
                 .await?;
             if let Some(parent) = &parent {
-                document_row(ctx, site, &url, "sitemap", parent).await?;
+                document_row(ctx, site, &url, "sitemap", parent, None).await?;
             }
             continue;
         }
@@ -303,13 +307,15 @@ async fn children_of(ctx: &Context, url: &Url) -> anyhow::Result<Vec<Url>> {
         .collect())
 }
 
-/// The stored row of a sitemap or feed URL (inserted if new).
+/// The stored row of a sitemap or feed URL (inserted if new: due now, or at the start of the
+/// pass that found it when given).
 async fn document_row(
     ctx: &Context,
     site: &SiteState,
     url: &Url,
     kind: &'static str,
     from: &str,
+    pass_started_ms: Option<i64>,
 ) -> anyhow::Result<Option<UrlRow>> {
     let host_id = ctx.store.host_id(&origin_of(url)).await?;
     let found = Discovered {
@@ -322,9 +328,16 @@ async fn document_row(
         changefreq: None,
         priority: None,
     };
-    ctx.store
-        .upsert_discovered(&[found], ctx.clock.now_ms())
-        .await?;
+    let now = ctx.clock.now_ms();
+    match pass_started_ms {
+        Some(started) => {
+            let found = [found];
+            ctx.store
+                .upsert_found_in_pass(&found, now, started, None)
+                .await?
+        }
+        None => ctx.store.upsert_discovered(&[found], now).await?,
+    };
     Ok(ctx.store.url_row(url.as_str()).await?)
 }
 
@@ -371,7 +384,7 @@ async fn fetch_document(
         record(ctx, site, kind, url.as_str(), why.into()).await?;
         return Ok(Document::Unread);
     }
-    let Some(row) = document_row(ctx, site, url, kind, "schedule").await? else {
+    let Some(row) = document_row(ctx, site, url, kind, "schedule", None).await? else {
         return Ok(Document::Unread);
     };
     let now = ctx.clock.now_ms();
