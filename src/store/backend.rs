@@ -268,6 +268,20 @@ pub(super) async fn is_freshet_sqlite(path: &Path) -> anyhow::Result<bool> {
     Ok(tables == 3)
 }
 
+/// The file name to give the `Any` driver for the SQLite file at `path`: the file the path leads
+/// to (the one the run lock locks: [`super::run_lock::file_the_path_leads_to`]), with `%`
+/// escaped. Why: the driver's URL collapses `dir/..` as text, not as the kernel resolves it
+/// after a symlink (and reads a relative path's first folder as the URL's host), and decodes
+/// `%41` to `A`, so `--db state/../freshet.db` or `--db a%41.db` opened another file than the
+/// one named (and than the reports, which open the path as it is, read).
+fn file_for_url(path: &Path) -> anyhow::Result<std::path::PathBuf> {
+    let file = super::run_lock::file_the_path_leads_to(path)?;
+    Ok(match file.to_str() {
+        Some(text) if text.contains('%') => text.replace('%', "%25").into(),
+        _ => file,
+    })
+}
+
 /// Opens (creating and migrating if needed) the SQLite file at `path`: WAL,
 /// `synchronous=NORMAL`, the busy timeout, foreign keys.
 pub(super) async fn open_sqlite(path: &Path, busy_timeout: Duration) -> anyhow::Result<Pools> {
@@ -282,7 +296,7 @@ pub(super) async fn open_sqlite(path: &Path, busy_timeout: Duration) -> anyhow::
     let url = |options: SqliteConnectOptions| {
         AnyConnectOptions::from_url(&options.to_url_lossy()).map_err(anyhow::Error::from)
     };
-    let file = SqliteConnectOptions::new().filename(path);
+    let file = SqliteConnectOptions::new().filename(file_for_url(path)?);
     let pragmas: Arc<str> = format!(
         "PRAGMA busy_timeout = {}; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;",
         busy_timeout.as_millis()
@@ -445,5 +459,37 @@ mod tests {
         let error = format!("{:#}", parse("mysql://h/db").unwrap_err());
         assert!(error.contains("mysql://"), "{error}");
         assert_eq!(redact("postgres://u:secret@h/db"), "postgres://u:***@h/db");
+    }
+
+    /// The store opens the file its path names as the kernel reads it (and as the run lock and
+    /// the reports do): a `..` after a symlink, and a `%` in a name, are not read as in a URL.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_store_opens_the_file_its_path_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let deep = dir.path().join("real/sub");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::os::unix::fs::symlink(&deep, dir.path().join("link")).unwrap();
+        for (given, made) in [
+            ("link/../f.db", "real/f.db"),
+            ("a%41.db", "a%41.db"),
+            ("real/../b.db", "b.db"),
+        ] {
+            let store = crate::store::Store::open(&dir.path().join(given))
+                .await
+                .unwrap();
+            store.close().await;
+            assert!(dir.path().join(made).is_file(), "{given} made no {made}");
+        }
+        assert!(!dir.path().join("f.db").exists());
+        assert!(!dir.path().join("aA.db").exists());
+        let lock = super::super::run_lock::lock_for_run(&dir.path().join("link/../f.db"))
+            .unwrap()
+            .expect("locked");
+        let error = super::super::run_lock::lock_for_run(&dir.path().join("real/f.db"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("another `freshet run`"), "{error}");
+        drop(lock);
     }
 }

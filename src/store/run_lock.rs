@@ -11,7 +11,8 @@
 //!
 //! The lock sits beside the file the path leads to, not the path as spelt: a symlink to the
 //! database, `./state/../freshet.db` or a relative path from another folder all take the one
-//! lock ([`resolve`]). Two hard links to one file are two names the lock cannot tell apart.
+//! lock ([`file_the_path_leads_to`]; the store opens that same file). Two hard links to one
+//! file are two names the lock cannot tell apart.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
@@ -43,7 +44,7 @@ pub fn lock_for_run(db: &Path) -> anyhow::Result<Option<RunLock>> {
             anyhow::anyhow!("cannot create the folder {}: {error}", parent.display())
         })?;
     }
-    let lock = lock_path(&resolve(path)?);
+    let lock = lock_path(&file_the_path_leads_to(path)?);
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -66,32 +67,32 @@ pub fn lock_for_run(db: &Path) -> anyhow::Result<Option<RunLock>> {
     }
 }
 
-/// The file `path` leads to: symlinks followed (one whose target does not exist yet too: SQLite
-/// creates the target), `.` and `..` resolved, made absolute. The file itself need not exist;
-/// its folder must.
-fn resolve(path: &Path) -> anyhow::Result<PathBuf> {
+/// The file `path` leads to as the kernel reads it: symlinks followed (one whose target does not
+/// exist yet too: SQLite creates the target), `.` and `..` resolved after them, made absolute.
+/// The file itself need not exist; its folder must.
+pub fn file_the_path_leads_to(path: &Path) -> anyhow::Result<PathBuf> {
     let cannot =
         |error: std::io::Error| anyhow::anyhow!("cannot resolve {}: {error}", path.display());
-    let mut at = path.to_path_buf();
+    let mut step = path.to_path_buf();
     // Linux gives up after 40 links (ELOOP); so does this.
     for _ in 0..40 {
-        if let Ok(found) = std::fs::canonicalize(&at) {
+        if let Ok(found) = std::fs::canonicalize(&step) {
             return Ok(found);
         }
-        match std::fs::symlink_metadata(&at) {
+        match std::fs::symlink_metadata(&step) {
             Ok(meta) if meta.file_type().is_symlink() => {
-                let target = std::fs::read_link(&at).map_err(cannot)?;
-                at = match at.parent() {
+                let target = std::fs::read_link(&step).map_err(cannot)?;
+                step = match step.parent() {
                     Some(parent) => parent.join(target),
                     None => target,
                 };
             }
             // Not there yet: its folder resolved, and its name.
             _ => {
-                let name = at
+                let name = step
                     .file_name()
                     .ok_or_else(|| anyhow::anyhow!("{} does not name a file", path.display()))?;
-                let folder = match at.parent().filter(|p| !p.as_os_str().is_empty()) {
+                let folder = match step.parent().filter(|p| !p.as_os_str().is_empty()) {
                     Some(parent) => std::fs::canonicalize(parent).map_err(cannot)?,
                     None => std::env::current_dir().map_err(cannot)?,
                 };
