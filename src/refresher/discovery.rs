@@ -47,9 +47,11 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     info!(site = %site.site.name, "discovering");
     // The pass's start, shared with the other workers' passes at this time and with the next
     // attempt if this one is cut short: its new pages are due then.
+    let now = ctx.clock.now_ms();
+    let joinable = pass_joinable_ms(site, now);
     let started = ctx
         .store
-        .open_discovery_pass(site.id, ctx.clock.now_ms())
+        .open_discovery_pass(site.id, now, joinable)
         .await?;
     let mut listed = Listings::of_pass(started);
     let mut walked = Vec::new();
@@ -87,6 +89,20 @@ fn next_discovery(site: &SiteState, at_ms: i64) -> i64 {
     site.site
         .next_rediscover(crate::clock::ms_to_datetime(at_ms))
         .map_or(i64::MAX, |t| t.timestamp_millis())
+}
+
+/// How long after its start an unfinished discovery pass may still be joined: one `rediscover`
+/// period of the site (the gap between its next two times), at most a day. A pass older than
+/// that belongs to a discovery the schedule has moved past; joining it would make the new
+/// pages due hours before every refresh that came due since.
+fn pass_joinable_ms(site: &SiteState, now_ms: i64) -> i64 {
+    const DAY_MS: i64 = crate::clock::MS_PER_DAY as i64;
+    let next = next_discovery(site, now_ms);
+    let after = next_discovery(site, next);
+    if next == i64::MAX || after == i64::MAX {
+        return DAY_MS;
+    }
+    (after - next).clamp(1, DAY_MS)
 }
 
 /// When a site is first due in this run: now if it was never discovered, else at the first

@@ -1,4 +1,6 @@
-//! Sites: one row per schedule entry, updated each time the schedules are loaded.
+//! Sites: one row per schedule entry, updated each time the schedules are loaded, with what
+//! outlives a run: the budget's saved credit and the workers' shared pool of it, when the last
+//! discovery pass completed, and when the open one started (its new pages are due then).
 
 use crate::scheduler::{PoolExchange, settle_pool};
 
@@ -25,10 +27,11 @@ pub struct SiteRecord<'a> {
     pub source_file: Option<&'a str>,
 }
 
-/// A discovery pass open for longer than this is taken as abandoned (a worker that died in it
-/// and never came back): the next pass starts afresh rather than making its new pages due a
-/// day or more in the past, ahead of every page already waiting.
-pub const PASS_ABANDONED_MS: i64 = crate::clock::MS_PER_DAY as i64;
+/// A discovery pass that started this long after the clock's now is another clock's far ahead
+/// of this one, not a pass to join: the next starts afresh. Within it, clocks of workers a
+/// little apart join one pass (a worker a few milliseconds behind must not restart the pass
+/// another has just opened, which made its pages due after this one's).
+pub const PASS_CLOCK_SLACK_MS: i64 = 60_000;
 
 impl Store {
     /// Inserts or updates a site by name; returns its id.
@@ -169,21 +172,27 @@ impl Store {
             .await
     }
 
-    /// Opens a discovery pass of the site at `now_ms`, or joins the pass that is open (one that
-    /// started after the last pass completed, no more than [`PASS_ABANDONED_MS`] ago and not
-    /// after `now_ms`): a restart's next attempt at a pass cut short, or another worker's
-    /// pass at the same `rediscover` time. Returns the pass's start. [`Self::set_site_discovered`]
-    /// closes it.
-    pub async fn open_discovery_pass(&self, site_id: i64, now_ms: i64) -> sqlx::Result<i64> {
+    /// Opens a discovery pass of the site at `now_ms`, or joins the pass that is open: one that
+    /// started after the last pass completed, no more than `joinable_ms` before `now_ms` and no
+    /// more than [`PASS_CLOCK_SLACK_MS`] after it (a restart's next attempt at a pass cut short,
+    /// or another worker's pass at the same `rediscover` time). Returns the pass's start, never
+    /// after `now_ms`. [`Self::set_site_discovered`] closes it.
+    pub async fn open_discovery_pass(
+        &self,
+        site_id: i64,
+        now_ms: i64,
+        joinable_ms: i64,
+    ) -> sqlx::Result<i64> {
         self.write("open_discovery_pass", |mut tx| async move {
             sqlx::query(
                 "UPDATE sites SET pass_started_ms = $1
-                 WHERE id = $2 AND (pass_started_ms IS NULL OR pass_started_ms > $1
-                     OR pass_started_ms < $3 OR discovered_ms >= pass_started_ms)",
+                 WHERE id = $2 AND (pass_started_ms IS NULL OR pass_started_ms < $3
+                     OR pass_started_ms > $4 OR discovered_ms >= pass_started_ms)",
             )
             .bind(now_ms)
             .bind(site_id)
-            .bind(now_ms.saturating_sub(PASS_ABANDONED_MS))
+            .bind(now_ms.saturating_sub(joinable_ms))
+            .bind(now_ms.saturating_add(PASS_CLOCK_SLACK_MS))
             .execute(&mut *tx)
             .await?;
             let started: Option<i64> =
@@ -282,9 +291,10 @@ mod tests {
 
     /// A discovery pass's start is the site's, not one attempt's: a restart in the middle of a
     /// pass, or a second worker at the same time, joins it; a completed pass closes it; one
-    /// open for over a day, or that started after now, is not joined.
+    /// open for longer than it may be joined, or that started well after now, is not joined.
     #[tokio::test]
     async fn a_discovery_pass_is_joined_until_it_completes() {
+        const DAY: i64 = 86_400_000;
         let (stores, _dir) = stores("a_discovery_pass_is_joined_until_it_completes").await;
         for store in stores {
             let (site, _) = crate::store::test_support::site_and_host(&store).await;
@@ -295,22 +305,58 @@ mod tests {
                 source_file: None,
             };
             let other = store.upsert_site(&other, 0).await.unwrap();
-            assert_eq!(store.open_discovery_pass(site, 1_000).await.unwrap(), 1_000);
-            // A restart's next attempt, or another worker, joins it; another site has its own.
-            assert_eq!(store.open_discovery_pass(site, 5_000).await.unwrap(), 1_000);
             assert_eq!(
-                store.open_discovery_pass(other, 5_000).await.unwrap(),
+                store.open_discovery_pass(site, 1_000, DAY).await.unwrap(),
+                1_000
+            );
+            // A restart's next attempt, or another worker, joins it; another site has its own.
+            assert_eq!(
+                store.open_discovery_pass(site, 5_000, DAY).await.unwrap(),
+                1_000
+            );
+            assert_eq!(
+                store.open_discovery_pass(other, 5_000, DAY).await.unwrap(),
                 5_000
             );
             // Completed: the next pass starts afresh.
             store.set_site_discovered(site, 6_000).await.unwrap();
-            assert_eq!(store.open_discovery_pass(site, 7_000).await.unwrap(), 7_000);
-            assert_eq!(store.open_discovery_pass(site, 8_000).await.unwrap(), 7_000);
-            // Open for over a day: abandoned.
-            let late = 7_000 + PASS_ABANDONED_MS + 1;
-            assert_eq!(store.open_discovery_pass(site, late).await.unwrap(), late);
-            // A clock behind the pass's start never makes pages due in its future.
-            assert_eq!(store.open_discovery_pass(site, 2_000).await.unwrap(), 2_000);
+            assert_eq!(
+                store.open_discovery_pass(site, 7_000, DAY).await.unwrap(),
+                7_000
+            );
+            assert_eq!(
+                store.open_discovery_pass(site, 8_000, DAY).await.unwrap(),
+                7_000
+            );
+            // Open for longer than it may be joined: abandoned.
+            let late = 7_000 + DAY + 1;
+            assert_eq!(
+                store.open_discovery_pass(site, late, DAY).await.unwrap(),
+                late
+            );
+            assert_eq!(
+                store.open_discovery_pass(site, late + 10, 5).await.unwrap(),
+                late + 10
+            );
+            // A worker whose clock is a little behind joins the pass (its pages never due in
+            // its own future); far behind, it starts its own.
+            let behind = late + 10 - PASS_CLOCK_SLACK_MS;
+            assert_eq!(
+                store.open_discovery_pass(site, behind, DAY).await.unwrap(),
+                behind
+            );
+            assert_eq!(
+                store
+                    .open_discovery_pass(site, late + 20, DAY)
+                    .await
+                    .unwrap(),
+                late + 10
+            );
+            let far = late - 2 * PASS_CLOCK_SLACK_MS;
+            assert_eq!(
+                store.open_discovery_pass(site, far, DAY).await.unwrap(),
+                far
+            );
             store.close().await;
         }
     }
