@@ -318,7 +318,7 @@ impl Scheduler {
 
     /// A site's budget credit now and the instant it is taken at, for a later run to restore.
     pub fn budget_state(&mut self, site: SiteKey, now_ms: i64) -> (f64, i64) {
-        self.frontier.bucket_mut(site).state(now_ms)
+        self.frontier.budget_state(site, now_ms)
     }
 
     /// Puts back the budget credit an earlier run left a site ([`Scheduler::budget_state`]).
@@ -329,7 +329,7 @@ impl Scheduler {
     /// Requests charged to a site's budget less those given back, since it was added (it
     /// changes only when the budget's credit does but for the refill).
     pub fn budget_spent(&mut self, site: SiteKey) -> f64 {
-        self.frontier.bucket_mut(site).spent()
+        self.frontier.budget_spent(site)
     }
 
     /// Charges `n` requests made outside the frontier to a site.

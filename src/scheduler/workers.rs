@@ -108,12 +108,12 @@ impl Scheduler {
 
     /// The credit `site`'s bucket here holds now (negative: a debt).
     pub fn budget_credit(&mut self, site: SiteKey, now_ms: i64) -> f64 {
-        self.frontier.bucket_mut(site).credit(now_ms)
+        self.frontier.budget_credit(site, now_ms)
     }
 
     /// The credit `site`'s bucket here has room for.
     pub fn budget_room(&mut self, site: SiteKey, now_ms: i64) -> f64 {
-        self.frontier.bucket_mut(site).room(now_ms)
+        self.frontier.budget_room(site, now_ms)
     }
 
     /// Adds credit the site's pool handed over.
@@ -124,7 +124,7 @@ impl Scheduler {
     /// Takes out all of `site`'s credit here (a debt stays): at a worker's start (a new bucket is
     /// full, but what it holds is the pool's to hand over) and at its end (into the pool).
     pub fn take_budget_credit(&mut self, site: SiteKey, now_ms: i64) -> f64 {
-        self.frontier.bucket_mut(site).take_credit(now_ms)
+        self.frontier.take_budget_credit(site, now_ms)
     }
 
     /// Whether this worker holds the host of `url` (always, with one worker).

@@ -168,11 +168,33 @@ impl Frontier {
         self.buckets.len() - 1
     }
 
-    /// The bucket of a site, to read it or take credit out of it. What adds credit goes
-    /// through [`Frontier::set_rate`], [`Frontier::grant`], [`Frontier::restore_bucket`] or
-    /// [`Frontier::refund`], which wake the hosts waiting on it.
-    pub fn bucket_mut(&mut self, site: SiteKey) -> &mut Bucket {
-        &mut self.buckets[site]
+    /// A site bucket's credit now (negative: a debt). What adds credit goes through
+    /// [`Frontier::set_rate`], [`Frontier::grant`], [`Frontier::restore_bucket`] or
+    /// [`Frontier::refund`], which wake the hosts waiting on it; nothing hands the bucket out,
+    /// so nothing can add credit without them.
+    pub fn budget_credit(&mut self, site: SiteKey, now_ms: i64) -> f64 {
+        self.buckets[site].credit(now_ms)
+    }
+
+    /// The credit a site's bucket has room for now.
+    pub fn budget_room(&mut self, site: SiteKey, now_ms: i64) -> f64 {
+        self.buckets[site].room(now_ms)
+    }
+
+    /// A site bucket's credit now and the instant it is taken at ([`Bucket::state`]).
+    pub fn budget_state(&mut self, site: SiteKey, now_ms: i64) -> (f64, i64) {
+        self.buckets[site].state(now_ms)
+    }
+
+    /// Requests charged to a site's bucket less those given back ([`Bucket::spent`]).
+    pub fn budget_spent(&self, site: SiteKey) -> f64 {
+        self.buckets[site].spent()
+    }
+
+    /// Takes all of a site bucket's credit out (a debt stays; [`Bucket::take_credit`]). Less
+    /// credit only moves the bucket's promises later: no host is woken.
+    pub fn take_budget_credit(&mut self, site: SiteKey, now_ms: i64) -> f64 {
+        self.buckets[site].take_credit(now_ms)
     }
 
     /// Sets a site's budget rate ([`Bucket::set_rate`]; answers the credit taken out).

@@ -259,7 +259,7 @@ fn nothing_due_on_a_free_host_waits_unless_its_own_site_has_no_credit() {
         for (url, at) in due.iter().enumerate() {
             let (site, host) = f.homes[url];
             if at.is_some_and(|d| d <= now) && busy[host].is_none() {
-                let credit = f.bucket_mut(site).credit(now);
+                let credit = f.budget_credit(site, now);
                 assert!(
                     credit < 1.0,
                     "URL {url} of site {site} is due on free host {host} with credit {credit}"
