@@ -524,3 +524,16 @@ fn a_window_or_rediscover_that_fired_only_in_the_past_is_named() {
     assert!(site.stopped_for_good(at("2000-06-01T00:00:00Z")).is_empty());
     assert!(one_site(&site_with("")).stopped_for_good(now).is_empty());
 }
+
+#[test]
+fn a_url_listed_as_a_sitemap_and_as_a_feed_is_refused_with_its_line() {
+    let err = only_problem(&site_with(
+        "sitemaps = [\"https://example.org/news.xml\"]\nfeeds = [\"https://example.org/other.xml\",\n  \"https://example.org/news.xml#top\"]",
+    ));
+    assert_eq!((err.line, err.key.as_deref()), (6, Some("feeds")));
+    assert!(err.message.contains("is in `sitemaps` too"), "{err}");
+    assert!(
+        err.message.contains("https://example.org/news.xml"),
+        "{err}"
+    );
+}

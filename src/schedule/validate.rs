@@ -98,7 +98,17 @@ pub(super) fn site(
     }
     let sources_before = check.problems.len();
     let sitemaps = check.list("sitemaps", raw.sitemaps, check_url);
-    let feeds = check.list("feeds", raw.feeds, check_url);
+    // One URL is read either as a sitemap or as a feed: its stored row has one kind.
+    let feeds = check.list("feeds", raw.feeds, |text| {
+        let url = check_url(text)?;
+        match sitemaps.contains(&url) {
+            true => Err(format!(
+                "`{url}` is in `sitemaps` too: a URL is read either as a sitemap or as a feed; \
+                 list it under one of them"
+            )),
+            false => Ok(url),
+        }
+    });
     let seeds = check.list("seeds", raw.seeds, check_url);
     let sources_reported = check.problems.len() > sources_before
         || ["sitemaps", "feeds", "seeds"]

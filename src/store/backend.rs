@@ -275,6 +275,10 @@ pub(super) async fn is_freshet_sqlite(path: &Path) -> anyhow::Result<bool> {
 /// `%41` to `A`, so `--db state/../freshet.db` or `--db a%41.db` opened another file than the
 /// one named (and than the reports, which open the path as it is, read).
 fn file_for_url(path: &Path) -> anyhow::Result<std::path::PathBuf> {
+    // Elsewhere the resolved path is a `\\?\C:\...` name the driver's URL cannot hold.
+    if cfg!(not(unix)) {
+        return Ok(path.to_path_buf());
+    }
     let file = super::run_lock::file_the_path_leads_to(path)?;
     Ok(match file.to_str() {
         Some(text) if text.contains('%') => text.replace('%', "%25").into(),
