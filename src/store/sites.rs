@@ -289,6 +289,14 @@ mod tests {
         }
     }
 
+    /// The start of the pass `open_discovery_pass` opens or joins.
+    async fn opens(store: &Store, site: i64, now_ms: i64, joinable_ms: i64) -> i64 {
+        store
+            .open_discovery_pass(site, now_ms, joinable_ms)
+            .await
+            .unwrap()
+    }
+
     /// A discovery pass's start is the site's, not one attempt's: a restart in the middle of a
     /// pass, or a second worker at the same time, joins it; a completed pass closes it; one
     /// open for longer than it may be joined, or that started well after now, is not joined.
@@ -305,58 +313,25 @@ mod tests {
                 source_file: None,
             };
             let other = store.upsert_site(&other, 0).await.unwrap();
-            assert_eq!(
-                store.open_discovery_pass(site, 1_000, DAY).await.unwrap(),
-                1_000
-            );
+            assert_eq!(opens(&store, site, 1_000, DAY).await, 1_000);
             // A restart's next attempt, or another worker, joins it; another site has its own.
-            assert_eq!(
-                store.open_discovery_pass(site, 5_000, DAY).await.unwrap(),
-                1_000
-            );
-            assert_eq!(
-                store.open_discovery_pass(other, 5_000, DAY).await.unwrap(),
-                5_000
-            );
+            assert_eq!(opens(&store, site, 5_000, DAY).await, 1_000);
+            assert_eq!(opens(&store, other, 5_000, DAY).await, 5_000);
             // Completed: the next pass starts afresh.
             store.set_site_discovered(site, 6_000).await.unwrap();
-            assert_eq!(
-                store.open_discovery_pass(site, 7_000, DAY).await.unwrap(),
-                7_000
-            );
-            assert_eq!(
-                store.open_discovery_pass(site, 8_000, DAY).await.unwrap(),
-                7_000
-            );
+            assert_eq!(opens(&store, site, 7_000, DAY).await, 7_000);
+            assert_eq!(opens(&store, site, 8_000, DAY).await, 7_000);
             // Open for longer than it may be joined: abandoned.
             let late = 7_000 + DAY + 1;
-            assert_eq!(
-                store.open_discovery_pass(site, late, DAY).await.unwrap(),
-                late
-            );
-            assert_eq!(
-                store.open_discovery_pass(site, late + 10, 5).await.unwrap(),
-                late + 10
-            );
+            assert_eq!(opens(&store, site, late, DAY).await, late);
+            assert_eq!(opens(&store, site, late + 10, 5).await, late + 10);
             // A worker whose clock is a little behind joins the pass (its pages never due in
             // its own future); far behind, it starts its own.
             let behind = late + 10 - PASS_CLOCK_SLACK_MS;
-            assert_eq!(
-                store.open_discovery_pass(site, behind, DAY).await.unwrap(),
-                behind
-            );
-            assert_eq!(
-                store
-                    .open_discovery_pass(site, late + 20, DAY)
-                    .await
-                    .unwrap(),
-                late + 10
-            );
+            assert_eq!(opens(&store, site, behind, DAY).await, behind);
+            assert_eq!(opens(&store, site, late + 20, DAY).await, late + 10);
             let far = late - 2 * PASS_CLOCK_SLACK_MS;
-            assert_eq!(
-                store.open_discovery_pass(site, far, DAY).await.unwrap(),
-                far
-            );
+            assert_eq!(opens(&store, site, far, DAY).await, far);
             store.close().await;
         }
     }
