@@ -9,7 +9,7 @@ use tokio::task::JoinSet;
 use tracing::warn;
 
 use super::context::Context;
-use super::discovery;
+use super::{discovery, discovery_due};
 use crate::politeness::key_of;
 use crate::store::errors::ErrorRecord;
 
@@ -28,15 +28,15 @@ pub(super) struct Discoveries {
 
 impl Discoveries {
     /// With several workers, a site is also due at the start when a sitemap on a host this
-    /// worker holds was never read or is due (`discovery::first_discovery_due_here`).
+    /// worker holds was never read or is due (`discovery_due::first_discovery_due_here`).
     pub(super) async fn new(ctx: &Context) -> anyhow::Result<Self> {
         let now = ctx.clock.now_ms();
         let mut next = HashMap::new();
         for site in &ctx.sites {
             let due = if ctx.leasing.is_some() {
-                discovery::first_discovery_due_here(ctx, site, now).await?
+                discovery_due::first_discovery_due_here(ctx, site, now).await?
             } else {
-                discovery::first_discovery_due(ctx, site, now).await?
+                discovery_due::first_discovery_due(ctx, site, now).await?
             };
             next.insert(site.id, due);
         }

@@ -33,6 +33,7 @@ mod dedup_hook;
 mod dedup_state;
 mod discoveries;
 mod discovery;
+mod discovery_due;
 mod evidence;
 mod feeds;
 mod fetching;

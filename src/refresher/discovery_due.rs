@@ -1,0 +1,78 @@
+//! When a site's discovery is due: at its `rediscover` times after the last pass, at once when it
+//! was never discovered (or, with several workers, when a sitemap on a host held here was never
+//! read or is due), and how long an unfinished pass may still be joined.
+
+use std::collections::HashMap;
+
+use url::Url;
+
+use crate::politeness::origin_of;
+
+use super::context::{Context, SiteState};
+
+/// When a site is next due for discovery: the first `rediscover` time after `at_ms` (the last
+/// discovery, or later when the scheduler finds sitemap reads not worth their requests sooner:
+/// [`crate::scheduler::Scheduler::sitemap_reads_per_day`]).
+pub(super) fn next_discovery(site: &SiteState, at_ms: i64) -> i64 {
+    site.site
+        .next_rediscover(crate::clock::ms_to_datetime(at_ms))
+        .map_or(i64::MAX, |t| t.timestamp_millis())
+}
+
+/// How long after its start an unfinished discovery pass may still be joined: one `rediscover`
+/// period of the site (the gap between its next two times), at most a day. A pass older than
+/// that belongs to a discovery the schedule has moved past; joining it would make the new
+/// pages due hours before every refresh that came due since.
+pub(super) fn pass_joinable_ms(site: &SiteState, now_ms: i64) -> i64 {
+    const DAY_MS: i64 = crate::clock::MS_PER_DAY as i64;
+    let next = next_discovery(site, now_ms);
+    let after = next_discovery(site, next);
+    if next == i64::MAX || after == i64::MAX {
+        return DAY_MS;
+    }
+    (after - next).clamp(1, DAY_MS)
+}
+
+/// When a site is first due in this run: now if it was never discovered, else at the first
+/// `rediscover` time after its last discovery.
+pub async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<i64> {
+    let Some(last) = ctx.store.site_discovered_ms(site.id).await? else {
+        return Ok(now);
+    };
+    let next = site
+        .site
+        .next_rediscover(crate::clock::ms_to_datetime(last))
+        .map_or(now, |t| t.timestamp_millis());
+    Ok(next)
+}
+
+/// With several workers, when a site is first due on this one: as with one worker, or now if a
+/// sitemap on a host it holds was never read or is due (another worker's discovery may have
+/// read the rest: the site's last discovery time is every worker's).
+pub async fn first_discovery_due_here(
+    ctx: &Context,
+    site: &SiteState,
+    now: i64,
+) -> anyhow::Result<i64> {
+    let shared = first_discovery_due(ctx, site, now).await?;
+    if shared <= now {
+        return Ok(now);
+    }
+    let rows = ctx.store.sitemaps_of_site(site.id).await?;
+    let read: HashMap<&str, Option<i64>> = rows
+        .iter()
+        .filter(|row| row.last_checked_ms.is_some())
+        .map(|row| (row.url.as_str(), row.next_due_ms))
+        .collect();
+    let here = |url: &str| Url::parse(url).is_ok_and(|u| !ctx.held_elsewhere(&origin_of(&u)));
+    let unread_root = site
+        .site
+        .sitemaps
+        .iter()
+        .any(|root| here(root.as_str()) && !read.contains_key(root.as_str()));
+    let due_row = rows.iter().any(|row| {
+        here(&row.url)
+            && (row.last_checked_ms.is_none() || row.next_due_ms.is_none_or(|due| due <= now))
+    });
+    Ok(if unread_root || due_row { now } else { shared })
+}
