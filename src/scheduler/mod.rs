@@ -218,8 +218,7 @@ impl Scheduler {
     pub fn add_url(&mut self, now_ms: i64, url: NewUrl) -> UrlKey {
         let key = self.frontier.add_url();
         self.sites[url.site].urls += 1;
-        let budget_share = self.sites[url.site].requests_per_day / self.sites[url.site].urls as f64;
-        self.urls.push(UrlState::new(url, budget_share));
+        self.urls.push(UrlState::new(url));
         self.urls[key].group = self.group_of(key);
         self.set_due(key, Some(now_ms), 0);
         self.dirty = true;
@@ -421,6 +420,11 @@ impl Scheduler {
         }
         let trust_lm = self.hosts[host].trust.trust_last_modified();
         let feed_counted = self.feed_counted_since_last_check(url);
+        if self.config.policy == PolicyKind::Nutch && self.urls[url].nutch_interval_days().is_none()
+        {
+            let start = self.nutch_interval_days(url);
+            self.urls[url].start_nutch_interval(start);
+        }
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {

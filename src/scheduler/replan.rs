@@ -223,12 +223,12 @@ impl Scheduler {
                 .changefreq_per_day
                 .get()
                 .unwrap_or(policy::TYPICAL_RATE_PER_DAY),
-            PolicyKind::Nutch => 1.0 / u.nutch_interval_days(),
+            PolicyKind::Nutch => 1.0 / self.nutch_interval_days(url),
         };
         // Nutch shares the budget in proportion to its adaptive rates (uniform water-filling
         // with the rate as the weight).
         let weight = if self.config.policy == PolicyKind::Nutch {
-            weight / u.nutch_interval_days()
+            weight / self.nutch_interval_days(url)
         } else {
             weight
         };
@@ -242,6 +242,20 @@ impl Scheduler {
                 f64::INFINITY
             },
         }
+    }
+
+    /// Nutch's adaptive interval of `url`, days; before its first check, its site's even share
+    /// of the budget as the site stands (Nutch starts every URL at one configured interval,
+    /// `db.fetch.interval.default`), so the order URLs were found in changes no plan.
+    pub(super) fn nutch_interval_days(&self, url: UrlKey) -> f64 {
+        let u = &self.urls[url];
+        u.nutch_interval_days().unwrap_or_else(|| {
+            let site = &self.sites[u.site()];
+            (site.urls.max(1) as f64 / site.requests_per_day.max(1e-9)).clamp(
+                policy::NUTCH_MIN_INTERVAL_DAYS,
+                policy::NUTCH_MAX_INTERVAL_DAYS,
+            )
+        })
     }
 
     /// The rate freshet plans a page by: its posterior's certainty-equivalent rate at its

@@ -167,7 +167,8 @@ pub struct UrlState {
     weight_share: f32,
     /// Its group's population in its site's ([`super::groups`]), or [`super::groups::NO_GROUP`].
     pub group: u32,
-    /// Nutch's adaptive interval (the nutch policy only; single precision, held by every URL).
+    /// Nutch's adaptive interval (the nutch policy only; single precision, held by every URL);
+    /// 0 until its first check ([`UrlState::nutch_interval_days`]).
     nutch_interval: f32,
     pub kind: UrlKind,
     /// A request is in flight.
@@ -188,18 +189,15 @@ pub struct UrlState {
 }
 
 impl UrlState {
-    /// A new URL, awaiting a plan; Nutch's interval starts at its share of the site's budget.
-    pub fn new(url: NewUrl, budget_share_per_day: f64) -> Self {
-        let start = (1.0 / budget_share_per_day.max(1e-9)).clamp(
-            policy::NUTCH_MIN_INTERVAL_DAYS,
-            policy::NUTCH_MAX_INTERVAL_DAYS,
-        );
+    /// A new URL, awaiting a plan (Nutch's interval not started: see
+    /// [`UrlState::nutch_interval_days`]).
+    pub fn new(url: NewUrl) -> Self {
         let mut state = Self {
             site_key: u32::try_from(url.site).expect("fewer than 2^32 sites"),
             host_key: u32::try_from(url.host).expect("fewer than 2^32 hosts"),
             weight_share: url.weight as f32,
             group: super::groups::NO_GROUP,
-            nutch_interval: start as f32,
+            nutch_interval: 0.0,
             kind: url.kind,
             in_flight: false,
             retired: false,
@@ -254,9 +252,17 @@ impl UrlState {
         }
     }
 
-    /// Nutch's adaptive interval, days.
-    pub fn nutch_interval_days(&self) -> f64 {
-        f64::from(self.nutch_interval)
+    /// Nutch's adaptive interval, days; `None` before its first check, while the interval is
+    /// its site's even share of the budget as the site stands
+    /// ([`super::Scheduler::nutch_interval_days`]), the same for every such URL whatever order
+    /// they were found in.
+    pub fn nutch_interval_days(&self) -> Option<f64> {
+        (self.nutch_interval > 0.0).then_some(f64::from(self.nutch_interval))
+    }
+
+    /// Starts Nutch's interval at `days` (at its first check: the site's even share then).
+    pub fn start_nutch_interval(&mut self, days: f64) {
+        self.nutch_interval = days as f32;
     }
 
     /// Its site.
@@ -341,8 +347,10 @@ impl UrlState {
             Seen::Unchanged => Some(false),
         };
         let (url_kind, known_change) = (self.kind, self.known_change_ms());
-        if let (PolicyKind::Nutch, Some(c)) = (kind, changed) {
-            self.nutch_interval = policy::nutch_interval(self.nutch_interval_days(), c) as f32;
+        if let (PolicyKind::Nutch, Some(c), Some(interval)) =
+            (kind, changed, self.nutch_interval_days())
+        {
+            self.nutch_interval = policy::nutch_interval(interval, c) as f32;
         }
         let e = self.evidence_mut();
         e.known_change_ms = MaybeMs::NONE;
@@ -403,7 +411,7 @@ mod tests {
             true_rate: None,
             section: 0,
         };
-        let mut page = UrlState::new(url.clone(), 1.0);
+        let mut page = UrlState::new(url.clone());
         assert!(!page.has_evidence());
         page.set_min_interval_ms(0);
         assert!(!page.has_evidence(), "a floor of none is no evidence");
@@ -413,13 +421,10 @@ mod tests {
         let copy = Fetched::at(2_000, Seen::Copy);
         page.observe(&copy, false, PolicyKind::Learned, false);
         assert_eq!(page.last_check_ms(), Some(2_000));
-        let feed = UrlState::new(
-            NewUrl {
-                kind: UrlKind::Feed,
-                ..url
-            },
-            1.0,
-        );
+        let feed = UrlState::new(NewUrl {
+            kind: UrlKind::Feed,
+            ..url
+        });
         assert!(feed.has_evidence(), "a feed's part is made with it");
     }
 }

@@ -441,3 +441,45 @@ fn workers_trading_hosts_spend_one_budget_and_one_bucket_between_them() {
     // gave up (two hosts at one a second), not only its third of the rate (11 in 30 s).
     assert!(late_first_round >= 40, "{late_first_round}");
 }
+
+#[test]
+fn nutch_starts_a_sites_urls_alike_whatever_order_they_were_found_in() {
+    // 100 requests a day over 50 alike pages: an even share is 2 visits a day each, and a
+    // page's Nutch interval starts there at its first check (half a day), not at a share of the
+    // budget that depends on how many pages were found before it.
+    let plans = |order: &[usize]| {
+        let mut sched = Scheduler::new(SchedulerConfig {
+            policy: PolicyKind::Nutch,
+            ..Default::default()
+        });
+        let site = sched.add_site(1.0, 100.0, 0);
+        let host = sched.add_host(0, 0);
+        let mut keys = vec![0; order.len()];
+        for &i in order {
+            keys[i] = sched.add_url(0, page(site, host, 1.0));
+        }
+        sched.replan(0);
+        let planned: Vec<f64> = keys
+            .iter()
+            .map(|&k| sched.urls[k].planned_per_day().expect("planned"))
+            .collect();
+        (planned, sched, keys)
+    };
+    let forward: Vec<usize> = (0..50).collect();
+    let backward: Vec<usize> = (0..50).rev().collect();
+    let (first, mut sched, keys) = plans(&forward);
+    assert_eq!(
+        first,
+        plans(&backward).0,
+        "the order pages were found in changed the plan"
+    );
+    for per_day in &first {
+        assert!(
+            (per_day - 2.0).abs() < 1e-6,
+            "{per_day} visits a day, not 2"
+        );
+    }
+    check_each(&mut sched, 0, &[(keys[0], Seen::Copy)]);
+    let started = sched.urls[keys[0]].nutch_interval_days();
+    assert_eq!(started, Some(0.5), "the interval starts at the even share");
+}
