@@ -173,12 +173,18 @@ fn shown(db: &Path) -> String {
 
 /// Removes an earlier demo database at `path` (the demo's world and ports are new each run, so
 /// its URLs would be stale): the file, or every row of a PostgreSQL database. A database holding
-/// any site that is not a demo site is refused.
+/// any site that is not a demo site is refused, and so is a file a run is using (under its run
+/// lock, taken for the clearing: before, a second demo in the same folder deleted the database,
+/// WAL and all, of a demo or run still writing it, then was refused by the lock).
 async fn clear_demo_database(path: &Path) -> anyhow::Result<()> {
     let on_postgres = matches!(Location::parse(path)?, Location::Postgres(_));
     if !on_postgres && !path.exists() {
         return Ok(());
     }
+    // Released before the demo's run takes it again; a run that starts in between is the one
+    // that runs, and this demo's is refused by the lock.
+    let _lock = crate::store::run_lock::lock_for_run(path)
+        .with_context(|| format!("the demo would replace {}", shown(path)))?;
     let store = Store::open(path).await?;
     let names = store.site_names().await?;
     if let Some(other) = names.iter().find(|name| !name.starts_with("demo-")) {
@@ -385,6 +391,29 @@ mod tests {
             mean_age_days: 0.0,
             share_stale: 0.0,
         }
+    }
+
+    #[tokio::test]
+    async fn a_database_a_run_is_using_is_not_cleared() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("freshet-demo.db");
+        Store::open(&db).await.unwrap().close().await;
+        let before = std::fs::read(&db).unwrap();
+        let running = crate::store::run_lock::lock_for_run(&db).unwrap();
+        let refused = clear_demo_database(&db).await.unwrap_err();
+        let message = format!("{refused:#}");
+        assert!(message.contains("another `freshet run`"), "{message}");
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            before,
+            "the running database was touched"
+        );
+        drop(running);
+        clear_demo_database(&db).await.unwrap();
+        assert!(
+            !db.exists(),
+            "once the run ended, the earlier demo database is replaced"
+        );
     }
 
     #[test]
