@@ -34,6 +34,7 @@ async fn run_once(schedule: PathBuf, db: &Path, resolve: Vec<(String, SocketAddr
         resolve,
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     refresher::run(options, std::future::pending())
         .await

@@ -131,6 +131,7 @@ async fn run_schedule_until(
         resolve: server.resolve(&HOSTS),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     refresher::run(options, enough).await.expect("the run");
 }

@@ -74,6 +74,7 @@ async fn run_until(
         resolve: server.resolve(&[host]),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     let stop = async {
         let started = std::time::Instant::now();

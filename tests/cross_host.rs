@@ -79,6 +79,7 @@ async fn feed_and_sitemap_entries_on_other_hosts_need_a_cross_submission() {
         resolve: server.resolve(&["a.test", "b.test"]),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     refresher::run(options, std::future::pending())
         .await

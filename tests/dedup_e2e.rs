@@ -149,6 +149,7 @@ async fn run_once(server: &RecordingServer, dir: &Path, db: &Path, clock: Shared
         resolve: server.resolve(&[WWW, MIRROR]),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     refresher::run(options, std::future::pending())
         .await

@@ -191,6 +191,7 @@ async fn staleness_estimates_match_the_truth_of_pages_changing_every_few_minutes
         resolve: Vec::new(),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     let stop_clock = clock.clone();
     refresher::run(options, async move {

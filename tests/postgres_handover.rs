@@ -43,6 +43,7 @@ async fn one_pass(server: &RecordingServer, schedule: &Path, db: &str, start_ms:
             name: Some("w".into()),
             ..Default::default()
         },
+        run_lock: None,
     };
     refresher::run(options, std::future::pending())
         .await

@@ -136,6 +136,7 @@ fn options(
         resolve: server.resolve(&[HOST, DOWN, "elsewhere.test"]),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     }
 }
 

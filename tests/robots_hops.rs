@@ -48,6 +48,7 @@ async fn run_once(
         resolve: server.resolve(&["a.test", "b.test"]),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     refresher::run(options, std::future::pending())
         .await

@@ -111,6 +111,7 @@ async fn a_site_out_of_credit_does_not_hold_a_shared_host_for_the_other() {
         resolve: server.resolve(&[HOST]),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     let stop_clock = clock.clone();
     let stop = async move {

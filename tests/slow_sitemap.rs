@@ -102,6 +102,7 @@ async fn a_slow_sitemap_host_does_not_delay_another_sites_pages() {
         resolve: server.resolve(&[SLOW, FAST]),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: None,
     };
     refresher::run(options, shutdown).await.expect("the run");
 

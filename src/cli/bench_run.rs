@@ -202,6 +202,7 @@ impl Setup {
             resolve: web.resolve(),
             policy: PolicyChoice::Learned,
             worker: Default::default(),
+            run_lock: None,
         };
         refresher::run(options, std::future::pending()).await
     }

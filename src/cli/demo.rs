@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -20,6 +21,7 @@ use crate::demo::world::World;
 use crate::schedule::ChangeSignal;
 use crate::store::report_data::TrueFreshnessSample;
 use crate::store::reports::FreshnessSample;
+use crate::store::run_lock::{self, Busy, RunLock};
 use crate::store::{Location, Store};
 
 /// Arguments of `freshet demo`.
@@ -91,6 +93,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         "--workers must be from 1 to 16, not {}",
         args.workers
     );
+    // Held to the end of the report, which reads and writes the database after the run.
+    let run_lock = take_demo_database(&args.db).await?;
     let options = SessionOptions {
         seed: args.seed,
         scale: args.scale,
@@ -101,10 +105,8 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         progress: true,
         change_signal: args.change_signal,
         workers: args.workers,
+        run_lock,
     };
-    if let Some(db) = &options.db_path {
-        clear_demo_database(db).await?;
-    }
     let result = run_session(&options, crate::refresher::run).await?;
     let mut outcome = result.outcome;
     let view = freshet_view(
@@ -171,20 +173,35 @@ fn shown(db: &Path) -> String {
     crate::store::redact(&db.display().to_string())
 }
 
+/// Takes the run lock of a demo database file, for the demo to hold from here to the end of its
+/// report (its run takes no other), then removes an earlier demo database there
+/// ([`clear_demo_database`]). A file another demo or run is using is refused: before, a second
+/// demo in the same folder deleted the database, WAL and all, of a demo still writing it, and
+/// only then met the lock. `None` for PostgreSQL, which has no run lock (see the README).
+async fn take_demo_database(path: &Path) -> anyhow::Result<Option<Arc<RunLock>>> {
+    let lock =
+        run_lock::lock_for_run(path).map_err(|error| match error.downcast_ref::<Busy>() {
+            Some(busy) => anyhow::anyhow!(
+                "{} is in use by another demo or run (it holds {}): wait for it to end, or pass \
+             another --db",
+                shown(path),
+                busy.lock.display()
+            ),
+            None => error,
+        })?;
+    clear_demo_database(path).await?;
+    Ok(lock.map(Arc::new))
+}
+
 /// Removes an earlier demo database at `path` (the demo's world and ports are new each run, so
-/// its URLs would be stale): the file, or every row of a PostgreSQL database. A database holding
-/// any site that is not a demo site is refused, and so is a file a run is using (under its run
-/// lock, taken for the clearing: before, a second demo in the same folder deleted the database,
-/// WAL and all, of a demo or run still writing it, then was refused by the lock).
+/// its URLs would be stale): the file the path leads to (through a symlink: the database, not
+/// the link) with its WAL and shared memory, or every row of a PostgreSQL database. A database
+/// holding any site that is not a demo site is refused. The caller holds the file's run lock.
 async fn clear_demo_database(path: &Path) -> anyhow::Result<()> {
     let on_postgres = matches!(Location::parse(path)?, Location::Postgres(_));
     if !on_postgres && !path.exists() {
         return Ok(());
     }
-    // Released before the demo's run takes it again; a run that starts in between is the one
-    // that runs, and this demo's is refused by the lock.
-    let _lock = crate::store::run_lock::lock_for_run(path)
-        .with_context(|| format!("the demo would replace {}", shown(path)))?;
     let store = Store::open(path).await?;
     let names = store.site_names().await?;
     if let Some(other) = names.iter().find(|name| !name.starts_with("demo-")) {
@@ -200,8 +217,9 @@ async fn clear_demo_database(path: &Path) -> anyhow::Result<()> {
         return cleared;
     }
     store.close().await;
+    let database = run_lock::file_the_path_leads_to(path)?;
     for suffix in ["", "-wal", "-shm"] {
-        let file = PathBuf::from(format!("{}{suffix}", path.display()));
+        let file = PathBuf::from(format!("{}{suffix}", database.display()));
         if file.exists() {
             std::fs::remove_file(&file).with_context(|| format!("removing {}", file.display()))?;
         }
@@ -399,21 +417,45 @@ mod tests {
         let db = dir.path().join("freshet-demo.db");
         Store::open(&db).await.unwrap().close().await;
         let before = std::fs::read(&db).unwrap();
-        let running = crate::store::run_lock::lock_for_run(&db).unwrap();
-        let refused = clear_demo_database(&db).await.unwrap_err();
+        let running = run_lock::lock_for_run(&db).unwrap();
+        let refused = take_demo_database(&db).await.unwrap_err();
         let message = format!("{refused:#}");
-        assert!(message.contains("another `freshet run`"), "{message}");
+        assert!(
+            message.contains("in use by another demo or run"),
+            "{message}"
+        );
         assert_eq!(
             std::fs::read(&db).unwrap(),
             before,
             "the running database was touched"
         );
         drop(running);
-        clear_demo_database(&db).await.unwrap();
+        let held = take_demo_database(&db).await.unwrap();
+        assert!(
+            held.is_some(),
+            "the demo holds the lock for its run and report"
+        );
+        assert!(
+            run_lock::lock_for_run(&db).is_err(),
+            "a run started beside the demo is refused"
+        );
         assert!(
             !db.exists(),
             "once the run ended, the earlier demo database is replaced"
         );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_symlinked_demo_database_is_replaced_where_it_lies() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.db");
+        Store::open(&real).await.unwrap().close().await;
+        let link = dir.path().join("freshet-demo.db");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let _held = take_demo_database(&link).await.unwrap();
+        assert!(!real.exists(), "the database the link led to is replaced");
+        assert!(std::fs::symlink_metadata(&link).is_ok(), "the link stays");
     }
 
     #[test]

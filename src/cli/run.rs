@@ -66,6 +66,7 @@ pub async fn run(
                 .map(|s| std::time::Duration::from_secs_f64(s.clamp(0.03, 86_400.0))),
             round_every: None,
         },
+        run_lock: None,
     };
     let watch = Watch {
         metrics: match args.metrics {

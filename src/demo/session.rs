@@ -20,6 +20,7 @@ use super::server::{RequestLog, RequestRecord};
 use super::world::{World, WorldConfig};
 use crate::clock::{MS_PER_DAY, SharedClock, VirtualClock};
 use crate::refresher::{PolicyChoice, RunOptions, RunSummary};
+use crate::store::run_lock::RunLock;
 
 /// The shutdown future handed to the refresher.
 pub type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -49,6 +50,8 @@ pub struct SessionOptions {
     /// Refreshers run side by side on the one database (more than one: a PostgreSQL `db_path`,
     /// on which they lease hosts and share the budget).
     pub workers: usize,
+    /// The run lock of `db_path`, when the caller holds it (see [`RunOptions::run_lock`]).
+    pub run_lock: Option<Arc<RunLock>>,
 }
 
 impl Default for SessionOptions {
@@ -63,6 +66,7 @@ impl Default for SessionOptions {
             progress: false,
             change_signal: crate::schedule::ChangeSignal::default(),
             workers: 1,
+            run_lock: None,
         }
     }
 }
@@ -158,6 +162,7 @@ where
         resolve: server.resolve(),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
+        run_lock: options.run_lock.clone(),
     };
     let ticker = options.progress.then(|| {
         let (stop, stopped) = tokio::sync::oneshot::channel();

@@ -68,6 +68,7 @@ use crate::politeness::Stop;
 use crate::schedule;
 use crate::scheduler::{Fetched, PolicyKind, SchedulerConfig, Seen};
 use crate::store::errors::ErrorRecord;
+use crate::store::run_lock::RunLock;
 use crate::store::urls::{UrlPages, UrlScope};
 use crate::store::{Backend, Store};
 use context::Context;
@@ -121,6 +122,10 @@ pub struct RunOptions {
     pub policy: PolicyChoice,
     /// With a postgres:// database, how this worker shares the hosts with other workers.
     pub worker: WorkerOptions,
+    /// The run lock of a SQLite `db_path`, when the caller took it already (the demo holds it
+    /// from clearing an earlier demo database to the end of its report); `None`: the run
+    /// takes it ([`crate::store::run_lock::lock_for_run`]).
+    pub run_lock: Option<Arc<RunLock>>,
 }
 
 /// What a run did, for progress lines and the demo's report.
@@ -200,7 +205,10 @@ async fn run_until_stopped(
     let clock = options.clock.clone();
     let loaded = schedule::load(&options.schedules);
     // Held to the end of the run: a second run on one SQLite file is refused.
-    let _run_lock = crate::store::run_lock::lock_for_run(&options.db_path)?;
+    let _run_lock = match &options.run_lock {
+        Some(held) => Some(Arc::clone(held)),
+        None => crate::store::run_lock::lock_for_run(&options.db_path)?.map(Arc::new),
+    };
     let store = Store::open(&options.db_path).await?;
     for error in &loaded.errors {
         warn!(%error, "schedule problem: nothing from this file is applied");

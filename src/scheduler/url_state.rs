@@ -255,7 +255,7 @@ impl UrlState {
     /// Nutch's adaptive interval, days; `None` before its first check, while the interval is
     /// its site's even share of the budget as the site stands
     /// ([`super::Scheduler::nutch_interval_days`]), the same for every such URL whatever order
-    /// they were found in.
+    /// they were found in (a URL found after others were checked starts at the share then).
     pub fn nutch_interval_days(&self) -> Option<f64> {
         (self.nutch_interval > 0.0).then_some(f64::from(self.nutch_interval))
     }

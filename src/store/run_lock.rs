@@ -25,6 +25,32 @@ pub struct RunLock {
     _file: File,
 }
 
+/// Another process holds the run lock of a SQLite file: the error of [`lock_for_run`] then
+/// (a caller that is not a run, such as the demo, can say it its own way).
+#[derive(Debug)]
+pub struct Busy {
+    /// The database, as given.
+    pub db: PathBuf,
+    /// The lock file the other process holds.
+    pub lock: PathBuf,
+}
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "another `freshet run` is using {} (it holds {}): two runs on one SQLite file would \
+             each send requests to every host at its full rate. Stop the other run first, or \
+             give this one another --db; for several workers, use PostgreSQL (--db \
+             postgres://..., see the README)",
+            self.db.display(),
+            self.lock.display()
+        )
+    }
+}
+
+impl std::error::Error for Busy {}
+
 /// The lock file beside a SQLite database.
 pub fn lock_path(db: &Path) -> PathBuf {
     let mut name = db.as_os_str().to_owned();
@@ -53,14 +79,11 @@ pub fn lock_for_run(db: &Path) -> anyhow::Result<Option<RunLock>> {
         .map_err(|error| anyhow::anyhow!("cannot open the run lock {}: {error}", lock.display()))?;
     match file.try_lock() {
         Ok(()) => Ok(Some(RunLock { _file: file })),
-        Err(TryLockError::WouldBlock) => anyhow::bail!(
-            "another `freshet run` is using {} (it holds {}): two runs on one SQLite file would \
-             each send requests to every host at its full rate. Stop the other run first, or \
-             give this one another --db; for several workers, use PostgreSQL (--db \
-             postgres://..., see the README)",
-            path.display(),
-            lock.display()
-        ),
+        Err(TryLockError::WouldBlock) => Err(Busy {
+            db: path.to_path_buf(),
+            lock,
+        }
+        .into()),
         Err(TryLockError::Error(error)) => {
             anyhow::bail!("cannot lock {}: {error}", lock.display())
         }
