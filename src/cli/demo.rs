@@ -93,6 +93,12 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         "--workers must be from 1 to 16, not {}",
         args.workers
     );
+    // Before anything is cleared: an earlier demo's database is not lost to a refused demo.
+    anyhow::ensure!(
+        args.workers == 1 || matches!(Location::parse(&args.db)?, Location::Postgres(_)),
+        "{} workers share a PostgreSQL database (--db postgres://...), not a file",
+        args.workers
+    );
     // Held to the end of the report, which reads and writes the database after the run.
     let run_lock = take_demo_database(&args.db).await?;
     let options = SessionOptions {
@@ -442,6 +448,32 @@ mod tests {
         assert!(
             !db.exists(),
             "once the run ended, the earlier demo database is replaced"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_refused_demo_leaves_the_earlier_database_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("freshet-demo.db");
+        Store::open(&db).await.unwrap().close().await;
+        let before = std::fs::read(&db).unwrap();
+        let args = Args {
+            duration: 1.0,
+            speed: 14_400.0,
+            db: db.clone(),
+            seed: 1,
+            budget: 2.0,
+            scale: 1.0,
+            json: false,
+            change_signal: ChangeSignal::default(),
+            workers: 3,
+        };
+        let refused = run(args).await.unwrap_err();
+        assert!(format!("{refused:#}").contains("PostgreSQL"), "{refused:#}");
+        assert_eq!(
+            std::fs::read(&db).unwrap(),
+            before,
+            "the earlier database was cleared"
         );
     }
 
