@@ -15,7 +15,7 @@ use crate::demo::copies::copies;
 use crate::demo::noise::{LearntRates, learnt_noise_rates};
 use crate::demo::schedule::SITE_NAME;
 use crate::demo::server::RequestRecord;
-use crate::demo::session::{SessionOptions, run_session};
+use crate::demo::session::{SessionOptions, is_postgres_for, run_session};
 use crate::demo::truth::true_freshness_at;
 use crate::demo::world::World;
 use crate::schedule::ChangeSignal;
@@ -94,11 +94,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         args.workers
     );
     // Before anything is cleared: an earlier demo's database is not lost to a refused demo.
-    anyhow::ensure!(
-        args.workers == 1 || matches!(Location::parse(&args.db)?, Location::Postgres(_)),
-        "{} workers share a PostgreSQL database (--db postgres://...), not a file",
-        args.workers
-    );
+    is_postgres_for(args.workers, &args.db)?;
     // Held to the end of the report, which reads and writes the database after the run.
     let run_lock = take_demo_database(&args.db).await?;
     let options = SessionOptions {
@@ -417,12 +413,18 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_database_a_run_is_using_is_not_cleared() {
+    /// An earlier demo's database (`freshet-demo.db` in a folder of its own) and its bytes.
+    async fn earlier_demo_database() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("freshet-demo.db");
         Store::open(&db).await.unwrap().close().await;
         let before = std::fs::read(&db).unwrap();
+        (dir, db, before)
+    }
+
+    #[tokio::test]
+    async fn a_database_a_run_is_using_is_not_cleared() {
+        let (_dir, db, before) = earlier_demo_database().await;
         let running = run_lock::lock_for_run(&db).unwrap();
         let refused = take_demo_database(&db).await.unwrap_err();
         let message = format!("{refused:#}");
@@ -453,10 +455,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_demo_leaves_the_earlier_database_as_it_was() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("freshet-demo.db");
-        Store::open(&db).await.unwrap().close().await;
-        let before = std::fs::read(&db).unwrap();
+        let (_dir, db, before) = earlier_demo_database().await;
         let args = Args {
             duration: 1.0,
             speed: 14_400.0,

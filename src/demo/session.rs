@@ -7,7 +7,7 @@
 
 use std::future::Future;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,6 +71,20 @@ impl Default for SessionOptions {
     }
 }
 
+/// Whether `db` is a PostgreSQL database; more than one worker on a file is refused (they share
+/// a PostgreSQL database, leasing its hosts).
+pub fn is_postgres_for(workers: usize, db: &Path) -> anyhow::Result<bool> {
+    let on_postgres = matches!(
+        crate::store::Location::parse(db)?,
+        crate::store::Location::Postgres(_)
+    );
+    anyhow::ensure!(
+        workers == 1 || on_postgres,
+        "{workers} workers share a PostgreSQL database (--db postgres://...), not a file"
+    );
+    Ok(on_postgres)
+}
+
 /// What a session produced.
 #[derive(Debug)]
 pub struct SessionResult {
@@ -127,15 +141,7 @@ where
         Some(path) => path.clone(),
         None => own_folder.join("freshet.db"),
     };
-    let on_postgres = matches!(
-        crate::store::Location::parse(&db_path)?,
-        crate::store::Location::Postgres(_)
-    );
-    anyhow::ensure!(
-        options.workers == 1 || on_postgres,
-        "{} workers share a PostgreSQL database (--db postgres://...), not a file",
-        options.workers
-    );
+    let on_postgres = is_postgres_for(options.workers, &db_path)?;
     // The schedule goes next to a database file, or into a folder of its own.
     let folder = if on_postgres {
         own_folder

@@ -85,10 +85,9 @@ impl Scheduler {
     /// saved and reported at many times the budget until the next plan.)
     pub fn planned_rate(&self, url: UrlKey) -> f64 {
         let u = &self.urls[url];
-        let per_day = u.planned_per_day().unwrap_or_else(|| {
-            let site = &self.sites[u.site()];
-            site.requests_per_day / site.urls.max(1) as f64
-        });
+        let per_day = u
+            .planned_per_day()
+            .unwrap_or_else(|| self.sites[u.site()].even_share_per_day());
         per_day.max(1e-6)
     }
 

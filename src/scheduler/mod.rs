@@ -108,6 +108,13 @@ struct SiteState {
     plan_runs: usize,
 }
 
+impl SiteState {
+    /// Its budget spread evenly over its URLs as they stand now: visits a day each.
+    fn even_share_per_day(&self) -> f64 {
+        self.requests_per_day / self.urls.max(1) as f64
+    }
+}
+
 /// A host: politeness and what it has taught.
 #[derive(Debug, Clone, Default)]
 struct HostState {

@@ -250,8 +250,8 @@ impl Scheduler {
     pub(super) fn nutch_interval_days(&self, url: UrlKey) -> f64 {
         let u = &self.urls[url];
         u.nutch_interval_days().unwrap_or_else(|| {
-            let site = &self.sites[u.site()];
-            (site.urls.max(1) as f64 / site.requests_per_day.max(1e-9)).clamp(
+            let even_share = self.sites[u.site()].even_share_per_day();
+            (1.0 / even_share.max(1e-9)).clamp(
                 policy::NUTCH_MIN_INTERVAL_DAYS,
                 policy::NUTCH_MAX_INTERVAL_DAYS,
             )
@@ -273,10 +273,7 @@ impl Scheduler {
         let u = &self.urls[url];
         let per_day = match u.last_check_ms() {
             Some(_) => self.planned_rate(url),
-            None => {
-                let site = &self.sites[u.site()];
-                site.requests_per_day / site.urls.max(1) as f64
-            }
+            None => self.sites[u.site()].even_share_per_day(),
         };
         let t = 1.0 / per_day.max(1e-9);
         let expected_q = match post.conjugate() {
