@@ -98,6 +98,17 @@ impl Backend {
         }
     }
 
+    /// What must open a transaction whose reads all see the database as it stood at its first
+    /// (the source of a copy, read table by table while workers may write): SQLite's deferred
+    /// read transaction does so already in WAL mode; PostgreSQL's default reads each statement
+    /// afresh.
+    pub(super) fn snapshot_read(self) -> Option<&'static str> {
+        match self {
+            Backend::Sqlite => None,
+            Backend::Postgres => Some("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"),
+        }
+    }
+
     /// What follows a `SELECT` of rows to claim: PostgreSQL locks them, skipping rows another
     /// worker is claiming at the same moment; SQLite has one writer at a time already.
     pub(super) fn skip_locked(self) -> &'static str {

@@ -1,6 +1,7 @@
 //! `freshet migrate`: copies every row of one database into another, empty one (SQLite into
 //! PostgreSQL, say), table by table in the order their foreign keys need, in one transaction on
-//! the target: a copy that fails or is killed leaves the target as empty as it found it.
+//! the target: a copy that fails or is killed leaves the target as empty as it found it. The
+//! source is read in one transaction, so the copy is of one moment even while workers write.
 //!
 //! Rows are copied column by column as the target declares them (integer, real, text, blob), so
 //! a NULL is bound with its column's type, which PostgreSQL requires.
@@ -72,6 +73,13 @@ impl Store {
                  copies into an empty database only"
             );
         }
+        // Every table read from one snapshot of the source: workers still writing to it (a
+        // PostgreSQL source; a SQLite one is locked by the caller) cannot make a copy whose
+        // observations name URLs it lacks.
+        let mut source = self.reader().begin().await?;
+        if let Some(statement) = self.writer.backend.snapshot_read() {
+            sqlx::query(statement).execute(&mut *source).await?;
+        }
         let mut tx = target.writer.pool.begin().await?;
         let mut counts = Vec::with_capacity(TABLES.len());
         for &table in TABLES {
@@ -88,7 +96,7 @@ impl Store {
                 .join(", ");
             let select = format!("SELECT {names} FROM {table} ORDER BY 1");
             let per_insert = (MAX_VALUES / columns.len()).max(1);
-            let mut rows = sqlx::query(AssertSqlSafe(select)).fetch(self.reader());
+            let mut rows = sqlx::query(AssertSqlSafe(select)).fetch(&mut *source);
             let mut batch = Vec::with_capacity(per_insert);
             let mut copied = 0u64;
             while let Some(row) = rows.try_next().await? {
@@ -111,6 +119,7 @@ impl Store {
             counts.push((table, copied));
         }
         tx.commit().await?;
+        source.rollback().await?;
         Ok(counts)
     }
 }
