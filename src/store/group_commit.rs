@@ -20,9 +20,11 @@
 //! writes queued with [`Store::queue_grouped_beside_checks`] touch nothing a check writes, so
 //! whether a check is written before or after them in the same transaction does not matter.
 //! The politeness journal's saves, as many as the checks, are batched the same way and written
-//! last ([`super::politeness`]).
+//! last ([`super::politeness`]). So are the saves of sites' budget credits, one a check: each
+//! site's last in the group is written.
 
 use std::any::Any;
+use std::collections::BTreeMap;
 use std::io;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -36,6 +38,7 @@ use super::Store;
 use super::backend::Backend;
 use super::check_writes::{CheckWrite, write_checks};
 use super::politeness::{PolitenessWrite, write_politeness};
+use super::sites::{BudgetSave, write_budget_saves};
 use super::writer::{WriteTx, Writer, write_on};
 
 /// The most writes one transaction takes (the rest wait for the next).
@@ -63,6 +66,10 @@ enum Work {
     /// A save of a host's politeness state, written with the group's other saves, last (it
     /// touches nothing another write does).
     Politeness(Arc<PolitenessWrite>),
+    /// Saves of sites' budget credits: of each site's saves in a group only the last queued is
+    /// written (each holds the credit as it stood, not a change to it), with the group's last
+    /// writes (nothing else writes the credit).
+    Budget(Arc<Vec<BudgetSave>>),
 }
 
 /// The sending side of the group task's queue (every clone of a [`Store`] shares it), and what
@@ -179,6 +186,18 @@ impl Store {
         write: Arc<PolitenessWrite>,
     ) -> impl Future<Output = sqlx::Result<()>> + Send + 'static + use<> {
         let answer = self.queue("save_politeness", Work::Politeness(write));
+        async move {
+            answer.await?;
+            Ok(())
+        }
+    }
+
+    /// Queues saves of sites' budget credits, written with the other saves of their group.
+    pub(super) fn queue_budget_saves(
+        &self,
+        saves: Vec<BudgetSave>,
+    ) -> impl Future<Output = sqlx::Result<()>> + Send + 'static + use<> {
+        let answer = self.queue("save_site_budgets", Work::Budget(Arc::new(saves)));
         async move {
             answer.await?;
             Ok(())
@@ -302,6 +321,16 @@ async fn run_alone(
             })
             .await
         }
+        Work::Budget(saves) => {
+            let saves = saves.clone();
+            write_on(writer, lock_retries, job.what, |tx| async {
+                Ok((
+                    write_budget_saves(tx, saves.iter()).await?,
+                    Box::new(()) as AnyValue,
+                ))
+            })
+            .await
+        }
     }
 }
 
@@ -311,6 +340,8 @@ async fn run_together(writer: &Writer, group: &mut [Job]) -> sqlx::Result<Vec<An
     let mut tx = writer.pool.begin_with(writer.backend.begin_write()).await?;
     let mut values = Vec::with_capacity(group.len());
     let (mut checks, mut saves) = (Vec::new(), Vec::new());
+    // Each site's last credit queued, by site id.
+    let mut credits: BTreeMap<i64, BudgetSave> = BTreeMap::new();
     for job in group.iter_mut() {
         let op = match &mut job.work {
             Work::Check(check) => {
@@ -320,6 +351,11 @@ async fn run_together(writer: &Writer, group: &mut [Job]) -> sqlx::Result<Vec<An
             }
             Work::Politeness(save) => {
                 saves.push(save.clone());
+                values.push(Box::new(()) as AnyValue);
+                continue;
+            }
+            Work::Budget(budget) => {
+                credits.extend(budget.iter().map(|save| (save.site_id, *save)));
                 values.push(Box::new(()) as AnyValue);
                 continue;
             }
@@ -336,6 +372,7 @@ async fn run_together(writer: &Writer, group: &mut [Job]) -> sqlx::Result<Vec<An
     }
     tx = write_checks(tx, &checks).await?;
     tx = write_politeness(tx, &saves).await?;
+    tx = write_budget_saves(tx, credits.values()).await?;
     tx.commit().await?;
     Ok(values)
 }
@@ -405,6 +442,48 @@ mod tests {
                 "the failed group is not counted"
             );
             assert_eq!(store.lock_retries(), 0);
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn of_a_sites_budget_saves_in_one_group_the_last_queued_stands() {
+        use crate::store::sites::{BudgetSave, SiteRecord};
+        let (stores, _dir) = crate::store::test_support::stores(
+            "of_a_sites_budget_saves_in_one_group_the_last_queued_stands",
+        )
+        .await;
+        for store in stores {
+            let mut ids = Vec::new();
+            for name in ["a", "b"] {
+                let site = SiteRecord {
+                    name,
+                    weight: 1.0,
+                    requests_per_day: 100.0,
+                    source_file: None,
+                };
+                ids.push(store.upsert_site(&site, 0).await.unwrap());
+            }
+            let save = |site_id, credit, at_ms| BudgetSave {
+                site_id,
+                credit,
+                at_ms,
+            };
+            let held = hold_writer(&store).await;
+            let queued = vec![
+                store.save_site_budgets(vec![save(ids[0], 5.0, 10), save(ids[1], 7.0, 10)]),
+                store.save_site_budgets(vec![save(ids[0], 4.0, 20)]),
+                store.save_site_budgets(vec![save(ids[0], 3.0, 30)]),
+            ];
+            let other = queue(&store, "beside".into(), false);
+            held.release().await;
+            for write in queued {
+                write.await.unwrap();
+            }
+            other.await.unwrap();
+            assert_eq!(store.group_commits(), (1, 4), "one group");
+            assert_eq!(store.site_budget(ids[0]).await.unwrap(), Some((3.0, 30)));
+            assert_eq!(store.site_budget(ids[1]).await.unwrap(), Some((7.0, 10)));
             store.close().await;
         }
     }

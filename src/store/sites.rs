@@ -5,6 +5,7 @@
 use crate::scheduler::{PoolExchange, settle_pool};
 
 use super::Store;
+use super::writer::WriteTx;
 
 /// A site's budget credit to save: the requests it could still send at `at_ms`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,23 +75,7 @@ impl Store {
         &self,
         saves: Vec<BudgetSave>,
     ) -> impl Future<Output = sqlx::Result<()>> + Send + 'static + use<> {
-        self.queue_grouped_beside_checks("save_site_budgets", move |mut tx| {
-            let saves = saves.clone();
-            async move {
-                for save in &saves {
-                    sqlx::query(
-                        "UPDATE sites SET budget_credit = $1, budget_credit_at_ms = $2
-                         WHERE id = $3",
-                    )
-                    .bind(save.credit)
-                    .bind(save.at_ms)
-                    .bind(save.site_id)
-                    .execute(&mut *tx)
-                    .await?;
-                }
-                Ok((tx, ()))
-            }
-        })
+        self.queue_budget_saves(saves)
     }
 
     /// Settles each site's exchange with its budget pool ([`settle_pool`]) at `now_ms` in one
@@ -217,6 +202,25 @@ impl Store {
         })
         .await
     }
+}
+
+/// Writes sites' budget credits in `saves`' order (the group commit hands each site's last).
+pub(super) async fn write_budget_saves(
+    mut tx: WriteTx,
+    saves: impl Iterator<Item = &BudgetSave>,
+) -> sqlx::Result<WriteTx> {
+    for save in saves {
+        sqlx::query(
+            "UPDATE sites SET budget_credit = $1, budget_credit_at_ms = $2
+             WHERE id = $3",
+        )
+        .bind(save.credit)
+        .bind(save.at_ms)
+        .bind(save.site_id)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(tx)
 }
 
 #[cfg(test)]
