@@ -525,37 +525,3 @@ fn a_page_refetched_unchanged_after_its_sketch_was_dropped_is_found_again() {
     assert_eq!(near.len(), 1, "{near:#?}");
     assert_eq!(near[0].members.len(), 2);
 }
-
-#[test]
-fn the_engine_says_which_copies_it_holds_from_the_url_itself() {
-    let mut e = engine();
-    let (page, source, target) = (
-        "https://a.example/page",
-        "https://a.example/old",
-        "https://a.example/new",
-    );
-    let out = e
-        .observe(FetchedPage::html(page, fixture("template-bakery.html")))
-        .unwrap();
-    assert!(e.holds_copy(page, out.content_fp), "the copy just filed");
-    assert!(
-        e.holds_copy("https://A.example:443/page", out.content_fp),
-        "by its normalised URL"
-    );
-    assert!(!e.holds_copy(page, out.content_fp ^ 1), "another content");
-    assert!(
-        !e.holds_copy("https://a.example/never", out.content_fp),
-        "a URL never filed"
-    );
-    // A URL filed through a permanent redirect holds nothing of its own.
-    let moved = e
-        .observe(redirected(
-            source,
-            &[(source, 301)],
-            target,
-            fixture("template-bakery.html"),
-        ))
-        .unwrap();
-    assert!(e.holds_copy(target, moved.content_fp));
-    assert!(!e.holds_copy(source, moved.content_fp));
-}

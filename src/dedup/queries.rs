@@ -25,19 +25,6 @@ impl DedupEngine {
             })
     }
 
-    /// Whether the engine holds `url`'s content as `content_fp` from a fetch of `url` itself
-    /// (not a redirect's source or a temporary redirect): filing the same bytes from the same URL
-    /// again would change nothing it holds, so the refresher need not extract them again.
-    pub fn holds_copy(&self, url: &str, content_fp: u64) -> bool {
-        let Ok(url) = self.norm(url) else {
-            return false;
-        };
-        !self.permanent.is_source(&url)
-            && self.urls.get(&url).is_some_and(|r| {
-                r.content_fp == Some(content_fp) && r.temp_target.is_none() && r.sketch.is_some()
-            })
-    }
-
     /// The planner's weight multiplier for `url`: [`super::DedupConfig::redirect_weight`] for a
     /// permanent-redirect source, [`super::DedupConfig::duplicate_weight`] for a known page that is not
     /// canonical, 1 otherwise (canonical pages and pages not fetched yet).

@@ -38,7 +38,7 @@ use crate::store::urls::CheckRow;
 #[cfg(doc)]
 use crate::{dedup::DedupEngine, store::Store};
 
-use super::context::{Context, Counters, SiteState};
+use super::context::{Context, SiteState};
 
 /// The most new URLs one page's links add to the site.
 pub const MAX_NEW_LINKS_PER_PAGE: usize = 50;
@@ -59,10 +59,7 @@ enum Input {
 /// fetch, used for change detection and handed to [`after_fetch`].
 pub fn extract(ctx: &Context, row: &CheckRow, outcome: &FetchOutcome) -> Option<Extracted> {
     match input_of(row, outcome)? {
-        Input::Page(page) => {
-            Counters::add(&ctx.counters.extractions, 1);
-            Some(content::extract_page(&page, &ctx.dedup.config.url_rules))
-        }
+        Input::Page(page) => Some(content::extract_page(&page, &ctx.dedup.config.url_rules)),
         Input::Redirects { .. } => None,
     }
 }
@@ -132,29 +129,6 @@ pub async fn after_fetch(
         discover_links(ctx, site, &out).await?;
     }
     Ok(())
-}
-
-/// [`after_fetch`] for a body that is the copy's byte for byte ([`super::fetching::Recorded::same_bytes`]):
-/// nothing to file when the engine holds that copy already and the URL's planner weight is as
-/// stored; otherwise the page is extracted and filed as any other.
-pub async fn after_same_bytes(
-    ctx: &Context,
-    site: &SiteState,
-    row: &CheckRow,
-    outcome: &FetchOutcome,
-) -> anyhow::Result<()> {
-    if let Some(content_fp) = row.content_fingerprint.map(crate::store::hash_from_db) {
-        let rt = ctx.dedup.inner.lock().await;
-        if rt
-            .engine
-            .holds_copy(outcome.requested_url.as_str(), content_fp)
-            && (rt.engine.planner_weight(&row.url) - row.weight).abs() <= 1e-12
-        {
-            return Ok(());
-        }
-    }
-    let extracted = extract(ctx, row, outcome);
-    after_fetch(ctx, site, row, outcome, extracted).await
 }
 
 /// The engine's input for a page check, if any: a 2xx GET with an HTML or text body, or a
