@@ -52,6 +52,22 @@ async fn run_until(
     dir: &Path,
     enough: impl Fn(&[Recorded]) -> bool + Send + Sync,
 ) -> std::path::PathBuf {
+    let seeds = format!("seeds = [\"{}\"]", server.url(host, "/page"));
+    run_site_until(server, host, &seeds, extra, dir, enough)
+        .await
+        .0
+}
+
+/// [`run_until`] for a site whose pages come from `source` (a `seeds` or `sitemaps` line);
+/// gives the run's summary too.
+async fn run_site_until(
+    server: &RecordingServer,
+    host: &str,
+    source: &str,
+    extra: &str,
+    dir: &Path,
+    enough: impl Fn(&[Recorded]) -> bool + Send + Sync,
+) -> (std::path::PathBuf, refresher::RunSummary) {
     let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 50_000.0));
     server.route(
         host,
@@ -59,9 +75,8 @@ async fn run_until(
         Reply::text("User-agent: *\nAllow: /\n"),
     );
     let schedule = format!(
-        "[[site]]\nname = \"s\"\nseeds = [\"{}\"]\nrequests_per_day = 100000\n\
-         host_rate = \"100/s\"\nallow_networks = [\"127.0.0.0/8\"]\n{extra}",
-        server.url(host, "/page")
+        "[[site]]\nname = \"s\"\n{source}\nrequests_per_day = 100000\n\
+         host_rate = \"100/s\"\nallow_networks = [\"127.0.0.0/8\"]\n{extra}"
     );
     let path = dir.join("s.toml");
     std::fs::write(&path, schedule).unwrap();
@@ -85,8 +100,8 @@ async fn run_until(
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };
-    refresher::run(opts, stop).await.expect("run");
-    db
+    let summary = refresher::run(opts, stop).await.expect("run");
+    (db, summary)
 }
 
 fn page_requests(server: &RecordingServer, host: &str) -> Vec<Recorded> {
@@ -294,4 +309,77 @@ async fn an_edit_of_the_article_is_a_content_change_and_the_reports_show_both() 
         "{text}"
     );
     assert!(text.contains("bytes changed, content unchanged"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_served_whole_is_extracted_once_per_change() {
+    const HOST: &str = "whole.test";
+    let server =
+        RecordingServer::start_with_clock(Arc::new(VirtualClock::new(ORIGIN_MS, 50_000.0))).await;
+    // No validators and no noise: every check is a full GET of the same bytes, until the
+    // article is edited at the fourth hit.
+    server.handle(HOST, "/page", |request| {
+        let edition = if request.hit < 3 { 1 } else { 2 };
+        Reply::html(article(edition, 0)).to_response()
+    });
+    let page = server.url(HOST, "/page");
+    let sitemap = format!(
+        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+         <url><loc>{page}</loc></url></urlset>"
+    );
+    let sitemap = Reply::status(200)
+        .header("content-type", "application/xml")
+        .body(sitemap);
+    server.route(HOST, "/sitemap.xml", sitemap);
+    let source = format!("sitemaps = [\"{}\"]", server.url(HOST, "/sitemap.xml"));
+    let dir = tempfile::tempdir().unwrap();
+    let (db, summary) = run_site_until(&server, HOST, &source, "", dir.path(), |seen| {
+        seen.len() >= 6
+    })
+    .await;
+
+    let store = Store::open(&db).await.unwrap();
+    let row = store.url_row(page.as_str()).await.unwrap().unwrap();
+    let history = store.observations_for(row.id, 1000).await.unwrap();
+    let documents = store.documents().await.unwrap();
+    store.close().await;
+    let content: Vec<Option<i64>> = history.iter().map(|o| o.content_changed).collect();
+    assert!(history.len() >= 6, "{content:?}");
+    assert_eq!(content[0], None, "the first copy says nothing");
+    assert_eq!(
+        content[3],
+        Some(1),
+        "the edit is a content change: {content:?}"
+    );
+    assert_eq!(
+        content.iter().filter(|c| **c == Some(1)).count(),
+        1,
+        "one edit, one change: {content:?}"
+    );
+    // Every check after the first of each edition returned the copy's bytes.
+    assert_eq!(
+        summary.extractions, 2,
+        "one extraction per edition, not per check ({} checks)",
+        summary.checks
+    );
+    // The dedup engine still holds the page and its latest copy.
+    let kept: Vec<_> = documents
+        .iter()
+        .filter(|d| d.url == page.as_str())
+        .collect();
+    assert_eq!(kept.len(), 1, "the page's copy is kept");
+    assert_eq!(
+        Some(kept[0].content_fp),
+        history
+            .last()
+            .unwrap()
+            .content_fingerprint
+            .map(freshet::store::hash_from_db),
+        "the copy kept is the second edition"
+    );
+    assert_eq!(
+        kept[0].fetched_ms,
+        history.last().unwrap().checked_ms,
+        "the copy is dated by the last check that confirmed it (what export warc writes)"
+    );
 }

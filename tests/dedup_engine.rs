@@ -525,3 +525,96 @@ fn a_page_refetched_unchanged_after_its_sketch_was_dropped_is_found_again() {
     assert_eq!(near.len(), 1, "{near:#?}");
     assert_eq!(near[0].members.len(), 2);
 }
+
+/// An article page whose text is `words`.
+fn article(words: &str) -> Vec<u8> {
+    let body = format!("{words} ").repeat(12);
+    format!("<html><head><title>t</title></head><body><article><h1>Story</h1><p>{body}</p><p>{body}</p></article></body></html>")
+        .into_bytes()
+}
+
+#[test]
+fn a_page_is_filed_again_unextracted_only_while_the_engine_holds_what_it_was_filed_with() {
+    let mut e = engine();
+    let (page, source, target) = (
+        "https://a.example/page",
+        "https://a.example/old",
+        "https://a.example/new",
+    );
+    let out = e
+        .observe(FetchedPage::html(page, fixture("template-bakery.html")))
+        .unwrap();
+    assert!(
+        e.can_refile_same_bytes(page, out.content_fp),
+        "the copy just filed"
+    );
+    assert!(
+        e.can_refile_same_bytes("https://A.example:443/page", out.content_fp),
+        "by its normalised URL"
+    );
+    assert!(
+        !e.can_refile_same_bytes(page, out.content_fp ^ 1),
+        "another content"
+    );
+    assert!(
+        !e.can_refile_same_bytes("https://a.example/never", out.content_fp),
+        "a URL never filed"
+    );
+    let again = e.refile_same_bytes(page, out.content_fp, None).unwrap();
+    assert_eq!((again.url.as_str(), again.is_canonical), (page, true));
+    assert_eq!(again.class, out.class);
+    // A permanent redirect learned since: the page's links may now read otherwise.
+    let moved = e
+        .observe(redirected(
+            source,
+            &[(source, 301)],
+            target,
+            fixture("template-bakery.html"),
+        ))
+        .unwrap();
+    assert!(!e.can_refile_same_bytes(page, out.content_fp));
+    assert!(e.refile_same_bytes(page, out.content_fp, None).is_none());
+    assert!(
+        !e.can_refile_same_bytes(source, moved.content_fp),
+        "a redirect's source"
+    );
+    // Filed whole again, it may be filed unextracted again.
+    e.observe(FetchedPage::html(page, fixture("template-bakery.html")))
+        .unwrap();
+    assert!(e.can_refile_same_bytes(page, out.content_fp));
+}
+
+#[test]
+fn a_page_filed_again_unextracted_takes_the_place_a_full_class_opened() {
+    let mut e = engine();
+    let max = DedupConfig::default().max_members;
+    let urls: Vec<String> = (0..max + 2)
+        .map(|i| format!("https://a.example/p{i}"))
+        .collect();
+    let mut fp = 0;
+    for url in &urls {
+        fp = e
+            .observe(FetchedPage::html(url, article("coming soon to this shop")))
+            .unwrap()
+            .content_fp;
+    }
+    let left_out: Vec<&String> = urls.iter().filter(|u| !e.is_canonical(u)).collect();
+    assert_eq!(left_out.len(), max + 1, "one canonical among them");
+    // Every page but the last gets content of its own: the shared content's class is left to
+    // the last, which was pushed out of it when it was full, or kept as its only member.
+    for (i, url) in urls[..urls.len() - 1].iter().enumerate() {
+        e.observe(FetchedPage::html(
+            url,
+            article(&format!("product {i} in stock now")),
+        ))
+        .unwrap();
+    }
+    let last = urls.last().unwrap();
+    assert!(
+        !e.is_canonical(last),
+        "pushed out of the full class, it holds no place of its own yet"
+    );
+    let out = e.refile_same_bytes(last, fp, None).expect("filed again");
+    assert!(out.is_canonical, "{}", out.reason);
+    assert!(e.is_canonical(last));
+}

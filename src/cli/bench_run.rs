@@ -259,6 +259,8 @@ async fn throughput(urls: usize, hosts: usize, postgres: Option<&str>) -> anyhow
             answered / counts.page_seconds.max(1e-9),
         ),
         ("refresher_checks", second.checks as f64),
+        // Bodies whose main text was extracted (not a 200 that is the copy's byte for byte).
+        ("refresher_extractions", second.extractions as f64),
         // Where a check of the pass waited, per check (means; see refresher::waits).
         ("check_wait_ms", wait(waits.total_us)),
         ("admission_wait_ms", wait(waits.admission_us)),

@@ -156,6 +156,7 @@ impl DedupEngine {
             self.record(&owner).sitemap_priority = page.sitemap_priority;
         }
         self.set_out_links(&owner, &links, &mut touched);
+        self.record(&owner).links_rewritten_at = Some(self.permanent.changes());
         self.set_vote(&owner, extracted.canonical.clone(), &mut touched);
         self.set_content(&owner, content_fp, sim, &sketch, &mut touched);
         if final_url != owner && !self.permanent.is_source(&final_url) {
@@ -184,6 +185,68 @@ impl DedupEngine {
             class,
             errors,
         })
+    }
+
+    /// Files again a page whose body is, byte for byte, the one last filed for the same URL
+    /// (fetched without a redirect): what [`DedupEngine::observe_extracted`] would do with it,
+    /// without extracting it. Its links, vote and content are as filed; its sitemap priority is
+    /// taken and its classes are settled again (the score may have moved, a place in a full
+    /// class may have opened). `None` when that is not known here ([`Self::can_refile_same_bytes`]):
+    /// the page must then be filed whole.
+    pub fn refile_same_bytes(
+        &mut self,
+        url: &str,
+        content_fp: u64,
+        sitemap_priority: Option<f64>,
+    ) -> Option<DedupOutcome> {
+        if !self.can_refile_same_bytes(url, content_fp) {
+            return None;
+        }
+        let owner = self.norm(url).ok()?;
+        let record = self.record(&owner);
+        if sitemap_priority.is_some() {
+            record.sitemap_priority = sitemap_priority;
+        }
+        let (simhash, rel_canonical) = (
+            record.simhash.unwrap_or(0),
+            record.declared_canonical.clone(),
+        );
+        self.sync(&owner);
+        let class = ClassId {
+            kind: ClassKind::Content,
+            key: content_fp,
+        };
+        Some(DedupOutcome {
+            is_canonical: self.is_canonical(&owner),
+            reason: self.explain(&owner),
+            canonical: self.classes.get(&class).and_then(|c| c.canonical.clone()),
+            url: owner,
+            content_fp,
+            simhash,
+            title: None,
+            main_text: String::new(),
+            links: Vec::new(),
+            rel_canonical,
+            class,
+            errors: Vec::new(),
+        })
+    }
+
+    /// Whether [`Self::refile_same_bytes`] can file `url` again with `content_fp` unextracted:
+    /// the engine holds that content for it from a fetch of the URL itself (not a permanent
+    /// redirect's source, not a temporary redirect), and no permanent redirect was learned or
+    /// forgotten since its links were rewritten through the table.
+    pub fn can_refile_same_bytes(&self, url: &str, content_fp: u64) -> bool {
+        let Ok(url) = self.norm(url) else {
+            return false;
+        };
+        !self.permanent.is_source(&url)
+            && self.urls.get(&url).is_some_and(|r| {
+                r.content_fp == Some(content_fp)
+                    && r.temp_target.is_none()
+                    && r.sketch.is_some()
+                    && r.links_rewritten_at == Some(self.permanent.changes())
+            })
     }
 
     /// Records the redirects of a fetch that produced no page (too many redirects, a loop, an

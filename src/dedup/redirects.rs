@@ -21,12 +21,25 @@ pub enum RedirectError {
     },
 }
 
-/// Source -> target of every permanent redirect seen.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Source -> target of every permanent redirect seen. Two tables are equal when their hops
+/// are (however often each changed).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PermanentRedirects {
     /// One hop per source, as observed.
     hops: BTreeMap<String, String>,
+    /// How many times a hop was added, changed or removed (not saved: what a page's links were
+    /// rewritten through is known only for pages filed since the engine started).
+    #[serde(skip)]
+    changes: u64,
 }
+
+impl PartialEq for PermanentRedirects {
+    fn eq(&self, other: &Self) -> bool {
+        self.hops == other.hops
+    }
+}
+
+impl Eq for PermanentRedirects {}
 
 impl PermanentRedirects {
     /// An empty table.
@@ -69,13 +82,24 @@ impl PermanentRedirects {
         if at == source {
             return Err(RedirectError::Cycle { urls: path });
         }
-        self.hops.insert(source.to_string(), target.to_string());
+        if self.hops.get(source).map(String::as_str) != Some(target) {
+            self.hops.insert(source.to_string(), target.to_string());
+            self.changes += 1;
+        }
         Ok(())
     }
 
     /// Forgets `source`'s redirect (it answered without one); returns whether it had one.
     pub fn remove(&mut self, source: &str) -> bool {
-        self.hops.remove(source).is_some()
+        let removed = self.hops.remove(source).is_some();
+        self.changes += u64::from(removed);
+        removed
+    }
+
+    /// How many times the table changed (a hop added, changed or removed) since it was made: a
+    /// link rewritten through it may be rewritten differently once this moved.
+    pub fn changes(&self) -> u64 {
+        self.changes
     }
 
     /// The immediate target of `source`, if it redirects permanently.

@@ -9,8 +9,9 @@ use super::class::ClassId;
 use super::resemblance::Sketch;
 use super::urlnorm::url_fingerprint;
 
-/// What the engine knows of one URL. Plain data, saved as it is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// What the engine knows of one URL. Plain data, saved as it is (all but
+/// [`UrlRecord::links_rewritten_at`], which equality ignores too).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct UrlRecord {
     /// Normalised URL.
     pub url: String,
@@ -34,6 +35,26 @@ pub struct UrlRecord {
     pub external_out_links: Vec<u64>,
     /// Classes it is a member of.
     pub memberships: Vec<ClassId>,
+    /// [`super::redirects::PermanentRedirects::changes`] when its links were last rewritten
+    /// through the table (its last filing); `None` when not known (a record loaded from the
+    /// database), so its next filing is whole.
+    #[serde(skip)]
+    pub links_rewritten_at: Option<u64>,
+}
+
+impl PartialEq for UrlRecord {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url
+            && self.content_fp == other.content_fp
+            && self.simhash == other.simhash
+            && self.sketch == other.sketch
+            && self.sitemap_priority == other.sitemap_priority
+            && self.temp_target == other.temp_target
+            && self.declared_canonical == other.declared_canonical
+            && self.out_links == other.out_links
+            && self.external_out_links == other.external_out_links
+            && self.memberships == other.memberships
+    }
 }
 
 /// The engine's records, one per normalised URL, keyed by its 64-bit fingerprint

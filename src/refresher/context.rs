@@ -53,6 +53,8 @@ pub struct Counters {
     pub changes: AtomicU64,
     /// Errors recorded.
     pub errors: AtomicU64,
+    /// Page bodies whose main text was extracted.
+    pub extractions: AtomicU64,
     /// Where the page checks spent their time.
     pub waits: WaitSums,
 }
@@ -65,6 +67,7 @@ impl Counters {
             checks: self.checks.load(Ordering::Relaxed),
             changes: self.changes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
+            extractions: self.extractions.load(Ordering::Relaxed),
             skipped_hosts: Vec::new(),
             waits: self.waits.snapshot(),
         }

@@ -38,7 +38,7 @@ use crate::store::urls::CheckRow;
 #[cfg(doc)]
 use crate::{dedup::DedupEngine, store::Store};
 
-use super::context::{Context, SiteState};
+use super::context::{Context, Counters, SiteState};
 
 /// The most new URLs one page's links add to the site.
 pub const MAX_NEW_LINKS_PER_PAGE: usize = 50;
@@ -59,19 +59,30 @@ enum Input {
 /// fetch, used for change detection and handed to [`after_fetch`].
 pub fn extract(ctx: &Context, row: &CheckRow, outcome: &FetchOutcome) -> Option<Extracted> {
     match input_of(row, outcome)? {
-        Input::Page(page) => Some(content::extract_page(&page, &ctx.dedup.config.url_rules)),
+        Input::Page(page) => {
+            Counters::add(&ctx.counters.extractions, 1);
+            Some(content::extract_page(&page, &ctx.dedup.config.url_rules))
+        }
         Input::Redirects { .. } => None,
     }
 }
 
+/// How a page check's body is given to the engine.
+pub enum Filing {
+    /// With its extraction when [`extract`] did it already (`None`: the engine extracts it).
+    Extracted(Option<Extracted>),
+    /// As the copy's bytes again, whose content fingerprint this is: filed without extraction
+    /// when the engine still can ([`crate::dedup::DedupEngine::refile_same_bytes`]), else extracted here.
+    SameBytes(u64),
+}
+
 /// Runs the engine on a page check's outcome and applies what follows (see the module docs).
-/// `extracted` is the page's extraction when [`extract`] did it already.
 pub async fn after_fetch(
     ctx: &Context,
     site: &SiteState,
     row: &CheckRow,
     outcome: &FetchOutcome,
-    extracted: Option<Extracted>,
+    filing: Filing,
 ) -> anyhow::Result<()> {
     let Some(input) = input_of(row, outcome) else {
         return Ok(());
@@ -79,10 +90,29 @@ pub async fn after_fetch(
     let now = ctx.clock.now_ms();
     let mut rt = ctx.dedup.inner.lock().await;
     let observed: Result<Option<DedupOutcome>, _> = match &input {
-        Input::Page(page) => rt
-            .engine
-            .observe_extracted(page.clone(), extracted)
-            .map(Some),
+        Input::Page(page) => {
+            let refiled = match filing {
+                Filing::SameBytes(fp) => {
+                    rt.engine
+                        .refile_same_bytes(&page.url, fp, page.sitemap_priority)
+                }
+                Filing::Extracted(_) => None,
+            };
+            match (refiled, filing) {
+                (Some(out), _) => Ok(Some(out)),
+                (None, Filing::Extracted(extracted)) => rt
+                    .engine
+                    .observe_extracted(page.clone(), extracted)
+                    .map(Some),
+                // Another check changed what the engine holds since it was asked (rare).
+                (None, Filing::SameBytes(_)) => {
+                    let extracted = extract(ctx, row, outcome);
+                    rt.engine
+                        .observe_extracted(page.clone(), extracted)
+                        .map(Some)
+                }
+            }
+        }
         Input::Redirects { url, chain, last } => {
             rt.engine.observe_redirects(url, chain, last).map(|_| None)
         }
@@ -129,6 +159,32 @@ pub async fn after_fetch(
         discover_links(ctx, site, &out).await?;
     }
     Ok(())
+}
+
+/// [`after_fetch`] for a body that is the copy's byte for byte ([`super::fetching::Recorded::same_bytes`]):
+/// filed again without extraction when the engine can ([`crate::dedup::DedupEngine::can_refile_same_bytes`]),
+/// else extracted (outside the engine's lock) and filed whole.
+pub async fn after_same_bytes(
+    ctx: &Context,
+    site: &SiteState,
+    row: &CheckRow,
+    outcome: &FetchOutcome,
+) -> anyhow::Result<()> {
+    let content_fp = row.content_fingerprint.map(crate::store::hash_from_db);
+    let refile = match content_fp {
+        Some(fp) => {
+            let rt = ctx.dedup.inner.lock().await;
+            rt.engine
+                .can_refile_same_bytes(outcome.requested_url.as_str(), fp)
+                .then_some(fp)
+        }
+        None => None,
+    };
+    let filing = match refile {
+        Some(fp) => Filing::SameBytes(fp),
+        None => Filing::Extracted(extract(ctx, row, outcome)),
+    };
+    after_fetch(ctx, site, row, outcome, filing).await
 }
 
 /// The engine's input for a page check, if any: a 2xx GET with an HTML or text body, or a

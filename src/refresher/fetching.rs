@@ -157,8 +157,11 @@ pub async fn fetch_and_record(
 pub(super) struct Recorded {
     /// The fetch.
     pub outcome: FetchOutcome,
-    /// A page's extraction, if its body was read.
+    /// A page's extraction, if its body was read and is not the copy's ([`Recorded::same_bytes`]).
     pub extracted: Option<Extracted>,
+    /// Whether the body is the copy's byte for byte, fetched from the URL itself: it was not
+    /// extracted again (its main text is the copy's), and the dedup engine may skip it.
+    pub same_bytes: bool,
     /// How long its request and its commit took.
     pub steps: StepTimes,
 }
@@ -239,6 +242,7 @@ pub(super) async fn fetch_and_record_extracted(
         return Ok(Recorded {
             outcome,
             extracted: None,
+            same_bytes: false,
             steps,
         });
     }
@@ -277,12 +281,24 @@ pub(super) async fn fetch_and_record_extracted(
         outcome.status = outcome.hops.last().map(|hop| hop.status);
     }
 
-    let extracted = (row.kind == "page" && outcome.error.is_none())
+    // Unchanged bytes are unchanged main text: a page served whole every time (no validators,
+    // or an audit of a 304) is extracted once per change, not once per check. A site that
+    // discovers pages by their links extracts every time: each fetch adds a page's next links.
+    let same_bytes = row.kind == "page"
+        && outcome.error.is_none()
+        && outcome.hops.len() <= 1
+        && outcome.final_url == outcome.requested_url
+        && outcome.fingerprint.is_some()
+        && outcome.fingerprint == previous.fingerprint
+        && previous.content_fingerprint.is_some()
+        && site.site.seeds.is_empty();
+    let extracted = (row.kind == "page" && outcome.error.is_none() && !same_bytes)
         .then(|| super::dedup_hook::extract(ctx, row, &outcome))
         .flatten();
     let content_fingerprint = match (&extracted, &outcome.body) {
         // A rejected body is no copy of anything.
         _ if outcome.error.is_some() => None,
+        _ if same_bytes => previous.content_fingerprint,
         (Some(extracted), Some(body)) => Some(content_fp(extracted, body)),
         // No text to extract (or not a page): the bytes are the content.
         _ => outcome.fingerprint,
@@ -433,6 +449,7 @@ pub(super) async fn fetch_and_record_extracted(
     Ok(Recorded {
         outcome,
         extracted,
+        same_bytes,
         steps,
     })
 }

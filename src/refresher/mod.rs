@@ -139,6 +139,9 @@ pub struct RunSummary {
     pub changes: u64,
     /// Errors recorded.
     pub errors: u64,
+    /// Page bodies whose main text was extracted (a body that is the copy's byte for byte is
+    /// not extracted again).
+    pub extractions: u64,
     /// Hosts a one-pass run left closed by back-off or Retry-After for longer than the pass:
     /// (politeness key, closed until Unix ms).
     pub skipped_hosts: Vec<(String, i64)>,
