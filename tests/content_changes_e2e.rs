@@ -383,3 +383,53 @@ async fn a_page_served_whole_is_extracted_once_per_change() {
         "the copy is dated by the last check that confirmed it (what export warc writes)"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_bytes_served_as_another_type_are_extracted_again() {
+    const HOST: &str = "retyped.test";
+    let server =
+        RecordingServer::start_with_clock(Arc::new(VirtualClock::new(ORIGIN_MS, 50_000.0))).await;
+    // One body throughout, served as plain text twice, then (the server mended) as HTML.
+    server.handle(HOST, "/page", |request| {
+        let kind = if request.hit < 2 {
+            "text/plain; charset=utf-8"
+        } else {
+            "text/html; charset=utf-8"
+        };
+        Reply::status(200)
+            .header("content-type", kind)
+            .body(article(1, 0))
+            .to_response()
+    });
+    let page = server.url(HOST, "/page");
+    let sitemap = format!(
+        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+         <url><loc>{page}</loc></url></urlset>"
+    );
+    let sitemap = Reply::status(200)
+        .header("content-type", "application/xml")
+        .body(sitemap);
+    server.route(HOST, "/sitemap.xml", sitemap);
+    let source = format!("sitemaps = [\"{}\"]", server.url(HOST, "/sitemap.xml"));
+    let dir = tempfile::tempdir().unwrap();
+    let (db, summary) = run_site_until(&server, HOST, &source, "", dir.path(), |seen| {
+        seen.len() >= 5
+    })
+    .await;
+    let store = Store::open(&db).await.unwrap();
+    let row = store.url_row(page.as_str()).await.unwrap().unwrap();
+    let history = store.observations_for(row.id, 1000).await.unwrap();
+    store.close().await;
+    let prints: Vec<Option<i64>> = history.iter().map(|o| o.content_fingerprint).collect();
+    assert!(prints.len() >= 5, "{prints:?}");
+    assert_eq!(
+        summary.extractions, 2,
+        "once as text, once as HTML: {prints:?}"
+    );
+    assert_eq!(prints[0], prints[1], "{prints:?}");
+    assert_ne!(
+        prints[1], prints[2],
+        "read as HTML, the main text is the article's, not the markup's: {prints:?}"
+    );
+    assert!(prints[2..].iter().all(|p| *p == prints[2]), "{prints:?}");
+}

@@ -526,6 +526,9 @@ fn a_page_refetched_unchanged_after_its_sketch_was_dropped_is_found_again() {
     assert_eq!(near[0].members.len(), 2);
 }
 
+/// The `Content-Type` of [`FetchedPage::html`].
+const HTML: Option<&str> = Some("text/html; charset=utf-8");
+
 /// An article page whose text is `words`.
 fn article(words: &str) -> Vec<u8> {
     let body = format!("{words} ").repeat(12);
@@ -545,22 +548,28 @@ fn a_page_is_filed_again_unextracted_only_while_the_engine_holds_what_it_was_fil
         .observe(FetchedPage::html(page, fixture("template-bakery.html")))
         .unwrap();
     assert!(
-        e.can_refile_same_bytes(page, out.content_fp),
+        e.can_refile_same_bytes(page, HTML, out.content_fp),
         "the copy just filed"
     );
     assert!(
-        e.can_refile_same_bytes("https://A.example:443/page", out.content_fp),
+        e.can_refile_same_bytes("https://A.example:443/page", HTML, out.content_fp),
         "by its normalised URL"
     );
     assert!(
-        !e.can_refile_same_bytes(page, out.content_fp ^ 1),
+        !e.can_refile_same_bytes(page, HTML, out.content_fp ^ 1),
         "another content"
     );
     assert!(
-        !e.can_refile_same_bytes("https://a.example/never", out.content_fp),
+        !e.can_refile_same_bytes("https://a.example/never", HTML, out.content_fp),
         "a URL never filed"
     );
-    let again = e.refile_same_bytes(page, out.content_fp, None).unwrap();
+    assert!(
+        !e.can_refile_same_bytes(page, Some("text/plain"), out.content_fp),
+        "the same bytes served as another type are read otherwise"
+    );
+    let again = e
+        .refile_same_bytes(page, HTML, out.content_fp, None)
+        .unwrap();
     assert_eq!((again.url.as_str(), again.is_canonical), (page, true));
     assert_eq!(again.class, out.class);
     // A permanent redirect learned since: the page's links may now read otherwise.
@@ -572,16 +581,19 @@ fn a_page_is_filed_again_unextracted_only_while_the_engine_holds_what_it_was_fil
             fixture("template-bakery.html"),
         ))
         .unwrap();
-    assert!(!e.can_refile_same_bytes(page, out.content_fp));
-    assert!(e.refile_same_bytes(page, out.content_fp, None).is_none());
+    assert!(!e.can_refile_same_bytes(page, HTML, out.content_fp));
     assert!(
-        !e.can_refile_same_bytes(source, moved.content_fp),
+        e.refile_same_bytes(page, HTML, out.content_fp, None)
+            .is_none()
+    );
+    assert!(
+        !e.can_refile_same_bytes(source, HTML, moved.content_fp),
         "a redirect's source"
     );
     // Filed whole again, it may be filed unextracted again.
     e.observe(FetchedPage::html(page, fixture("template-bakery.html")))
         .unwrap();
-    assert!(e.can_refile_same_bytes(page, out.content_fp));
+    assert!(e.can_refile_same_bytes(page, HTML, out.content_fp));
 }
 
 #[test]
@@ -614,7 +626,9 @@ fn a_page_filed_again_unextracted_takes_the_place_a_full_class_opened() {
         !e.is_canonical(last),
         "pushed out of the full class, it holds no place of its own yet"
     );
-    let out = e.refile_same_bytes(last, fp, None).expect("filed again");
+    let out = e
+        .refile_same_bytes(last, HTML, fp, None)
+        .expect("filed again");
     assert!(out.is_canonical, "{}", out.reason);
     assert!(e.is_canonical(last));
 }

@@ -28,7 +28,7 @@ use super::page::{DedupError, DedupOutcome, FetchedPage, Hop};
 use super::redirects::{PermanentRedirects, RedirectError};
 use super::resemblance::{LshIndex, Sketch};
 use super::score::{self, ScoreInputs};
-use super::url_record::{UrlRecord, UrlRecords};
+use super::url_record::{FiledWith, UrlRecord, UrlRecords};
 use super::urlnorm::{UrlError, normalize, url_fingerprint};
 
 /// The duplicate and canonical-page engine.
@@ -156,7 +156,10 @@ impl DedupEngine {
             self.record(&owner).sitemap_priority = page.sitemap_priority;
         }
         self.set_out_links(&owner, &links, &mut touched);
-        self.record(&owner).links_rewritten_at = Some(self.permanent.changes());
+        self.record(&owner).filed_with = Some(FiledWith {
+            redirect_changes: self.permanent.changes(),
+            content_type: FiledWith::content_type_key(page.content_type.as_deref()),
+        });
         self.set_vote(&owner, extracted.canonical.clone(), &mut touched);
         self.set_content(&owner, content_fp, sim, &sketch, &mut touched);
         if final_url != owner && !self.permanent.is_source(&final_url) {
@@ -196,10 +199,11 @@ impl DedupEngine {
     pub fn refile_same_bytes(
         &mut self,
         url: &str,
+        content_type: Option<&str>,
         content_fp: u64,
         sitemap_priority: Option<f64>,
     ) -> Option<DedupOutcome> {
-        if !self.can_refile_same_bytes(url, content_fp) {
+        if !self.can_refile_same_bytes(url, content_type, content_fp) {
             return None;
         }
         let owner = self.norm(url).ok()?;
@@ -234,9 +238,18 @@ impl DedupEngine {
 
     /// Whether [`Self::refile_same_bytes`] can file `url` again with `content_fp` unextracted:
     /// the engine holds that content for it from a fetch of the URL itself (not a permanent
-    /// redirect's source, not a temporary redirect), and no permanent redirect was learned or
-    /// forgotten since its links were rewritten through the table.
-    pub fn can_refile_same_bytes(&self, url: &str, content_fp: u64) -> bool {
+    /// redirect's source, not a temporary redirect) served as `content_type`, and no permanent
+    /// redirect was learned or forgotten since its links were rewritten through the table.
+    pub fn can_refile_same_bytes(
+        &self,
+        url: &str,
+        content_type: Option<&str>,
+        content_fp: u64,
+    ) -> bool {
+        let filed_with = FiledWith {
+            redirect_changes: self.permanent.changes(),
+            content_type: FiledWith::content_type_key(content_type),
+        };
         let Ok(url) = self.norm(url) else {
             return false;
         };
@@ -245,7 +258,7 @@ impl DedupEngine {
                 r.content_fp == Some(content_fp)
                     && r.temp_target.is_none()
                     && r.sketch.is_some()
-                    && r.links_rewritten_at == Some(self.permanent.changes())
+                    && r.filed_with == Some(filed_with)
             })
     }
 

@@ -10,7 +10,7 @@ use super::resemblance::Sketch;
 use super::urlnorm::url_fingerprint;
 
 /// What the engine knows of one URL. Plain data, saved as it is (all but
-/// [`UrlRecord::links_rewritten_at`], which equality ignores too).
+/// [`UrlRecord::filed_with`], which equality ignores too).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct UrlRecord {
     /// Normalised URL.
@@ -35,11 +35,28 @@ pub struct UrlRecord {
     pub external_out_links: Vec<u64>,
     /// Classes it is a member of.
     pub memberships: Vec<ClassId>,
-    /// [`super::redirects::PermanentRedirects::changes`] when its links were last rewritten
-    /// through the table (its last filing); `None` when not known (a record loaded from the
-    /// database), so its next filing is whole.
+    /// What its last filing depended on beside its bytes; `None` when not known (a record
+    /// loaded from the database), so its next filing is whole.
     #[serde(skip)]
-    pub links_rewritten_at: Option<u64>,
+    pub filed_with: Option<FiledWith>,
+}
+
+/// What a URL's filing depended on beside its bytes: the same bytes filed again under the same
+/// of these give the same links and main text ([`super::DedupEngine::refile_same_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FiledWith {
+    /// [`super::redirects::PermanentRedirects::changes`] when its links were rewritten through
+    /// the table.
+    pub redirect_changes: u64,
+    /// xxh3 of its `Content-Type` (which picks the extraction and the charset).
+    pub content_type: u64,
+}
+
+impl FiledWith {
+    /// The key of a `Content-Type` header (none is a key of its own).
+    pub fn content_type_key(content_type: Option<&str>) -> u64 {
+        content_type.map_or(0, |t| xxhash_rust::xxh3::xxh3_64(t.as_bytes()) | 1)
+    }
 }
 
 impl PartialEq for UrlRecord {

@@ -68,13 +68,11 @@ async fn check_page(ctx: &Context, due: &Due, steps: &mut StepTimes) -> anyhow::
     steps.add(recorded.steps);
     let (outcome, extracted) = (recorded.outcome, recorded.extracted);
     let started = Instant::now();
-    let filed = match recorded.same_bytes {
-        true => super::dedup_hook::after_same_bytes(ctx, site, &row, &outcome).await,
-        false => {
-            let filing = super::dedup_hook::Filing::Extracted(extracted);
-            super::dedup_hook::after_fetch(ctx, site, &row, &outcome, filing).await
-        }
+    let filing = match recorded.same_bytes {
+        Some(content_fp) => super::dedup_hook::Filing::SameBytes(content_fp),
+        None => super::dedup_hook::Filing::Extracted(extracted),
     };
+    let filed = super::dedup_hook::after_fetch(ctx, site, &row, &outcome, filing).await;
     steps.ended(Step::Dedup, started);
     filed.with_context(|| format!("filing {} with the dedup engine", row.url))?;
     Ok(())

@@ -92,10 +92,12 @@ pub async fn after_fetch(
     let observed: Result<Option<DedupOutcome>, _> = match &input {
         Input::Page(page) => {
             let refiled = match filing {
-                Filing::SameBytes(fp) => {
-                    rt.engine
-                        .refile_same_bytes(&page.url, fp, page.sitemap_priority)
-                }
+                Filing::SameBytes(fp) => rt.engine.refile_same_bytes(
+                    &page.url,
+                    page.content_type.as_deref(),
+                    fp,
+                    page.sitemap_priority,
+                ),
                 Filing::Extracted(_) => None,
             };
             match (refiled, filing) {
@@ -104,9 +106,12 @@ pub async fn after_fetch(
                     .engine
                     .observe_extracted(page.clone(), extracted)
                     .map(Some),
-                // Another check changed what the engine holds since it was asked (rare).
+                // Another check changed what the engine holds since it was asked (rare):
+                // extracted outside the lock and filed whole.
                 (None, Filing::SameBytes(_)) => {
+                    drop(rt);
                     let extracted = extract(ctx, row, outcome);
+                    rt = ctx.dedup.inner.lock().await;
                     rt.engine
                         .observe_extracted(page.clone(), extracted)
                         .map(Some)
@@ -159,32 +164,6 @@ pub async fn after_fetch(
         discover_links(ctx, site, &out).await?;
     }
     Ok(())
-}
-
-/// [`after_fetch`] for a body that is the copy's byte for byte ([`super::fetching::Recorded::same_bytes`]):
-/// filed again without extraction when the engine can ([`crate::dedup::DedupEngine::can_refile_same_bytes`]),
-/// else extracted (outside the engine's lock) and filed whole.
-pub async fn after_same_bytes(
-    ctx: &Context,
-    site: &SiteState,
-    row: &CheckRow,
-    outcome: &FetchOutcome,
-) -> anyhow::Result<()> {
-    let content_fp = row.content_fingerprint.map(crate::store::hash_from_db);
-    let refile = match content_fp {
-        Some(fp) => {
-            let rt = ctx.dedup.inner.lock().await;
-            rt.engine
-                .can_refile_same_bytes(outcome.requested_url.as_str(), fp)
-                .then_some(fp)
-        }
-        None => None,
-    };
-    let filing = match refile {
-        Some(fp) => Filing::SameBytes(fp),
-        None => Filing::Extracted(extract(ctx, row, outcome)),
-    };
-    after_fetch(ctx, site, row, outcome, filing).await
 }
 
 /// The engine's input for a page check, if any: a 2xx GET with an HTML or text body, or a

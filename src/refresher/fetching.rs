@@ -159,9 +159,9 @@ pub(super) struct Recorded {
     pub outcome: FetchOutcome,
     /// A page's extraction, if its body was read and is not the copy's ([`Recorded::same_bytes`]).
     pub extracted: Option<Extracted>,
-    /// Whether the body is the copy's byte for byte, fetched from the URL itself: it was not
-    /// extracted again (its main text is the copy's), and the dedup engine may skip it.
-    pub same_bytes: bool,
+    /// The copy's content fingerprint when the body is the copy's byte for byte and the dedup
+    /// engine can file it again as it is ([`same_bytes`]): it was not extracted.
+    pub same_bytes: Option<u64>,
     /// How long its request and its commit took.
     pub steps: StepTimes,
 }
@@ -242,7 +242,7 @@ pub(super) async fn fetch_and_record_extracted(
         return Ok(Recorded {
             outcome,
             extracted: None,
-            same_bytes: false,
+            same_bytes: None,
             steps,
         });
     }
@@ -281,24 +281,14 @@ pub(super) async fn fetch_and_record_extracted(
         outcome.status = outcome.hops.last().map(|hop| hop.status);
     }
 
-    // Unchanged bytes are unchanged main text: a page served whole every time (no validators,
-    // or an audit of a 304) is extracted once per change, not once per check. A site that
-    // discovers pages by their links extracts every time: each fetch adds a page's next links.
-    let same_bytes = row.kind == "page"
-        && outcome.error.is_none()
-        && outcome.hops.len() <= 1
-        && outcome.final_url == outcome.requested_url
-        && outcome.fingerprint.is_some()
-        && outcome.fingerprint == previous.fingerprint
-        && previous.content_fingerprint.is_some()
-        && site.site.seeds.is_empty();
-    let extracted = (row.kind == "page" && outcome.error.is_none() && !same_bytes)
+    let same_bytes = same_bytes(ctx, site, row, &previous, &outcome).await;
+    let extracted = (row.kind == "page" && outcome.error.is_none() && same_bytes.is_none())
         .then(|| super::dedup_hook::extract(ctx, row, &outcome))
         .flatten();
     let content_fingerprint = match (&extracted, &outcome.body) {
         // A rejected body is no copy of anything.
         _ if outcome.error.is_some() => None,
-        _ if same_bytes => previous.content_fingerprint,
+        _ if same_bytes.is_some() => same_bytes,
         (Some(extracted), Some(body)) => Some(content_fp(extracted, body)),
         // No text to extract (or not a page): the bytes are the content.
         _ => outcome.fingerprint,
@@ -452,6 +442,41 @@ pub(super) async fn fetch_and_record_extracted(
         same_bytes,
         steps,
     })
+}
+
+/// The copy's content fingerprint, when `outcome` is a page's 200 whose body is the copy's byte
+/// for byte, fetched from the URL itself with the `Content-Type` it was filed with, and the
+/// dedup engine can file it again unextracted ([`crate::dedup::DedupEngine::can_refile_same_bytes`]):
+/// its main text is the copy's, so a page served whole every time (no validators, or an audit
+/// of a 304) is extracted once per change, not once per check. A site that finds pages by
+/// their links extracts every body (each fetch adds a page's next new links).
+async fn same_bytes(
+    ctx: &Context,
+    site: &SiteState,
+    row: &CheckRow,
+    previous: &PreviousCopy,
+    outcome: &FetchOutcome,
+) -> Option<u64> {
+    let content_fp = previous.content_fingerprint?;
+    let candidate = row.kind == "page"
+        && outcome.error.is_none()
+        && outcome.is_success()
+        && outcome.hops.len() <= 1
+        && outcome.final_url == outcome.requested_url
+        && outcome.fingerprint.is_some()
+        && outcome.fingerprint == previous.fingerprint
+        && site.site.seeds.is_empty();
+    if !candidate {
+        return None;
+    }
+    let rt = ctx.dedup.inner.lock().await;
+    rt.engine
+        .can_refile_same_bytes(
+            outcome.requested_url.as_str(),
+            outcome.content_type.as_deref(),
+            content_fp,
+        )
+        .then_some(content_fp)
 }
 
 /// The refusal a fetch met, if one of freshet's rules stopped it: the address policy, or

@@ -102,7 +102,7 @@ impl Store {
                 sitemap_priority: priority,
                 temp_target: temp,
                 declared_canonical: declared,
-                links_rewritten_at: None,
+                filed_with: None,
             });
         }
         let mut members: HashMap<(String, i64), Vec<Member>> = HashMap::new();
