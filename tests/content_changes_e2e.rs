@@ -433,3 +433,43 @@ async fn the_same_bytes_served_as_another_type_are_extracted_again() {
     );
     assert!(prints[2..].iter().all(|p| *p == prints[2]), "{prints:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_served_whole_is_not_extracted_again_by_the_next_run() {
+    const HOST: &str = "restarted.test";
+    let server =
+        RecordingServer::start_with_clock(Arc::new(VirtualClock::new(ORIGIN_MS, 50_000.0))).await;
+    server.handle(HOST, "/page", |_| Reply::html(article(1, 0)).to_response());
+    let page = server.url(HOST, "/page");
+    let sitemap = format!(
+        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+         <url><loc>{page}</loc></url></urlset>"
+    );
+    let sitemap = Reply::status(200)
+        .header("content-type", "application/xml")
+        .body(sitemap);
+    server.route(HOST, "/sitemap.xml", sitemap);
+    let source = format!("sitemaps = [\"{}\"]", server.url(HOST, "/sitemap.xml"));
+    let dir = tempfile::tempdir().unwrap();
+    let (_, first) = run_site_until(&server, HOST, &source, "", dir.path(), |seen| {
+        seen.len() >= 3
+    })
+    .await;
+    assert_eq!(first.extractions, 1, "{} checks", first.checks);
+    // A later run (a `--once` from cron, a restart) loads what the engine filed the page with.
+    let before = page_requests(&server, HOST).len();
+    let (db, second) = run_site_until(&server, HOST, &source, "", dir.path(), |seen| {
+        seen.len() >= before + 3
+    })
+    .await;
+    assert!(second.checks >= 1, "the page was checked again");
+    assert_eq!(
+        second.extractions, 0,
+        "{} checks of the same bytes",
+        second.checks
+    );
+    let store = Store::open(&db).await.unwrap();
+    let documents = store.documents().await.unwrap();
+    store.close().await;
+    assert_eq!(documents.len(), 1, "the page's copy is kept");
+}

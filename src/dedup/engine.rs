@@ -236,6 +236,12 @@ impl DedupEngine {
         })
     }
 
+    /// Takes the permanent-redirect table's change count saved with it (the records loaded
+    /// with it refer to it; see [`super::url_record::FiledWith`]).
+    pub fn set_redirect_changes(&mut self, count: u64) {
+        self.permanent.set_changes(count);
+    }
+
     /// Whether [`Self::refile_same_bytes`] can file `url` again with `content_fp` unextracted:
     /// the engine holds that content for it from a fetch of the URL itself (not a permanent
     /// redirect's source, not a temporary redirect) served as `content_type`, and no permanent

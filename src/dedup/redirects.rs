@@ -102,6 +102,11 @@ impl PermanentRedirects {
         self.changes
     }
 
+    /// Sets the change count to `count`, as saved with the table by an earlier run.
+    pub fn set_changes(&mut self, count: u64) {
+        self.changes = count;
+    }
+
     /// The immediate target of `source`, if it redirects permanently.
     pub fn target_of(&self, source: &str) -> Option<&str> {
         self.hops.get(source).map(String::as_str)

@@ -16,6 +16,7 @@ use super::documents::DocumentWrite;
 use super::{Store, hash_from_db, hash_to_db};
 pub use crate::dedup::DedupChanges;
 use crate::dedup::resemblance::Sketch;
+use crate::dedup::url_record::FiledWith;
 use crate::dedup::{Class, ClassId, ClassKind, DedupState, Member, RedirectError, UrlRecord};
 
 /// The name of a class kind in the tables and reports.
@@ -75,6 +76,8 @@ type UrlDbRow = (
     String,
     Option<Vec<u8>>,
     String,
+    Option<i64>,
+    Option<i64>,
 );
 
 /// kind, key, canonical, reason, members as a JSON array.
@@ -86,11 +89,17 @@ impl Store {
         let mut state = DedupState::default();
         let rows: Vec<UrlDbRow> = sqlx::query_as(
             "SELECT url, content_fp, simhash, sitemap_priority, temp_target, declared_canonical,
-                    out_links, memberships, sketch, external_out_links FROM dedup_urls ORDER BY url",
+                    out_links, memberships, sketch, external_out_links, filed_redirect_changes,
+                    filed_content_type
+             FROM dedup_urls ORDER BY url",
         )
         .fetch_all(self.reader())
         .await?;
-        for (url, fp, sim, priority, temp, declared, links, memberships, sketch, external) in rows {
+        for row in rows {
+            let (url, fp, sim, priority, temp, declared, links, memberships, sketch, external) = (
+                row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9,
+            );
+            let (filed_redirects, filed_type) = (row.10, row.11);
             state.urls.push(UrlRecord {
                 out_links: serde_json::from_str(&links)?,
                 external_out_links: serde_json::from_str(&external)?,
@@ -102,7 +111,12 @@ impl Store {
                 sitemap_priority: priority,
                 temp_target: temp,
                 declared_canonical: declared,
-                filed_with: None,
+                filed_with: filed_redirects
+                    .zip(filed_type)
+                    .map(|(changes, kind)| FiledWith {
+                        redirect_changes: hash_from_db(changes),
+                        content_type: hash_from_db(kind),
+                    }),
             });
         }
         let mut members: HashMap<(String, i64), Vec<Member>> = HashMap::new();
@@ -159,6 +173,16 @@ impl Store {
                 .await?;
         state.next_group = next.map_or(1, hash_from_db);
         Ok(state)
+    }
+
+    /// The permanent-redirect table's change count as last saved (`None`: never saved), which
+    /// the records' `filed_with` refer to ([`crate::dedup::DedupEngine::set_redirect_changes`]).
+    pub async fn dedup_redirect_changes(&self) -> sqlx::Result<Option<u64>> {
+        let count: Option<i64> =
+            sqlx::query_scalar("SELECT value FROM dedup_meta WHERE name = 'redirect_changes'")
+                .fetch_optional(self.reader())
+                .await?;
+        Ok(count.map(hash_from_db))
     }
 
     /// Writes one fetch's dedup results in one transaction (shared with other writes,
@@ -271,14 +295,16 @@ async fn save_changes(
         sqlx::query(
             "INSERT INTO dedup_urls (url, content_fp, simhash, sitemap_priority,
                  temp_target, declared_canonical, out_links, memberships, sketch,
-                 external_out_links)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                 external_out_links, filed_redirect_changes, filed_content_type)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
              ON CONFLICT (url) DO UPDATE SET content_fp = excluded.content_fp,
                  simhash = excluded.simhash, sitemap_priority = excluded.sitemap_priority,
                  temp_target = excluded.temp_target,
                  declared_canonical = excluded.declared_canonical,
                  out_links = excluded.out_links, memberships = excluded.memberships,
-                 sketch = excluded.sketch, external_out_links = excluded.external_out_links",
+                 sketch = excluded.sketch, external_out_links = excluded.external_out_links,
+                 filed_redirect_changes = excluded.filed_redirect_changes,
+                 filed_content_type = excluded.filed_content_type",
         )
         .bind(&r.url)
         .bind(r.content_fp.map(hash_to_db))
@@ -290,6 +316,8 @@ async fn save_changes(
         .bind(serde_json::to_string(&r.memberships).unwrap_or_else(|_| "[]".into()))
         .bind(r.sketch.as_ref().map(|s| s.0.to_vec()))
         .bind(serde_json::to_string(&r.external_out_links).unwrap_or_else(|_| "[]".into()))
+        .bind(r.filed_with.map(|f| hash_to_db(f.redirect_changes)))
+        .bind(r.filed_with.map(|f| hash_to_db(f.content_type)))
         .execute(&mut **tx)
         .await?;
     }
@@ -385,6 +413,15 @@ async fn save_changes(
             .bind(hash_to_db(*content))
             .execute(&mut **tx)
             .await?;
+    }
+    if let Some(count) = changes.redirect_changes {
+        sqlx::query(
+            "INSERT INTO dedup_meta (name, value) VALUES ('redirect_changes', $1)
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        )
+        .bind(hash_to_db(count))
+        .execute(&mut **tx)
+        .await?;
     }
     if let Some(next) = changes.next_group {
         sqlx::query(
