@@ -37,9 +37,6 @@ pub struct DedupChanges {
     pub removed_near: Vec<u64>,
     /// The engine's next near-group number, when it moved.
     pub next_group: Option<u64>,
-    /// The permanent-redirect table's change count, when a hop changed
-    /// ([`super::url_record::FiledWith`] refers to it).
-    pub redirect_changes: Option<u64>,
     /// URLs whose canonical status (hence planner weight and document) may have moved: changed
     /// records, members of changed classes (a member that left is a changed record), changed
     /// redirect sources.
@@ -97,9 +94,6 @@ impl DedupEngine {
                 None => out.removed_redirects.push(source.clone()),
             }
             out.touched.insert(source);
-        }
-        if !out.redirects.is_empty() || !out.removed_redirects.is_empty() {
-            out.redirect_changes = Some(self.permanent.changes());
         }
         out.new_errors = self.errors[unsaved.errors_saved.min(self.errors.len())..].to_vec();
         let mut near: Vec<u64> = unsaved.near.into_iter().collect();

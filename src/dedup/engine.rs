@@ -157,7 +157,7 @@ impl DedupEngine {
         }
         self.set_out_links(&owner, &links, &mut touched);
         self.record(&owner).filed_with = Some(FiledWith {
-            redirect_changes: self.permanent.changes(),
+            redirects: self.permanent.digest(),
             content_type: FiledWith::content_type_key(page.content_type.as_deref()),
         });
         self.set_vote(&owner, extracted.canonical.clone(), &mut touched);
@@ -236,16 +236,11 @@ impl DedupEngine {
         })
     }
 
-    /// Takes the permanent-redirect table's change count saved with it (the records loaded
-    /// with it refer to it; see [`super::url_record::FiledWith`]).
-    pub fn set_redirect_changes(&mut self, count: u64) {
-        self.permanent.set_changes(count);
-    }
-
     /// Whether [`Self::refile_same_bytes`] can file `url` again with `content_fp` unextracted:
     /// the engine holds that content for it from a fetch of the URL itself (not a permanent
     /// redirect's source, not a temporary redirect) served as `content_type`, and no permanent
-    /// redirect was learned or forgotten since its links were rewritten through the table.
+    /// redirect was learned or forgotten since its links were rewritten through the table (the
+    /// table's digest is the one they were filed with).
     pub fn can_refile_same_bytes(
         &self,
         url: &str,
@@ -253,7 +248,7 @@ impl DedupEngine {
         content_fp: u64,
     ) -> bool {
         let filed_with = FiledWith {
-            redirect_changes: self.permanent.changes(),
+            redirects: self.permanent.digest(),
             content_type: FiledWith::content_type_key(content_type),
         };
         let Ok(url) = self.norm(url) else {

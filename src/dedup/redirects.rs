@@ -21,25 +21,24 @@ pub enum RedirectError {
     },
 }
 
-/// Source -> target of every permanent redirect seen. Two tables are equal when their hops
-/// are (however often each changed).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// Source -> target of every permanent redirect seen.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PermanentRedirects {
     /// One hop per source, as observed.
     hops: BTreeMap<String, String>,
-    /// How many times a hop was added, changed or removed (not saved: what a page's links were
-    /// rewritten through is known only for pages filed since the engine started).
-    #[serde(skip)]
-    changes: u64,
+    /// The XOR of every hop's [`hop_digest`]: equal tables have equal digests, whatever order
+    /// their hops were learnt in and whoever learnt them (kept as hops change).
+    digest: u64,
 }
 
-impl PartialEq for PermanentRedirects {
-    fn eq(&self, other: &Self) -> bool {
-        self.hops == other.hops
-    }
+/// A hop's share of [`PermanentRedirects::digest`].
+fn hop_digest(source: &str, target: &str) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(source.as_bytes());
+    hasher.update(&[0]);
+    hasher.update(target.as_bytes());
+    hasher.digest()
 }
-
-impl Eq for PermanentRedirects {}
 
 impl PermanentRedirects {
     /// An empty table.
@@ -82,29 +81,28 @@ impl PermanentRedirects {
         if at == source {
             return Err(RedirectError::Cycle { urls: path });
         }
-        if self.hops.get(source).map(String::as_str) != Some(target) {
-            self.hops.insert(source.to_string(), target.to_string());
-            self.changes += 1;
+        if let Some(old) = self.hops.insert(source.to_string(), target.to_string()) {
+            self.digest ^= hop_digest(source, &old);
         }
+        self.digest ^= hop_digest(source, target);
         Ok(())
     }
 
     /// Forgets `source`'s redirect (it answered without one); returns whether it had one.
     pub fn remove(&mut self, source: &str) -> bool {
-        let removed = self.hops.remove(source).is_some();
-        self.changes += u64::from(removed);
-        removed
+        match self.hops.remove(source) {
+            Some(old) => {
+                self.digest ^= hop_digest(source, &old);
+                true
+            }
+            None => false,
+        }
     }
 
-    /// How many times the table changed (a hop added, changed or removed) since it was made: a
-    /// link rewritten through it may be rewritten differently once this moved.
-    pub fn changes(&self) -> u64 {
-        self.changes
-    }
-
-    /// Sets the change count to `count`, as saved with the table by an earlier run.
-    pub fn set_changes(&mut self, count: u64) {
-        self.changes = count;
+    /// A 64-bit digest of the table's hops: a link rewritten through a table rewrites the same
+    /// through any table with this digest (two different tables share one by chance only).
+    pub fn digest(&self) -> u64 {
+        self.digest
     }
 
     /// The immediate target of `source`, if it redirects permanently.
@@ -157,6 +155,40 @@ impl PermanentRedirects {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_digest_is_of_the_hops_whoever_learnt_them_in_whatever_order() {
+        let hops = [("a", "b"), ("c", "d"), ("e", "f")];
+        let forwards = PermanentRedirects::from_hops(hops.map(|(s, t)| (s.into(), t.into()))).0;
+        let mut backwards = PermanentRedirects::new();
+        for (s, t) in hops.iter().rev() {
+            backwards.insert(s, t).unwrap();
+        }
+        assert_eq!(forwards.digest(), backwards.digest());
+        assert_ne!(forwards.digest(), PermanentRedirects::new().digest());
+        // Learnt and forgotten, or moved and moved back: the table and its digest as before.
+        let before = backwards.digest();
+        backwards.insert("x", "y").unwrap();
+        assert_ne!(backwards.digest(), before);
+        backwards.remove("x");
+        assert_eq!(backwards.digest(), before);
+        backwards.insert("a", "z").unwrap();
+        assert_ne!(backwards.digest(), before, "a hop's target moved");
+        backwards.insert("a", "b").unwrap();
+        assert_eq!(backwards.digest(), before);
+        // Two workers each learn one hop: the table that holds both is neither's.
+        let (mut one, mut other) = (forwards.clone(), forwards.clone());
+        one.insert("x", "y").unwrap();
+        other.insert("u", "v").unwrap();
+        let mut both = one.clone();
+        both.insert("u", "v").unwrap();
+        assert_ne!(both.digest(), one.digest());
+        assert_ne!(both.digest(), other.digest());
+        // A refused cycle changes nothing.
+        let digest = both.digest();
+        assert!(both.insert("b", "a").is_err());
+        assert_eq!(both.digest(), digest);
+    }
 
     #[test]
     fn chains_compress_and_links_rewrite() {

@@ -9,8 +9,8 @@ use super::class::ClassId;
 use super::resemblance::Sketch;
 use super::urlnorm::url_fingerprint;
 
-/// What the engine knows of one URL. Plain data, saved as it is (all but
-/// [`UrlRecord::filed_with`], which equality ignores too).
+/// What the engine knows of one URL. Plain data, saved as it is; equality ignores
+/// [`UrlRecord::filed_with`] (a record filed again unextracted equals one filed whole).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct UrlRecord {
     /// Normalised URL.
@@ -36,7 +36,7 @@ pub struct UrlRecord {
     /// Classes it is a member of.
     pub memberships: Vec<ClassId>,
     /// What its last filing depended on beside its bytes; `None` when not known (a record
-    /// loaded from the database), so its next filing is whole.
+    /// saved before these were kept), so its next filing is whole.
     #[serde(skip)]
     pub filed_with: Option<FiledWith>,
 }
@@ -45,9 +45,9 @@ pub struct UrlRecord {
 /// of these give the same links and main text ([`super::DedupEngine::refile_same_bytes`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FiledWith {
-    /// [`super::redirects::PermanentRedirects::changes`] when its links were rewritten through
-    /// the table.
-    pub redirect_changes: u64,
+    /// [`super::redirects::PermanentRedirects::digest`] of the table its links were rewritten
+    /// through.
+    pub redirects: u64,
     /// xxh3 of its `Content-Type` (which picks the extraction and the charset).
     pub content_type: u64,
 }

@@ -29,10 +29,7 @@ impl Dedup {
     /// Loads the engine's saved state from the store (an empty engine on a new database).
     pub async fn load(store: &Store, config: DedupConfig) -> anyhow::Result<Dedup> {
         let state = store.load_dedup_state().await?;
-        let mut engine = DedupEngine::from_state(config.clone(), state);
-        if let Some(count) = store.dedup_redirect_changes().await? {
-            engine.set_redirect_changes(count);
-        }
+        let engine = DedupEngine::from_state(config.clone(), state);
         Ok(Dedup {
             inner: Mutex::new(Runtime { engine }),
             config,

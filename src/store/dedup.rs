@@ -89,7 +89,7 @@ impl Store {
         let mut state = DedupState::default();
         let rows: Vec<UrlDbRow> = sqlx::query_as(
             "SELECT url, content_fp, simhash, sitemap_priority, temp_target, declared_canonical,
-                    out_links, memberships, sketch, external_out_links, filed_redirect_changes,
+                    out_links, memberships, sketch, external_out_links, filed_redirects,
                     filed_content_type
              FROM dedup_urls ORDER BY url",
         )
@@ -114,7 +114,7 @@ impl Store {
                 filed_with: filed_redirects
                     .zip(filed_type)
                     .map(|(changes, kind)| FiledWith {
-                        redirect_changes: hash_from_db(changes),
+                        redirects: hash_from_db(changes),
                         content_type: hash_from_db(kind),
                     }),
             });
@@ -173,16 +173,6 @@ impl Store {
                 .await?;
         state.next_group = next.map_or(1, hash_from_db);
         Ok(state)
-    }
-
-    /// The permanent-redirect table's change count as last saved (`None`: never saved), which
-    /// the records' `filed_with` refer to ([`crate::dedup::DedupEngine::set_redirect_changes`]).
-    pub async fn dedup_redirect_changes(&self) -> sqlx::Result<Option<u64>> {
-        let count: Option<i64> =
-            sqlx::query_scalar("SELECT value FROM dedup_meta WHERE name = 'redirect_changes'")
-                .fetch_optional(self.reader())
-                .await?;
-        Ok(count.map(hash_from_db))
     }
 
     /// Writes one fetch's dedup results in one transaction (shared with other writes,
@@ -295,7 +285,7 @@ async fn save_changes(
         sqlx::query(
             "INSERT INTO dedup_urls (url, content_fp, simhash, sitemap_priority,
                  temp_target, declared_canonical, out_links, memberships, sketch,
-                 external_out_links, filed_redirect_changes, filed_content_type)
+                 external_out_links, filed_redirects, filed_content_type)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
              ON CONFLICT (url) DO UPDATE SET content_fp = excluded.content_fp,
                  simhash = excluded.simhash, sitemap_priority = excluded.sitemap_priority,
@@ -303,7 +293,7 @@ async fn save_changes(
                  declared_canonical = excluded.declared_canonical,
                  out_links = excluded.out_links, memberships = excluded.memberships,
                  sketch = excluded.sketch, external_out_links = excluded.external_out_links,
-                 filed_redirect_changes = excluded.filed_redirect_changes,
+                 filed_redirects = excluded.filed_redirects,
                  filed_content_type = excluded.filed_content_type",
         )
         .bind(&r.url)
@@ -316,7 +306,7 @@ async fn save_changes(
         .bind(serde_json::to_string(&r.memberships).unwrap_or_else(|_| "[]".into()))
         .bind(r.sketch.as_ref().map(|s| s.0.to_vec()))
         .bind(serde_json::to_string(&r.external_out_links).unwrap_or_else(|_| "[]".into()))
-        .bind(r.filed_with.map(|f| hash_to_db(f.redirect_changes)))
+        .bind(r.filed_with.map(|f| hash_to_db(f.redirects)))
         .bind(r.filed_with.map(|f| hash_to_db(f.content_type)))
         .execute(&mut **tx)
         .await?;
@@ -413,15 +403,6 @@ async fn save_changes(
             .bind(hash_to_db(*content))
             .execute(&mut **tx)
             .await?;
-    }
-    if let Some(count) = changes.redirect_changes {
-        sqlx::query(
-            "INSERT INTO dedup_meta (name, value) VALUES ('redirect_changes', $1)
-             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
-        )
-        .bind(hash_to_db(count))
-        .execute(&mut **tx)
-        .await?;
     }
     if let Some(next) = changes.next_group {
         sqlx::query(
