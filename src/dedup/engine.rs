@@ -238,9 +238,9 @@ impl DedupEngine {
 
     /// Whether [`Self::refile_same_bytes`] can file `url` again with `content_fp` unextracted:
     /// the engine holds that content for it from a fetch of the URL itself (not a permanent
-    /// redirect's source, not a temporary redirect) served as `content_type`, and no permanent
-    /// redirect was learned or forgotten since its links were rewritten through the table (the
-    /// table's digest is the one they were filed with).
+    /// redirect's source, not a temporary redirect) served as `content_type`, and the
+    /// permanent-redirect table holds the hops its links were rewritten through (its digest is
+    /// the one they were filed with).
     pub fn can_refile_same_bytes(
         &self,
         url: &str,
