@@ -104,6 +104,19 @@ async fn run_site_until(
     (db, summary)
 }
 
+/// Serves `host`'s `/sitemap.xml` listing `page` alone; gives the schedule line that reads it.
+fn serve_sitemap_of(server: &RecordingServer, host: &str, page: &url::Url) -> String {
+    let sitemap = format!(
+        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
+         <url><loc>{page}</loc></url></urlset>"
+    );
+    let sitemap = Reply::status(200)
+        .header("content-type", "application/xml")
+        .body(sitemap);
+    server.route(host, "/sitemap.xml", sitemap);
+    format!("sitemaps = [\"{}\"]", server.url(host, "/sitemap.xml"))
+}
+
 fn page_requests(server: &RecordingServer, host: &str) -> Vec<Recorded> {
     server
         .requests_to(host)
@@ -323,15 +336,7 @@ async fn a_page_served_whole_is_extracted_once_per_change() {
         Reply::html(article(edition, 0)).to_response()
     });
     let page = server.url(HOST, "/page");
-    let sitemap = format!(
-        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
-         <url><loc>{page}</loc></url></urlset>"
-    );
-    let sitemap = Reply::status(200)
-        .header("content-type", "application/xml")
-        .body(sitemap);
-    server.route(HOST, "/sitemap.xml", sitemap);
-    let source = format!("sitemaps = [\"{}\"]", server.url(HOST, "/sitemap.xml"));
+    let source = serve_sitemap_of(&server, HOST, &page);
     let dir = tempfile::tempdir().unwrap();
     let (db, summary) = run_site_until(&server, HOST, &source, "", dir.path(), |seen| {
         seen.len() >= 6
@@ -402,15 +407,7 @@ async fn the_same_bytes_served_as_another_type_are_extracted_again() {
             .to_response()
     });
     let page = server.url(HOST, "/page");
-    let sitemap = format!(
-        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
-         <url><loc>{page}</loc></url></urlset>"
-    );
-    let sitemap = Reply::status(200)
-        .header("content-type", "application/xml")
-        .body(sitemap);
-    server.route(HOST, "/sitemap.xml", sitemap);
-    let source = format!("sitemaps = [\"{}\"]", server.url(HOST, "/sitemap.xml"));
+    let source = serve_sitemap_of(&server, HOST, &page);
     let dir = tempfile::tempdir().unwrap();
     let (db, summary) = run_site_until(&server, HOST, &source, "", dir.path(), |seen| {
         seen.len() >= 5
@@ -441,15 +438,7 @@ async fn a_page_served_whole_is_not_extracted_again_by_the_next_run() {
         RecordingServer::start_with_clock(Arc::new(VirtualClock::new(ORIGIN_MS, 50_000.0))).await;
     server.handle(HOST, "/page", |_| Reply::html(article(1, 0)).to_response());
     let page = server.url(HOST, "/page");
-    let sitemap = format!(
-        "<?xml version=\"1.0\"?><urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\
-         <url><loc>{page}</loc></url></urlset>"
-    );
-    let sitemap = Reply::status(200)
-        .header("content-type", "application/xml")
-        .body(sitemap);
-    server.route(HOST, "/sitemap.xml", sitemap);
-    let source = format!("sitemaps = [\"{}\"]", server.url(HOST, "/sitemap.xml"));
+    let source = serve_sitemap_of(&server, HOST, &page);
     let dir = tempfile::tempdir().unwrap();
     let (_, first) = run_site_until(&server, HOST, &source, "", dir.path(), |seen| {
         seen.len() >= 3
