@@ -19,6 +19,7 @@ use crate::demo::session::{SessionOptions, is_postgres_for, run_session};
 use crate::demo::truth::true_freshness_at;
 use crate::demo::world::World;
 use crate::schedule::ChangeSignal;
+use crate::store::postgres_hold::{self, PostgresHold};
 use crate::store::report_data::TrueFreshnessSample;
 use crate::store::reports::FreshnessSample;
 use crate::store::run_lock::{self, Busy, RunLock};
@@ -96,7 +97,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     // Before anything is cleared: an earlier demo's database is not lost to a refused demo.
     is_postgres_for(args.workers, &args.db)?;
     // Held to the end of the report, which reads and writes the database after the run.
-    let run_lock = take_demo_database(&args.db).await?;
+    let DemoDatabase {
+        run_lock,
+        _postgres_hold,
+    } = take_demo_database(&args.db).await?;
     let options = SessionOptions {
         seed: args.seed,
         scale: args.scale,
@@ -175,12 +179,27 @@ fn shown(db: &Path) -> String {
     crate::store::redact(&db.display().to_string())
 }
 
-/// Takes the run lock of a demo database file, for the demo to hold from here to the end of its
-/// report (its run takes no other), then removes an earlier demo database there
-/// ([`clear_demo_database`]). A file another demo or run is using is refused: before, a second
-/// demo in the same folder deleted the database, WAL and all, of a demo still writing it, and
-/// only then met the lock. `None` for PostgreSQL, which has no run lock (see the README).
-async fn take_demo_database(path: &Path) -> anyhow::Result<Option<Arc<RunLock>>> {
+/// What a demo holds of its database from before it is cleared to the end of its report.
+#[derive(Debug)]
+struct DemoDatabase {
+    /// A file's run lock, for the demo's run to hold (it takes no other).
+    run_lock: Option<Arc<RunLock>>,
+    /// A PostgreSQL database's demo hold ([`postgres_hold`]): a second demo on the database
+    /// is refused while this one runs.
+    _postgres_hold: Option<PostgresHold>,
+}
+
+/// The name of a demo's hold on a PostgreSQL database.
+const DEMO_HOLD: &str = "demo";
+
+/// Takes a demo database for the demo to hold from here to the end of its report (a file's run
+/// lock, a PostgreSQL database's demo hold), then removes an earlier demo database there
+/// ([`clear_demo_database`]). A database another demo or run is using is refused: before, a
+/// second demo in the same folder deleted the database, WAL and all, of a demo still writing
+/// it, and only then met the lock, and a second demo on one PostgreSQL database deleted the
+/// rows of the first as it ran. (A `freshet run` on a PostgreSQL database takes no hold: its
+/// sites are not demo sites, which the clearing refuses.)
+async fn take_demo_database(path: &Path) -> anyhow::Result<DemoDatabase> {
     let lock =
         run_lock::lock_for_run(path).map_err(|error| match error.downcast_ref::<Busy>() {
             Some(busy) => anyhow::anyhow!(
@@ -191,8 +210,23 @@ async fn take_demo_database(path: &Path) -> anyhow::Result<Option<Arc<RunLock>>>
             ),
             None => error,
         })?;
+    let postgres_hold = match Location::parse(path)? {
+        Location::Postgres(url) => {
+            Some(postgres_hold::hold(url, DEMO_HOLD).await?.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{} is in use by another demo (it holds the row {DEMO_HOLD:?} of table \
+                     freshet_holds): wait for it to end, or pass another --db",
+                    shown(path)
+                )
+            })?)
+        }
+        Location::SqliteFile(_) => None,
+    };
     clear_demo_database(path).await?;
-    Ok(lock.map(Arc::new))
+    Ok(DemoDatabase {
+        run_lock: lock.map(Arc::new),
+        _postgres_hold: postgres_hold,
+    })
 }
 
 /// Removes an earlier demo database at `path` (the demo's world and ports are new each run, so
@@ -440,7 +474,7 @@ mod tests {
         drop(running);
         let held = take_demo_database(&db).await.unwrap();
         assert!(
-            held.is_some(),
+            held.run_lock.is_some(),
             "the demo holds the lock for its run and report"
         );
         assert!(
@@ -451,6 +485,57 @@ mod tests {
             !db.exists(),
             "once the run ended, the earlier demo database is replaced"
         );
+    }
+
+    /// Two demos on one PostgreSQL database: the second is refused before it clears anything,
+    /// and once the first has let go (its connection closed, as a killed demo's is) the next
+    /// may take it.
+    #[tokio::test]
+    async fn a_postgresql_database_a_demo_is_using_is_not_cleared() {
+        let Some(server) = crate::store::test_support::postgres_server("demo_hold") else {
+            return;
+        };
+        let name = format!("freshet_unit_demo_hold_{}", std::process::id());
+        let url = crate::store::create_postgres_database(&server, &name)
+            .await
+            .unwrap();
+        let db = PathBuf::from(&url);
+        let running = take_demo_database(&db).await.unwrap();
+        // What the running demo writes.
+        let store = Store::open(&db).await.unwrap();
+        let site = crate::store::sites::SiteRecord {
+            name: "demo-site",
+            weight: 1.0,
+            requests_per_day: 100.0,
+            source_file: None,
+        };
+        store.upsert_site(&site, 0).await.unwrap();
+        let refused = match take_demo_database(&db).await {
+            Ok(_) => panic!("a second demo took a database a demo is using"),
+            Err(error) => format!("{error:#}"),
+        };
+        assert!(refused.contains("in use by another demo"), "{refused}");
+        assert_eq!(
+            store.site_names().await.unwrap(),
+            vec!["demo-site".to_string()],
+            "the running demo's rows were cleared"
+        );
+        drop(running);
+        let mut next = None;
+        for _ in 0..50 {
+            // The server sees the first demo's connection close a moment later.
+            if let Ok(taken) = take_demo_database(&db).await {
+                next = Some(taken);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(next.is_some(), "the database of a demo that ended is free");
+        assert!(
+            store.site_names().await.unwrap().is_empty(),
+            "the next demo starts from an empty database"
+        );
+        store.close().await;
     }
 
     #[tokio::test]

@@ -36,6 +36,7 @@ pub mod leases;
 mod migration_lock;
 pub mod observations;
 pub mod politeness;
+pub mod postgres_hold;
 pub mod refusals;
 pub mod report_data;
 pub mod reports;
