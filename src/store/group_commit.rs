@@ -448,22 +448,13 @@ mod tests {
 
     #[tokio::test]
     async fn of_a_sites_budget_saves_in_one_group_the_last_queued_stands() {
-        use crate::store::sites::{BudgetSave, SiteRecord};
+        use crate::store::sites::BudgetSave;
         let (stores, _dir) = crate::store::test_support::stores(
             "of_a_sites_budget_saves_in_one_group_the_last_queued_stands",
         )
         .await;
         for store in stores {
-            let mut ids = Vec::new();
-            for name in ["a", "b"] {
-                let site = SiteRecord {
-                    name,
-                    weight: 1.0,
-                    requests_per_day: 100.0,
-                    source_file: None,
-                };
-                ids.push(store.upsert_site(&site, 0).await.unwrap());
-            }
+            let ids = crate::store::test_support::sites(&store, &["a", "b"]).await;
             let save = |site_id, credit, at_ms| BudgetSave {
                 site_id,
                 credit,

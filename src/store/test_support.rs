@@ -124,16 +124,25 @@ pub async fn stores(test: &str) -> (Vec<Store>, tempfile::TempDir) {
     (stores, dir)
 }
 
+/// Sites named `names`, 100 requests a day each: their ids, in that order.
+pub async fn sites(store: &Store, names: &[&str]) -> Vec<i64> {
+    let mut ids = Vec::with_capacity(names.len());
+    for &name in names {
+        let site = crate::store::sites::SiteRecord {
+            name,
+            weight: 1.0,
+            requests_per_day: 100.0,
+            source_file: None,
+        };
+        ids.push(store.upsert_site(&site, 0).await.unwrap());
+    }
+    ids
+}
+
 /// A site ("s", 100 requests a day) and a host (`http://a.test:80`) for the URLs of a test:
 /// their ids.
 pub async fn site_and_host(store: &Store) -> (i64, i64) {
-    let site = crate::store::sites::SiteRecord {
-        name: "s",
-        weight: 1.0,
-        requests_per_day: 100.0,
-        source_file: None,
-    };
-    let site_id = store.upsert_site(&site, 0).await.unwrap();
+    let site_id = sites(store, &["s"]).await[0];
     let host_id = store.host_id("http://a.test:80").await.unwrap();
     (site_id, host_id)
 }

@@ -316,7 +316,6 @@ impl UrlPages {
 mod tests {
     use super::*;
     use crate::store::discovered::Discovered;
-    use crate::store::sites::SiteRecord;
 
     /// Ids of every row `scope` reads, `per_page` at a time, and the pages' sizes.
     async fn read_all(store: &Store, scope: UrlScope, per_page: i64) -> (Vec<i64>, Vec<usize>) {
@@ -336,16 +335,7 @@ mod tests {
         )
         .await;
         for store in stores {
-            let mut sites = Vec::new();
-            for name in ["a", "b"] {
-                let site = SiteRecord {
-                    name,
-                    weight: 1.0,
-                    requests_per_day: 100.0,
-                    source_file: None,
-                };
-                sites.push(store.upsert_site(&site, 0).await.unwrap());
-            }
+            let sites = crate::store::test_support::sites(&store, &["a", "b"]).await;
             let host_id = store.host_id("http://a.test:80").await.unwrap();
             // Sites a and b take turns; every third URL of a is a sitemap.
             let found: Vec<Discovered> = (0..7)
