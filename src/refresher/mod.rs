@@ -570,6 +570,8 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
                     discoveries.finished(ctx, site_id, result).await;
                 }
             }
+            // A URL handed out came back: its host may take the next one before its check ends.
+            () = ctx.ledger.returned(), if !stopping && checks.len() < MAX_IN_FLIGHT => {}
             () = clock::sleep_until(ctx.clock.as_ref(), wake.max(now + 1)) => {}
         }
     }

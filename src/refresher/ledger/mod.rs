@@ -59,6 +59,10 @@ fn restored_of(row: &UrlRow) -> Restored {
 /// The scheduler with the store's ids.
 pub struct Ledger {
     inner: Mutex<Inner>,
+    /// Told whenever a URL handed out comes back (fetched, deferred, refused, a feed read): its
+    /// host may take its next request now. The refresher's loop hands that out at once, not
+    /// once the check's commit and filing have ended ([`Ledger::returned`]).
+    returned: tokio::sync::Notify,
     /// With several workers on one database, the hosts this one holds: a host added while
     /// another worker holds it is handed to that worker at once.
     held: Option<HeldHosts>,
@@ -144,6 +148,7 @@ impl Ledger {
                 last_added_ms: None,
                 sampling: None,
             }),
+            returned: tokio::sync::Notify::new(),
             held: None,
         }
     }
@@ -376,7 +381,18 @@ impl Ledger {
         let key = inner.urls.key_of(url_id)?;
         inner.sched.handle_fetched(now_ms, key, fetched);
         let stats = serde_json::to_string(inner.sched.stats(key)).unwrap_or_default();
-        Some((inner.sched.summary(key), stats))
+        let summary = inner.sched.summary(key);
+        drop(inner);
+        self.returned.notify_one();
+        Some((summary, stats))
+    }
+
+    /// Waits until a URL handed out comes back (at once if one came back since the last wait):
+    /// a host's next URL is handed out as its last check's request ends. A loop that polled
+    /// only as checks ended left a host idle while its last check committed and was filed: a
+    /// database another process held locked stopped every host with a check waiting on it.
+    pub async fn returned(&self) {
+        self.returned.notified().await;
     }
 
     /// Hands a URL back unfetched (its site's credit with it), due again at `until_ms`.
@@ -385,6 +401,8 @@ impl Ledger {
         if let Some(key) = inner.urls.key_of(url_id) {
             inner.sched.defer(now_ms, key, until_ms);
         }
+        drop(inner);
+        self.returned.notify_one();
     }
 
     /// Changes a URL's planner weight (the dedup engine's verdict).
@@ -401,6 +419,8 @@ impl Ledger {
         if let Some(key) = inner.urls.key_of(url_id) {
             inner.sched.refuse(now_ms, key);
         }
+        drop(inner);
+        self.returned.notify_one();
     }
 
     /// A feed was read: `listing` is what the document held, `entries` (URL row id, change
@@ -421,6 +441,8 @@ impl Ledger {
             .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
             .collect();
         inner.sched.handle_feed_read(now_ms, feed, &keyed, listing);
+        drop(inner);
+        self.returned.notify_one();
     }
 
     /// One URL's planned rate and due time as the scheduler holds them now (what [`Self::plans`]
