@@ -136,7 +136,14 @@ pub async fn after_fetch(
     }
     let mut write = rt.write(touched);
     let row_weight = rt.engine.planner_weight(&row.url);
-    write.weights.push((row.url.clone(), row_weight));
+    // The URL's own weight only when it differs from its row's, read under the URL's lock:
+    // every change of a weight since is a filing's, written with it (most filings touch the
+    // URL's record without changing its weight, and a write that changes nothing is still a
+    // statement).
+    write.weights.retain(|(url, _)| *url != row.url);
+    if (row_weight - row.weight).abs() > 1e-12 {
+        write.weights.push((row.url.clone(), row_weight));
+    }
     if let (Some(out), Input::Page(page)) = (&observed, &input)
         && out.is_canonical
     {

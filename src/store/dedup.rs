@@ -317,8 +317,9 @@ async fn save_changes(
             .execute(&mut **tx)
             .await?;
     }
-    let ids = changes.classes.iter().map(|c| c.id);
-    for id in changes.removed_classes.iter().copied().chain(ids) {
+    // A class that changed is written over below (its members deleted with it there): only
+    // the classes gone are deleted here.
+    for id in changes.removed_classes.iter().copied() {
         sqlx::query("DELETE FROM dedup_classes WHERE kind = $1 AND key = $2")
             .bind(kind_name(id.kind))
             .bind(hash_to_db(id.key))
@@ -329,7 +330,7 @@ async fn save_changes(
         let (kind, key) = (kind_name(class.id.kind), hash_to_db(class.id.key));
         sqlx::query(
             // Another worker's engine may have written the same class (its key is a hash of
-            // what the members share) since the delete above: the last one written stands.
+            // what the members share): the last one written stands.
             "INSERT INTO dedup_classes (kind, key, canonical, reason) VALUES ($1, $2, $3, $4)
              ON CONFLICT (kind, key) DO UPDATE SET canonical = excluded.canonical,
                  reason = excluded.reason",
