@@ -225,6 +225,15 @@ impl BindReal for sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments> {
     }
 }
 
+impl<O> BindReal for sqlx::query::QueryAs<'_, sqlx::Any, O, sqlx::any::AnyArguments> {
+    fn bind_real(self, value: Option<f64>) -> Self {
+        match value {
+            Some(value) => self.bind(value),
+            None => self.bind(None::<f32>),
+        }
+    }
+}
+
 impl<O> BindReal for sqlx::query::QueryScalar<'_, sqlx::Any, O, sqlx::any::AnyArguments> {
     fn bind_real(self, value: Option<f64>) -> Self {
         match value {

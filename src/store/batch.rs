@@ -24,10 +24,10 @@ pub(super) fn power_of_two_chunks<'a, T>(mut rows: &'a [T], out: &mut Vec<&'a [T
 /// `rows` cut, in order, into runs in which no key repeats (PostgreSQL refuses one statement
 /// that upserts or updates a row twice; SQLite would apply them in turn), each run cut into
 /// power-of-two chunks.
-pub(super) fn distinct_chunks<T, K: std::hash::Hash + Eq>(
-    rows: &[T],
-    key: impl Fn(&T) -> K,
-) -> Vec<&[T]> {
+pub(super) fn distinct_chunks<'a, T, K: std::hash::Hash + Eq>(
+    rows: &'a [T],
+    key: impl Fn(&'a T) -> K,
+) -> Vec<&'a [T]> {
     let mut out = Vec::new();
     let mut start = 0;
     let mut seen = std::collections::HashSet::new();

@@ -3,7 +3,7 @@
 //! read, and robots.txt's verdict on a URL.
 
 use super::Store;
-use super::backend::BindReal;
+use super::found_writes::{Found, upsert_found};
 
 /// A URL found by discovery.
 #[derive(Debug, Clone)]
@@ -105,104 +105,13 @@ impl Store {
         new_due_ms: i64,
         listing: Option<Listing>,
     ) -> sqlx::Result<Vec<i64>> {
-        let (listed_in, listed_ms) = listing.map(|l| (l.sitemap_id, l.read_ms)).unzip();
-        self.write("upsert_discovered", |mut tx| async move {
-            let mut new_ids = Vec::new();
-            for d in found {
-                // A listing is a page's: a sitemap named in a urlset keeps its own time.
-                let page_listed_in = listed_in.filter(|_| d.kind == "page");
-                let existing: Option<(i64, Option<i64>)> =
-                    sqlx::query_as("SELECT id, last_checked_ms FROM urls WHERE url = $1")
-                        .bind(&d.url)
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                match existing {
-                    None => {
-                        // Another worker on the same database may insert it first: then it
-                        // is theirs, not new here.
-                        let id: Option<i64> = sqlx::query_scalar(
-                            "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms,
-                                 discovered_from, lastmod_ms, changefreq, priority, next_due_ms,
-                                 listed_in, listed_ms, listed_lastmod_ms)
-                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-                             ON CONFLICT (url) DO NOTHING RETURNING id",
-                        )
-                        .bind(&d.url)
-                        .bind(d.site_id)
-                        .bind(d.host_id)
-                        .bind(d.kind)
-                        .bind(now_ms)
-                        .bind(&d.discovered_from)
-                        .bind(d.lastmod_ms)
-                        .bind(&d.changefreq)
-                        .bind_real(d.priority)
-                        .bind(new_due_ms)
-                        .bind(page_listed_in)
-                        .bind(page_listed_in.and(listed_ms))
-                        .bind(page_listed_in.and(d.lastmod_ms))
-                        .fetch_optional(&mut *tx)
-                        .await?;
-                        new_ids.extend(id);
-                        if id.is_none() && page_listed_in.is_some() {
-                            // Another worker inserted it first: the listing is this read's.
-                            sqlx::query(
-                                "UPDATE urls SET listed_in = $1, listed_ms = $2,
-                                     listed_lastmod_ms = $3
-                                 WHERE url = $4 AND kind = 'page'",
-                            )
-                            .bind(page_listed_in)
-                            .bind(listed_ms)
-                            .bind(d.lastmod_ms)
-                            .bind(&d.url)
-                            .execute(&mut *tx)
-                            .await?;
-                        }
-                    }
-                    Some((id, last_checked)) => {
-                        let known_change = d
-                            .lastmod_ms
-                            .filter(|&m| last_checked.is_some_and(|checked| m > checked));
-                        sqlx::query(
-                            "UPDATE urls SET
-                                 lastmod_ms = CASE WHEN COALESCE(lastmod_ms, 0) > COALESCE($1, 0)
-                                     THEN COALESCE(lastmod_ms, 0) ELSE COALESCE($1, 0) END,
-                                 changefreq = COALESCE($2, changefreq),
-                                 priority = COALESCE($3, priority),
-                                 known_change_ms = COALESCE($4, known_change_ms),
-                                 next_due_ms = CASE WHEN $5 IS NOT NULL
-                                     THEN CASE WHEN COALESCE(next_due_ms, $6) < $7
-                                         THEN COALESCE(next_due_ms, $6) ELSE $7 END
-                                     ELSE next_due_ms END,
-                                 listed_in = CASE WHEN $8 IS NULL OR kind <> 'page'
-                                     THEN listed_in ELSE $9 END,
-                                 listed_ms = CASE WHEN $10 IS NULL OR kind <> 'page'
-                                     THEN listed_ms ELSE $11 END,
-                                 listed_lastmod_ms = CASE WHEN $12 IS NULL OR kind <> 'page'
-                                     THEN listed_lastmod_ms ELSE $13 END
-                             WHERE id = $14",
-                        )
-                        .bind(d.lastmod_ms)
-                        .bind(&d.changefreq)
-                        .bind_real(d.priority)
-                        .bind(known_change)
-                        .bind(known_change)
-                        .bind(now_ms)
-                        .bind(now_ms)
-                        .bind(listed_in)
-                        .bind(listed_in)
-                        .bind(listed_in)
-                        .bind(listed_ms)
-                        .bind(listed_in)
-                        .bind(listed_in.and(d.lastmod_ms))
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await?;
-                    }
-                }
-            }
-            Ok((tx, new_ids))
-        })
-        .await
+        let when = Found {
+            now_ms,
+            new_due_ms,
+            listing: listing.map(|l| (l.sitemap_id, l.read_ms)),
+        };
+        self.write("upsert_discovered", |tx| upsert_found(tx, found, when))
+            .await
     }
 
     /// The child sitemaps an index named when it was last read.
@@ -286,6 +195,52 @@ impl Store {
 mod tests {
     use super::*;
     use crate::store::urls::UrlRow;
+
+    #[tokio::test]
+    async fn a_long_list_with_repeats_writes_each_url_once_and_gives_new_ids_in_order() {
+        let (stores, _dir) = crate::store::test_support::stores("long_list").await;
+        for store in stores {
+            let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
+            let found = |i: usize, priority| Discovered {
+                url: format!("http://a.test/p{i}"),
+                site_id,
+                host_id,
+                kind: "page",
+                discovered_from: None,
+                lastmod_ms: None,
+                changefreq: None,
+                priority,
+            };
+            let known = store.upsert_discovered(&[found(7, None)], 0).await.unwrap();
+            // 150 URLs (more than one statement's rows), p7 known already, p20 twice: its
+            // second naming is a known URL's, whose hint it leaves.
+            let mut list: Vec<Discovered> = (0..150).map(|i| found(i, None)).collect();
+            list.insert(100, found(20, Some(0.9)));
+            let new_ids = store.upsert_discovered(&list, 10).await.unwrap();
+
+            assert_eq!(new_ids.len(), 149, "every URL but p7, each once");
+            let mut expected = Vec::new();
+            for i in (0..150).filter(|&i| i != 7) {
+                let row = store
+                    .url_row(&format!("http://a.test/p{i}"))
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(row.discovered_ms, 10);
+                expected.push(row.id);
+            }
+            assert_eq!(new_ids, expected, "in the order they were named");
+            let p7 = store.url_row("http://a.test/p7").await.unwrap().unwrap();
+            assert_eq!(
+                (p7.id, p7.discovered_ms),
+                (known[0], 0),
+                "known, left as it was"
+            );
+            let p20 = store.url_row("http://a.test/p20").await.unwrap().unwrap();
+            assert_eq!(p20.priority, Some(0.9), "the second naming's hint");
+            store.close().await;
+        }
+    }
 
     #[tokio::test]
     async fn a_listing_records_its_sitemap_and_lastmod_and_the_last_one_wins() {

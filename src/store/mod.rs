@@ -30,6 +30,7 @@ pub mod dedup;
 pub mod discovered;
 pub mod documents;
 pub mod errors;
+mod found_writes;
 mod group_commit;
 pub mod hosts;
 pub mod leases;

@@ -1,0 +1,209 @@
+//! What discovery writes for the URLs a sitemap, feed or robots.txt named: new URLs inserted,
+//! known ones given the hints they were named with, a chunk of URLs at a time.
+//!
+//! A chunk ([`super::batch`]: distinct URLs, a power of two of at most 64) takes three
+//! statements: one `SELECT` of the URLs already known, one multi-row `INSERT` of the new ones
+//! and one `UPDATE … FROM (VALUES …)` of the known ones, where a statement a URL (two, a read
+//! and a write) made a rediscovery of a large sitemap cost two round trips to the writer's
+//! connection per URL it listed.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use super::backend::BindReal;
+use super::batch::{
+    Texts, distinct_chunks, placeholder_rows, power_of_two_chunks, text_for, texts,
+};
+use super::discovered::Discovered;
+use super::writer::WriteTx;
+
+/// When the URLs of one write were found, and what they were listed in.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Found {
+    /// When they were found (clock ms): a new URL's `discovered_ms`.
+    pub now_ms: i64,
+    /// When a new URL is due.
+    pub new_due_ms: i64,
+    /// The sitemap read that listed the pages among them (row id) and when it was read.
+    pub listing: Option<(i64, i64)>,
+}
+
+/// Writes `found` in `tx`, in order; returns the ids of the URLs that were new, in that order.
+pub(super) async fn upsert_found(
+    mut tx: WriteTx,
+    found: &[Discovered],
+    when: Found,
+) -> sqlx::Result<(WriteTx, Vec<i64>)> {
+    let mut new_ids = Vec::new();
+    for chunk in distinct_chunks(found, |d| d.url.as_str()) {
+        let known = known_of(&mut tx, chunk).await?;
+        let (old, new): (Vec<&Discovered>, Vec<&Discovered>) =
+            chunk.iter().partition(|d| known.contains_key(&d.url));
+        let mut inserted = HashMap::new();
+        let mut pieces = Vec::new();
+        power_of_two_chunks(&new, &mut pieces);
+        for piece in pieces.drain(..) {
+            inserted.extend(insert_new(&mut tx, piece, when).await?);
+        }
+        for d in &new {
+            match inserted.get(&d.url) {
+                Some(&id) => new_ids.push(id),
+                // Another worker on the same database inserted it first: then it is theirs,
+                // not new here, and the listing is this read's.
+                None => list_in_theirs(&mut tx, d, when).await?,
+            }
+        }
+        power_of_two_chunks(&old, &mut pieces);
+        for piece in pieces {
+            update_known(&mut tx, piece, &known, when).await?;
+        }
+    }
+    Ok((tx, new_ids))
+}
+
+static SELECT_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
+    texts(|n| {
+        let urls: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
+        format!(
+            "SELECT url, id, last_checked_ms FROM urls WHERE url IN ({})",
+            urls.join(", ")
+        )
+    })
+});
+
+/// The URLs of `chunk` already stored: their row id and when they were last checked.
+async fn known_of(
+    tx: &mut WriteTx,
+    chunk: &[Discovered],
+) -> sqlx::Result<HashMap<String, (i64, Option<i64>)>> {
+    let mut query = sqlx::query_as(text_for(&SELECT_KNOWN, tx, chunk.len()));
+    for d in chunk {
+        query = query.bind(&d.url);
+    }
+    let rows: Vec<(String, i64, Option<i64>)> = query.fetch_all(&mut **tx).await?;
+    Ok(rows
+        .into_iter()
+        .map(|(url, id, checked)| (url, (id, checked)))
+        .collect())
+}
+
+static INSERT_NEW: LazyLock<Texts> = LazyLock::new(|| {
+    texts(|n| {
+        format!(
+            "INSERT INTO urls (url, site_id, host_id, kind, discovered_ms, discovered_from,
+                 lastmod_ms, changefreq, priority, next_due_ms, listed_in, listed_ms,
+                 listed_lastmod_ms)
+             VALUES {}
+             ON CONFLICT (url) DO NOTHING RETURNING url, id",
+            placeholder_rows(n, 13)
+        )
+    })
+});
+
+/// The listing of a page `d` (a sitemap named in a urlset keeps its own time).
+fn page_listing(d: &Discovered, when: Found) -> Option<(i64, i64)> {
+    when.listing.filter(|_| d.kind == "page")
+}
+
+/// Inserts the URLs `new` (none stored when read): the ids of those inserted, by URL.
+async fn insert_new(
+    tx: &mut WriteTx,
+    new: &[&Discovered],
+    when: Found,
+) -> sqlx::Result<Vec<(String, i64)>> {
+    let mut query = sqlx::query_as(text_for(&INSERT_NEW, tx, new.len()));
+    for d in new {
+        let listing = page_listing(d, when);
+        query = query
+            .bind(&d.url)
+            .bind(d.site_id)
+            .bind(d.host_id)
+            .bind(d.kind)
+            .bind(when.now_ms)
+            .bind(&d.discovered_from)
+            .bind(d.lastmod_ms)
+            .bind(&d.changefreq)
+            .bind_real(d.priority)
+            .bind(when.new_due_ms)
+            .bind(listing.map(|(sitemap_id, _)| sitemap_id))
+            .bind(listing.map(|(_, read_ms)| read_ms))
+            .bind(listing.and(d.lastmod_ms));
+    }
+    query.fetch_all(&mut **tx).await
+}
+
+/// Records the listing of a page another worker inserted first.
+async fn list_in_theirs(tx: &mut WriteTx, d: &Discovered, when: Found) -> sqlx::Result<()> {
+    let Some((sitemap_id, read_ms)) = page_listing(d, when) else {
+        return Ok(());
+    };
+    sqlx::query(
+        "UPDATE urls SET listed_in = $1, listed_ms = $2, listed_lastmod_ms = $3
+         WHERE url = $4 AND kind = 'page'",
+    )
+    .bind(sitemap_id)
+    .bind(read_ms)
+    .bind(d.lastmod_ms)
+    .bind(&d.url)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
+    texts(|n| {
+        format!(
+            "WITH v(id, lastmod_ms, changefreq, priority, known_change_ms, now_ms, listed_in,
+                 listed_ms, listed_lastmod_ms) AS (VALUES {})
+             UPDATE urls SET
+                 lastmod_ms = CASE WHEN COALESCE(urls.lastmod_ms, 0) > COALESCE(v.lastmod_ms, 0)
+                     THEN COALESCE(urls.lastmod_ms, 0) ELSE COALESCE(v.lastmod_ms, 0) END,
+                 changefreq = COALESCE(v.changefreq, urls.changefreq),
+                 priority = COALESCE(v.priority, urls.priority),
+                 known_change_ms = COALESCE(v.known_change_ms, urls.known_change_ms),
+                 next_due_ms = CASE WHEN v.known_change_ms IS NOT NULL
+                     THEN CASE WHEN COALESCE(urls.next_due_ms, v.now_ms) < v.now_ms
+                         THEN COALESCE(urls.next_due_ms, v.now_ms) ELSE v.now_ms END
+                     ELSE urls.next_due_ms END,
+                 listed_in = CASE WHEN v.listed_in IS NULL OR urls.kind <> 'page'
+                     THEN urls.listed_in ELSE v.listed_in END,
+                 listed_ms = CASE WHEN v.listed_in IS NULL OR urls.kind <> 'page'
+                     THEN urls.listed_ms ELSE v.listed_ms END,
+                 listed_lastmod_ms = CASE WHEN v.listed_in IS NULL OR urls.kind <> 'page'
+                     THEN urls.listed_lastmod_ms ELSE v.listed_lastmod_ms END
+             FROM v WHERE urls.id = v.id",
+            placeholder_rows(n, 9)
+        )
+    })
+});
+
+/// Gives the known URLs `old` the hints they were named with. A lastmod newer than the URL's
+/// last check marks a known change and makes the URL due now.
+async fn update_known(
+    tx: &mut WriteTx,
+    old: &[&Discovered],
+    known: &HashMap<String, (i64, Option<i64>)>,
+    when: Found,
+) -> sqlx::Result<()> {
+    let mut query = sqlx::query(text_for(&UPDATE_KNOWN, tx, old.len()));
+    for d in old {
+        let (id, last_checked) = known[&d.url];
+        let known_change = d
+            .lastmod_ms
+            .filter(|&m| last_checked.is_some_and(|checked| m > checked));
+        // The listing goes to pages only, which the statement asks of the stored row's kind.
+        let listed_in = when.listing.map(|(sitemap_id, _)| sitemap_id);
+        query = query
+            .bind(id)
+            .bind(d.lastmod_ms)
+            .bind(&d.changefreq)
+            .bind_real(d.priority)
+            .bind(known_change)
+            .bind(when.now_ms)
+            .bind(listed_in)
+            .bind(when.listing.map(|(_, read_ms)| read_ms))
+            .bind(listed_in.and(d.lastmod_ms));
+    }
+    query.execute(&mut **tx).await?;
+    Ok(())
+}
