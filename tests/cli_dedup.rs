@@ -263,3 +263,39 @@ async fn export_warc_report_duplicates_and_explain() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no database"));
 }
+
+/// `--out` naming the database (by its path, through a symlink) or any SQLite database is
+/// refused before anything is written: both commands once replaced the database with their
+/// output and reported success.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_output_over_a_database_is_refused_and_the_database_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    build_db(&db).await;
+    let other = dir.path().join("other.db");
+    std::fs::copy(&db, &other).unwrap();
+    let link = dir.path().join("link.db");
+    std::os::unix::fs::symlink(&db, &link).unwrap();
+    let before = std::fs::read(&db).unwrap();
+    let db_arg = db.display().to_string();
+    for (out, says) in [
+        (&db, "is the database"),
+        (&link, "is the database"),
+        (&other, "is a SQLite database"),
+    ] {
+        let out_arg = out.display().to_string();
+        for command in [
+            &["export", "warc", "--out", &out_arg, "--db", &db_arg][..],
+            &["report", "html", "--out", &out_arg, "--db", &db_arg][..],
+        ] {
+            let output = freshet(command).await;
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{command:?}: {stderr}");
+            assert!(stderr.contains(says), "{command:?}: {stderr}");
+        }
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the database is as it was");
+    let store = Store::open_existing(&db).await.unwrap();
+    assert!(!store.documents().await.unwrap().is_empty());
+    store.close().await;
+}

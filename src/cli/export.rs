@@ -36,6 +36,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
 }
 
 async fn warc(args: WarcArgs) -> anyhow::Result<u8> {
+    crate::store::refuse_an_output_over_a_database(&args.out, &args.db)?;
     let store = Store::open_existing(&args.db).await?;
     let documents = store.documents().await;
     store.close().await;

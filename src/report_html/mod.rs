@@ -45,6 +45,9 @@ pub async fn html_for(db: &std::path::Path) -> anyhow::Result<String> {
 
 /// Runs `freshet report html`; returns the exit code.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
+    if args.out.as_os_str() != "-" {
+        crate::store::refuse_an_output_over_a_database(&args.out, &args.db)?;
+    }
     let html = html_for(&args.db).await?;
     if args.out.as_os_str() == "-" {
         let mut stdout = std::io::stdout().lock();

@@ -268,6 +268,38 @@ fn refuse_a_file_not_sqlite(path: &Path) -> anyhow::Result<()> {
     )
 }
 
+/// An error when writing a command's output to `out` would destroy a database: `out` is the
+/// file the database `db` leads to (symlinks, `.` and `..` followed), or any SQLite database.
+/// `freshet export warc --out f.db --db f.db` once replaced the database with the WARC and
+/// said it had written it.
+pub fn refuse_an_output_over_a_database(out: &Path, db: &Path) -> anyhow::Result<()> {
+    use std::io::Read;
+    if let Location::SqliteFile(db_file) = Location::parse(db)?
+        && super::run_lock::file_the_path_leads_to(out)?
+            == super::run_lock::file_the_path_leads_to(db_file)?
+    {
+        anyhow::bail!(
+            "--out {} is the database --db {}: writing there would destroy it; name another file",
+            out.display(),
+            db.display()
+        );
+    }
+    let mut head = Vec::with_capacity(SQLITE_HEADER.len());
+    if let Ok(mut file) = std::fs::File::open(out) {
+        file.by_ref()
+            .take(SQLITE_HEADER.len() as u64)
+            .read_to_end(&mut head)
+            .with_context(|| format!("reading {}", out.display()))?;
+    }
+    if head == SQLITE_HEADER {
+        anyhow::bail!(
+            "--out {} is a SQLite database: it is not written over; name another file",
+            out.display()
+        );
+    }
+    Ok(())
+}
+
 /// Whether the SQLite file at `path` holds freshet's tables, read without changing it (reports
 /// must not migrate another program's database given by mistake).
 pub(super) async fn is_freshet_sqlite(path: &Path) -> anyhow::Result<bool> {

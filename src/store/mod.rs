@@ -19,7 +19,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use sqlx::AnyPool;
 
-pub use backend::{Backend, Location, create_postgres_database, drop_postgres_database, redact};
+pub use backend::{
+    Backend, Location, create_postgres_database, drop_postgres_database, redact,
+    refuse_an_output_over_a_database,
+};
 pub use copy::CopyCounts;
 
 mod backend;
