@@ -294,7 +294,11 @@ async fn an_output_over_a_database_is_refused_and_the_database_kept() {
             assert!(stderr.contains(says), "{command:?}: {stderr}");
         }
     }
-    assert_eq!(std::fs::read(&db).unwrap(), before, "the database is as it was");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "the database is as it was"
+    );
     let store = Store::open_existing(&db).await.unwrap();
     assert!(!store.documents().await.unwrap().is_empty());
     store.close().await;

@@ -19,7 +19,7 @@ use url::Url;
 use crate::discover::sitemap::{self, SitemapContext, SitemapWalk};
 use crate::fetch::Method;
 use crate::politeness::origin_of;
-use crate::store::discovered::{Discovered, Listing};
+use crate::store::discovered::{Discovered, Listing, ReadValidators};
 use crate::store::errors::ErrorRecord;
 use crate::store::refusals::RefusalReason;
 use crate::store::urls::{CheckRow, UrlPages, UrlRow, UrlScope};
@@ -293,8 +293,9 @@ async fn document_row(
 
 /// What reading a sitemap gave.
 enum Document {
-    /// A body, and the read that its pages record ([`Listing`]).
-    Read(Vec<u8>, Listing),
+    /// A body, the read that its pages record ([`Listing`]) and the read's validators,
+    /// written once its pages are.
+    Read(Vec<u8>, Listing, ReadValidators),
     /// 304 Not Modified: it says what it said at its last read. Its row, and when (clock ms).
     Unchanged(Box<UrlRow>, i64),
     /// Nothing: not asked (a disallow, a closed host, a ttl not run out, another worker's to
@@ -371,10 +372,17 @@ async fn fetch_document(
         sitemap_id: row.id,
         read_ms,
     };
+    let validators = ReadValidators {
+        etag: outcome.etag.clone(),
+        last_modified: outcome.last_modified.clone(),
+        min_interval_ms: super::fetching::server_floor_ms(&outcome),
+    };
     Ok(outcome
         .body
         .filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s)))
-        .map_or(Document::Unread, |b| Document::Read(b.to_vec(), listing)))
+        .map_or(Document::Unread, |b| {
+            Document::Read(b.to_vec(), listing, validators)
+        }))
 }
 
 /// Reads one sitemap: records its pages and returns its child sitemaps.
@@ -385,8 +393,8 @@ async fn read_sitemap(
     cross: &[String],
     listed: &mut Listings,
 ) -> anyhow::Result<Vec<Url>> {
-    let (body, listing) = match fetch_document(ctx, site, url, "sitemap").await? {
-        Document::Read(body, listing) => (body, listing),
+    let (body, listing, validators) = match fetch_document(ctx, site, url, "sitemap").await? {
+        Document::Read(body, listing, validators) => (body, listing, validators),
         Document::Unchanged(row, read_ms) => {
             listed.unchanged(&row, read_ms);
             return children_of(ctx, url).await;
@@ -434,7 +442,7 @@ async fn read_sitemap(
         pass_started_ms,
     )
     .await?;
-    ctx.store.set_listed_at(listing).await?;
+    ctx.store.set_listed_at(listing, &validators).await?;
     for (url, lastmod_ms) in added {
         if let Some(lastmod_ms) = lastmod_ms {
             listed.listed(url, listing.read_ms, lastmod_ms);

@@ -390,6 +390,13 @@ pub(super) async fn fetch_and_record_extracted(
         Some(due) => {
             // Sitemaps are read outside the frontier: every request is charged.
             update.next_due_ms = due;
+            if got_copy && outcome.is_success() {
+                // A new listing: its validators and floor are written once all its pages are
+                // (`Store::set_listed_at`); until then those of the last read listed whole hold.
+                update.etag = None;
+                update.last_modified = None;
+                update.min_interval_ms = None;
+            }
             ctx.ledger.charge(site.id, now, requests);
             super::save_budgets(ctx, now);
         }
@@ -516,7 +523,7 @@ async fn commit(
 }
 
 /// The server's floor on the revisit interval: Cache-Control max-age and Retry-After.
-fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
+pub(super) fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
     let max_age = outcome.cache_control_max_age.map(crate::clock::duration_ms);
     let retry = outcome.retry_after.map(crate::clock::duration_ms);
     max_age.into_iter().chain(retry).max()

@@ -51,6 +51,20 @@ pub struct Listing {
     pub read_ms: i64,
 }
 
+/// A sitemap read's validators and the server's floor on its next read (Cache-Control
+/// max-age), written with the read's listing once every page it listed is: a kill before that
+/// leaves those of the last read listed whole, so the next read is not answered 304 Not
+/// Modified on a listing written in part (the pages it had not reached would never come).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadValidators {
+    /// Its `ETag`.
+    pub etag: Option<String>,
+    /// Its `Last-Modified`, as sent.
+    pub last_modified: Option<String>,
+    /// Not read again before this long after the read (ms).
+    pub min_interval_ms: Option<i64>,
+}
+
 impl Store {
     /// Inserts discovered URLs (new ones due at `now_ms`) and refreshes the hints of known ones,
     /// in one transaction. A lastmod newer than our last check marks a known change and makes the
@@ -85,14 +99,26 @@ impl Store {
 
     /// When a sitemap last listed its pages: a page it listed before this and not since is
     /// no longer its own. Written after the pages, so a kill in between leaves every page of
-    /// the read still counted (listed at or after the sitemap's older time).
-    pub async fn set_listed_at(&self, listing: Listing) -> sqlx::Result<()> {
+    /// the read still counted (listed at or after the sitemap's older time), with the read's
+    /// validators ([`ReadValidators`]: the check of the read kept the older ones).
+    pub async fn set_listed_at(
+        &self,
+        listing: Listing,
+        validators: &ReadValidators,
+    ) -> sqlx::Result<()> {
         self.write("set_listed_at", |mut tx| async move {
-            sqlx::query("UPDATE urls SET listed_ms = $1 WHERE id = $2")
-                .bind(listing.read_ms)
-                .bind(listing.sitemap_id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "UPDATE urls SET listed_ms = $1, etag = COALESCE($2, etag),
+                     last_modified = COALESCE($3, last_modified), min_interval_ms = $4
+                 WHERE id = $5",
+            )
+            .bind(listing.read_ms)
+            .bind(&validators.etag)
+            .bind(&validators.last_modified)
+            .bind(validators.min_interval_ms)
+            .bind(listing.sitemap_id)
+            .execute(&mut *tx)
+            .await?;
             Ok((tx, ()))
         })
         .await
@@ -282,7 +308,10 @@ mod tests {
                 )
                 .await
                 .unwrap();
-            store.set_listed_at(read(sitemaps[0], 100)).await.unwrap();
+            store
+                .set_listed_at(read(sitemaps[0], 100), &ReadValidators::default())
+                .await
+                .unwrap();
             let row = store.url_row(page).await.unwrap().unwrap();
             assert_eq!(listed(row), (Some(sitemaps[0]), Some(100), Some(50)));
             let sitemap = store

@@ -1,0 +1,129 @@
+//! A sitemap read whose listing was cut short (a kill, a failed write) is read whole again: its
+//! validators are stored only once every page it listed is. They were stored with the read
+//! itself, so the next read was answered 304 Not Modified and re-listed only the pages the
+//! first had reached: found by an adversarial run that killed `freshet run` while a
+//! 40,000-URL sitemap was being stored (5,001 URLs, and still 5,001 after a restart).
+//!
+//! The cut is made deterministic with a trigger that refuses one page's insert: the first
+//! thousand pages (one batch) are written, the rest fail, as after a kill in the middle.
+
+#[path = "support/recording_server.rs"]
+mod recording_server;
+
+use std::sync::Arc;
+
+use freshet::clock::{SharedClock, VirtualClock};
+use freshet::refresher::{self, PolicyChoice, RunOptions};
+use freshet::store::Store;
+use recording_server::{RecordingServer, Reply};
+use sqlx::Connection;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
+
+const HOST: &str = "big.test";
+const PAGES: usize = 1_500;
+/// 2021-01-01T00:00:00Z.
+const ORIGIN_MS: i64 = 1_609_459_200_000;
+
+fn serve_site(server: &RecordingServer) {
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    let urls: String = (0..PAGES)
+        .map(|i| format!("<url><loc>{base}/p/{i}</loc></url>\n"))
+        .collect();
+    let body = format!(
+        r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>"#
+    );
+    server.handle(HOST, "/sitemap.xml", move |request| {
+        if request.header("if-none-match") == Some("\"s1\"") {
+            return Reply::status(304).header("etag", "\"s1\"").to_response();
+        }
+        Reply::status(200)
+            .header("content-type", "application/xml")
+            .header("etag", "\"s1\"")
+            .body(body.clone())
+            .to_response()
+    });
+}
+
+async fn sql(db: &std::path::Path, statement: &'static str) {
+    let mut conn = SqliteConnection::connect_with(&SqliteConnectOptions::new().filename(db))
+        .await
+        .unwrap();
+    sqlx::query(statement).execute(&mut conn).await.unwrap();
+    conn.close().await.unwrap();
+}
+
+async fn one_pass(server: &RecordingServer, dir: &std::path::Path, clock: &SharedClock) {
+    let schedule = dir.join("big.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"big\"\nsitemaps = [\"{}\"]\nrequests_per_day = 10\n\
+             host_rate = \"100/s\"\nallow_networks = [\"127.0.0.0/8\"]\n",
+            server.url(HOST, "/sitemap.xml")
+        ),
+    )
+    .unwrap();
+    let options = RunOptions {
+        schedules: vec![schedule],
+        db_path: dir.join("freshet.db"),
+        once: true,
+        clock: Arc::clone(clock),
+        resolve: server.resolve(&[HOST]),
+        policy: PolicyChoice::Learned,
+        worker: Default::default(),
+        run_lock: None,
+    };
+    refresher::run(options, std::future::pending())
+        .await
+        .expect("one pass");
+}
+
+async fn pages_stored(db: &std::path::Path) -> usize {
+    let store = Store::open(db).await.unwrap();
+    let rows = store.url_status(Some("big")).await.unwrap();
+    store.close().await;
+    rows.iter().filter(|r| r.url.contains("/p/")).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listing_cut_short_is_read_whole_at_the_next_discovery() {
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
+    let server = RecordingServer::start_with_clock(Arc::clone(&clock)).await;
+    serve_site(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("freshet.db");
+    Store::open(&db).await.unwrap().close().await;
+    sql(
+        &db,
+        "CREATE TRIGGER cut_short BEFORE INSERT ON urls WHEN NEW.url LIKE '%/p/1200'
+         BEGIN SELECT RAISE(ABORT, 'cut short here'); END",
+    )
+    .await;
+
+    one_pass(&server, dir.path(), &clock).await;
+    let first = pages_stored(&db).await;
+    assert!(
+        (1..PAGES).contains(&first),
+        "the first listing is cut short: {first} pages"
+    );
+
+    sql(&db, "DROP TRIGGER cut_short").await;
+    one_pass(&server, dir.path(), &clock).await;
+    let reads: Vec<Option<String>> = server
+        .requests_to(HOST)
+        .iter()
+        .filter(|r| r.path == "/sitemap.xml")
+        .map(|r| r.header("if-none-match").map(str::to_string))
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    assert_eq!(
+        reads[1], None,
+        "the second read asks for the whole sitemap, not whether it changed"
+    );
+    assert_eq!(pages_stored(&db).await, PAGES, "every page listed");
+}
