@@ -215,7 +215,11 @@ fn malformed_inputs_give_errors_not_crashes() {
     assert_eq!(junk.status.code(), Some(1));
     let junk_feed = freshet(&["inspect", "feed", &fixture("junk.bin")]);
     assert_eq!(junk_feed.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&junk_feed.stderr).contains("not a readable feed"));
+    let said = String::from_utf8_lossy(&junk_feed.stderr);
+    assert!(said.contains("not a readable feed"), "{said}");
+    // A file read without --base: the error names the file, not a placeholder URL.
+    assert!(said.contains("junk.bin: not a readable feed"), "{said}");
+    assert!(!said.contains("localhost"), "{said}");
 
     let missing = freshet(&["inspect", "robots", "/no/such/robots.txt", "--json"]);
     assert_eq!(missing.status.code(), Some(1));

@@ -322,7 +322,16 @@ async fn inspect_feed(args: FeedArgs) -> anyhow::Result<u8> {
     }
     let doc = match feed::parse(&loaded.body, &loaded.url) {
         Ok(doc) => doc,
-        Err(e) => return fail(&e.to_string()),
+        Err(e) => {
+            // A file read without --base stands for no URL: the error names the file.
+            let path = &args.source.file_or_url;
+            let is_url = path.starts_with("http://") || path.starts_with("https://");
+            let message = e.to_string();
+            return fail(&match message.strip_prefix(loaded.url.as_str()) {
+                Some(rest) if !is_url && args.source.base.is_none() => format!("{path}{rest}"),
+                _ => message,
+            });
+        }
     };
     if args.source.json {
         print_json(&json!({

@@ -107,6 +107,11 @@ pub fn parse(body: &[u8], source_url: &Url) -> Result<FeedDoc, FeedError> {
     {
         parsed = run(&relaxed)?;
     }
+    if parsed.is_err()
+        && let Some(relaxed) = normalize::json_ids_as_text(body)
+    {
+        parsed = run(&relaxed)?;
+    }
     let feed = parsed.map_err(|source| FeedError::Parse {
         url: source_url.to_string(),
         source,
@@ -239,6 +244,23 @@ mod tests {
             doc.entries[0].link.as_deref(),
             Some("https://news.example/j/1")
         );
+    }
+
+    #[test]
+    fn a_json_feed_with_numbers_for_ids_is_read_whole() {
+        // Seen in real feeds; feed-rs refused the whole feed ("invalid type: integer").
+        let json = br#"{"version":"https://jsonfeed.org/version/1.1","title":"J",
+            "items":[{"id":"a","url":"https://news.example/j/1"},
+                     {"id":2,"url":"https://news.example/j/2","date_modified":"2024-03-01T10:00:00Z"},
+                     {"id":3.5,"url":"https://news.example/j/3"}]}"#;
+        let doc = parse(json, &url()).unwrap();
+        let ids: Vec<&str> = doc.entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["a", "2", "3.5"]);
+        assert_eq!(
+            doc.entries[1].link.as_deref(),
+            Some("https://news.example/j/2")
+        );
+        assert!(doc.entries[1].updated.is_some());
     }
 
     #[test]

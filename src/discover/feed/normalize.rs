@@ -119,6 +119,23 @@ pub fn relax_atom_types(body: &[u8]) -> Option<Vec<u8>> {
     (out != text).then(|| out.into_bytes())
 }
 
+/// A JSON Feed whose items give their `id` as a number (the spec says a string; real feeds
+/// do it, and feed-rs then refuses the whole feed): the ids written as strings. `None` if the
+/// body is not such a JSON document.
+pub fn json_ids_as_text(body: &[u8]) -> Option<Vec<u8>> {
+    let mut feed: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let mut changed = false;
+    for item in feed.get_mut("items")?.as_array_mut()? {
+        if let Some(id) = item.get_mut("id")
+            && let serde_json::Value::Number(number) = id
+        {
+            *id = serde_json::Value::String(number.to_string());
+            changed = true;
+        }
+    }
+    changed.then(|| serde_json::to_vec(&feed).ok()).flatten()
+}
+
 /// Maps an Atom 0.3 document onto the Atom 1.0 namespace and element names.
 fn atom03(body: &[u8]) -> Option<Vec<u8>> {
     const OLD: &str = "http://purl.org/atom/ns#";
