@@ -422,6 +422,14 @@ async fn read_sitemap(
             _ => {}
         }
     }
+    if doc.errors_dropped > 0 {
+        let message = format!(
+            "{} more problems with single URLs were counted, not recorded (the first {} are)",
+            doc.errors_dropped,
+            sitemap::MAX_ERRORS
+        );
+        record(ctx, site, "sitemap", url.as_str(), message).await?;
+    }
     ctx.refuse(site, Some(url.as_str()), refused).await?;
     let pages = doc.urls.iter().filter_map(|entry| {
         let loc = Url::parse(&entry.loc).ok()?;

@@ -82,7 +82,7 @@ impl<'a> Collector<'a> {
     }
 
     pub(crate) fn error(&mut self, error: SitemapError) {
-        if self.doc.errors.len() < MAX_ERRORS {
+        if self.doc.errors.len() < MAX_ERRORS || error.stopped_reading() {
             self.doc.errors.push(error);
         } else {
             self.doc.errors_dropped += 1;

@@ -120,9 +120,10 @@ pub struct SitemapDoc {
     pub sitemaps: Vec<ChildSitemap>,
     /// The document's own date (RSS channel `pubDate`/`lastBuildDate`, Atom feed `updated`).
     pub lastmod: Option<DateTime<Utc>>,
-    /// Problems, in document order (at most [`MAX_ERRORS`](super::MAX_ERRORS)).
+    /// Problems, in document order: at most [`MAX_ERRORS`](super::MAX_ERRORS), and the one
+    /// that stopped the reading, if one did ([`SitemapError::stopped_reading`]).
     pub errors: Vec<SitemapError>,
-    /// Errors beyond [`MAX_ERRORS`](super::MAX_ERRORS) that were only counted.
+    /// Problems of single URLs beyond [`MAX_ERRORS`](super::MAX_ERRORS), only counted.
     pub errors_dropped: usize,
 }
 
@@ -231,4 +232,19 @@ pub enum SitemapError {
         /// The I/O error.
         message: String,
     },
+}
+
+impl SitemapError {
+    /// Whether the problem stopped the reading (what was read is kept): such a problem is
+    /// always kept, however many problems of single URLs came before it.
+    pub fn stopped_reading(&self) -> bool {
+        matches!(
+            self,
+            Self::TooManyUrls { .. }
+                | Self::TooLarge { .. }
+                | Self::MalformedXml { .. }
+                | Self::UnknownFormat { .. }
+                | Self::Io { .. }
+        )
+    }
 }

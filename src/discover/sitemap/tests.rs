@@ -387,3 +387,25 @@ fn white_space_before_an_entrys_own_text_counts_against_its_limit() {
         assert_eq!(doc.errors, [SitemapError::MissingLoc], "{between:?}");
     }
 }
+
+#[test]
+fn the_problem_that_stopped_the_reading_is_kept_past_the_cap_on_problems() {
+    // An adversarial file: 50,001 URLs each with a bad priority. The URL cap's problem came
+    // after a thousand priority problems and was dropped with the rest, so nothing said the
+    // sitemap was cut.
+    let mut xml = String::from(r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">"#);
+    for i in 0..=MAX_URLS {
+        xml.push_str(&format!(
+            "<url><loc>http://a.example/p{i}</loc><priority>7</priority></url>"
+        ));
+    }
+    xml.push_str("</urlset>");
+    let doc = run(&xml, "http://a.example/sitemap.xml");
+    assert_eq!(doc.urls.len(), MAX_URLS);
+    assert_eq!(doc.errors.len(), MAX_ERRORS + 1);
+    assert_eq!(
+        doc.errors.last(),
+        Some(&SitemapError::TooManyUrls { limit: MAX_URLS })
+    );
+    assert_eq!(doc.errors_dropped, MAX_URLS - MAX_ERRORS);
+}
