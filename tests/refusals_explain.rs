@@ -110,3 +110,72 @@ async fn refusals_are_recorded_and_explained() {
     assert_eq!(unknown.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("does not know"));
 }
+
+/// Links found on a page are refused as a sitemap's entries are, and said so: an adversarial
+/// run found that a seed page's link to a disallowed path left no row in `refusals`, and
+/// `explain` said freshet did not know the URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_a_page_gives_are_refused_with_a_reason() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nDisallow: /secret/\n"),
+    );
+    server.route(
+        HOST,
+        "/",
+        Reply::html(format!(
+            "<html><body><p>Home page with some words in it.</p>\
+             <a href=\"{base}/secret/a.html\">secret</a> <a href=\"/drafts/b.html\">draft</a>\
+             <a href=\"/open.html\">open</a></body></html>"
+        )),
+    );
+    server.route(HOST, "/open.html", Reply::html("<p>open</p>"));
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = dir.path().join("site.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"local\"\nseeds = [\"{base}/\"]\n\
+             exclude = ['/drafts/']\nhost_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("f.db").display().to_string();
+    let run = freshet(&[
+        "run",
+        "--once",
+        "--schedules",
+        &schedule.display().to_string(),
+        "--db",
+        &db,
+    ])
+    .await;
+    assert!(
+        run.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert!(paths.contains(&"/open.html".to_string()), "{paths:?}");
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.starts_with("/secret/") || p.starts_with("/drafts/")),
+        "{paths:?}"
+    );
+
+    let text = explain(&db, &format!("{base}/secret/a.html")).await;
+    assert!(text.contains("refused by robots.txt"), "{text}");
+    assert!(text.contains("Disallow: /secret/"), "{text}");
+    assert!(
+        text.contains(&format!("{base}/")),
+        "the page that linked it: {text}"
+    );
+
+    let text = explain(&db, &format!("{base}/drafts/b.html")).await;
+    assert!(text.contains("refused by the site's URL filters"), "{text}");
+    assert!(text.contains("exclude = '/drafts/'"), "{text}");
+}

@@ -34,6 +34,7 @@ use crate::store::dedup::DedupWrite;
 use crate::store::discovered::Discovered;
 use crate::store::documents::DocumentWrite;
 use crate::store::errors::ErrorRecord;
+use crate::store::refusals::RefusalReason;
 use crate::store::urls::CheckRow;
 #[cfg(doc)]
 use crate::{dedup::DedupEngine, store::Store};
@@ -230,13 +231,19 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
     let origins = site.site.origins();
     let mut candidates: Vec<Url> = Vec::new();
     let mut seen = BTreeSet::new();
+    // Links to the site's hosts that its filters or robots.txt keep out, recorded (as a
+    // sitemap's are) so that `refusals` and `freshet explain` say why they were not added.
+    let mut refused = Vec::new();
     for link in &out.links {
         let Ok(url) = Url::parse(link) else { continue };
         let url = site.site.strip_params(&url);
-        if !origins.contains(&origin_of(&url))
-            || !site.site.matches(url.as_str())
-            || !seen.insert(url.to_string())
-        {
+        if !origins.contains(&origin_of(&url)) || !seen.insert(url.to_string()) {
+            continue;
+        }
+        if let Some(rule) = site.site.refused_by(&url) {
+            if refused.len() < MAX_NEW_LINKS_PER_PAGE {
+                refused.push((url.to_string(), RefusalReason::Filter, rule));
+            }
             continue;
         }
         candidates.push(url);
@@ -255,10 +262,14 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
         // On a host another worker holds, its holder applies robots.txt before every request
         // (its rules cannot be read here).
         if !ctx.held_elsewhere(&origin)
-            && !super::robots_rules::rules(ctx, site, &origin)
+            && let Some(rule) = super::robots_rules::rules(ctx, site, &origin)
                 .await
-                .is_allowed(url.as_str())
+                .disallowed_by(url.as_str())
         {
+            if refused.len() < MAX_NEW_LINKS_PER_PAGE {
+                let rule = format!("{origin}/robots.txt: {rule}");
+                refused.push((url.to_string(), RefusalReason::Robots, rule));
+            }
             continue;
         }
         batch.push(Discovered {
@@ -275,6 +286,9 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
     if !batch.is_empty() {
         debug!(page = %out.url, new = batch.len(), "links discovered");
         ctx.add_found(&batch).await?;
+    }
+    if !refused.is_empty() {
+        ctx.refuse(site, Some(&out.url), refused).await?;
     }
     Ok(())
 }
