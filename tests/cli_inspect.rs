@@ -61,6 +61,15 @@ fn robots_file() {
     let text = freshet(&["inspect", "robots", &robots, "--url", "/private/x"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("allowed:     no"));
+    // A path or a bare word is resolved against the robots.txt's URL, and the checked URL said.
+    assert!(
+        text.contains("url:         http://localhost/private/x"),
+        "{text}"
+    );
+    let word = json(&freshet(&[
+        "inspect", "robots", &robots, "--url", "private", "--json",
+    ]));
+    assert_eq!(word["url"], "http://localhost/private");
     // The JSON carries what the text shows: status, agent, group, URL, the deciding rule.
     assert!(
         text.contains("200: rules parsed") && text.contains("(Global group)"),

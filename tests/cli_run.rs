@@ -135,7 +135,11 @@ async fn run_once_then_report_age_and_hosts() {
         "nope".into(),
     ])
     .await;
-    assert!(String::from_utf8_lossy(&table.stdout).contains("(no rows)"));
+    // A site the database does not have is an error that lists those it has, not an empty
+    // report (as if the site had no URLs).
+    let said = String::from_utf8_lossy(&table.stderr);
+    assert_eq!(table.status.code(), Some(2), "{said}");
+    assert!(said.contains("--site nope: no such site"), "{said}");
 
     let missing = freshet(vec![
         "report".into(),

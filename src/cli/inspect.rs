@@ -168,9 +168,12 @@ async fn inspect_robots(args: RobotsArgs) -> anyhow::Result<u8> {
         }
     };
     let rules = robots::rules_for_status(loaded.status, &loaded.body, &args.agent);
-    let target = match &args.url {
-        Some(u) => u.clone(),
-        None => loaded.url.join("/")?.to_string(),
+    // A path (or a URL) resolved against the robots.txt's own URL: the line `url:` says what
+    // was checked.
+    let asked = args.url.as_deref().unwrap_or("/");
+    let target = match loaded.url.join(asked) {
+        Ok(url) => url.to_string(),
+        Err(e) => return fail(&format!("--url {asked}: not a URL or path: {e}")),
     };
     let allowed = rules.is_allowed(&target);
     let delay = rules.crawl_delay().map(|d| d.as_secs_f64());

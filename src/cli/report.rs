@@ -64,6 +64,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         }
         Command::Age(args) => {
             let store = Store::open_existing(&args.db).await?;
+            known_site(&store, &args).await?;
             let rows = store.url_status(args.site.as_deref()).await?;
             let now = store.report_now(SystemClock.now_ms()).await?;
             store.close().await;
@@ -72,6 +73,7 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
         }
         Command::Hosts(args) => {
             let store = Store::open_existing(&args.db).await?;
+            known_site(&store, &args).await?;
             let report = hosts_report(&store, args.site.as_deref()).await?;
             store.close().await;
             (args.clone(), report.render(args.format))
@@ -80,6 +82,28 @@ pub async fn run(command: Command) -> anyhow::Result<u8> {
     let _ = args;
     crate::out!("{text}");
     Ok(0)
+}
+
+/// An error when `--site` names no site of the database (a report of it would be empty, as
+/// if the site had no URLs): the sites it has are listed.
+async fn known_site(store: &Store, args: &ReportArgs) -> anyhow::Result<()> {
+    let Some(site) = &args.site else {
+        return Ok(());
+    };
+    let names = store.site_names().await?;
+    if names.iter().any(|name| name == site) {
+        return Ok(());
+    }
+    store.close().await;
+    anyhow::bail!(
+        "--site {site}: no such site in {} (its sites: {})",
+        args.db.display(),
+        if names.is_empty() {
+            "none yet".to_string()
+        } else {
+            names.join(", ")
+        }
+    )
 }
 
 fn time(ms: Option<i64>) -> Value {
