@@ -87,6 +87,7 @@ fn serve_site(server: &RecordingServer, b_version: Arc<AtomicUsize>) {
                 r#"<?xml version="1.0"?><rss version="2.0"><channel><title>News</title><ttl>60</ttl>
 <item><title>A</title><link>{base}/a</link><pubDate>Thu, 31 Dec 2020 12:00:00 GMT</pubDate></item>
 <item><title>C</title><link>{base}/c</link><pubDate>Thu, 31 Dec 2020 18:00:00 GMT</pubDate></item>
+<item><title>A, dated ahead</title><link>{base}/a</link><pubDate>Tue, 01 Jan 2030 00:00:00 GMT</pubDate></item>
 </channel></rss>"#
             )),
     );
@@ -222,6 +223,11 @@ async fn one_pass_discovers_fetches_politely_and_records_errors() {
         })
     };
     assert!(mentions("/broken"), "{errors:?}");
+    // A date after the read is said once a read, and not taken for a change (below).
+    assert!(
+        mentions("entries dated in the future, their dates ignored: 1 (the first:"),
+        "{errors:?}"
+    );
     assert!(
         mentions("elsewhere.test"),
         "cross-host refusal not recorded: {errors:?}"

@@ -5,7 +5,8 @@
 //! 40,000-URL sitemap was being stored (5,001 URLs, and still 5,001 after a restart).
 //!
 //! The cut is made deterministic with a trigger that refuses one page's insert: the first
-//! thousand pages (one batch) are written, the rest fail, as after a kill in the middle.
+//! thousand pages (one batch) are written, the rest fail, as after a kill in the middle. A feed
+//! read is kept the same way: its validators are stored once its entries are.
 
 #[path = "support/recording_server.rs"]
 mod recording_server;
@@ -58,13 +59,23 @@ async fn sql(db: &std::path::Path, statement: &'static str) {
 }
 
 async fn one_pass(server: &RecordingServer, dir: &std::path::Path, clock: &SharedClock) {
+    let sources = format!("sitemaps = [\"{}\"]", server.url(HOST, "/sitemap.xml"));
+    pass_over(server, dir, clock, &sources).await;
+}
+
+/// One `--once` pass over the site's `sources` (its `sitemaps` or `feeds` line).
+async fn pass_over(
+    server: &RecordingServer,
+    dir: &std::path::Path,
+    clock: &SharedClock,
+    sources: &str,
+) {
     let schedule = dir.join("big.toml");
     std::fs::write(
         &schedule,
         format!(
-            "[[site]]\nname = \"big\"\nsitemaps = [\"{}\"]\nrequests_per_day = 10\n\
-             host_rate = \"100/s\"\nallow_networks = [\"127.0.0.0/8\"]\n",
-            server.url(HOST, "/sitemap.xml")
+            "[[site]]\nname = \"big\"\n{sources}\nrequests_per_day = 10\n\
+             host_rate = \"100/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
         ),
     )
     .unwrap();
@@ -84,10 +95,14 @@ async fn one_pass(server: &RecordingServer, dir: &std::path::Path, clock: &Share
 }
 
 async fn pages_stored(db: &std::path::Path) -> usize {
+    pages_stored_under(db, "/p/").await
+}
+
+async fn pages_stored_under(db: &std::path::Path, path: &str) -> usize {
     let store = Store::open(db).await.unwrap();
     let rows = store.url_status(Some("big")).await.unwrap();
     store.close().await;
-    rows.iter().filter(|r| r.url.contains("/p/")).count()
+    rows.iter().filter(|r| r.url.contains(path)).count()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -126,4 +141,126 @@ async fn a_listing_cut_short_is_read_whole_at_the_next_discovery() {
         "the second read asks for the whole sitemap, not whether it changed"
     );
     assert_eq!(pages_stored(&db).await, PAGES, "every page listed");
+}
+
+/// A feed of `entries` items with an ETag, answered 304 to it.
+fn serve_feed(server: &RecordingServer, entries: usize) {
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    let items: String = (0..entries)
+        .map(|i| {
+            format!(
+                "<item><title>{i}</title><link>{base}/f/{i}</link>\
+                 <pubDate>Thu, 31 Dec 2020 12:00:00 GMT</pubDate></item>"
+            )
+        })
+        .collect();
+    let body = format!(
+        r#"<?xml version="1.0"?><rss version="2.0"><channel><title>F</title>{items}</channel></rss>"#
+    );
+    server.handle(HOST, "/feed.xml", move |request| {
+        if request.header("if-none-match") == Some("\"f1\"") {
+            return Reply::status(304).header("etag", "\"f1\"").to_response();
+        }
+        Reply::status(200)
+            .header("content-type", "application/rss+xml")
+            .header("etag", "\"f1\"")
+            .body(body.clone())
+            .to_response()
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_read_cut_short_is_read_whole_at_its_next_read() {
+    const ENTRIES: usize = 20;
+    let server =
+        RecordingServer::start_with_clock(Arc::new(VirtualClock::new(ORIGIN_MS, 200.0))).await;
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    serve_feed(&server, ENTRIES);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("freshet.db");
+    Store::open(&db).await.unwrap().close().await;
+    sql(
+        &db,
+        "CREATE TRIGGER cut_short BEFORE INSERT ON urls WHEN NEW.url LIKE '%/f/%'
+         BEGIN SELECT RAISE(ABORT, 'cut short here'); END",
+    )
+    .await;
+    let feeds = format!("feeds = [\"{}\"]", server.url(HOST, "/feed.xml"));
+    let first: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
+    pass_over(&server, dir.path(), &first, &feeds).await;
+    assert_eq!(
+        pages_stored_under(&db, "/f/").await,
+        0,
+        "the entries were cut"
+    );
+
+    sql(&db, "DROP TRIGGER cut_short").await;
+    // A month on: the feed is due again whatever its plan.
+    let later: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS + 30 * 86_400_000, 200.0));
+    pass_over(&server, dir.path(), &later, &feeds).await;
+    let reads: Vec<Option<String>> = server
+        .requests_to(HOST)
+        .iter()
+        .filter(|r| r.path == "/feed.xml")
+        .map(|r| r.header("if-none-match").map(str::to_string))
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    assert_eq!(reads[1], None, "the second read asks for the whole feed");
+    assert_eq!(pages_stored_under(&db, "/f/").await, ENTRIES, "every entry");
+}
+
+/// A 304 keeps the sitemap's Cache-Control floor: only a 200's validators and floor wait for
+/// its listing. A first build of the above withheld them on a 304 too, and the floor it wrote
+/// as NULL let every later discovery read a sitemap its server asked to be left for an hour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sitemap_answered_304_keeps_its_max_age() {
+    let server =
+        RecordingServer::start_with_clock(Arc::new(VirtualClock::new(ORIGIN_MS, 200.0))).await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    let body = format!(
+        r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{base}/p/0</loc></url></urlset>"#
+    );
+    server.handle(HOST, "/sitemap.xml", move |request| {
+        if request.header("if-none-match") == Some("\"s1\"") {
+            return Reply::status(304)
+                .header("etag", "\"s1\"")
+                .header("cache-control", "max-age=3600")
+                .to_response();
+        }
+        Reply::status(200)
+            .header("content-type", "application/xml")
+            .header("etag", "\"s1\"")
+            .header("cache-control", "max-age=3600")
+            .body(body.clone())
+            .to_response()
+    });
+    server.route(HOST, "/p/0", Reply::html("<p>0</p>"));
+    let dir = tempfile::tempdir().unwrap();
+    // Rediscovered every minute: only the server's hour keeps the sitemap from being read.
+    let sitemaps = format!(
+        "sitemaps = [\"{}\"]\nrediscover = \"0 * * * * *\"",
+        server.url(HOST, "/sitemap.xml")
+    );
+    // Read whole; two hours on, past its hour: asked whether it changed (304); a minute after
+    // that, inside the hour the 304 gave again: not asked.
+    for offset_ms in [0, 2 * 3_600_000, 2 * 3_600_000 + 60_000] {
+        let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS + offset_ms, 200.0));
+        pass_over(&server, dir.path(), &clock, &sitemaps).await;
+    }
+    let reads: Vec<Option<String>> = server
+        .requests_to(HOST)
+        .iter()
+        .filter(|r| r.path == "/sitemap.xml")
+        .map(|r| r.header("if-none-match").map(str::to_string))
+        .collect();
+    assert_eq!(reads, vec![None, Some("\"s1\"".to_string())], "{reads:?}");
 }

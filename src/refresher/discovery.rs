@@ -450,32 +450,36 @@ async fn read_sitemap(
         pass_started_ms,
     )
     .await?;
-    ctx.store.set_listed_at(listing, &validators).await?;
-    for (url, lastmod_ms) in added {
-        if let Some(lastmod_ms) = lastmod_ms {
-            listed.listed(url, listing.read_ms, lastmod_ms);
-        }
-    }
     let children: Vec<Url> = doc
         .sitemaps
         .iter()
         .filter_map(|c| Url::parse(&c.loc).ok())
         .collect();
+    let mut named = Vec::with_capacity(children.len());
     for child in &children {
-        let host_id = ctx.store.host_id(&origin_of(child)).await?;
-        let row = Discovered {
+        named.push(Discovered {
             url: child.to_string(),
             site_id: site.id,
-            host_id,
+            host_id: ctx.store.host_id(&origin_of(child)).await?,
             kind: "sitemap",
             discovered_from: Some(url.to_string()),
             lastmod_ms: None,
             changefreq: None,
             priority: None,
-        };
+        });
+    }
+    // An index's children, like a urlset's pages, are stored before the read's validators: a
+    // 304 later gives back only the children stored.
+    if !named.is_empty() {
         ctx.store
-            .upsert_discovered(&[row], ctx.clock.now_ms())
+            .upsert_discovered(&named, ctx.clock.now_ms())
             .await?;
+    }
+    ctx.store.set_listed_at(listing, &validators).await?;
+    for (url, lastmod_ms) in added {
+        if let Some(lastmod_ms) = lastmod_ms {
+            listed.listed(url, listing.read_ms, lastmod_ms);
+        }
     }
     info!(sitemap = %url, pages = doc.urls.len(), children = children.len(), errors = doc.errors.len(), "sitemap read");
     Ok(children)

@@ -13,7 +13,7 @@ use url::Url;
 use crate::discover::feed;
 use crate::fetch::Method;
 use crate::scheduler::FeedListing;
-use crate::store::discovered::Discovered;
+use crate::store::discovered::{Discovered, ReadValidators};
 use crate::store::refusals::RefusalReason;
 
 use super::context::{Context, SiteState};
@@ -74,6 +74,8 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let mut timed = Vec::new();
     let mut vouching: Option<Vec<String>> = None;
     let mut refused = Vec::new();
+    // Entries dated after the read: their dates say nothing of a change (said once a read).
+    let mut future: Vec<(String, i64)> = Vec::new();
     for entry in &doc.entries {
         let Some(link) = entry.link.as_deref().and_then(|l| url::Url::parse(l).ok()) else {
             continue;
@@ -105,11 +107,14 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
                 continue;
             }
         }
-        let at = entry
+        let dated = entry
             .updated
             .or(entry.published)
-            .map(|t| t.timestamp_millis())
-            .filter(|&t| t <= now);
+            .map(|t| t.timestamp_millis());
+        let at = dated.filter(|&t| t <= now);
+        if let Some(t) = dated.filter(|&t| t > now) {
+            future.push((link.to_string(), t));
+        }
         found.push(Discovered {
             url: link.to_string(),
             site_id: site.id,
@@ -127,6 +132,14 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
             timed.push((link.to_string(), at));
         }
     }
+    if let Some((first, at)) = future.first() {
+        let message = format!(
+            "entries dated in the future, their dates ignored: {} (the first: {first} at {})",
+            future.len(),
+            crate::clock::ms_to_rfc3339(*at)
+        );
+        record_error(ctx, site, url.as_str(), message).await?;
+    }
     ctx.add_found(&found).await?;
     ctx.refuse(site, Some(url.as_str()), refused).await?;
     let mut events = Vec::new();
@@ -137,6 +150,12 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         }
     }
     ctx.ledger.feed_read(now, row.id, &events, listing);
+    let validators = ReadValidators {
+        etag: outcome.etag.clone(),
+        last_modified: outcome.last_modified.clone(),
+        min_interval_ms: None,
+    };
+    ctx.store.set_validators(row.id, &validators).await?;
     info!(feed = %url, entries = doc.entries.len(), "feed read");
     save_feed_plan(ctx, row.id).await
 }

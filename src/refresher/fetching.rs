@@ -390,9 +390,11 @@ pub(super) async fn fetch_and_record_extracted(
         Some(due) => {
             // Sitemaps are read outside the frontier: every request is charged.
             update.next_due_ms = due;
-            if got_copy && outcome.is_success() {
+            if outcome.status.is_some_and(|s| (200..300).contains(&s)) {
                 // A new listing: its validators and floor are written once all its pages are
-                // (`Store::set_listed_at`); until then those of the last read listed whole hold.
+                // (`Store::set_listed_at`); until then the validators of the last read listed
+                // whole hold, and no floor keeps the next discovery from reading it whole. (A
+                // 304 says the last listing holds: its update is kept as it comes.)
                 update.etag = None;
                 update.last_modified = None;
                 update.min_interval_ms = None;
@@ -401,6 +403,12 @@ pub(super) async fn fetch_and_record_extracted(
             super::save_budgets(ctx, now);
         }
         None => {
+            if row.kind == "feed" && outcome.status.is_some_and(|s| (200..300).contains(&s)) {
+                // As a sitemap's: written once its entries are (`feeds::read_feed`), so that
+                // a kill in between does not leave entries a 304 would never give again.
+                update.etag = None;
+                update.last_modified = None;
+            }
             if let Some((summary, stats)) = ctx.ledger.fetched(now, row.id, fetched) {
                 update.next_due_ms = summary.due_ms.unwrap_or(now);
                 update.rate = Some(summary.estimate);

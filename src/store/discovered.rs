@@ -66,6 +66,29 @@ pub struct ReadValidators {
 }
 
 impl Store {
+    /// A feed read's validators, written once its entries are ([`ReadValidators`]; a feed's
+    /// floor is its `ttl`, written apart).
+    pub async fn set_validators(
+        &self,
+        url_id: i64,
+        validators: &ReadValidators,
+    ) -> sqlx::Result<()> {
+        self.write("set_validators", |mut tx| async move {
+            sqlx::query(
+                "UPDATE urls SET etag = COALESCE($1, etag),
+                     last_modified = COALESCE($2, last_modified)
+                 WHERE id = $3",
+            )
+            .bind(&validators.etag)
+            .bind(&validators.last_modified)
+            .bind(url_id)
+            .execute(&mut *tx)
+            .await?;
+            Ok((tx, ()))
+        })
+        .await
+    }
+
     /// Inserts discovered URLs (new ones due at `now_ms`) and refreshes the hints of known ones,
     /// in one transaction. A lastmod newer than our last check marks a known change and makes the
     /// URL due now. Returns the ids of the URLs that were new.
