@@ -137,12 +137,11 @@ pub async fn after_fetch(
     }
     let mut write = rt.write(touched);
     let row_weight = rt.engine.planner_weight(&row.url);
-    // The URL's own weight only when it differs from its row's, read under the URL's lock:
-    // every change of a weight since is a filing's, written with it (most filings touch the
-    // URL's record without changing its weight, and a write that changes nothing is still a
-    // statement).
-    write.weights.retain(|(url, _)| *url != row.url);
-    if (row_weight - row.weight).abs() > 1e-12 {
+    // The URL's own weight, when the filing did not touch its record (a URL it touched has its
+    // weight in the write already) and it differs from its row's: a change of the weight since
+    // the row was read was another filing's, which wrote it then.
+    if (row_weight - row.weight).abs() > 1e-12 && !write.weights.iter().any(|(u, _)| *u == row.url)
+    {
         write.weights.push((row.url.clone(), row_weight));
     }
     if let (Some(out), Input::Page(page)) = (&observed, &input)
@@ -232,7 +231,8 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
     let mut candidates: Vec<Url> = Vec::new();
     let mut seen = BTreeSet::new();
     // Links to the site's hosts that its filters or robots.txt keep out, recorded (as a
-    // sitemap's are) so that `refusals` and `freshet explain` say why they were not added.
+    // sitemap's are, once a run) so that `refusals` and `freshet explain` say why they were
+    // not added.
     let mut refused = Vec::new();
     for link in &out.links {
         let Ok(url) = Url::parse(link) else { continue };
@@ -287,8 +287,12 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
         debug!(page = %out.url, new = batch.len(), "links discovered");
         ctx.add_found(&batch).await?;
     }
-    if !refused.is_empty() {
-        ctx.refuse(site, Some(&out.url), refused).await?;
+    refused.retain(|(link, _, _)| ctx.dedup.first_refusal(link));
+    if !refused.is_empty()
+        && let Err(error) = ctx.refuse(site, Some(&out.url), refused).await
+    {
+        // The check is recorded; only the account of links it did not add is missing.
+        warn!(page = %out.url, error = %format!("{error:#}"), "the refused links could not be recorded");
     }
     Ok(())
 }

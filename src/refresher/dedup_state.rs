@@ -17,7 +17,13 @@ pub struct Dedup {
     pub(super) inner: Mutex<Runtime>,
     /// The engine's settings, to extract a page without waiting for the engine.
     pub(super) config: DedupConfig,
+    /// Links this run has recorded as refused (robots.txt, the site's filters): each once a
+    /// run, not at every check of every page that gives it.
+    refused_links: std::sync::Mutex<std::collections::HashSet<String>>,
 }
+
+/// The most links [`Dedup::first_refusal`] remembers; past it a link is recorded each time.
+const REFUSED_LINKS_REMEMBERED: usize = 100_000;
 
 /// The engine, which knows what of its state is not saved yet.
 pub(super) struct Runtime {
@@ -33,7 +39,20 @@ impl Dedup {
         Ok(Dedup {
             inner: Mutex::new(Runtime { engine }),
             config,
+            refused_links: Default::default(),
         })
+    }
+
+    /// Whether this is the run's first refusal of `link` (remembered from now on).
+    pub(super) fn first_refusal(&self, link: &str) -> bool {
+        let mut refused = self.refused_links.lock().unwrap_or_else(|e| e.into_inner());
+        if refused.contains(link) {
+            return false;
+        }
+        if refused.len() < REFUSED_LINKS_REMEMBERED {
+            refused.insert(link.to_string());
+        }
+        true
     }
 }
 
