@@ -278,9 +278,11 @@ async fn an_output_over_a_database_is_refused_and_the_database_kept() {
     std::os::unix::fs::symlink(&db, &link).unwrap();
     let before = std::fs::read(&db).unwrap();
     let db_arg = db.display().to_string();
+    let wal = dir.path().join("f.db-wal");
     for (out, says) in [
         (&db, "is the database"),
         (&link, "is the database"),
+        (&wal, "is the database"),
         (&other, "is a SQLite database"),
     ] {
         let out_arg = out.display().to_string();
@@ -302,4 +304,16 @@ async fn an_output_over_a_database_is_refused_and_the_database_kept() {
     let store = Store::open_existing(&db).await.unwrap();
     assert!(!store.documents().await.unwrap().is_empty());
     store.close().await;
+    // Standard output (a pipe here) is written, not first read from: that waited forever.
+    let piped = freshet(&["export", "warc", "--out", "/dev/stdout", "--db", &db_arg]).await;
+    assert!(
+        piped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    assert!(
+        piped.stdout.starts_with(b"WARC/1.1"),
+        "a WARC on standard output"
+    );
+    assert_eq!(parse_warc(&piped.stdout).len(), 3, "the WARC alone");
 }

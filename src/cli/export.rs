@@ -78,7 +78,9 @@ async fn warc(args: WarcArgs) -> anyhow::Result<u8> {
     writer
         .finish()
         .with_context(|| format!("writing {}", args.out.display()))?;
-    crate::outln!(
+    // On standard error, as `report html` says what it wrote: `--out /dev/stdout` streams the
+    // WARC, which a line after it would spoil.
+    eprintln!(
         "wrote {} response record(s) and a warcinfo record to {}",
         records.saturating_sub(1),
         args.out.display()

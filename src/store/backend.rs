@@ -269,23 +269,34 @@ fn refuse_a_file_not_sqlite(path: &Path) -> anyhow::Result<()> {
 }
 
 /// An error when writing a command's output to `out` would destroy a database: `out` is the
-/// file the database `db` leads to (symlinks, `.` and `..` followed), or any SQLite database.
-/// `freshet export warc --out f.db --db f.db` once replaced the database with the WARC and
-/// said it had written it.
+/// file the database `db` leads to (symlinks, `.` and `..` followed) or its WAL, shared-memory
+/// or journal file, or `out` is any SQLite database. `freshet export warc --out f.db --db f.db`
+/// once replaced the database with the WARC and said it had written it.
 pub fn refuse_an_output_over_a_database(out: &Path, db: &Path) -> anyhow::Result<()> {
     use std::io::Read;
-    if let Location::SqliteFile(db_file) = Location::parse(db)?
-        && super::run_lock::file_the_path_leads_to(out)?
-            == super::run_lock::file_the_path_leads_to(db_file)?
-    {
-        anyhow::bail!(
-            "--out {} is the database --db {}: writing there would destroy it; name another file",
-            out.display(),
-            db.display()
-        );
+    if let Location::SqliteFile(db_file) = Location::parse(db)? {
+        let db_file = super::run_lock::file_the_path_leads_to(db_file)?;
+        let out_file = super::run_lock::file_the_path_leads_to(out)?;
+        let of_the_database = ["", "-wal", "-shm", "-journal"].iter().any(|suffix| {
+            let mut file = db_file.clone().into_os_string();
+            file.push(suffix);
+            out_file.as_os_str() == file
+        });
+        if of_the_database {
+            anyhow::bail!(
+                "--out {} is the database --db {} (or one of its files): writing there would \
+                 destroy it; name another file",
+                out.display(),
+                db.display()
+            );
+        }
     }
     let mut head = Vec::with_capacity(SQLITE_HEADER.len());
-    if let Ok(mut file) = std::fs::File::open(out) {
+    // Only a regular file is looked into: a terminal, a pipe or a FIFO (`/dev/stdout`) would
+    // wait for input.
+    if std::fs::metadata(out).is_ok_and(|meta| meta.is_file()) {
+        let mut file =
+            std::fs::File::open(out).with_context(|| format!("opening {}", out.display()))?;
         file.by_ref()
             .take(SQLITE_HEADER.len() as u64)
             .read_to_end(&mut head)
