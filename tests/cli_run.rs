@@ -151,3 +151,59 @@ async fn run_once_then_report_age_and_hosts() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no database"));
 }
+
+/// A pass the budget cuts short says so: with the budget spent, `run --once` printed
+/// "0 requests, 0 checks" and nothing on why (found by an adversarial run).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_the_budget_cuts_short_says_what_it_left() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    let pages: String = (0..20).map(|i| format!("{base}/p{i}\n")).collect();
+    server.route(HOST, "/sitemap.txt", Reply::text(pages));
+    for i in 0..20 {
+        server.route(HOST, &format!("/p{i}"), Reply::html(format!("<p>{i}</p>")));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = dir.path().join("site.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.txt\"]\n\
+             requests_per_day = 2\nhost_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("f.db").display().to_string();
+    let run = freshet(vec![
+        "run".into(),
+        "--once".into(),
+        "--schedules".into(),
+        schedule.display().to_string(),
+        "--db".into(),
+        db,
+    ])
+    .await;
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{said}");
+    let pages_asked = server
+        .requests()
+        .iter()
+        .filter(|r| r.path.starts_with("/p"))
+        .count();
+    assert!(
+        pages_asked < 20,
+        "the budget binds: {pages_asked} pages asked"
+    );
+    assert!(
+        said.contains(&format!(
+            "{} URLs due were left for a later pass: the sites' budgets (requests_per_day)",
+            20 - pages_asked
+        )),
+        "{said}"
+    );
+}

@@ -92,6 +92,21 @@ pub async fn run(
             crate::clock::ms_to_rfc3339(*until)
         );
     }
+    if let Some(left) = summary.left {
+        // Said, not only logged: a pass that sent nothing looked like one with nothing to do.
+        let why = if summary.skipped_hosts.is_empty() {
+            "the sites' budgets (requests_per_day) allow no more requests for now"
+        } else {
+            "the sites' budgets, or the hosts skipped above"
+        };
+        let next = left.next_at_ms.map_or(String::new(), |at| {
+            format!("; the next could go at {}", crate::clock::ms_to_rfc3339(at))
+        });
+        eprintln!(
+            "freshet: {} URLs due were left for a later pass: {why}{next}",
+            left.urls
+        );
+    }
     eprintln!(
         "freshet: {} requests, {} checks, {} changes seen, {} errors, {} hosts skipped; database {}",
         summary.requests,

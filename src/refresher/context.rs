@@ -69,6 +69,7 @@ impl Counters {
             errors: self.errors.load(Ordering::Relaxed),
             extractions: self.extractions.load(Ordering::Relaxed),
             skipped_hosts: Vec::new(),
+            left: None,
             waits: self.waits.snapshot(),
         }
     }

@@ -145,8 +145,20 @@ pub struct RunSummary {
     /// Hosts a one-pass run left closed by back-off or Retry-After for longer than the pass:
     /// (politeness key, closed until Unix ms).
     pub skipped_hosts: Vec<(String, i64)>,
+    /// What a one-pass run left due for a later pass: it could not be requested within the
+    /// pass (the sites' budgets, or a host skipped above).
+    pub left: Option<LeftDue>,
     /// Where the page checks waited (real time, for `freshet bench`).
     pub waits: CheckWaits,
+}
+
+/// URLs a one-pass run left due, and when the first of them could go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeftDue {
+    /// How many.
+    pub urls: u64,
+    /// The earliest clock time (Unix ms) the scheduler would hand one out, if it knows one.
+    pub next_at_ms: Option<i64>,
 }
 
 /// Checks in flight at once (each on its own host: the scheduler hands a host one at a time).
@@ -341,8 +353,10 @@ async fn run_until_stopped(
     if let Err(error) = save_plans(&ctx).await {
         warn!(error = %error, "the last plan could not be saved");
     }
+    let left = result.as_ref().ok().copied().flatten();
     let summary = RunSummary {
         skipped_hosts,
+        left,
         ..ctx.counters.summary()
     };
     // The run's row failing to update still lets the journal's last writes and the leases'
@@ -360,7 +374,7 @@ async fn run_until_stopped(
     }
     store.close().await;
     recorded?;
-    result.map(|()| summary)
+    result.map(|_| summary)
 }
 
 /// Queues the saves of the budgets spent from since the last ([`Ledger::budget_saves`]): a
@@ -423,7 +437,8 @@ fn summary_counts(summary: &RunSummary) -> [i64; 4] {
     .map(|n| n as i64)
 }
 
-async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
+/// Runs until stopped, or with `once` until the pass is done: then what it left due, if any.
+async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<Option<LeftDue>> {
     // When a shutdown's grace ends (real time: promptness is about the user, not the clock).
     let mut cut_short_at: Option<tokio::time::Instant> = None;
     let mut checks: JoinSet<()> = JoinSet::new();
@@ -491,11 +506,14 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
                 .is_none_or(|at| at > now + ONCE_PATIENCE_MS);
             if left == 0 || blocked {
                 info!(left, "one pass done");
-                return Ok(());
+                return Ok((left > 0).then(|| LeftDue {
+                    urls: left as u64,
+                    next_at_ms: ctx.ledger.timeout(),
+                }));
             }
         }
         if stopping && checks.is_empty() && discoveries.tasks.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let mut wake = now + MAX_IDLE.as_millis() as i64;
         if !stopping
@@ -540,7 +558,7 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<()> {
                 while checks.join_next().await.is_some() {}
                 while discoveries.tasks.join_next().await.is_some() {}
                 save_budgets(ctx, ctx.clock.now_ms());
-                return Ok(());
+                return Ok(None);
             }
             Some(done) = checks.join_next_with_id(), if !checks.is_empty() => {
                 let id = match done {
