@@ -3,28 +3,8 @@
 //! read, and robots.txt's verdict on a URL.
 
 use super::Store;
+pub use super::found_writes::Discovered;
 use super::found_writes::{Found, upsert_found};
-
-/// A URL found by discovery.
-#[derive(Debug, Clone)]
-pub struct Discovered {
-    /// The URL (normalised).
-    pub url: String,
-    /// The site that declared it.
-    pub site_id: i64,
-    /// Its host.
-    pub host_id: i64,
-    /// `page`, `sitemap` or `feed`.
-    pub kind: &'static str,
-    /// What named it.
-    pub discovered_from: Option<String>,
-    /// Sitemap lastmod, if any (already filtered: never in the future).
-    pub lastmod_ms: Option<i64>,
-    /// Sitemap changefreq.
-    pub changefreq: Option<String>,
-    /// Sitemap priority.
-    pub priority: Option<f64>,
-}
 
 /// A site's sitemap as stored ([`Store::sitemaps_of_site`]).
 #[derive(Debug, Clone, sqlx::FromRow)]

@@ -14,8 +14,28 @@ use super::backend::BindReal;
 use super::batch::{
     Texts, distinct_chunks, placeholder_rows, power_of_two_chunks, text_for, texts,
 };
-use super::discovered::Discovered;
 use super::writer::WriteTx;
+
+/// A URL found by discovery.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    /// The URL (normalised).
+    pub url: String,
+    /// The site that declared it.
+    pub site_id: i64,
+    /// Its host.
+    pub host_id: i64,
+    /// `page`, `sitemap` or `feed`.
+    pub kind: &'static str,
+    /// What named it.
+    pub discovered_from: Option<String>,
+    /// Sitemap lastmod, if any (already filtered: never in the future).
+    pub lastmod_ms: Option<i64>,
+    /// Sitemap changefreq.
+    pub changefreq: Option<String>,
+    /// Sitemap priority.
+    pub priority: Option<f64>,
+}
 
 /// When the URLs of one write were found, and what they were listed in.
 #[derive(Debug, Clone, Copy)]
