@@ -227,7 +227,7 @@ fn status_note(status: u16, rules: &robots::Robots) -> String {
 async fn inspect_sitemap(args: SitemapArgs) -> anyhow::Result<u8> {
     let now = ms_to_datetime(SystemClock.now_ms());
     let path = &args.source.file_or_url;
-    let is_url = path.starts_with("http://") || path.starts_with("https://");
+    let is_url = args.source.is_url();
     let base = args.source.base.clone();
     let mut ctx = sitemap::SitemapContext::new(base.clone().unwrap_or_else(placeholder_base), now);
     ctx.cross_submitted_hosts = args.cross_submitted.clone();
@@ -328,10 +328,11 @@ async fn inspect_feed(args: FeedArgs) -> anyhow::Result<u8> {
         Err(e) => {
             // A file read without --base stands for no URL: the error names the file.
             let path = &args.source.file_or_url;
-            let is_url = path.starts_with("http://") || path.starts_with("https://");
             let message = e.to_string();
             return fail(&match message.strip_prefix(loaded.url.as_str()) {
-                Some(rest) if !is_url && args.source.base.is_none() => format!("{path}{rest}"),
+                Some(rest) if !args.source.is_url() && args.source.base.is_none() => {
+                    format!("{path}{rest}")
+                }
                 _ => message,
             });
         }

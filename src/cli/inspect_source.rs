@@ -24,6 +24,14 @@ pub struct Source {
     pub allow_networks: Vec<crate::fetch::Cidr>,
 }
 
+impl Source {
+    /// Whether the document is fetched (an http(s) URL), not read from a file.
+    pub fn is_url(&self) -> bool {
+        let arg = &self.file_or_url;
+        arg.starts_with("http://") || arg.starts_with("https://")
+    }
+}
+
 /// What a local file read without `--base` stands for.
 pub fn placeholder_base() -> Url {
     Url::parse("http://localhost/").expect("a valid URL")

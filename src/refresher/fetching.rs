@@ -386,11 +386,13 @@ pub(super) async fn fetch_and_record_extracted(
         min_interval_ms,
         host_open_at_ms: Some(ctx.pool.next_allowed_ms(&origin_of(url))),
     };
+    // A 2xx: a new listing (a sitemap's pages, a feed's entries) whose validators wait for it.
+    let new_listing = outcome.status.is_some_and(|s| (200..300).contains(&s));
     match sitemap_due_ms {
         Some(due) => {
             // Sitemaps are read outside the frontier: every request is charged.
             update.next_due_ms = due;
-            if outcome.status.is_some_and(|s| (200..300).contains(&s)) {
+            if new_listing {
                 // A new listing: its validators and floor are written once all its pages are
                 // (`Store::set_listed_at`); until then the validators of the last read listed
                 // whole hold, and no floor keeps the next discovery from reading it whole. (A
@@ -403,7 +405,7 @@ pub(super) async fn fetch_and_record_extracted(
             super::save_budgets(ctx, now);
         }
         None => {
-            if row.kind == "feed" && outcome.status.is_some_and(|s| (200..300).contains(&s)) {
+            if row.kind == "feed" && new_listing {
                 // As a sitemap's: written once its entries are (`feeds::read_feed`), so that
                 // a kill in between does not leave entries a 304 would never give again.
                 update.etag = None;
