@@ -31,6 +31,36 @@ async fn explain(db: &str, url: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `freshet run --once` over the site `local` found through `source` (its `sitemaps` or
+/// `seeds` line), excluding `/drafts/`, in `dir`; gives the database's path.
+async fn run_once_over(dir: &std::path::Path, source: &str) -> String {
+    let schedule = dir.join("site.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"local\"\n{source}\n\
+             exclude = ['/drafts/']\nhost_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.join("f.db").display().to_string();
+    let run = freshet(&[
+        "run",
+        "--once",
+        "--schedules",
+        &schedule.display().to_string(),
+        "--db",
+        &db,
+    ])
+    .await;
+    assert!(
+        run.status.success(),
+        "run failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    db
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_are_recorded_and_explained() {
     let server = RecordingServer::start().await;
@@ -55,30 +85,7 @@ async fn refusals_are_recorded_and_explained() {
         Reply::redirect(302, "http://169.254.169.254/latest"),
     );
     let dir = tempfile::tempdir().unwrap();
-    let schedule = dir.path().join("site.toml");
-    std::fs::write(
-        &schedule,
-        format!(
-            "[[site]]\nname = \"local\"\nsitemaps = [\"{base}/sitemap.txt\"]\n\
-             exclude = ['/drafts/']\nhost_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
-        ),
-    )
-    .unwrap();
-    let db = dir.path().join("f.db").display().to_string();
-    let run = freshet(&[
-        "run",
-        "--once",
-        "--schedules",
-        &schedule.display().to_string(),
-        "--db",
-        &db,
-    ])
-    .await;
-    assert!(
-        run.status.success(),
-        "run failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let db = run_once_over(dir.path(), &format!("sitemaps = [\"{base}/sitemap.txt\"]")).await;
     // The server saw no request for what was refused.
     let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
     assert!(paths.contains(&"/one".to_string()), "{paths:?}");
@@ -134,30 +141,7 @@ async fn links_a_page_gives_are_refused_with_a_reason() {
     );
     server.route(HOST, "/open.html", Reply::html("<p>open</p>"));
     let dir = tempfile::tempdir().unwrap();
-    let schedule = dir.path().join("site.toml");
-    std::fs::write(
-        &schedule,
-        format!(
-            "[[site]]\nname = \"local\"\nseeds = [\"{base}/\"]\n\
-             exclude = ['/drafts/']\nhost_rate = \"20/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
-        ),
-    )
-    .unwrap();
-    let db = dir.path().join("f.db").display().to_string();
-    let run = freshet(&[
-        "run",
-        "--once",
-        "--schedules",
-        &schedule.display().to_string(),
-        "--db",
-        &db,
-    ])
-    .await;
-    assert!(
-        run.status.success(),
-        "run failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let db = run_once_over(dir.path(), &format!("seeds = [\"{base}/\"]")).await;
     let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
     assert!(paths.contains(&"/open.html".to_string()), "{paths:?}");
     assert!(

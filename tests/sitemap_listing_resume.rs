@@ -25,6 +25,42 @@ const PAGES: usize = 1_500;
 /// 2021-01-01T00:00:00Z.
 const ORIGIN_MS: i64 = 1_609_459_200_000;
 
+/// Serves `body` at `path` with the ETag `etag` (and `extra` headers on every answer),
+/// answering 304 to a request that names it.
+fn serve_with_etag(
+    server: &RecordingServer,
+    path: &str,
+    content_type: &'static str,
+    etag: &'static str,
+    extra: &'static [(&'static str, &'static str)],
+    body: String,
+) {
+    server.handle(HOST, path, move |request| {
+        let mut reply = if request.header("if-none-match") == Some(etag) {
+            Reply::status(304)
+        } else {
+            Reply::status(200)
+                .header("content-type", content_type)
+                .body(body.clone())
+        };
+        reply = reply.header("etag", etag);
+        for (name, value) in extra {
+            reply = reply.header(name, value);
+        }
+        reply.to_response()
+    });
+}
+
+/// The `If-None-Match` of each request for `path`, in order (`None`: asked whole).
+fn conditions_of(server: &RecordingServer, path: &str) -> Vec<Option<String>> {
+    server
+        .requests_to(HOST)
+        .iter()
+        .filter(|r| r.path == path)
+        .map(|r| r.header("if-none-match").map(str::to_string))
+        .collect()
+}
+
 fn serve_site(server: &RecordingServer) {
     let base = format!("http://{HOST}:{}", server.addr.port());
     server.route(
@@ -38,16 +74,14 @@ fn serve_site(server: &RecordingServer) {
     let body = format!(
         r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>"#
     );
-    server.handle(HOST, "/sitemap.xml", move |request| {
-        if request.header("if-none-match") == Some("\"s1\"") {
-            return Reply::status(304).header("etag", "\"s1\"").to_response();
-        }
-        Reply::status(200)
-            .header("content-type", "application/xml")
-            .header("etag", "\"s1\"")
-            .body(body.clone())
-            .to_response()
-    });
+    serve_with_etag(
+        server,
+        "/sitemap.xml",
+        "application/xml",
+        "\"s1\"",
+        &[],
+        body,
+    );
 }
 
 async fn sql(db: &std::path::Path, statement: &'static str) {
@@ -129,12 +163,7 @@ async fn a_listing_cut_short_is_read_whole_at_the_next_discovery() {
 
     sql(&db, "DROP TRIGGER cut_short").await;
     one_pass(&server, dir.path(), &clock).await;
-    let reads: Vec<Option<String>> = server
-        .requests_to(HOST)
-        .iter()
-        .filter(|r| r.path == "/sitemap.xml")
-        .map(|r| r.header("if-none-match").map(str::to_string))
-        .collect();
+    let reads = conditions_of(&server, "/sitemap.xml");
     assert_eq!(reads.len(), 2, "{reads:?}");
     assert_eq!(
         reads[1], None,
@@ -157,16 +186,14 @@ fn serve_feed(server: &RecordingServer, entries: usize) {
     let body = format!(
         r#"<?xml version="1.0"?><rss version="2.0"><channel><title>F</title>{items}</channel></rss>"#
     );
-    server.handle(HOST, "/feed.xml", move |request| {
-        if request.header("if-none-match") == Some("\"f1\"") {
-            return Reply::status(304).header("etag", "\"f1\"").to_response();
-        }
-        Reply::status(200)
-            .header("content-type", "application/rss+xml")
-            .header("etag", "\"f1\"")
-            .body(body.clone())
-            .to_response()
-    });
+    serve_with_etag(
+        server,
+        "/feed.xml",
+        "application/rss+xml",
+        "\"f1\"",
+        &[],
+        body,
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -202,12 +229,7 @@ async fn a_feed_read_cut_short_is_read_whole_at_its_next_read() {
     // A month on: the feed is due again whatever its plan.
     let later: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS + 30 * 86_400_000, 200.0));
     pass_over(&server, dir.path(), &later, &feeds).await;
-    let reads: Vec<Option<String>> = server
-        .requests_to(HOST)
-        .iter()
-        .filter(|r| r.path == "/feed.xml")
-        .map(|r| r.header("if-none-match").map(str::to_string))
-        .collect();
+    let reads = conditions_of(&server, "/feed.xml");
     assert_eq!(reads.len(), 2, "{reads:?}");
     assert_eq!(reads[1], None, "the second read asks for the whole feed");
     assert_eq!(pages_stored_under(&db, "/f/").await, ENTRIES, "every entry");
@@ -229,20 +251,14 @@ async fn a_sitemap_answered_304_keeps_its_max_age() {
     let body = format!(
         r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{base}/p/0</loc></url></urlset>"#
     );
-    server.handle(HOST, "/sitemap.xml", move |request| {
-        if request.header("if-none-match") == Some("\"s1\"") {
-            return Reply::status(304)
-                .header("etag", "\"s1\"")
-                .header("cache-control", "max-age=3600")
-                .to_response();
-        }
-        Reply::status(200)
-            .header("content-type", "application/xml")
-            .header("etag", "\"s1\"")
-            .header("cache-control", "max-age=3600")
-            .body(body.clone())
-            .to_response()
-    });
+    serve_with_etag(
+        &server,
+        "/sitemap.xml",
+        "application/xml",
+        "\"s1\"",
+        &[("cache-control", "max-age=3600")],
+        body,
+    );
     server.route(HOST, "/p/0", Reply::html("<p>0</p>"));
     let dir = tempfile::tempdir().unwrap();
     // Rediscovered every minute: only the server's hour keeps the sitemap from being read.
@@ -256,11 +272,6 @@ async fn a_sitemap_answered_304_keeps_its_max_age() {
         let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS + offset_ms, 200.0));
         pass_over(&server, dir.path(), &clock, &sitemaps).await;
     }
-    let reads: Vec<Option<String>> = server
-        .requests_to(HOST)
-        .iter()
-        .filter(|r| r.path == "/sitemap.xml")
-        .map(|r| r.header("if-none-match").map(str::to_string))
-        .collect();
+    let reads = conditions_of(&server, "/sitemap.xml");
     assert_eq!(reads, vec![None, Some("\"s1\"".to_string())], "{reads:?}");
 }
