@@ -232,6 +232,12 @@ async fn one_pass_discovers_fetches_politely_and_records_errors() {
         mentions("elsewhere.test"),
         "cross-host refusal not recorded: {errors:?}"
     );
+    // What a feed read says is filed under the feed, not under the request.
+    for (_, scope, _, message) in &errors {
+        if message.contains("dated in the future") || message.contains("feed entry refused") {
+            assert_eq!(scope, "feed", "{message}");
+        }
+    }
     // Feed entries are exact change events.
     let a = store
         .url_row(server.url(HOST, "/a").as_str())

@@ -18,7 +18,7 @@ use crate::store::refusals::RefusalReason;
 
 use super::context::{Context, SiteState};
 use super::discovery::MAX_DOCUMENT_BYTES;
-use super::fetching::{admitted, fetch_and_record, record_error};
+use super::fetching::{admitted, fetch_and_record, record_error_in};
 use super::ledger::Due;
 
 /// Reads one feed.
@@ -52,7 +52,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     };
     let doc = match feed::parse(body, &url) {
         Ok(doc) => doc,
-        Err(err) => return record_error(ctx, site, url.as_str(), err.to_string()).await,
+        Err(err) => return record_error_in(ctx, "feed", site, url.as_str(), err.to_string()).await,
     };
     if let Some(ttl) = doc.ttl_minutes {
         ctx.store
@@ -100,7 +100,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
                     "{link}: feed entry refused, on another host than the feed {url} and not \
                      cross-submitted by its robots.txt"
                 );
-                record_error(ctx, site, url.as_str(), message).await?;
+                record_error_in(ctx, "feed", site, url.as_str(), message).await?;
                 let rule = "on another host than the feed and not cross-submitted by its \
                             robots.txt";
                 refused.push((link.to_string(), RefusalReason::CrossHost, rule.into()));
@@ -138,7 +138,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
             future.len(),
             crate::clock::ms_to_rfc3339(*at)
         );
-        record_error(ctx, site, url.as_str(), message).await?;
+        record_error_in(ctx, "feed", site, url.as_str(), message).await?;
     }
     ctx.add_found(&found).await?;
     ctx.refuse(site, Some(url.as_str()), refused).await?;

@@ -539,17 +539,29 @@ pub(super) fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
     max_age.into_iter().chain(retry).max()
 }
 
-/// Records a problem with a URL and counts it.
+/// Records a problem with a URL's request and counts it.
 pub async fn record_error(
     ctx: &Context,
     site: &SiteState,
     url: &str,
     message: String,
 ) -> anyhow::Result<()> {
+    record_error_in(ctx, "fetch", site, url, message).await
+}
+
+/// Records a problem with a URL under `scope` (`fetch` for its request, `feed` for what a feed
+/// read says) and counts it.
+pub async fn record_error_in(
+    ctx: &Context,
+    scope: &'static str,
+    site: &SiteState,
+    url: &str,
+    message: String,
+) -> anyhow::Result<()> {
     ctx.count_error();
-    ctx.metrics.error(&site.site.name, "fetch");
+    ctx.metrics.error(&site.site.name, scope);
     let record = ErrorRecord {
-        scope: "fetch",
+        scope,
         site: Some(site.site.name.clone()),
         url: Some(url.to_string()),
         message,

@@ -45,6 +45,7 @@ pub fn parse_cron(text: &str) -> Result<cron::Schedule, String> {
             ));
         }
     }
+    in_range(&fields).map_err(|err| format!("bad cron expression `{trimmed}`: {err}; {FORMS}"))?;
     fields[5] = classic_day_of_week(&fields[5])
         .map_err(|err| format!("cron expression `{trimmed}`: {err}"))?;
     let schedule = cron::Schedule::from_str(&fields.join(" ")).map_err(|err| {
@@ -57,6 +58,35 @@ pub fn parse_cron(text: &str) -> Result<cron::Schedule, String> {
         return Err(format!("cron expression `{trimmed}` never fires"));
     }
     Ok(schedule)
+}
+
+/// The fields before day-of-week (seconds first), their names and the numbers they take.
+const FIELD_RANGES: [(&str, u32, u32); 5] = [
+    ("second", 0, 59),
+    ("minute", 0, 59),
+    ("hour", 0, 23),
+    ("day of month", 1, 31),
+    ("month", 1, 12),
+];
+
+/// Checks every number of the fields before day-of-week against its range (a step after `/`
+/// is not a value). The `cron` crate checks them too, but its message for a minute of 61 was
+/// "Minutes must be less than 59".
+fn in_range(fields: &[String]) -> Result<(), String> {
+    for (field, &(name, low, high)) in fields.iter().zip(FIELD_RANGES.iter()) {
+        for item in field.split(',') {
+            let base = item.split_once('/').map_or(item, |(base, _)| base);
+            for end in base.split('-') {
+                let Ok(n) = end.parse::<u64>() else {
+                    continue;
+                };
+                if n < u64::from(low) || n > u64::from(high) {
+                    return Err(format!("{name} {n} is out of range {low}-{high}"));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Rewrites a day-of-week field read with classic numbering (0 or 7 = Sunday) into day names.
@@ -266,6 +296,20 @@ mod tests {
         );
         assert!(bad_minute.contains("seconds first"), "{bad_minute}");
         assert!(!bad_minute.contains('\n'));
+        // Each field's range, named as the five-field form writes it.
+        for (expr, said) in [
+            ("61 * * * *", "minute 61 is out of range 0-59"),
+            ("0 24 * * *", "hour 24 is out of range 0-23"),
+            ("0 0 0 0 * *", "day of month 0 is out of range 1-31"),
+            ("0 0 1 1-13 *", "month 13 is out of range 1-12"),
+            ("60 0 0 * * *", "second 60 is out of range 0-59"),
+            ("5,70/5 * * * *", "minute 70 is out of range 0-59"),
+        ] {
+            let error = parse_cron(expr).unwrap_err();
+            assert!(error.contains(said), "{expr}: {error}");
+        }
+        assert!(parse_cron("59 23 31 12 *").is_ok());
+        assert!(parse_cron("*/59 0-23 1-31/2 Jan-Dec *").is_ok());
         assert!(
             parse_cron("0 0 0 30 2 *")
                 .unwrap_err()

@@ -40,7 +40,13 @@ impl HostRate {
             .trim()
             .parse()
             .map_err(|_| format!("`{}` is not a number: {EXPECTED}", count.trim()))?;
-        if !(requests.is_finite() && requests > 0.0) {
+        if !requests.is_finite() {
+            return Err(format!(
+                "`{}` is not a finite number: {EXPECTED}",
+                count.trim()
+            ));
+        }
+        if requests <= 0.0 {
             return Err(format!("the request count must be positive: {EXPECTED}"));
         }
         let per = per.trim();
@@ -256,6 +262,11 @@ mod tests {
         );
         assert!(HostRate::parse("1e9/s").unwrap_err().contains("million"));
         assert!(HostRate::parse("NaN/s").is_err());
+        // Past f64's range is not "not positive" (an adversarial user was told so).
+        for huge in ["1e400/s", "inf/s"] {
+            let error = HostRate::parse(huge).unwrap_err();
+            assert!(error.contains("not a finite number"), "{huge}: {error}");
+        }
         // A count so small that the gap would not fit a Duration is refused, not a panic.
         for tiny in ["1e-300/s", "0.00000000000000000001/s", "1/400d"] {
             let error = HostRate::parse(tiny).unwrap_err();
