@@ -44,8 +44,9 @@ pub struct Args {
     /// Spread of ln(change rate).
     #[arg(long, default_value_t = 1.5)]
     pub rate_sigma: f64,
-    /// Only these policies, comma-separated (oracle, freshet, uniform, proportional, changefreq,
-    /// nutch); all by default.
+    /// Only these policies, comma-separated (oracle, oracle-signals, freshet, uniform,
+    /// proportional, changefreq, nutch); all by default (oracle-signals, the oracle reading the
+    /// feeds as freshet does, only with --signals).
     #[arg(long, value_delimiter = ',')]
     pub policies: Vec<String>,
     /// Print JSON instead of a table.

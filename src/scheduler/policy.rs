@@ -15,6 +15,11 @@ pub enum PolicyKind {
     Learned,
     /// The age-optimal plan given the true change rates (simulation only: the world knows them).
     Oracle,
+    /// The oracle reading feeds as freshet does (simulation only): what a web's feeds are worth
+    /// to a policy that knows every rate, so the most they can give freshet. Where it is no
+    /// better than the oracle, the feeds cannot pay for their reads.
+    #[serde(rename = "oracle-signals")]
+    OracleSignals,
     /// The same visit rate for every page (the textbook baseline).
     Uniform,
     /// Visit rates proportional to the true change rates (simulation only).
@@ -31,6 +36,7 @@ impl PolicyKind {
         match self {
             PolicyKind::Learned => "learned",
             PolicyKind::Oracle => "oracle",
+            PolicyKind::OracleSignals => "oracle-signals",
             PolicyKind::Uniform => "uniform",
             PolicyKind::Proportional => "proportional",
             PolicyKind::Changefreq => "changefreq",
@@ -41,20 +47,26 @@ impl PolicyKind {
     /// How the planner shares visits out under this policy.
     pub fn planner(self) -> Policy {
         match self {
-            PolicyKind::Learned | PolicyKind::Oracle | PolicyKind::Changefreq => Policy::AgeOptimal,
+            PolicyKind::Learned
+            | PolicyKind::Oracle
+            | PolicyKind::OracleSignals
+            | PolicyKind::Changefreq => Policy::AgeOptimal,
             PolicyKind::Uniform | PolicyKind::Nutch => Policy::Uniform,
             PolicyKind::Proportional => Policy::Proportional,
         }
     }
 
-    /// Whether the policy learns from feeds (only freshet's own).
+    /// Whether the policy learns from feeds (freshet's own, and the oracle that reads them).
     pub fn uses_feeds(self) -> bool {
-        self == PolicyKind::Learned
+        matches!(self, PolicyKind::Learned | PolicyKind::OracleSignals)
     }
 
     /// Whether the policy needs the true rates (simulation only).
     pub fn needs_true_rates(self) -> bool {
-        matches!(self, PolicyKind::Oracle | PolicyKind::Proportional)
+        matches!(
+            self,
+            PolicyKind::Oracle | PolicyKind::OracleSignals | PolicyKind::Proportional
+        )
     }
 }
 

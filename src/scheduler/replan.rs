@@ -217,7 +217,9 @@ impl Scheduler {
         let fallback = Prior::default().mean();
         let rate = match self.config.policy {
             PolicyKind::Learned => self.planning_rate(url),
-            PolicyKind::Oracle | PolicyKind::Proportional => u.true_rate.get().unwrap_or(fallback),
+            PolicyKind::Oracle | PolicyKind::OracleSignals | PolicyKind::Proportional => {
+                u.true_rate.get().unwrap_or(fallback)
+            }
             PolicyKind::Uniform => 1.0,
             PolicyKind::Changefreq => u
                 .changefreq_per_day

@@ -6,6 +6,8 @@
 //! that `freshet run` drives, with the same budget bucket, frontier and politeness; only the
 //! network is simulated. The policies ([`crate::scheduler::PolicyKind`]):
 //! - `oracle`: the age-optimal plan with the true rates and no signals;
+//! - `oracle-signals`: the oracle reading the feeds as freshet does (run with `--signals`): the
+//!   most the feeds can give, so whether freshet can beat the oracle with them at all;
 //! - `freshet`: learnt rates, pooled priors, validator and hint trust, feeds priced at the margin;
 //! - `uniform`: the same rate for every page, water-filled under host limits;
 //! - `proportional`: rates proportional to the true change rates;
@@ -50,8 +52,9 @@ pub struct Report {
 }
 
 /// The policies in the order they are shown, with the scheduler policy each names.
-pub const POLICIES: [(&str, PolicyKind); 6] = [
+pub const POLICIES: [(&str, PolicyKind); 7] = [
     ("oracle", PolicyKind::Oracle),
+    ("oracle-signals", PolicyKind::OracleSignals),
     ("freshet", PolicyKind::Learned),
     ("uniform", PolicyKind::Uniform),
     ("proportional", PolicyKind::Proportional),
@@ -67,8 +70,13 @@ pub fn run(config: &SimConfig) -> Report {
     let results: Vec<(String, PolicyResult)> = std::thread::scope(|scope| {
         let handles: Vec<_> = POLICIES
             .iter()
-            .filter(|(name, _)| {
-                config.policies.is_empty() || config.policies.iter().any(|p| p == name)
+            .filter(|&&(name, policy)| {
+                if config.policies.is_empty() {
+                    // Without feeds, the oracle that reads them is the oracle.
+                    policy != PolicyKind::OracleSignals || config.world.signals > 0.0
+                } else {
+                    config.policies.iter().any(|p| p == name)
+                }
             })
             .map(|&(name, policy)| {
                 let world = &world;

@@ -59,6 +59,12 @@ fn feeds_put_freshet_below_the_oracle_and_never_hurt_with(feed_entries: FeedEntr
     let without = small(0.0, 1);
     let age = |r: &Report, name: &str| r.policies[name].mean_age_days;
     assert!(age(&with, "freshet") < age(&with, "oracle"), "{with:?}");
+    // The oracle that reads the feeds gains from them too; without feeds it is not run.
+    assert!(
+        age(&with, "oracle-signals") < age(&with, "oracle"),
+        "{with:?}"
+    );
+    assert!(!without.policies.contains_key("oracle-signals"));
     assert!(
         age(&with, "freshet") <= age(&without, "freshet"),
         "{with:?} {without:?}"
