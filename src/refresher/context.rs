@@ -159,6 +159,10 @@ impl Context {
                 agent_token,
             });
         }
+        let scheduled: Vec<i64> = states.iter().map(|s| s.id).collect();
+        store
+            .mark_unscheduled_sites(&scheduled, clock.now_ms())
+            .await?;
         if leasing.is_some() {
             // On PostgreSQL each site's credit is in its pool, handed out at the first lease
             // round (`leases::round`): a new bucket holds and refills nothing till then.

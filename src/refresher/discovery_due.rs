@@ -33,17 +33,42 @@ pub(super) fn pass_joinable_ms(site: &SiteState, now_ms: i64) -> i64 {
     (after - next).clamp(1, DAY_MS)
 }
 
-/// When a site is first due in this run: now if it was never discovered, else at the first
-/// `rediscover` time after its last discovery.
+/// When a site is first due in this run: now if it was never discovered or its schedule names
+/// a source the store has never seen (a sitemap, feed or seed added since the last run), else
+/// at the first `rediscover` time after its last discovery.
 pub async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<i64> {
     let Some(last) = ctx.store.site_discovered_ms(site.id).await? else {
         return Ok(now);
     };
+    if names_unseen_source(ctx, site).await? {
+        return Ok(now);
+    }
     let next = site
         .site
         .next_rediscover(crate::clock::ms_to_datetime(last))
         .map_or(now, |t| t.timestamp_millis());
     Ok(next)
+}
+
+/// Whether the site's schedule names a sitemap, feed or seed that is neither stored nor refused
+/// (by `exclude`, `include` or robots.txt): one added to the schedule file since the last pass,
+/// which would otherwise wait for the next `rediscover` time, a day with the default. Once a
+/// pass has stored it, or filed its refusal, it is seen, so a restart does not read the site's
+/// sitemaps again.
+async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<bool> {
+    let documents = site.site.sitemaps.iter().chain(&site.site.feeds).cloned();
+    // A seed is stored as discovery stores it: without `drop_params`, unless a filter refuses it.
+    let seeds = (site.site.seeds.iter())
+        .map(|seed| site.site.strip_params(seed))
+        .filter(|seed| site.site.refused_by(seed).is_none());
+    for url in documents.chain(seeds) {
+        if ctx.store.url_row(url.as_str()).await?.is_none()
+            && ctx.store.refusals_of(url.as_str()).await?.is_empty()
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// With several workers, when a site is first due on this one: as with one worker, or now if a

@@ -73,6 +73,17 @@ async fn admit(ctx: &Context, site: &SiteState, row: &CheckRow) -> anyhow::Resul
             return Ok(None);
         }
     };
+    if row.kind == "page"
+        && let Some(rule) = site.site.refused_by(&url)
+    {
+        // Found before the schedule's `include` / `exclude` said no: it stays known, with its
+        // history, but is not fetched again while the schedule says so, and explain says why.
+        ctx.ledger.refuse(now, row.id);
+        ctx.store.set_unplanned(row.id).await?;
+        let refused = vec![(row.url.clone(), RefusalReason::Filter, rule)];
+        ctx.refuse(site, Some("check"), refused).await?;
+        return Ok(None);
+    }
     let origin = origin_of(&url);
     if not_now(ctx, row, &origin) {
         return Ok(None);

@@ -177,6 +177,19 @@ impl Store {
         .await
     }
 
+    /// Takes a URL out of every plan (the schedule's filters refuse it now): no next visit, no
+    /// planned rate, so `explain` and the reports do not show a visit that will not come.
+    pub async fn set_unplanned(&self, url_id: i64) -> sqlx::Result<()> {
+        self.write("set_unplanned", |mut tx| async move {
+            sqlx::query("UPDATE urls SET next_due_ms = NULL, planned_per_day = NULL WHERE id = $1")
+                .bind(url_id)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
+    }
+
     /// Sets the next read of every sitemap of a site (`None`: never again: no `rediscover`).
     pub async fn set_sitemaps_due(&self, site_id: i64, due_ms: Option<i64>) -> sqlx::Result<()> {
         self.write("set_sitemaps_due", |mut tx| async move {

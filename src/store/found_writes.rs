@@ -174,8 +174,11 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         format!(
             "WITH v(id, lastmod_ms, changefreq, priority, known_change_ms, now_ms, listed_in,
-                 listed_ms, listed_lastmod_ms) AS (VALUES {})
+                 listed_ms, listed_lastmod_ms, site_id) AS (VALUES {})
              UPDATE urls SET
+                 site_id = CASE WHEN EXISTS (SELECT 1 FROM sites
+                         WHERE sites.id = urls.site_id AND sites.unscheduled_ms IS NOT NULL)
+                     THEN v.site_id ELSE urls.site_id END,
                  lastmod_ms = CASE WHEN COALESCE(urls.lastmod_ms, 0) > COALESCE(v.lastmod_ms, 0)
                      THEN COALESCE(urls.lastmod_ms, 0) ELSE COALESCE(v.lastmod_ms, 0) END,
                  changefreq = COALESCE(v.changefreq, urls.changefreq),
@@ -192,13 +195,16 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
                  listed_lastmod_ms = CASE WHEN v.listed_in IS NULL OR urls.kind <> 'page'
                      THEN urls.listed_lastmod_ms ELSE v.listed_lastmod_ms END
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 9)
+            placeholder_rows(n, 10)
         )
     })
 });
 
 /// Gives the known URLs `old` the hints they were named with. A lastmod newer than the URL's
-/// last check marks a known change and makes the URL due now.
+/// last check marks a known change and makes the URL due now. A URL of a site no longer
+/// scheduled becomes the naming site's, history and all: a site renamed in its schedule file
+/// is a new site to the store, and its URLs would otherwise stay with the old name, which no
+/// run plans, and never be fetched again.
 async fn update_known(
     tx: &mut WriteTx,
     old: &[&Discovered],
@@ -222,7 +228,8 @@ async fn update_known(
             .bind(when.now_ms)
             .bind(listed_in)
             .bind(when.listing.map(|(_, read_ms)| read_ms))
-            .bind(listed_in.and(d.lastmod_ms));
+            .bind(listed_in.and(d.lastmod_ms))
+            .bind(d.site_id);
     }
     query.execute(&mut **tx).await?;
     Ok(())

@@ -43,7 +43,8 @@ impl Store {
                  VALUES ($1, $2, $3, $4, $5)
                  ON CONFLICT(name) DO UPDATE SET weight = excluded.weight,
                      requests_per_day = excluded.requests_per_day,
-                     source_file = excluded.source_file, updated_ms = excluded.updated_ms
+                     source_file = excluded.source_file, updated_ms = excluded.updated_ms,
+                     unscheduled_ms = NULL
                  RETURNING id",
             )
             .bind(site.name)
@@ -54,6 +55,31 @@ impl Store {
             .fetch_one(&mut *tx)
             .await?;
             Ok((tx, value))
+        })
+        .await
+    }
+
+    /// Marks every site but `scheduled` (the ones the schedules just loaded name) unscheduled
+    /// since `now_ms`, unless it already was: the scheduled sites take over the known URLs of
+    /// the unscheduled ones that they name (a renamed site takes its old name's URLs back
+    /// with their history, [`super::found_writes`]).
+    pub async fn mark_unscheduled_sites(&self, scheduled: &[i64], now_ms: i64) -> sqlx::Result<()> {
+        let scheduled = scheduled.to_vec();
+        self.write("mark_unscheduled_sites", move |mut tx| {
+            let scheduled = scheduled.clone();
+            async move {
+                sqlx::query("UPDATE sites SET unscheduled_ms = COALESCE(unscheduled_ms, $1)")
+                    .bind(now_ms)
+                    .execute(&mut *tx)
+                    .await?;
+                for id in scheduled {
+                    sqlx::query("UPDATE sites SET unscheduled_ms = NULL WHERE id = $1")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                Ok((tx, ()))
+            }
         })
         .await
     }

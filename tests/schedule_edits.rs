@@ -1,0 +1,216 @@
+//! Edits to a schedule file between two runs take effect at the next run, as the server sees
+//! it: a renamed site keeps fetching its URLs (they were the old name's, which no run plans);
+//! a sitemap added to a site is read at once, not at the next `rediscover` time, and a run
+//! after it reads nothing again for it; a new `exclude` stops the requests to URLs already
+//! known, and `explain` says which rule did (taken out again, they are fetched again).
+
+#[path = "support/freshet_bin.rs"]
+mod freshet_bin;
+#[path = "support/recording_server.rs"]
+mod recording_server;
+
+use std::path::Path;
+
+use freshet_bin::{run_once, write_schedule};
+use recording_server::{RecordingServer, Reply};
+
+const HOST: &str = "127.0.0.1";
+
+/// A site named `name` reading `sitemaps`, rediscovered daily, with a budget no test spends and
+/// `extra` schedule lines.
+fn site(name: &str, sitemaps: &[String], extra: &str) -> String {
+    let sitemaps: Vec<String> = sitemaps.iter().map(|s| format!("\"{s}\"")).collect();
+    format!(
+        "[[site]]\nname = \"{name}\"\nsitemaps = [{}]\nrediscover = \"0 0 3 * * *\"\n\
+         requests_per_day = 100000\n\
+         host_rate = \"50/s\"\nallow_networks = [\"127.0.0.0/8\"]\n{extra}",
+        sitemaps.join(", ")
+    )
+}
+
+/// Serves robots.txt, `/a`, `/b`, `/c` and two sitemaps: `/one.txt` lists `/a` and `/b`,
+/// `/two.txt` lists `/c`.
+fn serve(server: &RecordingServer, base: &str) {
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    server.route(
+        HOST,
+        "/one.txt",
+        Reply::text(format!("{base}/a\n{base}/b\n")),
+    );
+    server.route(HOST, "/two.txt", Reply::text(format!("{base}/c\n")));
+    for page in ["a", "b", "c"] {
+        server.route(
+            HOST,
+            &format!("/{page}"),
+            Reply::html(format!("<p>{page}</p>")),
+        );
+    }
+}
+
+/// How many requests the server saw for `path`.
+fn requests_for(server: &RecordingServer, path: &str) -> usize {
+    server.requests().iter().filter(|r| r.path == path).count()
+}
+
+async fn sqlite(db: &Path) -> sqlx::SqlitePool {
+    sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap()
+}
+
+/// Waits until every page's planned next visit has come (the budget is large: seconds).
+async fn wait_until_pages_due(db: &Path) {
+    let pool = sqlite(db).await;
+    let (due,): (Option<i64>,) =
+        sqlx::query_as("SELECT MAX(next_due_ms) FROM urls WHERE kind = 'page'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    let due = due.expect("planned pages");
+    while freshet_bin::now_ms() <= due {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_site_fetches_its_urls_with_their_history() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let sitemaps = [format!("{base}/one.txt")];
+    run_once(
+        &write_schedule(dir.path(), &site("old", &sitemaps, "")),
+        &db,
+    )
+    .await;
+    assert_eq!(requests_for(&server, "/a"), 1);
+
+    wait_until_pages_due(&db).await;
+    run_once(
+        &write_schedule(dir.path(), &site("new", &sitemaps, "")),
+        &db,
+    )
+    .await;
+    assert_eq!(
+        requests_for(&server, "/a"),
+        2,
+        "the renamed site did not fetch its page again: {:?}",
+        server.requests()
+    );
+    let pool = sqlite(&db).await;
+    let owners: Vec<(String, String, i64)> = sqlx::query_as(
+        "SELECT u.url, s.name, (SELECT COUNT(*) FROM observations o WHERE o.url_id = u.id)
+         FROM urls u JOIN sites s ON s.id = u.site_id WHERE u.kind = 'page' ORDER BY u.url",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(owners.len(), 2, "{owners:?}");
+    for (url, owner, checks) in &owners {
+        assert_eq!(owner, "new", "{url} stayed with the old name");
+        assert_eq!(
+            *checks, 2,
+            "{url}: the history of both names is one history"
+        );
+    }
+    let (unscheduled,): (Option<i64>,) =
+        sqlx::query_as("SELECT unscheduled_ms FROM sites WHERE name = 'old'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert!(unscheduled.is_some(), "the old name is marked unscheduled");
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_added_sitemap_is_read_at_the_next_run_and_only_once() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let one = format!("{base}/one.txt");
+    let two = format!("{base}/two.txt");
+    run_once(
+        &write_schedule(dir.path(), &site("s", std::slice::from_ref(&one), "")),
+        &db,
+    )
+    .await;
+    assert_eq!(requests_for(&server, "/one.txt"), 1);
+    assert_eq!(requests_for(&server, "/c"), 0);
+
+    // The site was discovered a moment ago and is not due again before 03:00.
+    let both = site("s", &[one, two], "");
+    run_once(&write_schedule(dir.path(), &both), &db).await;
+    assert_eq!(
+        (
+            requests_for(&server, "/two.txt"),
+            requests_for(&server, "/c")
+        ),
+        (1, 1),
+        "the added sitemap and its page wait for the next rediscover time: {:?}",
+        server.requests()
+    );
+    let sitemap_reads = requests_for(&server, "/one.txt") + requests_for(&server, "/two.txt");
+
+    // Nothing new in the schedule: no pass, no sitemap read.
+    run_once(&write_schedule(dir.path(), &both), &db).await;
+    assert_eq!(
+        requests_for(&server, "/one.txt") + requests_for(&server, "/two.txt"),
+        sitemap_reads,
+        "a run with nothing new read the sitemaps again: {:?}",
+        server.requests()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_exclude_stops_requests_to_known_urls_and_explain_names_it() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let sitemaps = [format!("{base}/one.txt")];
+    run_once(&write_schedule(dir.path(), &site("s", &sitemaps, "")), &db).await;
+    assert_eq!(requests_for(&server, "/b"), 1);
+
+    wait_until_pages_due(&db).await;
+    let excluding = site("s", &sitemaps, "exclude = [\"/b$\"]\n");
+    let schedule = write_schedule(dir.path(), &excluding);
+    run_once(&schedule, &db).await;
+    assert_eq!(requests_for(&server, "/a"), 2, "{:?}", server.requests());
+    assert_eq!(
+        requests_for(&server, "/b"),
+        1,
+        "an excluded URL was fetched: {:?}",
+        server.requests()
+    );
+
+    let explain = std::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args(["explain", &format!("{base}/b"), "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&explain.stdout);
+    assert!(explain.status.success(), "{text}");
+    assert!(
+        text.contains("/b$"),
+        "explain does not name the rule:\n{text}"
+    );
+    assert!(
+        text.contains("next due -"),
+        "explain shows a visit that will not come:\n{text}"
+    );
+
+    // The rule taken out again: the URL is planned and fetched as before.
+    wait_until_pages_due(&db).await;
+    run_once(&write_schedule(dir.path(), &site("s", &sitemaps, "")), &db).await;
+    assert_eq!(requests_for(&server, "/b"), 2, "{:?}", server.requests());
+}
