@@ -221,8 +221,15 @@ async fn export_warc_report_duplicates_and_explain() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0], "kind,canonical,size,members");
     assert_eq!(lines[1], format!("content,{PRIMARY},2,{PRIMARY} {MIRROR}"));
-    assert!(lines[2].starts_with("redirect-cycle,,3,"), "{csv}");
-    assert_eq!(lines.len(), 3, "{csv}");
+    // The permanent redirect x -> y: y is canonical, x its member.
+    assert_eq!(
+        lines[2],
+        "permanent-redirect,https://www.gazette.example/y,2,\
+         https://www.gazette.example/y https://www.gazette.example/x",
+        "{csv}"
+    );
+    assert!(lines[3].starts_with("redirect-cycle,,3,"), "{csv}");
+    assert_eq!(lines.len(), 4, "{csv}");
     let out = freshet(&["report", "duplicates", "--db", &db_arg]).await;
     assert!(String::from_utf8_lossy(&out.stdout).contains("redirect-cycle"));
 

@@ -207,3 +207,172 @@ async fn a_pass_the_budget_cuts_short_says_what_it_left() {
         "{said}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_with_a_schedule_file_skipped_runs_the_rest_says_so_and_exits_1() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(HOST, "/robots.txt", Reply::text("User-agent: *\n"));
+    server.route(HOST, "/page", Reply::html("<p>page</p>"));
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.toml");
+    std::fs::write(
+        &good,
+        format!(
+            "[[site]]\nname = \"good\"\nseeds = [\"{base}/page\"]\n\
+             allow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    let bad = dir.path().join("bad.toml");
+    let bad_site = "[[site]]\nname = \"bad\"\nseeds = [\"http://x.test/\"]\nhost_rate = \"fast\"\n";
+    std::fs::write(&bad, bad_site).unwrap();
+    let db = dir.path().join("f.db");
+    let run = freshet(vec![
+        "run".into(),
+        "--once".into(),
+        "--schedules".into(),
+        dir.path().display().to_string(),
+        "--db".into(),
+        db.display().to_string(),
+    ])
+    .await;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1 schedule file skipped for 1 problem"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 check,"),
+        "the good file's site ran: {stderr}"
+    );
+    assert_eq!(
+        server
+            .requests_to(HOST)
+            .iter()
+            .filter(|r| r.path == "/page")
+            .count(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_with_no_valid_site_makes_no_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let missing = dir.path().join("no-such-schedules");
+    let run = freshet(vec![
+        "run".into(),
+        "--once".into(),
+        "--schedules".into(),
+        missing.display().to_string(),
+        "--db".into(),
+        db.display().to_string(),
+    ])
+    .await;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{stderr}");
+    assert!(stderr.contains("no valid site in"), "{stderr}");
+    assert!(stderr.contains("no-such-schedules"), "{stderr}");
+    assert!(!db.exists(), "a database was made for nothing: {stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_answered_has_no_copy_and_one_that_failed_since_keeps_its_copys_age() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(HOST, "/robots.txt", Reply::text("User-agent: *\n"));
+    server.route(HOST, "/gone", Reply::status(404));
+    // A page the first time, a server error after.
+    server.handle(HOST, "/flaky", |request| {
+        let status = if request.hit == 0 { 200 } else { 500 };
+        Reply::status(status).body("<p>flaky</p>").to_response()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = dir.path().join("site.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"local\"\nseeds = [\"{base}/gone\", \"{base}/flaky\"]\n\
+             requests_per_day = 100000\nhost_rate = \"50/s\"\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    let db = dir.path().join("f.db");
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
+        args.extend(["--db".to_string(), db.display().to_string()]);
+        args
+    };
+    let schedule_arg = schedule.display().to_string();
+    let run_once = || freshet(args(&["run", "--once", "--schedules", &schedule_arg]));
+    assert!(run_once().await.status.success());
+    // Until the flaky page's planned visit has come (the budget makes it seconds), then again.
+    let flaky = server
+        .requests_to(HOST)
+        .iter()
+        .filter(|r| r.path == "/flaky")
+        .count();
+    assert_eq!(flaky, 1);
+    for _ in 0..600 {
+        let age = freshet(args(&["report", "age", "--format", "json"])).await;
+        let rows: Vec<serde_json::Value> = serde_json::from_slice(&age.stdout).unwrap();
+        let due = rows
+            .iter()
+            .find(|r| r["url"] == format!("{base}/flaky"))
+            .and_then(|r| r["next_due"].as_str().map(str::to_string))
+            .expect("the flaky page is planned");
+        // Shown to the second: the next one is surely past it.
+        let due =
+            chrono::DateTime::parse_from_rfc3339(&due).unwrap() + chrono::Duration::seconds(1);
+        if chrono::Utc::now() > due {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let second = run_once().await;
+    assert!(second.status.success());
+    assert_eq!(
+        server
+            .requests_to(HOST)
+            .iter()
+            .filter(|r| r.path == "/flaky")
+            .count(),
+        2,
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+
+    let age = freshet(args(&["report", "age", "--format", "json"])).await;
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&age.stdout).unwrap();
+    let row = |path: &str| {
+        rows.iter()
+            .find(|r| r["url"] == format!("{base}{path}"))
+            .unwrap_or_else(|| panic!("{path} reported: {rows:?}"))
+            .clone()
+    };
+    let gone = row("/gone");
+    assert!(gone["copy_taken"].is_null(), "{gone}");
+    assert!(
+        gone["expected_age_days"].is_null(),
+        "no copy, no age: {gone}"
+    );
+    assert!(gone["p_stale"].is_null(), "{gone}");
+    let flaky = row("/flaky");
+    assert_eq!(flaky["last_status"], 500, "{flaky}");
+    let (copy, last) = (flaky["copy_taken"].as_str(), flaky["last_checked"].as_str());
+    assert!(copy.is_some() && copy <= last, "{flaky}");
+    assert!(flaky["expected_age_days"].is_number(), "{flaky}");
+    let explain = freshet(args(&["explain", &format!("{base}/flaky")])).await;
+    let text = String::from_utf8_lossy(&explain.stdout);
+    assert!(
+        text.contains("copy taken") && text.contains("days after the copy"),
+        "the copy is the first check's: {text}"
+    );
+
+    let explain = freshet(args(&["explain", &format!("{base}/gone")])).await;
+    let text = String::from_utf8_lossy(&explain.stdout);
+    assert!(text.contains("no copy"), "{text}");
+    assert!(!text.contains("expected age"), "{text}");
+}

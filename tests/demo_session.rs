@@ -169,7 +169,7 @@ async fn a_session_serves_judges_and_stops() {
         .into_iter()
         .map(|(url, at)| UrlBelief {
             url,
-            last_checked_ms: at,
+            copy_ms: at,
             known_change_ms: None,
             rate_low: 0.1,
             rate_high: 3.0,

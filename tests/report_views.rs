@@ -47,6 +47,14 @@ fn num(row: &Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} in {row}"))
 }
 
+/// Every check written above left a copy.
+async fn copies_taken_at_their_checks(pool: &sqlx::SqlitePool) {
+    sqlx::query("UPDATE urls SET copy_ms = last_checked_ms")
+        .execute(pool)
+        .await
+        .unwrap();
+}
+
 async fn pool(path: &std::path::Path) -> sqlx::SqlitePool {
     sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
         .await
@@ -144,6 +152,7 @@ async fn age_now_judges_copies_at_the_runs_clock_as_report_age_does() {
         .await
         .unwrap();
     }
+    copies_taken_at_their_checks(&pool).await;
     assert_eq!(store.report_now(0).await.unwrap(), END);
     let rows = store.url_status(None).await.unwrap();
     store.close().await;
@@ -214,6 +223,7 @@ async fn staleness_by_site_counts_pages_apart_from_duplicates_and_redirects() {
         .await
         .unwrap();
     }
+    copies_taken_at_their_checks(&pool).await;
     // /1 is a duplicate of /0 (a content class with /0 canonical); /3 redirects permanently.
     for sql in [
         "INSERT INTO dedup_classes (kind, key, canonical) VALUES ('content', 7, 'http://a.test/0')",

@@ -37,7 +37,16 @@ fn the_shipped_examples_pass_with_the_default_path() {
 #[test]
 fn good_fixtures_pass() {
     let (code, lines) = check(&[&fixture("good")]);
-    assert_eq!(lines, ["3 sites in 2 files OK"]);
+    // Two of them share a host at different rates: valid, and said as a note.
+    assert_eq!(
+        lines,
+        [
+            "note: tests/fixtures/schedule/good/blog.toml:2: host_rate: sites `blog` (30/min), \
+             `blog-archive` (1/s) share blog.example.net: one politeness gate serves it, at the \
+             slowest of their rates (30/min) for all of them",
+            "3 sites in 2 files OK"
+        ]
+    );
     assert_eq!(code, 0);
 }
 
@@ -45,7 +54,11 @@ fn good_fixtures_pass() {
 fn verbose_lists_each_site_with_its_defaults() {
     let (code, lines) = check(&["--verbose", &fixture("good/blog.toml")]);
     assert_eq!(code, 0);
-    assert_eq!(lines.len(), 3, "{lines:#?}");
+    assert_eq!(
+        lines.len(),
+        4,
+        "two sites, the note of their shared host, the summary: {lines:#?}"
+    );
     assert!(
         lines[0].starts_with("blog (tests/fixtures/schedule/good/blog.toml:2): 0 sitemaps, 1 feed")
     );
@@ -54,7 +67,8 @@ fn verbose_lists_each_site_with_its_defaults() {
         "{lines:#?}"
     );
     assert!(lines[1].starts_with("blog-archive ("), "{lines:#?}");
-    assert_eq!(lines[2], "2 sites in 1 file OK");
+    assert!(lines[2].starts_with("note: "), "{lines:#?}");
+    assert_eq!(lines[3], "2 sites in 1 file OK");
 }
 
 #[test]

@@ -28,26 +28,27 @@ fn site(name: &str, sitemaps: &[String], extra: &str) -> String {
     )
 }
 
-/// Serves robots.txt, `/a`, `/b`, `/c` and two sitemaps: `/one.txt` lists `/a` and `/b`,
-/// `/two.txt` lists `/c`.
+/// Serves robots.txt (disallowing `/private/`), `/a`, `/b`, `/c` and three sitemaps:
+/// `/one.txt` lists `/a` and `/b` (with an ETag, answering 304 to it), `/two.txt` lists `/c`,
+/// `/private/three.txt` lists `/a`.
 fn serve(server: &RecordingServer, base: &str) {
-    server.route(
-        HOST,
-        "/robots.txt",
-        Reply::text("User-agent: *\nAllow: /\n"),
-    );
-    server.route(
-        HOST,
-        "/one.txt",
-        Reply::text(format!("{base}/a\n{base}/b\n")),
-    );
+    let robots = Reply::text("User-agent: *\nDisallow: /private/\n");
+    server.route(HOST, "/robots.txt", robots);
+    let one = format!("{base}/a\n{base}/b\n");
+    server.handle(HOST, "/one.txt", move |request| {
+        let reply = if request.header("if-none-match") == Some("\"one\"") {
+            Reply::status(304)
+        } else {
+            Reply::text(one.clone())
+        };
+        reply.header("etag", "\"one\"").to_response()
+    });
     server.route(HOST, "/two.txt", Reply::text(format!("{base}/c\n")));
+    let three = Reply::text(format!("{base}/a\n"));
+    server.route(HOST, "/private/three.txt", three);
     for page in ["a", "b", "c"] {
-        server.route(
-            HOST,
-            &format!("/{page}"),
-            Reply::html(format!("<p>{page}</p>")),
-        );
+        let reply = Reply::html(format!("<p>{page}</p>"));
+        server.route(HOST, &format!("/{page}"), reply);
     }
 }
 
@@ -104,6 +105,12 @@ async fn a_renamed_site_fetches_its_urls_with_their_history() {
         "the renamed site did not fetch its page again: {:?}",
         server.requests()
     );
+    // Its sitemap is unchanged (a 304 lists nothing): asked whole, so it lists the pages.
+    let asked: Vec<Option<String>> = (server.requests().iter())
+        .filter(|r| r.path == "/one.txt")
+        .map(|r| r.header("if-none-match").map(str::to_string))
+        .collect();
+    assert_eq!(asked, [None, None], "the renamed site's sitemap read");
     let pool = sqlite(&db).await;
     let owners: Vec<(String, String, i64)> = sqlx::query_as(
         "SELECT u.url, s.name, (SELECT COUNT(*) FROM observations o WHERE o.url_id = u.id)
@@ -147,7 +154,9 @@ async fn an_added_sitemap_is_read_at_the_next_run_and_only_once() {
     assert_eq!(requests_for(&server, "/c"), 0);
 
     // The site was discovered a moment ago and is not due again before 03:00.
-    let both = site("s", &[one, two], "");
+    // The third is disallowed by robots.txt: never read, but seen.
+    let three = format!("{base}/private/three.txt");
+    let both = site("s", &[one, two, three], "");
     run_once(&write_schedule(dir.path(), &both), &db).await;
     assert_eq!(
         (
@@ -161,6 +170,7 @@ async fn an_added_sitemap_is_read_at_the_next_run_and_only_once() {
     let sitemap_reads = requests_for(&server, "/one.txt") + requests_for(&server, "/two.txt");
 
     // Nothing new in the schedule: no pass, no sitemap read.
+    let robots_reads = requests_for(&server, "/robots.txt");
     run_once(&write_schedule(dir.path(), &both), &db).await;
     assert_eq!(
         requests_for(&server, "/one.txt") + requests_for(&server, "/two.txt"),
@@ -168,6 +178,8 @@ async fn an_added_sitemap_is_read_at_the_next_run_and_only_once() {
         "a run with nothing new read the sitemaps again: {:?}",
         server.requests()
     );
+    assert_eq!(requests_for(&server, "/robots.txt"), robots_reads);
+    assert_eq!(requests_for(&server, "/private/three.txt"), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,6 +219,21 @@ async fn a_new_exclude_stops_requests_to_known_urls_and_explain_names_it() {
     assert!(
         text.contains("next due -"),
         "explain shows a visit that will not come:\n{text}"
+    );
+
+    // A restart under the rule hands it out no more: it was refused once.
+    wait_until_pages_due(&db).await;
+    run_once(&schedule, &db).await;
+    assert_eq!(requests_for(&server, "/a"), 3, "{:?}", server.requests());
+    let pool = sqlite(&db).await;
+    let (times,): (i64,) = sqlx::query_as("SELECT times FROM refusals WHERE url LIKE '%/b'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    assert_eq!(
+        times, 1,
+        "the excluded URL was handed out and refused again"
     );
 
     // The rule taken out again: the URL is planned and fetched as before.

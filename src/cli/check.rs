@@ -45,6 +45,10 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
     for sentence in &stopped {
         writeln!(out, "warning: {sentence}")?;
     }
+    // Valid and meant, most likely, but not what each site's own line says.
+    for sentence in schedule::shared_host_notes(&loaded.sites) {
+        writeln!(out, "note: {sentence}")?;
+    }
     match stopped.len() {
         0 => writeln!(out, "{}", summary(&loaded))?,
         n => writeln!(out, "{}, but {}", summary(&loaded), count(n, "warning"))?,

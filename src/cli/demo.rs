@@ -345,7 +345,7 @@ async fn freshet_view(
         .into_iter()
         .filter_map(|row| {
             Some(UrlBelief {
-                last_checked_ms: row.last_checked_ms?,
+                copy_ms: row.copy_ms?,
                 known_change_ms: row.known_change_ms,
                 rate_low: row.rate_low?,
                 rate_high: row.rate_high?,

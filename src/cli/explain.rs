@@ -82,6 +82,7 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
             let from = store.discovered_from(&row.url).await?;
             let signal = store.site_change_signal(row.site_id).await?;
             describe_row(&mut out, row, status.as_ref(), from.as_deref(), now_ms);
+            describe_wait(&mut out, store, row, status.as_ref(), now_ms).await?;
             describe_changes(&mut out, row, signal.as_deref());
             describe_refusals(&mut out, &refusals);
             describe_checks(&mut out, &checks);
@@ -113,6 +114,52 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
         engine.planner_weight(&normalized)
     );
     Ok(Some(out))
+}
+
+/// What holds back a URL no run fetches now: its site is out of the schedules, or its host is
+/// closed by back-off or Retry-After; otherwise, when it is due, that its turn comes in a run.
+async fn describe_wait(
+    out: &mut String,
+    store: &Store,
+    row: &UrlRow,
+    status: Option<&UrlStatusRow>,
+    now_ms: i64,
+) -> anyhow::Result<()> {
+    if let Some(since) = store.site_unscheduled_ms(row.site_id).await? {
+        let site = status.map_or("its site", |s| s.site.as_str());
+        let _ = writeln!(
+            out,
+            "  not planned: site `{site}` is in none of the schedules loaded since {} (a site \
+             that names it again takes it over)",
+            ms_to_rfc3339(since)
+        );
+        return Ok(());
+    }
+    let mut closed = None;
+    if let Ok(url) = url::Url::parse(&row.url) {
+        let key = crate::politeness::key_of(&crate::politeness::origin_of(&url));
+        if let Some(host) = store.saved_host(&key).await? {
+            let until = host
+                .backoff_until_ms
+                .max(host.retry_after_until_ms.unwrap_or(0));
+            closed = (until > now_ms).then_some(until);
+        }
+    }
+    if let Some(until) = closed {
+        let _ = writeln!(
+            out,
+            "  waiting: its host is closed (back-off after errors, or the server's Retry-After) \
+             until {}",
+            ms_to_rfc3339(until)
+        );
+    } else if row.next_due_ms.is_some_and(|due| due <= now_ms) {
+        let _ = writeln!(
+            out,
+            "  due: a running refresher fetches it in its host's turn, as its site's budget and \
+             its host's limit allow"
+        );
+    }
+    Ok(())
 }
 
 /// Each refusal: the reason, the rule that decided, where the URL came from, when and how often.
@@ -185,6 +232,22 @@ fn describe_row(
     if let Some(error) = &row.last_error {
         let _ = writeln!(out, "  last error: {error}");
     }
+    match (row.copy_ms, row.last_checked_ms) {
+        (None, Some(_)) => {
+            let _ = writeln!(
+                out,
+                "  no copy: no check has answered with the page, so its staleness is not judged"
+            );
+        }
+        (Some(copy), Some(last)) if copy < last => {
+            let _ = writeln!(
+                out,
+                "  copy taken {}: the checks since left none, and it has aged since",
+                time(Some(copy))
+            );
+        }
+        _ => {}
+    }
     match row.rate_per_day {
         Some(rate) => {
             let _ = writeln!(
@@ -193,15 +256,15 @@ fn describe_row(
                 row.rate_low.unwrap_or(f64::NAN),
                 row.rate_high.unwrap_or(f64::NAN)
             );
-            if let (Some(last), Some(s)) = (row.last_checked_ms, status) {
-                let since = (now_ms - last).max(0) as f64 / MS_PER_DAY;
+            if let (Some(copy), Some(s)) = (row.copy_ms, status) {
+                let since = (now_ms - copy).max(0) as f64 / MS_PER_DAY;
                 if let Some(staleness) = s.staleness(now_ms) {
                     let why = s
                         .staleness_evidence(&staleness)
                         .map_or(String::new(), |why| format!(" ({why})"));
                     let _ = writeln!(
                         out,
-                        "  now, {since:.2} days after the last check: expected age {:.4} days, p_stale {:.4}{why}",
+                        "  now, {since:.2} days after the copy: expected age {:.4} days, p_stale {:.4}{why}",
                         staleness.expected_age_days, staleness.p_stale
                     );
                 }
@@ -274,5 +337,84 @@ fn describe_checks(out: &mut String, checks: &[ObservationRow]) {
                 .as_ref()
                 .map_or(String::new(), |e| format!("  error: {e}"))
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::discovered::Discovered;
+    use crate::store::politeness::SavedHost;
+    use crate::store::test_support::{site_and_host, temp_store};
+
+    const URL: &str = "http://a.test/p";
+
+    /// A store knowing [`URL`], due at 1,000 ms.
+    async fn store_with_a_page() -> (Store, tempfile::TempDir, i64) {
+        let (store, dir) = temp_store().await;
+        let (site_id, host_id) = site_and_host(&store).await;
+        let page = Discovered {
+            url: URL.into(),
+            site_id,
+            host_id,
+            kind: "page",
+            discovered_from: None,
+            lastmod_ms: None,
+            changefreq: None,
+            priority: None,
+        };
+        store.upsert_discovered(&[page], 1_000).await.unwrap();
+        (store, dir, site_id)
+    }
+
+    #[tokio::test]
+    async fn a_due_page_says_whether_its_host_is_closed_or_its_turn_will_come() {
+        let (store, _dir, _) = store_with_a_page().await;
+        let text = explain(&store, URL, 5_000).await.unwrap().unwrap();
+        assert!(
+            text.contains("  due: a running refresher fetches it"),
+            "{text}"
+        );
+
+        let url = url::Url::parse(URL).unwrap();
+        let key = crate::politeness::key_of(&crate::politeness::origin_of(&url));
+        let closed = SavedHost {
+            key,
+            min_interval_ms: 1_000,
+            last_start_ms: Some(4_000),
+            last_end_ms: Some(4_100),
+            backoff_level: 2,
+            backoff_until_ms: 60_000,
+            retry_after_until_ms: None,
+        };
+        store.save_politeness(&closed, 4_100).await.unwrap();
+        let text = explain(&store, URL, 5_000).await.unwrap().unwrap();
+        assert!(
+            text.contains(&format!(
+                "closed (back-off after errors, or the server's Retry-After) until {}",
+                ms_to_rfc3339(60_000)
+            )),
+            "{text}"
+        );
+        assert!(!text.contains("  due:"), "{text}");
+        // Once it has opened, the page is due again.
+        let text = explain(&store, URL, 61_000).await.unwrap().unwrap();
+        assert!(text.contains("  due:"), "{text}");
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_page_of_a_site_out_of_the_schedules_says_it_is_not_planned() {
+        let (store, _dir, _) = store_with_a_page().await;
+        store.mark_unscheduled_sites(&[], 2_000).await.unwrap();
+        let text = explain(&store, URL, 5_000).await.unwrap().unwrap();
+        assert!(
+            text.contains(&format!(
+                "not planned: site `s` is in none of the schedules loaded since {}",
+                ms_to_rfc3339(2_000)
+            )),
+            "{text}"
+        );
+        store.close().await;
     }
 }

@@ -107,16 +107,41 @@ pub async fn run(
             left.urls
         );
     }
+    if summary.cut_short {
+        eprintln!(
+            "freshet: the pass was cut short by a signal: what it did not reach is still due"
+        );
+    }
+    let skipped = summary.schedule_problems;
+    if skipped.files > 0 {
+        eprintln!(
+            "freshet: {} skipped for {} (recorded in the errors table; `freshet check` lists them): \
+             nothing from {} was applied",
+            count(skipped.files, "schedule file"),
+            count(skipped.problems, "problem"),
+            if skipped.files == 1 { "it" } else { "them" },
+        );
+    }
     eprintln!(
-        "freshet: {} requests, {} checks, {} changes seen, {} errors, {} hosts skipped; database {}",
-        summary.requests,
-        summary.checks,
-        summary.changes,
-        summary.errors,
-        summary.skipped_hosts.len(),
+        "freshet: {}, {}, {} seen, {}, {} skipped; database {}",
+        count(summary.requests, "request"),
+        count(summary.checks, "check"),
+        count(summary.changes, "change"),
+        count(summary.errors, "error"),
+        count(summary.skipped_hosts.len() as u64, "host"),
         args.db.display()
     );
-    Ok(0)
+    // A pass that left a schedule file out did not do what it was asked: a cron job must see it.
+    Ok(u8::from(args.once && skipped.files > 0))
+}
+
+/// `n thing` or `n things`.
+fn count(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM, to the signal's number. The handlers are installed when this

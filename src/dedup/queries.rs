@@ -47,11 +47,21 @@ impl DedupEngine {
     /// A human-readable account of what the engine decided about `url`, one fact per line.
     pub fn explain(&self, url: &str) -> String {
         let mut lines = Vec::new();
-        if let Some(target) = self.permanent.final_target(url) {
-            lines.push(format!("{url} permanently redirects to {target}"));
+        let permanent = self.permanent.final_target(url);
+        if let Some(target) = permanent {
+            lines.push(format!(
+                "{url} permanently redirects to {target}: its target's duplicate, planned at {} \
+                 of its weight to see the redirect hold",
+                self.config.redirect_weight
+            ));
         }
         let Some(record) = self.urls.get(url) else {
-            lines.push(format!("{url} has not been observed"));
+            if permanent.is_none() {
+                lines.push(format!(
+                    "{url}: no page of it has reached the duplicate engine (not fetched with a \
+                     body yet, or not HTML)"
+                ));
+            }
             return lines.join("\n");
         };
         if let Some(target) = &record.temp_target {

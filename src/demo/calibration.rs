@@ -28,8 +28,8 @@ use crate::clock::MS_PER_DAY;
 pub struct UrlBelief {
     /// The URL.
     pub url: String,
-    /// Its last check, clock ms.
-    pub last_checked_ms: i64,
+    /// When its copy was taken, clock ms.
+    pub copy_ms: i64,
     /// When a feed or sitemap said it changed, if that is after our copy, clock ms.
     pub known_change_ms: Option<i64>,
     /// Lower end of the rate's 90% credible interval, per day.
@@ -48,7 +48,7 @@ impl UrlBelief {
     /// freshet's view of its copy's staleness at `at_ms`.
     pub fn staleness(&self, at_ms: i64) -> crate::estimate::Staleness {
         let copy = crate::estimate::CopyKnowledge {
-            taken_ms: self.last_checked_ms,
+            taken_ms: self.copy_ms,
             watched: self.watched,
             quiet: None,
             known_change_ms: self.known_change_ms,
@@ -129,7 +129,7 @@ pub fn calibrate(
     for belief in beliefs {
         if let Some(id) = world.page_for_url(&belief.url) {
             let best = &mut judged[id];
-            if best.is_none_or(|b| belief.last_checked_ms > b.last_checked_ms) {
+            if best.is_none_or(|b| belief.copy_ms > b.copy_ms) {
                 *best = Some(belief);
             }
         }
@@ -176,10 +176,10 @@ mod tests {
     use super::*;
     use crate::demo::world::{MIRROR_HOST, WorldConfig};
 
-    fn belief(url: String, last_checked_ms: i64, low: f64, high: f64) -> UrlBelief {
+    fn belief(url: String, copy_ms: i64, low: f64, high: f64) -> UrlBelief {
         UrlBelief {
             url,
-            last_checked_ms,
+            copy_ms,
             known_change_ms: None,
             rate_low: low,
             rate_high: high,

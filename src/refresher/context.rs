@@ -4,6 +4,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use url::Url;
+
 use crate::clock::SharedClock;
 use crate::fetch::{FetchConfig, Fetcher};
 use crate::metrics::Metrics;
@@ -68,9 +70,8 @@ impl Counters {
             changes: self.changes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
             extractions: self.extractions.load(Ordering::Relaxed),
-            skipped_hosts: Vec::new(),
-            left: None,
             waits: self.waits.snapshot(),
+            ..RunSummary::default()
         }
     }
 
@@ -159,10 +160,6 @@ impl Context {
                 agent_token,
             });
         }
-        let scheduled: Vec<i64> = states.iter().map(|s| s.id).collect();
-        store
-            .mark_unscheduled_sites(&scheduled, clock.now_ms())
-            .await?;
         if leasing.is_some() {
             // On PostgreSQL each site's credit is in its pool, handed out at the first lease
             // round (`leases::round`): a new bucket holds and refills nothing till then.
@@ -217,8 +214,26 @@ impl Context {
     }
 
     /// Hands stored URL rows to the scheduler: new ones are added (with what an earlier run
-    /// learnt), known ones get their new hints and known changes.
+    /// learnt), known ones get their new hints and known changes. Pages the schedule's
+    /// `include` / `exclude` refuse and that a check has already refused (it filed the refusal
+    /// and took them out of the plan, [`super::fetching`]) are left out, so a restart does not
+    /// hand each out to refuse it again.
     pub fn sync_rows(&self, rows: &[UrlRow]) {
+        let refused = |row: &&UrlRow| {
+            row.kind == "page"
+                && row.next_due_ms.is_none()
+                && self.site(row.site_id).is_some_and(|site| {
+                    site.site.has_url_filters()
+                        && Url::parse(&row.url)
+                            .is_ok_and(|url| site.site.refused_by(&url).is_some())
+                })
+        };
+        if rows.iter().any(|row| refused(&row)) {
+            let kept: Vec<UrlRow> = rows.iter().filter(|row| !refused(row)).cloned().collect();
+            self.ledger
+                .sync(&kept, self.clock.now_ms(), |row| self.host_gate(row));
+            return;
+        }
         self.ledger
             .sync(rows, self.clock.now_ms(), |row| self.host_gate(row));
     }

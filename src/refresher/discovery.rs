@@ -120,6 +120,12 @@ async fn discover_site(
             }
         }
     }
+    // The schedule's sitemaps are stored before any request: one on a host that is closed or
+    // disallows it is still a source seen (discovery_due::names_unseen_source), and a restart
+    // runs no pass for it.
+    for sitemap in &site.site.sitemaps {
+        document_row(ctx, site, sitemap, "sitemap", "schedule", None).await?;
+    }
     let seeds: Vec<Url> = site.site.seeds.clone();
     add_pages(
         ctx,
@@ -326,11 +332,6 @@ async fn fetch_document(
     if ctx.is_stopping() || ctx.pool.closed_beyond_patience(&origin).is_some() {
         return Ok(Document::Unread); // robots.txt was not asked: nothing is known yet
     }
-    // Stored before robots.txt is asked: a disallowed one is still a source the store has
-    // seen, so a restart does not run a pass for it again (discovery_due::names_unseen_source).
-    let Some(row) = document_row(ctx, site, url, kind, "schedule", None).await? else {
-        return Ok(Document::Unread);
-    };
     if !robots.is_allowed(url.as_str()) {
         let why = if robots.retry_soon() {
             "robots.txt could not be read (5xx, unreachable or a refused address): the host is off limits until it can"
@@ -340,6 +341,9 @@ async fn fetch_document(
         record(ctx, site, kind, url.as_str(), why.into()).await?;
         return Ok(Document::Unread);
     }
+    let Some(row) = document_row(ctx, site, url, kind, "schedule", None).await? else {
+        return Ok(Document::Unread);
+    };
     let now = ctx.clock.now_ms();
     if let (Some(last), Some(floor)) = (row.last_checked_ms, row.min_interval_ms)
         && now < last.saturating_add(floor)

@@ -150,6 +150,47 @@ pub struct RunSummary {
     pub left: Option<LeftDue>,
     /// Where the page checks waited (real time, for `freshet bench`).
     pub waits: CheckWaits,
+    /// The schedule files skipped for their problems (nothing from them was applied).
+    pub schedule_problems: ScheduleProblems,
+    /// A one-pass run stopped by a signal before its pass was done.
+    pub cut_short: bool,
+}
+
+/// Problems that kept schedule files out of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScheduleProblems {
+    /// Files skipped.
+    pub files: u64,
+    /// Problems in them.
+    pub problems: u64,
+}
+
+impl ScheduleProblems {
+    fn of(errors: &[schedule::ScheduleError]) -> Self {
+        let files: std::collections::HashSet<&std::path::Path> =
+            errors.iter().map(|e| e.file.as_path()).collect();
+        Self {
+            files: files.len() as u64,
+            problems: errors.len() as u64,
+        }
+    }
+}
+
+/// Why a run has nothing to do: no schedule file gave a valid site.
+fn no_site_message(options: &RunOptions, loaded: &schedule::Loaded) -> String {
+    let files: Vec<String> = (options.schedules.iter())
+        .map(|p| p.display().to_string())
+        .collect();
+    let problems = match loaded.errors.as_slice() {
+        [] => "no [[site]] table in them".to_string(),
+        [only] => format!("{only}"),
+        [first, rest @ ..] => format!(
+            "{first}; and {} more problem{} (`freshet check` lists them)",
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" }
+        ),
+    };
+    format!("no valid site in {}: {problems}", files.join(", "))
 }
 
 /// URLs a one-pass run left due, and when the first of them could go.
@@ -219,6 +260,14 @@ async fn run_until_stopped(
 ) -> anyhow::Result<RunSummary> {
     let clock = options.clock.clone();
     let loaded = schedule::load(&options.schedules);
+    if loaded.sites.is_empty()
+        && let Ok(crate::store::Location::SqliteFile(path)) =
+            crate::store::Location::parse(&options.db_path)
+        && !path.exists()
+    {
+        // Nothing to run and no database yet: none is made only to hold the problems.
+        anyhow::bail!("{}", no_site_message(&options, &loaded));
+    }
     // Held to the end of the run: a second run on one SQLite file is refused.
     let _run_lock = match &options.run_lock {
         Some(held) => Some(Arc::clone(held)),
@@ -236,6 +285,9 @@ async fn run_until_stopped(
         };
         store.record_error(clock.now_ms(), &record).await?;
     }
+    for sentence in schedule::shared_host_notes(&loaded.sites) {
+        info!("{sentence}");
+    }
     for sentence in loaded
         .sites
         .iter()
@@ -251,17 +303,9 @@ async fn run_until_stopped(
     }
     if loaded.sites.is_empty() {
         store.close().await;
-        anyhow::bail!(
-            "no valid site in {} ({} schedule problems; `freshet check` lists them)",
-            options
-                .schedules
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            loaded.errors.len()
-        );
+        anyhow::bail!("{}", no_site_message(&options, &loaded));
     }
+    let schedule_problems = ScheduleProblems::of(&loaded.errors);
     let config = SchedulerConfig {
         policy: options.policy.kind(),
         // One pass may spend up to a day's budget at once, and takes only what is due.
@@ -283,6 +327,9 @@ async fn run_until_stopped(
     let leasing = (store.backend() == Backend::Postgres)
         .then(|| Leasing::new(&options.worker, longest_request, clock.speed()));
     let held = leasing.as_ref().map(|l| l.held.clone());
+    // Sites in none of the files are unscheduled (their URLs go to the sites that name them
+    // again: a rename); with a file skipped, nobody can tell a site removed from one unread.
+    let every_file_read = loaded.errors.is_empty();
     let ctx = Arc::new(
         Context::new(
             store.clone(),
@@ -296,6 +343,12 @@ async fn run_until_stopped(
         .await
         .context("starting the refresher")?,
     );
+    if every_file_read {
+        let scheduled: Vec<i64> = ctx.sites.iter().map(|s| s.id).collect();
+        store
+            .mark_unscheduled_sites(&scheduled, clock.now_ms())
+            .await?;
+    }
     // Politeness as the last run left it, before any request and before the scheduler's hosts.
     ctx.pool.restore(&store.load_politeness().await?);
     // The scheduler as the last run left it (a database from before folded evidence was kept
@@ -357,6 +410,8 @@ async fn run_until_stopped(
     let summary = RunSummary {
         skipped_hosts,
         left,
+        schedule_problems,
+        cut_short: options.once && ctx.is_stopping(),
         ..ctx.counters.summary()
     };
     // The run's row failing to update still lets the journal's last writes and the leases'

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 mod cronexpr;
 mod nesting;
+mod notes;
 mod raw;
 mod site;
 #[cfg(test)]
@@ -26,6 +27,7 @@ mod units;
 mod validate;
 
 pub use cronexpr::parse_cron;
+pub use notes::shared_host_notes;
 pub use site::{ChangeSignal, Method, Site, Window, defaults};
 pub use units::{HostRate, format_duration, parse_duration, parse_size};
 pub use validate::MAX_CONCURRENCY;

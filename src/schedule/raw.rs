@@ -198,7 +198,7 @@ pub(super) fn read(text: &str) -> RawRead {
         at: 0,
         key: None,
         message: format!(
-            "more problems than the {MAX_LISTED} listed (the rest of the file was not read): fix these and check again"
+            "more problems than the {MAX_LISTED} listed (the first found, which is not line order): fix these and check again"
         ),
     });
     out

@@ -172,6 +172,11 @@ impl Site {
             && !self.exclude.iter().any(|re| re.is_match(url))
     }
 
+    /// Whether the site has `include` or `exclude` patterns.
+    pub fn has_url_filters(&self) -> bool {
+        !self.include.is_empty() || !self.exclude.is_empty()
+    }
+
     /// Why the site's filters refuse `url`, or `None` when they keep it: a scheme other than
     /// http(s), the exclude pattern it matches, or the include patterns it matches none of.
     pub fn refused_by(&self, url: &Url) -> Option<String> {
@@ -215,17 +220,18 @@ impl Site {
     /// each as a sentence for a warning: such a site is never fetched, or never re-read.
     pub fn stopped_for_good(&self, at: DateTime<Utc>) -> Vec<String> {
         let mut stopped = Vec::new();
+        let at_site = format!("{}:{}", self.source.display(), self.line);
         if let Some(window) = &self.window
             && window.next_open(at).is_none()
         {
             stopped.push(format!(
-                "site `{}`: its window never opens again: none of its pages will be fetched",
+                "{at_site}: window: site `{}`: its window never opens again: none of its pages will be fetched",
                 self.name
             ));
         }
         if self.next_rediscover(at).is_none() {
             stopped.push(format!(
-                "site `{}`: its rediscover cron never fires again: its sitemaps and feeds will not be read again",
+                "{at_site}: rediscover: site `{}`: its rediscover cron never fires again: its sitemaps and feeds will not be read again",
                 self.name
             ));
         }

@@ -501,6 +501,7 @@ fn absurd_budgets_weights_and_rates_are_refused_with_their_line() {
     assert!(err.message.contains("at least 1e-6"), "{err}");
     let err = only_problem(&site_with("weight = 1e300"));
     assert_eq!((err.line, err.key.as_deref()), (4, Some("weight")));
+    assert!(err.message.contains("not 1e300 "), "said as written: {err}");
     let err = only_problem(&site_with("host_rate = \"1e-300/s\""));
     assert_eq!((err.line, err.key.as_deref()), (4, Some("host_rate")));
     assert!(err.message.contains("one request a year"), "{err}");

@@ -253,7 +253,16 @@ fn positive(value: f64) -> Result<f64, String> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
-        Err(format!("must be a number above zero, not {value}"))
+        Err(format!("must be a number above zero, not {}", shown(value)))
+    }
+}
+
+/// A number as a person wrote it: `1e300`, not three hundred and one digits.
+fn shown(value: f64) -> String {
+    if value != 0.0 && value.is_finite() && !(1e-4..1e15).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
     }
 }
 
@@ -270,11 +279,12 @@ const SMALLEST_QUANTITY: f64 = 1e-6;
 fn bounded(value: f64) -> Result<f64, String> {
     let value = positive(value)?;
     if value < SMALLEST_QUANTITY {
-        return Err(format!("must be at least 1e-6, not {value}"));
+        return Err(format!("must be at least 1e-6, not {}", shown(value)));
     }
     if value > LARGEST_QUANTITY {
         return Err(format!(
-            "must be at most 1e12, not {value} (for no limit in practice, 1e9 is plenty)"
+            "must be at most 1e12, not {} (for no limit in practice, 1e9 is plenty)",
+            shown(value)
         ));
     }
     Ok(value)

@@ -150,6 +150,10 @@ static UPDATE_SUMMARIES: LazyLock<Texts> =
             "last_changed_ms",
             "CASE WHEN v.changed = 1 THEN v.checked_ms ELSE urls.last_changed_ms END",
         ),
+        (
+            "copy_ms",
+            "CASE WHEN v.got_copy THEN v.checked_ms ELSE urls.copy_ms END",
+        ),
         ("etag", "CASE WHEN v.got_copy THEN COALESCE(v.etag, urls.etag) ELSE urls.etag END"),
         (
             "last_modified",

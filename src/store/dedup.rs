@@ -238,6 +238,23 @@ impl Store {
     }
 
     /// Permanent-redirect cycles recorded, oldest first: each chain of URLs (last = first).
+    /// The permanent redirects, grouped by target: each target with the sources that redirect
+    /// to it, in URL order.
+    pub async fn permanent_redirects_by_target(&self) -> sqlx::Result<Vec<(String, Vec<String>)>> {
+        let pairs: Vec<(String, String)> =
+            sqlx::query_as("SELECT target, source FROM dedup_redirects ORDER BY target, source")
+                .fetch_all(self.reader())
+                .await?;
+        let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
+        for (target, source) in pairs {
+            match grouped.last_mut() {
+                Some((last, sources)) if *last == target => sources.push(source),
+                _ => grouped.push((target, vec![source])),
+            }
+        }
+        Ok(grouped)
+    }
+
     pub async fn redirect_cycles(&self) -> sqlx::Result<Vec<Vec<String>>> {
         let chains: Vec<String> =
             sqlx::query_scalar("SELECT chain FROM dedup_redirect_errors ORDER BY id")

@@ -85,25 +85,39 @@ static SELECT_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         let urls: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
         format!(
-            "SELECT url, id, last_checked_ms FROM urls WHERE url IN ({})",
+            "SELECT url, id, last_checked_ms,
+                 (SELECT unscheduled_ms FROM sites WHERE sites.id = urls.site_id)
+             FROM urls WHERE url IN ({})",
             urls.join(", ")
         )
     })
 });
 
-/// The URLs of `chunk` already stored: their row id and when they were last checked.
-async fn known_of(
-    tx: &mut WriteTx,
-    chunk: &[Discovered],
-) -> sqlx::Result<HashMap<String, (i64, Option<i64>)>> {
+/// A stored URL as discovery finds it again.
+struct Known {
+    id: i64,
+    last_checked_ms: Option<i64>,
+    /// Its site is in none of the schedules loaded: the site naming it takes it over.
+    orphaned: bool,
+}
+
+/// The URLs of `chunk` already stored, by URL.
+async fn known_of(tx: &mut WriteTx, chunk: &[Discovered]) -> sqlx::Result<HashMap<String, Known>> {
     let mut query = sqlx::query_as(text_for(&SELECT_KNOWN, tx, chunk.len()));
     for d in chunk {
         query = query.bind(&d.url);
     }
-    let rows: Vec<(String, i64, Option<i64>)> = query.fetch_all(&mut **tx).await?;
+    let rows: Vec<(String, i64, Option<i64>, Option<i64>)> = query.fetch_all(&mut **tx).await?;
     Ok(rows
         .into_iter()
-        .map(|(url, id, checked)| (url, (id, checked)))
+        .map(|(url, id, last_checked_ms, unscheduled_ms)| {
+            let known = Known {
+                id,
+                last_checked_ms,
+                orphaned: unscheduled_ms.is_some(),
+            };
+            (url, known)
+        })
         .collect())
 }
 
@@ -174,11 +188,17 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         format!(
             "WITH v(id, lastmod_ms, changefreq, priority, known_change_ms, now_ms, listed_in,
-                 listed_ms, listed_lastmod_ms, site_id) AS (VALUES {})
+                 listed_ms, listed_lastmod_ms, adopted_by) AS (VALUES {})
              UPDATE urls SET
-                 site_id = CASE WHEN EXISTS (SELECT 1 FROM sites
-                         WHERE sites.id = urls.site_id AND sites.unscheduled_ms IS NOT NULL)
-                     THEN v.site_id ELSE urls.site_id END,
+                 site_id = COALESCE(v.adopted_by, urls.site_id),
+                 etag = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
+                     THEN urls.etag END,
+                 last_modified = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
+                     THEN urls.last_modified END,
+                 min_interval_ms = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
+                     THEN urls.min_interval_ms END,
+                 written_ms = CASE WHEN v.adopted_by IS NULL
+                     THEN urls.written_ms ELSE v.now_ms END,
                  lastmod_ms = CASE WHEN COALESCE(urls.lastmod_ms, 0) > COALESCE(v.lastmod_ms, 0)
                      THEN COALESCE(urls.lastmod_ms, 0) ELSE COALESCE(v.lastmod_ms, 0) END,
                  changefreq = COALESCE(v.changefreq, urls.changefreq),
@@ -204,23 +224,25 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
 /// last check marks a known change and makes the URL due now. A URL of a site no longer
 /// scheduled becomes the naming site's, history and all: a site renamed in its schedule file
 /// is a new site to the store, and its URLs would otherwise stay with the old name, which no
-/// run plans, and never be fetched again.
+/// run plans, and never be fetched again. An adopted sitemap or feed forgets its validators
+/// and the server's ttl, so that its next read lists its pages and they are adopted too (a
+/// 304 lists nothing); an adopted row is written now, so other workers read it again.
 async fn update_known(
     tx: &mut WriteTx,
     old: &[&Discovered],
-    known: &HashMap<String, (i64, Option<i64>)>,
+    known: &HashMap<String, Known>,
     when: Found,
 ) -> sqlx::Result<()> {
     let mut query = sqlx::query(text_for(&UPDATE_KNOWN, tx, old.len()));
     for d in old {
-        let (id, last_checked) = known[&d.url];
+        let stored = &known[&d.url];
         let known_change = d
             .lastmod_ms
-            .filter(|&m| last_checked.is_some_and(|checked| m > checked));
+            .filter(|&m| stored.last_checked_ms.is_some_and(|checked| m > checked));
         // The listing goes to pages only, which the statement asks of the stored row's kind.
         let listed_in = when.listing.map(|(sitemap_id, _)| sitemap_id);
         query = query
-            .bind(id)
+            .bind(stored.id)
             .bind(d.lastmod_ms)
             .bind(&d.changefreq)
             .bind_real(d.priority)
@@ -229,7 +251,7 @@ async fn update_known(
             .bind(listed_in)
             .bind(when.listing.map(|(_, read_ms)| read_ms))
             .bind(listed_in.and(d.lastmod_ms))
-            .bind(d.site_id);
+            .bind(stored.orphaned.then_some(d.site_id));
     }
     query.execute(&mut **tx).await?;
     Ok(())

@@ -310,7 +310,7 @@ mod tests {
             let beliefs = store.page_beliefs().await.unwrap();
             assert_eq!(beliefs.len(), 1);
             let b = &beliefs[0];
-            assert_eq!((b.last_checked_ms, b.known_change_ms), (Some(2_000), None));
+            assert_eq!((b.copy_ms, b.known_change_ms), (Some(2_000), None));
             assert_eq!((b.rate_shape, b.rate_scale), (Some(2.0), Some(2.0)));
             assert!(b.rate_low.unwrap() < 1.0 && b.rate_high.unwrap() > 1.0);
         }

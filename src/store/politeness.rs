@@ -67,6 +67,18 @@ impl Store {
         .fetch_all(self.reader())
         .await
     }
+
+    /// One host's politeness state, by politeness key.
+    pub async fn saved_host(&self, key: &str) -> sqlx::Result<Option<SavedHost>> {
+        sqlx::query_as(
+            "SELECT host_key, min_interval_ms, last_start_ms, last_end_ms, backoff_level,
+                    backoff_until_ms, retry_after_until_ms
+             FROM host_politeness WHERE host_key = $1",
+        )
+        .bind(key)
+        .fetch_optional(self.reader())
+        .await
+    }
 }
 
 /// Writes `saves` in `tx`, in their order.

@@ -58,6 +58,9 @@ pub struct UrlStatusRow {
     /// Checks that saw the main content change (migration 0012; `changes` counts the bytes).
     #[sqlx(default)]
     pub content_changes: i64,
+    /// When the copy was taken: the last check that left one (`None`: no copy; migration 0025).
+    #[sqlx(default)]
+    pub copy_ms: Option<i64>,
 }
 
 /// One page URL's belief about its copy: its last check, an announced change and the posterior
@@ -66,8 +69,8 @@ pub struct UrlStatusRow {
 pub struct PageBeliefRow {
     /// The URL.
     pub url: String,
-    /// Last check.
-    pub last_checked_ms: Option<i64>,
+    /// When the copy was taken (`None`: no copy).
+    pub copy_ms: Option<i64>,
     /// A change announced after our copy.
     pub known_change_ms: Option<i64>,
     /// Lower end of the rate's 90% credible interval, per day.
@@ -138,7 +141,7 @@ pub struct FreshnessSample {
 /// canonical, the chain as members).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DuplicateRow {
-    /// `content`, `redirect`, `near` or `redirect-cycle`.
+    /// `content`, `redirect` (temporary), `near`, `permanent-redirect` or `redirect-cycle`.
     pub kind: &'static str,
     /// The canonical URL (none for a cycle).
     pub canonical: Option<String>,
@@ -155,7 +158,7 @@ impl UrlStatusRow {
     /// `None` without a copy or an estimate.
     pub fn staleness(&self, now_ms: i64) -> Option<Staleness> {
         let copy = CopyKnowledge {
-            taken_ms: self.last_checked_ms?,
+            taken_ms: self.copy_ms?,
             watched: self.watched_from_ms.zip(self.watched_until_ms),
             quiet: None,
             known_change_ms: self.known_change_ms,
@@ -179,7 +182,7 @@ impl UrlStatusRow {
     /// only for the share of changes they showed (the rest is unseen). `None` when only the
     /// posterior judged it. Shared with `freshet report html`.
     pub fn staleness_evidence(&self, staleness: &Staleness) -> Option<String> {
-        let last = self.last_checked_ms?;
+        let last = self.copy_ms?;
         match (
             staleness.known_stale,
             self.watched_from_ms,
@@ -214,6 +217,15 @@ impl Store {
                 members: c.members,
             })
             .collect();
+        // A permanent redirect's source is its target's, whatever it served before: the
+        // target is the canonical, the sources its members.
+        rows.extend(self.permanent_redirects_by_target().await?.into_iter().map(
+            |(target, sources)| DuplicateRow {
+                kind: "permanent-redirect",
+                members: std::iter::once(target.clone()).chain(sources).collect(),
+                canonical: Some(target),
+            },
+        ));
         rows.extend(
             self.redirect_cycles()
                 .await?
@@ -316,7 +328,7 @@ impl Store {
     /// Every page URL's belief about its copy, by URL.
     pub async fn page_beliefs(&self) -> sqlx::Result<Vec<PageBeliefRow>> {
         sqlx::query_as(
-            "SELECT url, last_checked_ms, known_change_ms, rate_low, rate_high, rate_shape,
+            "SELECT url, copy_ms, known_change_ms, rate_low, rate_high, rate_shape,
                     rate_scale, watched_from_ms, watched_until_ms
              FROM urls WHERE kind = 'page' ORDER BY url",
         )

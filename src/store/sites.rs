@@ -59,24 +59,36 @@ impl Store {
         .await
     }
 
-    /// Marks every site but `scheduled` (the ones the schedules just loaded name) unscheduled
-    /// since `now_ms`, unless it already was: the scheduled sites take over the known URLs of
-    /// the unscheduled ones that they name (a renamed site takes its old name's URLs back
-    /// with their history, [`super::found_writes`]).
+    /// Marks every site but `scheduled` (the ones the schedules just loaded name, which
+    /// [`Store::upsert_site`] marked scheduled) unscheduled since `now_ms`, unless it already
+    /// was: the scheduled sites take over the known URLs of the unscheduled ones that they name
+    /// (a renamed site takes its old name's URLs back with their history,
+    /// [`super::found_writes`]). Only the rows that change are written.
     pub async fn mark_unscheduled_sites(&self, scheduled: &[i64], now_ms: i64) -> sqlx::Result<()> {
-        let scheduled = scheduled.to_vec();
+        let scheduled: std::collections::HashSet<i64> = scheduled.iter().copied().collect();
+        let marked: Vec<i64> =
+            sqlx::query_scalar("SELECT id FROM sites WHERE unscheduled_ms IS NULL")
+                .fetch_all(self.reader())
+                .await?;
+        let gone: Vec<i64> = marked
+            .into_iter()
+            .filter(|id| !scheduled.contains(id))
+            .collect();
+        if gone.is_empty() {
+            return Ok(());
+        }
         self.write("mark_unscheduled_sites", move |mut tx| {
-            let scheduled = scheduled.clone();
+            let gone = gone.clone();
             async move {
-                sqlx::query("UPDATE sites SET unscheduled_ms = COALESCE(unscheduled_ms, $1)")
+                for id in gone {
+                    sqlx::query(
+                        "UPDATE sites SET unscheduled_ms = $1
+                         WHERE id = $2 AND unscheduled_ms IS NULL",
+                    )
                     .bind(now_ms)
+                    .bind(id)
                     .execute(&mut *tx)
                     .await?;
-                for id in scheduled {
-                    sqlx::query("UPDATE sites SET unscheduled_ms = NULL WHERE id = $1")
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await?;
                 }
                 Ok((tx, ()))
             }
@@ -162,6 +174,15 @@ impl Store {
     /// Which changes a site's estimator learns, as last recorded (None: not recorded).
     pub async fn site_change_signal(&self, site_id: i64) -> sqlx::Result<Option<String>> {
         sqlx::query_scalar("SELECT change_signal FROM sites WHERE id = $1")
+            .bind(site_id)
+            .fetch_optional(self.reader())
+            .await
+            .map(Option::flatten)
+    }
+
+    /// Since when a site is in none of the schedules the last run loaded (`None`: scheduled).
+    pub async fn site_unscheduled_ms(&self, site_id: i64) -> sqlx::Result<Option<i64>> {
+        sqlx::query_scalar("SELECT unscheduled_ms FROM sites WHERE id = $1")
             .bind(site_id)
             .fetch_optional(self.reader())
             .await

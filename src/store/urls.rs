@@ -87,6 +87,9 @@ pub struct UrlRow {
     /// The `lastmod` `listed_in` gave the page then (`lastmod_ms` is the newest of any source).
     #[sqlx(default)]
     pub listed_lastmod_ms: Option<i64>,
+    /// When the copy was taken: the last check that left one (migration 0025; `None`: no copy).
+    #[sqlx(default)]
+    pub copy_ms: Option<i64>,
 }
 
 /// The part of a URL's row a check reads ([`Store::check_row`]): what it is, where, and the
@@ -185,6 +188,7 @@ impl UrlRow {
             listed_in: None,
             listed_ms: None,
             listed_lastmod_ms: None,
+            copy_ms: None,
         }
     }
 }

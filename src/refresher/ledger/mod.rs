@@ -39,16 +39,14 @@ pub struct Due {
 
 /// What a stored row says of a URL's past, for the scheduler.
 fn restored_of(row: &UrlRow) -> Restored {
-    let copy = row
-        .last_status
-        .is_some_and(|s| (200..300).contains(&s) || s == 304);
     let stats: Stats = row
         .stats
         .as_deref()
         .and_then(|json| serde_json::from_str(json).ok())
         .unwrap_or_default();
     Restored {
-        last_check_ms: row.last_checked_ms.filter(|_| copy),
+        // The copy's time, not the last check's: one that failed since leaves the copy as old.
+        last_check_ms: row.copy_ms,
         stats,
         due_ms: row.next_due_ms,
         min_interval_ms: row.min_interval_ms.unwrap_or(0),

@@ -18,6 +18,7 @@ fn one_page_copied_at_start(clock: &Arc<ManualClock>, due_ms: i64) -> Ledger {
         checks: 1,
         last_checked_ms: Some(START),
         last_status: Some(200),
+        copy_ms: Some(START),
         next_due_ms: Some(due_ms),
         ..UrlRow::for_tests(7, "page")
     };
