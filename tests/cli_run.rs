@@ -367,7 +367,7 @@ async fn a_page_that_never_answered_has_no_copy_and_one_that_failed_since_keeps_
     let explain = freshet(args(&["explain", &format!("{base}/flaky")])).await;
     let text = String::from_utf8_lossy(&explain.stdout);
     assert!(
-        text.contains("copy taken") && text.contains("days after the copy"),
+        text.contains("copy taken") && text.contains("after the copy: expected age"),
         "the copy is the first check's: {text}"
     );
 

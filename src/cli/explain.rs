@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use crate::clock::{Clock, MS_PER_DAY, SystemClock, ms_to_rfc3339};
 use crate::dedup::urlnorm::{UrlRules, normalize_str};
 use crate::dedup::{DedupConfig, DedupEngine};
+use crate::report::human_days;
 use crate::store::Store;
 use crate::store::observations::ObservationRow;
 use crate::store::refusals::RefusalRow;
@@ -192,6 +193,20 @@ fn describe_refusals(out: &mut String, refusals: &[RefusalRow]) {
     }
 }
 
+/// A rate per day to three significant figures (`42.2`, `0.0413`, `2.15e-7`).
+fn per_day(rate: f64) -> String {
+    match rate.abs() {
+        r if !r.is_finite() => "-".to_string(),
+        0.0 => "0".to_string(),
+        r if r >= 100.0 => format!("{rate:.0}"),
+        r if r >= 1e-3 => {
+            let decimals = (2 - r.log10().floor() as i32).max(0) as usize;
+            format!("{rate:.decimals$}")
+        }
+        _ => format!("{rate:.2e}"),
+    }
+}
+
 fn time(ms: Option<i64>) -> String {
     ms.map_or("-".to_string(), ms_to_rfc3339)
 }
@@ -250,12 +265,26 @@ fn describe_row(
     }
     match row.rate_per_day {
         Some(rate) => {
+            let (low, high) = (
+                row.rate_low.unwrap_or(f64::NAN),
+                row.rate_high.unwrap_or(f64::NAN),
+            );
             let _ = writeln!(
                 out,
-                "  change rate {rate:.4}/day (interval {:.4} .. {:.4})",
-                row.rate_low.unwrap_or(f64::NAN),
-                row.rate_high.unwrap_or(f64::NAN)
+                "  change rate {}/day (the posterior's mean; 90% interval {} .. {}/day)",
+                per_day(rate),
+                per_day(low),
+                per_day(high)
             );
+            if rate > high || rate < low {
+                // A posterior spread over decades of rate with most of its mass low: the few
+                // fast rates the evidence cannot rule out yet carry the mean past its 90%.
+                let _ = writeln!(
+                    out,
+                    "  the mean lies outside the interval: the evidence cannot yet rule out much \
+                     faster rates, and those few pull the mean up"
+                );
+            }
             if let (Some(copy), Some(s)) = (row.copy_ms, status) {
                 let since = (now_ms - copy).max(0) as f64 / MS_PER_DAY;
                 if let Some(staleness) = s.staleness(now_ms) {
@@ -264,8 +293,10 @@ fn describe_row(
                         .map_or(String::new(), |why| format!(" ({why})"));
                     let _ = writeln!(
                         out,
-                        "  now, {since:.2} days after the copy: expected age {:.4} days, p_stale {:.4}{why}",
-                        staleness.expected_age_days, staleness.p_stale
+                        "  now, {} after the copy: expected age {}, p_stale {:.4}{why}",
+                        human_days(since),
+                        human_days(staleness.expected_age_days),
+                        staleness.p_stale
                     );
                 }
             }
@@ -277,8 +308,7 @@ fn describe_row(
     let _ = writeln!(
         out,
         "  planned {} visit(s)/day, weight {}, next due {}",
-        row.planned_per_day
-            .map_or("-".to_string(), |f| format!("{f:.4}")),
+        row.planned_per_day.map_or("-".to_string(), per_day),
         row.weight,
         time(row.next_due_ms)
     );
@@ -365,6 +395,38 @@ mod tests {
         };
         store.upsert_discovered(&[page], 1_000).await.unwrap();
         (store, dir, site_id)
+    }
+
+    #[test]
+    fn rates_are_shown_to_three_figures_whatever_their_size() {
+        let shown: Vec<String> = [56.8015, 1234.4, 1.0, 0.041_33, 0.001, 2.154e-7, 0.0]
+            .into_iter()
+            .map(per_day)
+            .collect();
+        assert_eq!(
+            shown,
+            ["56.8", "1234", "1.00", "0.0413", "0.00100", "2.15e-7", "0"]
+        );
+    }
+
+    #[test]
+    fn a_mean_outside_its_interval_is_said_to_be_so() {
+        let row = |rate: f64| UrlRow {
+            rate_per_day: Some(rate),
+            rate_low: Some(0.0),
+            rate_high: Some(42.2),
+            ..UrlRow::for_tests(1, "page")
+        };
+        let mut out = String::new();
+        describe_row(&mut out, &row(56.8), None, None, 0);
+        assert!(
+            out.contains("change rate 56.8/day (the posterior's mean; 90% interval 0 .. 42.2/day)"),
+            "{out}"
+        );
+        assert!(out.contains("the mean lies outside the interval"), "{out}");
+        let mut out = String::new();
+        describe_row(&mut out, &row(12.0), None, None, 0);
+        assert!(!out.contains("outside"), "{out}");
     }
 
     #[tokio::test]
