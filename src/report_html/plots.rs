@@ -213,7 +213,9 @@ fn bars(
             .disable_x_mesh()
             .x_labels(labels.len())
             .x_label_formatter(&label_of)
-            .y_label_formatter(&|v| format!("{v:.0}"))
+            // Counts: a tick between two integers has no label ("0, 0, 1, 1, 2" read as a
+            // broken axis on a small count).
+            .y_label_formatter(&|v| integer_label(*v))
             .x_desc(x_desc)
             .y_desc(y_desc)
             .label_style(("sans-serif", 15))
@@ -397,6 +399,15 @@ pub fn compact(v: f64) -> String {
     }
 }
 
+/// A count's axis label: the integer, or nothing for a tick between two integers.
+fn integer_label(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        String::new()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,6 +443,13 @@ mod tests {
         let one = errors(&[("check: HTTP 4xx".to_string(), 2)])
             .unwrap()
             .unwrap();
+        // A count of 2 at most: its axis labels are 0, 1 and 2, each once.
+        let labels: Vec<&str> = one
+            .split("</text>")
+            .filter_map(|piece| piece.rsplit('>').next().map(str::trim))
+            .filter(|text| !text.is_empty() && text.chars().all(|c| c.is_ascii_digit()))
+            .collect();
+        assert_eq!(labels, ["0", "1", "2"], "{one}");
         for svg in [&bars, &one] {
             assert!(
                 !svg.contains("width=\"-") && !svg.contains("width=\"0\""),
