@@ -285,9 +285,16 @@ async fn a_page_that_never_answered_has_no_copy_and_one_that_failed_since_keeps_
     server.route(HOST, "/robots.txt", Reply::text("User-agent: *\n"));
     server.route(HOST, "/gone", Reply::status(404));
     // A page the first time, a server error after.
+    // A page with an ETag the first time, a server error the second, then the page again
+    // (304 to its ETag).
     server.handle(HOST, "/flaky", |request| {
-        let status = if request.hit == 0 { 200 } else { 500 };
-        Reply::status(status).body("<p>flaky</p>").to_response()
+        let reply = match request.hit {
+            0 => Reply::status(200).body("<p>flaky</p>"),
+            1 => Reply::status(500),
+            _ if request.header("if-none-match") == Some("\"f1\"") => Reply::status(304),
+            _ => Reply::status(200).body("<p>flaky</p>"),
+        };
+        reply.header("etag", "\"f1\"").to_response()
     });
     let dir = tempfile::tempdir().unwrap();
     let schedule = dir.path().join("site.toml");
@@ -375,4 +382,31 @@ async fn a_page_that_never_answered_has_no_copy_and_one_that_failed_since_keeps_
     let text = String::from_utf8_lossy(&explain.stdout);
     assert!(text.contains("no copy"), "{text}");
     assert!(!text.contains("expected age"), "{text}");
+
+    // Once its host is open again (back-off after the 500), a new run plans the page from its
+    // copy's time, due at once, and asks conditionally: the copy from the first check is still
+    // there, with its ETag.
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    let (ready,): (Option<i64>,) =
+        sqlx::query_as("SELECT MAX(backoff_until_ms) FROM host_politeness")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    pool.close().await;
+    let ready = ready.unwrap_or(0);
+    while chrono::Utc::now().timestamp_millis() <= ready {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(run_once().await.status.success());
+    let asked: Vec<Option<String>> = (server.requests_to(HOST).iter())
+        .filter(|r| r.path == "/flaky")
+        .map(|r| r.header("if-none-match").map(str::to_string))
+        .collect();
+    assert_eq!(
+        asked,
+        [None, Some("\"f1\"".into()), Some("\"f1\"".into())],
+        "a 500 does not make freshet forget its copy's ETag"
+    );
 }

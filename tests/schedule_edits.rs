@@ -134,6 +134,83 @@ async fn a_renamed_site_fetches_its_urls_with_their_history() {
             .unwrap();
     assert!(unscheduled.is_some(), "the old name is marked unscheduled");
     pool.close().await;
+
+    // The rename undone: the old name takes them back at once, not at its next rediscover
+    // time (its sources were seen, under the name now out of the schedules).
+    wait_until_pages_due(&db).await;
+    run_once(
+        &write_schedule(dir.path(), &site("old", &sitemaps, "")),
+        &db,
+    )
+    .await;
+    assert_eq!(requests_for(&server, "/a"), 3, "{:?}", server.requests());
+    let pool = sqlite(&db).await;
+    let owners: Vec<(String,)> =
+        sqlx::query_as("SELECT DISTINCT s.name FROM urls u JOIN sites s ON s.id = u.site_id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(
+        owners,
+        [("old".to_string(),)],
+        "every URL back with the old name"
+    );
+    pool.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_sites_feed_is_read_at_once_and_its_pages_come_along() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    // A feed whose one entry is a page no sitemap lists.
+    server.route(
+        HOST,
+        "/feed.xml",
+        Reply::text(format!(
+            "<?xml version=\"1.0\"?><rss version=\"2.0\"><channel><title>t</title>\
+             <item><link>{base}/c</link><guid>c</guid>\
+             <pubDate>Mon, 02 Nov 2026 10:00:00 GMT</pubDate></item></channel></rss>"
+        ))
+        .header("content-type", "application/rss+xml")
+        .header("etag", "\"feed\""),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let feeds = format!("feeds = [\"{base}/feed.xml\"]\n");
+    let sitemaps = [format!("{base}/one.txt")];
+    run_once(
+        &write_schedule(dir.path(), &site("old", &sitemaps, &feeds)),
+        &db,
+    )
+    .await;
+    assert_eq!(requests_for(&server, "/feed.xml"), 1);
+    assert_eq!(requests_for(&server, "/c"), 1);
+
+    run_once(
+        &write_schedule(dir.path(), &site("new", &sitemaps, &feeds)),
+        &db,
+    )
+    .await;
+    let feed_reads: Vec<Option<String>> = (server.requests().iter())
+        .filter(|r| r.path == "/feed.xml")
+        .map(|r| r.header("if-none-match").map(str::to_string))
+        .collect();
+    assert_eq!(
+        feed_reads,
+        [None, None],
+        "the feed is read again at the rename, whole: {:?}",
+        server.requests()
+    );
+    let pool = sqlite(&db).await;
+    let (owner,): (String,) = sqlx::query_as(
+        "SELECT s.name FROM urls u JOIN sites s ON s.id = u.site_id WHERE u.url LIKE '%/c'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(owner, "new", "the page only the feed names came along");
+    pool.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -126,6 +126,14 @@ async fn describe_wait(
     status: Option<&UrlStatusRow>,
     now_ms: i64,
 ) -> anyhow::Result<()> {
+    if let Some(problem) = store.site_file_skipped(row.site_id).await? {
+        let _ = writeln!(
+            out,
+            "  not fetched: its site's schedule file was skipped at the last run for its \
+             problems ({problem}; `freshet check` lists them all)"
+        );
+        return Ok(());
+    }
     if let Some(since) = store.site_unscheduled_ms(row.site_id).await? {
         let site = status.map_or("its site", |s| s.site.as_str());
         let _ = writeln!(
@@ -462,6 +470,40 @@ mod tests {
         // Once it has opened, the page is due again.
         let text = explain(&store, URL, 61_000).await.unwrap().unwrap();
         assert!(text.contains("  due:"), "{text}");
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_page_whose_schedule_file_was_skipped_says_so_until_it_loads_again() {
+        let (store, _dir, _) = store_with_a_page().await;
+        let site = crate::store::sites::SiteRecord {
+            name: "s",
+            weight: 1.0,
+            requests_per_day: 100.0,
+            source_file: Some("sites.toml"),
+        };
+        store.upsert_site(&site, 1_000).await.unwrap();
+        let problem = crate::store::errors::ErrorRecord {
+            scope: "schedule",
+            file: Some("sites.toml".into()),
+            line: Some(3),
+            message: "sites.toml:3: host_rate: `fast` is not a rate".into(),
+            ..Default::default()
+        };
+        store.record_error(2_000, &problem).await.unwrap();
+        let text = explain(&store, URL, 5_000).await.unwrap().unwrap();
+        assert!(
+            text.contains(
+                "not fetched: its site's schedule file was skipped at the last run \
+                 for its problems (sites.toml:3: host_rate: `fast` is not a rate;"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("  due:"), "{text}");
+        // Loaded again from the mended file: the problem is history.
+        store.upsert_site(&site, 3_000).await.unwrap();
+        let text = explain(&store, URL, 5_000).await.unwrap().unwrap();
+        assert!(!text.contains("skipped"), "{text}");
         store.close().await;
     }
 

@@ -52,8 +52,9 @@ pub async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> a
 
 /// Whether the site's schedule names a sitemap, feed or seed that is neither stored nor refused
 /// (by `exclude`, `include` or robots.txt): one added to the schedule file since the last pass,
-/// which would otherwise wait for the next `rediscover` time, a day with the default. Once a
-/// pass has stored it, or filed its refusal, it is seen, so a restart does not read the site's
+/// which would otherwise wait for the next `rediscover` time, a day with the default; or one
+/// stored under a site no longer in the schedules (a rename, or a rename undone). Once a pass
+/// has stored it, or filed its refusal, it is seen, so a restart does not read the site's
 /// sitemaps again.
 async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<bool> {
     let documents = site.site.sitemaps.iter().chain(&site.site.feeds).cloned();
@@ -62,9 +63,16 @@ async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<
         .map(|seed| site.site.strip_params(seed))
         .filter(|seed| site.site.refused_by(seed).is_none());
     for url in documents.chain(seeds) {
-        if ctx.store.url_row(url.as_str()).await?.is_none()
-            && ctx.store.refusals_of(url.as_str()).await?.is_empty()
-        {
+        let unseen = match ctx.store.url_row(url.as_str()).await? {
+            // Another name's, out of the schedules: this site takes it over now (a rename,
+            // or one undone), not at its next `rediscover` time.
+            Some(row) if row.site_id != site.id => {
+                ctx.store.site_unscheduled_ms(row.site_id).await?.is_some()
+            }
+            Some(_) => false,
+            None => ctx.store.refusals_of(url.as_str()).await?.is_empty(),
+        };
+        if unseen {
             return Ok(true);
         }
     }

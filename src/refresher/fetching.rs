@@ -196,9 +196,9 @@ pub(super) async fn fetch_and_record_extracted(
 ) -> anyhow::Result<Recorded> {
     let mut steps = StepTimes::default();
     let previous = PreviousCopy {
-        exists: row
-            .last_status
-            .is_some_and(|s| (200..300).contains(&s) || s == 304),
+        // The last check that left a copy, not the last check: after a 500 the copy is still
+        // there to ask conditionally and to compare with.
+        exists: row.copy_ms.is_some(),
         etag: row.etag.clone(),
         last_modified: row.last_modified.clone(),
         fingerprint: row.fingerprint.map(crate::store::hash_from_db),

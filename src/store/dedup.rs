@@ -238,21 +238,35 @@ impl Store {
     }
 
     /// Permanent-redirect cycles recorded, oldest first: each chain of URLs (last = first).
-    /// The permanent redirects, grouped by target: each target with the sources that redirect
-    /// to it, in URL order.
+    /// The permanent redirects, grouped by final target (a chain `a -> b -> c` files `a` and
+    /// `b` under `c`, as `explain` says of them): each target with the sources that end there,
+    /// in URL order. A chain that loops (refused by the engine, never stored) ends where it
+    /// would come back.
     pub async fn permanent_redirects_by_target(&self) -> sqlx::Result<Vec<(String, Vec<String>)>> {
         let pairs: Vec<(String, String)> =
-            sqlx::query_as("SELECT target, source FROM dedup_redirects ORDER BY target, source")
+            sqlx::query_as("SELECT source, target FROM dedup_redirects ORDER BY source")
                 .fetch_all(self.reader())
                 .await?;
-        let mut grouped: Vec<(String, Vec<String>)> = Vec::new();
-        for (target, source) in pairs {
-            match grouped.last_mut() {
-                Some((last, sources)) if *last == target => sources.push(source),
-                _ => grouped.push((target, vec![source])),
+        let next: HashMap<&str, &str> = pairs
+            .iter()
+            .map(|(source, target)| (source.as_str(), target.as_str()))
+            .collect();
+        let mut grouped: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+        for (source, _) in &pairs {
+            let mut seen = BTreeSet::from([source.as_str()]);
+            let mut at = source.as_str();
+            while let Some(&target) = next.get(at) {
+                if !seen.insert(target) {
+                    break;
+                }
+                at = target;
             }
+            grouped.entry(at).or_default().push(source.clone());
         }
-        Ok(grouped)
+        Ok(grouped
+            .into_iter()
+            .map(|(target, sources)| (target.to_string(), sources))
+            .collect())
     }
 
     pub async fn redirect_cycles(&self) -> sqlx::Result<Vec<Vec<String>>> {

@@ -41,6 +41,19 @@ impl Store {
         .await
     }
 
+    /// The problem that kept a site's schedule file out of a run since the site was last loaded
+    /// from it (the newest; its message names the file and line), if one did.
+    pub async fn site_file_skipped(&self, site_id: i64) -> sqlx::Result<Option<String>> {
+        sqlx::query_scalar(
+            "SELECT e.message FROM errors e JOIN sites s ON e.file = s.source_file
+             WHERE s.id = $1 AND e.scope = 'schedule' AND e.at_ms > s.updated_ms
+             ORDER BY e.id DESC LIMIT 1",
+        )
+        .bind(site_id)
+        .fetch_optional(self.reader())
+        .await
+    }
+
     /// The most recent errors, newest first.
     pub async fn recent_errors(
         &self,

@@ -199,12 +199,16 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
                      THEN urls.min_interval_ms END,
                  written_ms = CASE WHEN v.adopted_by IS NULL
                      THEN urls.written_ms ELSE v.now_ms END,
+                 copy_ms = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
+                     THEN urls.copy_ms END,
                  lastmod_ms = CASE WHEN COALESCE(urls.lastmod_ms, 0) > COALESCE(v.lastmod_ms, 0)
                      THEN COALESCE(urls.lastmod_ms, 0) ELSE COALESCE(v.lastmod_ms, 0) END,
                  changefreq = COALESCE(v.changefreq, urls.changefreq),
                  priority = COALESCE(v.priority, urls.priority),
                  known_change_ms = COALESCE(v.known_change_ms, urls.known_change_ms),
-                 next_due_ms = CASE WHEN v.known_change_ms IS NOT NULL
+                 next_due_ms = CASE WHEN v.adopted_by IS NOT NULL AND urls.kind <> 'page'
+                     THEN v.now_ms
+                     WHEN v.known_change_ms IS NOT NULL
                      THEN CASE WHEN COALESCE(urls.next_due_ms, v.now_ms) < v.now_ms
                          THEN COALESCE(urls.next_due_ms, v.now_ms) ELSE v.now_ms END
                      ELSE urls.next_due_ms END,
@@ -224,9 +228,11 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
 /// last check marks a known change and makes the URL due now. A URL of a site no longer
 /// scheduled becomes the naming site's, history and all: a site renamed in its schedule file
 /// is a new site to the store, and its URLs would otherwise stay with the old name, which no
-/// run plans, and never be fetched again. An adopted sitemap or feed forgets its validators
-/// and the server's ttl, so that its next read lists its pages and they are adopted too (a
-/// 304 lists nothing); an adopted row is written now, so other workers read it again.
+/// run plans, and never be fetched again. An adopted sitemap or feed forgets its copy, its
+/// validators and the server's ttl, and is due now, so that it is read at once and whole and
+/// lists its pages, which are adopted too (a 304 lists nothing; a feed planned weekly would
+/// leave the pages only it names with the old name for a week); an adopted row is written now,
+/// so other workers read it again.
 async fn update_known(
     tx: &mut WriteTx,
     old: &[&Discovered],

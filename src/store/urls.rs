@@ -112,8 +112,8 @@ pub struct CheckRow {
     pub priority: Option<f64>,
     /// 1 when robots.txt disallowed it at the last verdict.
     pub disallowed: i64,
-    /// Last HTTP status.
-    pub last_status: Option<i64>,
+    /// When the copy was taken (`None`: no copy to compare with or to ask conditionally).
+    pub copy_ms: Option<i64>,
     /// Validators of the last good response.
     pub etag: Option<String>,
     /// Raw Last-Modified of the last good response.
@@ -136,7 +136,7 @@ impl From<&UrlRow> for CheckRow {
             kind: row.kind.clone(),
             priority: row.priority,
             disallowed: row.disallowed,
-            last_status: row.last_status,
+            copy_ms: row.copy_ms,
             etag: row.etag.clone(),
             last_modified: row.last_modified.clone(),
             fingerprint: row.fingerprint,
@@ -222,7 +222,7 @@ impl Store {
     /// What a check reads of one URL, by its row id ([`CheckRow`]).
     pub async fn check_row(&self, url_id: i64) -> sqlx::Result<Option<CheckRow>> {
         sqlx::query_as(
-            "SELECT id, url, site_id, host_id, kind, priority, disallowed, last_status, etag,
+            "SELECT id, url, site_id, host_id, kind, priority, disallowed, copy_ms, etag,
                  last_modified, fingerprint, content_fingerprint, weight
              FROM urls WHERE id = $1",
         )

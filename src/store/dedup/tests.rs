@@ -198,3 +198,31 @@ async fn saved_changes_load_back_as_the_same_state() {
         assert_eq!(store.redirect_cycles().await.unwrap().len(), 1);
     }
 }
+
+/// A chain of permanent redirects files every source under the final target, as explain says.
+#[tokio::test]
+async fn permanent_redirects_are_grouped_by_their_final_target() {
+    let (stores, _dir) =
+        crate::store::test_support::stores("permanent_redirects_by_final_target").await;
+    for store in stores {
+        let mut engine = DedupEngine::new(DedupConfig::default());
+        let chain = [("http://a.test/chain", 301), ("http://a.test/old", 308)].map(|(u, s)| Hop {
+            url: u.into(),
+            status: s,
+        });
+        engine
+            .observe_redirects("http://a.test/chain", &chain, "http://a.test/page")
+            .unwrap();
+        save(&store, &mut engine).await;
+        assert_eq!(
+            store.permanent_redirects_by_target().await.unwrap(),
+            [(
+                "http://a.test/page".to_string(),
+                vec![
+                    "http://a.test/chain".to_string(),
+                    "http://a.test/old".to_string()
+                ]
+            )]
+        );
+    }
+}
