@@ -1,8 +1,11 @@
 -- When the URL's copy was taken (the twin of migrations/sqlite/0025_copy_time.sql, which says
 -- why).
 ALTER TABLE urls ADD COLUMN copy_ms BIGINT;
-UPDATE urls SET copy_ms = last_checked_ms
-WHERE last_status BETWEEN 200 AND 299 OR last_status = 304;
+UPDATE urls SET copy_ms = (
+    SELECT MAX(o.checked_ms) FROM observations o
+    WHERE o.url_id = urls.id AND o.error IS NULL
+      AND (o.status BETWEEN 200 AND 299 OR o.status = 304)
+);
 
 -- The views judge the copy from its time too (the twin of the sqlite migration's views, from
 -- 0001_schema but for that; columns are added at the end, which CREATE OR REPLACE allows).

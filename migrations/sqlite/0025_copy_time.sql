@@ -3,11 +3,14 @@
 -- migrations/postgres/0013_copy_time.sql). A copy is as stale as the time since it was taken:
 -- judged from the last check, a page that answered 500 or 404 since its copy read as fresh as
 -- that failed check, and one that never answered with a page read as holding a copy at all.
--- Filled for the rows whose last check left a copy; for the others the copy's time was not
--- kept, and they read as holding none until a check leaves one.
+-- Filled from the observations: the last check with a 2xx or 304 and no error (what a check
+-- counts as leaving a copy), which is the copy the row's validators and fingerprints are of.
 ALTER TABLE urls ADD COLUMN copy_ms INTEGER;
-UPDATE urls SET copy_ms = last_checked_ms
-WHERE last_status BETWEEN 200 AND 299 OR last_status = 304;
+UPDATE urls SET copy_ms = (
+    SELECT MAX(o.checked_ms) FROM observations o
+    WHERE o.url_id = urls.id AND o.error IS NULL
+      AND (o.status BETWEEN 200 AND 299 OR o.status = 304)
+);
 
 -- The views judge the copy from its time too (`copy_ms` added to url_status and age_now; in
 -- age_now `last_checked_ms` stays the last check, and `days_since_check`, `p_stale` and

@@ -65,9 +65,11 @@ async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<
     for url in documents.chain(seeds) {
         let unseen = match ctx.store.url_row(url.as_str()).await? {
             // Another name's, out of the schedules: this site takes it over now (a rename,
-            // or one undone), not at its next `rediscover` time.
+            // or one undone), not at its next `rediscover` time; unless it refuses it (a
+            // robots.txt rule), which no pass would change.
             Some(row) if row.site_id != site.id => {
                 ctx.store.site_unscheduled_ms(row.site_id).await?.is_some()
+                    && ctx.store.refusals_of(url.as_str()).await?.is_empty()
             }
             Some(_) => false,
             None => ctx.store.refusals_of(url.as_str()).await?.is_empty(),

@@ -235,10 +235,10 @@ pub async fn gather(store: &Store, now_ms: i64) -> anyhow::Result<ReportData> {
         .take(STALEST)
         .map(|(row, staleness)| {
             let since = row
-                .last_checked_ms
-                .map_or(0.0, |last| (now_ms - last).max(0) as f64 / MS_PER_DAY);
+                .copy_ms
+                .map_or(0.0, |copy| (now_ms - copy).max(0) as f64 / MS_PER_DAY);
             let mut why = format!(
-                "last checked {} ago; change rate {:.3}/day (90% {:.3} .. {:.3})",
+                "copy taken {} ago; change rate {:.3}/day (90% {:.3} .. {:.3})",
                 duration_text(since),
                 row.rate_per_day.unwrap_or(f64::NAN),
                 row.rate_low.unwrap_or(f64::NAN),

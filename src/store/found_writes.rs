@@ -85,7 +85,7 @@ static SELECT_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         let urls: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
         format!(
-            "SELECT url, id, last_checked_ms,
+            "SELECT url, id, copy_ms,
                  (SELECT unscheduled_ms FROM sites WHERE sites.id = urls.site_id)
              FROM urls WHERE url IN ({})",
             urls.join(", ")
@@ -96,7 +96,8 @@ static SELECT_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
 /// A stored URL as discovery finds it again.
 struct Known {
     id: i64,
-    last_checked_ms: Option<i64>,
+    /// When its copy was taken: a lastmod after it is a known change.
+    copy_ms: Option<i64>,
     /// Its site is in none of the schedules loaded: the site naming it takes it over.
     orphaned: bool,
 }
@@ -110,10 +111,10 @@ async fn known_of(tx: &mut WriteTx, chunk: &[Discovered]) -> sqlx::Result<HashMa
     let rows: Vec<(String, i64, Option<i64>, Option<i64>)> = query.fetch_all(&mut **tx).await?;
     Ok(rows
         .into_iter()
-        .map(|(url, id, last_checked_ms, unscheduled_ms)| {
+        .map(|(url, id, copy_ms, unscheduled_ms)| {
             let known = Known {
                 id,
-                last_checked_ms,
+                copy_ms,
                 orphaned: unscheduled_ms.is_some(),
             };
             (url, known)
@@ -225,7 +226,7 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
 });
 
 /// Gives the known URLs `old` the hints they were named with. A lastmod newer than the URL's
-/// last check marks a known change and makes the URL due now. A URL of a site no longer
+/// copy marks a known change and makes the URL due now. A URL of a site no longer
 /// scheduled becomes the naming site's, history and all: a site renamed in its schedule file
 /// is a new site to the store, and its URLs would otherwise stay with the old name, which no
 /// run plans, and never be fetched again. An adopted sitemap or feed forgets its copy, its
@@ -244,7 +245,7 @@ async fn update_known(
         let stored = &known[&d.url];
         let known_change = d
             .lastmod_ms
-            .filter(|&m| stored.last_checked_ms.is_some_and(|checked| m > checked));
+            .filter(|&m| stored.copy_ms.is_some_and(|copy| m > copy));
         // The listing goes to pages only, which the statement asks of the stored row's kind.
         let listed_in = when.listing.map(|(sitemap_id, _)| sitemap_id);
         query = query

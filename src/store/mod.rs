@@ -357,8 +357,10 @@ mod tests {
                 method: "GET",
                 ..Default::default()
             };
+            // A check that left a copy: a lastmod after the copy is a change it lacks.
             let update = SummaryUpdate {
                 next_due_ms: 1_000_000,
+                got_copy: true,
                 ..Default::default()
             };
             store.record_check(&obs, &update).await.unwrap();
@@ -444,10 +446,11 @@ mod tests {
                 method: "GET",
                 ..Default::default()
             };
-            store
-                .record_check(&obs, &SummaryUpdate::default())
-                .await
-                .unwrap();
+            let copy = SummaryUpdate {
+                got_copy: true,
+                ..Default::default()
+            };
+            store.record_check(&obs, &copy).await.unwrap();
             store.add_change_events(id, &[1_000], "feed").await.unwrap();
             let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
             assert_eq!(row.known_change_ms, None);

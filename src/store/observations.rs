@@ -99,7 +99,7 @@ impl Store {
     }
 
     /// Records exact change times (feed entries, trusted lastmod); duplicates are ignored. A
-    /// change after the URL's last check makes its copy known stale (`known_change_ms`, the first
+    /// change after the URL's copy makes its copy known stale (`known_change_ms`, the first
     /// such change). Returns how many were new.
     pub async fn add_change_events(
         &self,
@@ -124,7 +124,7 @@ impl Store {
                 sqlx::query(
                     "UPDATE urls SET known_change_ms = CASE
                          WHEN known_change_ms < $1 THEN known_change_ms ELSE $1 END
-                     WHERE id = $2 AND last_checked_ms < $1",
+                     WHERE id = $2 AND copy_ms < $1",
                 )
                 .bind(at)
                 .bind(url_id)
