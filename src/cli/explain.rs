@@ -381,9 +381,8 @@ fn describe_checks(out: &mut String, checks: &[ObservationRow]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::discovered::Discovered;
     use crate::store::politeness::SavedHost;
-    use crate::store::test_support::{site_and_host, temp_store};
+    use crate::store::test_support::{page, site_and_host, temp_store};
 
     const URL: &str = "http://a.test/p";
 
@@ -391,16 +390,7 @@ mod tests {
     async fn store_with_a_page() -> (Store, tempfile::TempDir, i64) {
         let (store, dir) = temp_store().await;
         let (site_id, host_id) = site_and_host(&store).await;
-        let page = Discovered {
-            url: URL.into(),
-            site_id,
-            host_id,
-            kind: "page",
-            discovered_from: None,
-            lastmod_ms: None,
-            changefreq: None,
-            priority: None,
-        };
+        let page = page(URL, site_id, host_id);
         store.upsert_discovered(&[page], 1_000).await.unwrap();
         (store, dir, site_id)
     }

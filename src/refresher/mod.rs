@@ -45,6 +45,7 @@ mod listings;
 mod robots_cache;
 mod robots_rules;
 mod sample_grid;
+mod schedule_problems;
 mod url_ids;
 mod url_locks;
 mod waits;
@@ -77,6 +78,8 @@ use discoveries::Discoveries;
 use lease_state::Leasing;
 pub use lease_state::WorkerOptions;
 use ledger::Ledger;
+pub use schedule_problems::ScheduleProblems;
+use schedule_problems::no_site_message;
 pub use waits::CheckWaits;
 pub use watch::{Watch, status_line};
 
@@ -154,43 +157,6 @@ pub struct RunSummary {
     pub schedule_problems: ScheduleProblems,
     /// A one-pass run stopped by a signal before its pass was done.
     pub cut_short: bool,
-}
-
-/// Problems that kept schedule files out of a run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ScheduleProblems {
-    /// Files skipped.
-    pub files: u64,
-    /// Problems in them.
-    pub problems: u64,
-}
-
-impl ScheduleProblems {
-    fn of(errors: &[schedule::ScheduleError]) -> Self {
-        let files: std::collections::HashSet<&std::path::Path> =
-            errors.iter().map(|e| e.file.as_path()).collect();
-        Self {
-            files: files.len() as u64,
-            problems: errors.len() as u64,
-        }
-    }
-}
-
-/// Why a run has nothing to do: no schedule file gave a valid site.
-fn no_site_message(options: &RunOptions, loaded: &schedule::Loaded) -> String {
-    let files: Vec<String> = (options.schedules.iter())
-        .map(|p| p.display().to_string())
-        .collect();
-    let problems = match loaded.errors.as_slice() {
-        [] => "no [[site]] table in them".to_string(),
-        [only] => format!("{only}"),
-        [first, rest @ ..] => format!(
-            "{first}; and {} more problem{} (`freshet check` lists them)",
-            rest.len(),
-            if rest.len() == 1 { "" } else { "s" }
-        ),
-    };
-    format!("no valid site in {}: {problems}", files.join(", "))
 }
 
 /// URLs a one-pass run left due, and when the first of them could go.

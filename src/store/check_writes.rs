@@ -248,7 +248,6 @@ async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::discovered::Discovered;
     use crate::store::summary::PlanUpdate;
     use crate::store::test_support::hold_writer;
     use crate::store::urls::{UrlPages, UrlScope};
@@ -256,16 +255,7 @@ mod tests {
     /// Two URLs of one site and host: their ids.
     async fn two_urls(store: &Store) -> (i64, i64) {
         let (site_id, host_id) = crate::store::test_support::site_and_host(store).await;
-        let found = |url: &str| Discovered {
-            url: url.into(),
-            site_id,
-            host_id,
-            kind: "page",
-            discovered_from: None,
-            lastmod_ms: None,
-            changefreq: None,
-            priority: None,
-        };
+        let found = |url: &str| crate::store::test_support::page(url, site_id, host_id);
         let ids = store
             .upsert_discovered(&[found("http://a.test/a"), found("http://a.test/b")], 0)
             .await

@@ -185,23 +185,28 @@ async fn list_in_theirs(tx: &mut WriteTx, d: &Discovered, when: Found) -> sqlx::
     Ok(())
 }
 
+/// What an adopted sitemap or feed forgets ([`update_known`]): its copy, its validators and
+/// the server's ttl. A page keeps them all.
+const FORGOTTEN_WHEN_ADOPTED: [&str; 4] = ["copy_ms", "etag", "last_modified", "min_interval_ms"];
+
 static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
+    let forgotten = FORGOTTEN_WHEN_ADOPTED
+        .map(|column| {
+            format!(
+                "{column} = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
+                     THEN urls.{column} END"
+            )
+        })
+        .join(",\n                 ");
     texts(|n| {
         format!(
             "WITH v(id, lastmod_ms, changefreq, priority, known_change_ms, now_ms, listed_in,
                  listed_ms, listed_lastmod_ms, adopted_by) AS (VALUES {})
              UPDATE urls SET
                  site_id = COALESCE(v.adopted_by, urls.site_id),
-                 etag = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
-                     THEN urls.etag END,
-                 last_modified = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
-                     THEN urls.last_modified END,
-                 min_interval_ms = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
-                     THEN urls.min_interval_ms END,
+                 {forgotten},
                  written_ms = CASE WHEN v.adopted_by IS NULL
                      THEN urls.written_ms ELSE v.now_ms END,
-                 copy_ms = CASE WHEN v.adopted_by IS NULL OR urls.kind = 'page'
-                     THEN urls.copy_ms END,
                  lastmod_ms = CASE WHEN COALESCE(urls.lastmod_ms, 0) > COALESCE(v.lastmod_ms, 0)
                      THEN COALESCE(urls.lastmod_ms, 0) ELSE COALESCE(v.lastmod_ms, 0) END,
                  changefreq = COALESCE(v.changefreq, urls.changefreq),

@@ -146,3 +146,17 @@ pub async fn site_and_host(store: &Store) -> (i64, i64) {
     let host_id = store.host_id("http://a.test:80").await.unwrap();
     (site_id, host_id)
 }
+
+/// A page found with no hints (no lastmod, changefreq or priority) on a site and host.
+pub fn page(url: &str, site_id: i64, host_id: i64) -> super::discovered::Discovered {
+    super::discovered::Discovered {
+        url: url.into(),
+        site_id,
+        host_id,
+        kind: "page",
+        discovered_from: None,
+        lastmod_ms: None,
+        changefreq: None,
+        priority: None,
+    }
+}
