@@ -50,13 +50,18 @@ impl Scheduler {
         let mut prior = estimate::prior_with_hints(&hints, &self.sites[u.site()].prior);
         // The prior never outweighs the evidence's own time scale: its pseudo-exposure is at
         // most a few of the page's own intervals (DESIGN.md), so pooling and hints cannot hide
-        // a page that changes far faster than its neighbours.
+        // a page that changes far faster than its neighbours. The cap keeps the prior's mean and
+        // never leaves it more diffuse than knowing nothing ([`Prior::default`]'s shape): scaled
+        // without that floor, a budget far above a page's needs made its shape about 1e-7, whose
+        // 90% interval lay near 0 (few unchanged checks then said "never changes") while the mean
+        // stayed at the population's.
         let most = PRIOR_INTERVALS / self.planned_rate(url);
         if prior.rate > most {
-            let scale = most / prior.rate;
+            let floor = prior.shape.min(Prior::default().shape);
+            let shape = (prior.shape * most / prior.rate).max(floor);
             prior = Prior {
-                shape: prior.shape * scale,
-                rate: most,
+                shape,
+                rate: shape * prior.rate / prior.shape,
             };
         }
         prior

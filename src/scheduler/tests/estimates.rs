@@ -303,10 +303,11 @@ fn a_thin_prior_still_plans_a_page_near_its_mean_rate() {
     let host = sched.add_host(0, 0);
     let url = sched.add_url(0, page(site, host, 1.0));
     assert_eq!(sched.planned_rate(url), 5000.0);
-    // The pooled prior of the failing run (mean 30/day, 0.003 days of pseudo-exposure) and
-    // 0.0003 days of the page's own exposure without a change.
+    // A pooled prior of 0.003 days of pseudo-exposure, as in the failing run, and 0.0003 days
+    // of the page's own exposure without a change. Its shape is below the floor the cap keeps
+    // (`Prior::default`'s 0.1), which the failing run's 0.1 no longer went under.
     sched.sites[site].prior = Prior {
-        shape: 0.1,
+        shape: 0.01,
         rate: 0.003,
     };
     sched.urls[url].evidence_mut().stats.exposure_days = 0.0003;
@@ -316,5 +317,32 @@ fn a_thin_prior_still_plans_a_page_near_its_mean_rate() {
     assert!(
         planned <= mean && planned > 0.9 * mean,
         "planned by {planned}/day, mean {mean}/day"
+    );
+}
+
+/// A budget far above what a page needs plans it every few seconds, and the cap on its prior
+/// (a few of those intervals of pseudo-exposure) shrinks the prior with it. Scaled all the way,
+/// a pooled Gamma of shape 2 became one of shape about 1e-7: after four unchanged checks
+/// seconds apart, its 90% interval was 3e-23 to 1e-8 a day while the mean stayed near 15
+/// (adversarial finding 4 of stop 60). The cap keeps the shape of knowing nothing.
+#[test]
+fn a_capped_prior_keeps_its_mean_inside_its_own_interval() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1_000_000.0, 0);
+    let host = sched.add_host(0, 0);
+    let url = sched.add_url(0, page(site, host, 1.0));
+    sched.sites[site].prior = Prior {
+        shape: 2.0,
+        rate: 2.0 / 16.0,
+    };
+    sched.urls[url].evidence_mut().stats.exposure_days = 12.0 / 86_400.0;
+    let prior = sched.prior_of(url);
+    assert_eq!(prior.shape, Prior::default().shape, "{prior:?}");
+    assert!((prior.shape / prior.rate - 16.0).abs() < 1e-9, "{prior:?}");
+    let post = sched.full_posterior(url);
+    let (low, mean, high) = (post.quantile(0.05), post.mean(), post.quantile(0.95));
+    assert!(
+        low < mean && mean < high && high > 1.0,
+        "90% interval {low} .. {high}/day, mean {mean}/day"
     );
 }
