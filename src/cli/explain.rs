@@ -72,7 +72,7 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
             return Ok(None);
         }
         let mut out = format!("{url}\n  not fetched: refused by freshet's rules\n");
-        describe_refusals(&mut out, &refusals);
+        describe_refusals(&mut out, &refusals, None);
         return Ok(Some(out));
     }
     let mut out = String::new();
@@ -85,7 +85,7 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
             describe_row(&mut out, row, status.as_ref(), from.as_deref(), now_ms);
             describe_wait(&mut out, store, row, status.as_ref(), now_ms).await?;
             describe_changes(&mut out, row, signal.as_deref());
-            describe_refusals(&mut out, &refusals);
+            describe_refusals(&mut out, &refusals, row.last_checked_ms);
             describe_checks(&mut out, &checks);
         }
         None => {
@@ -171,9 +171,18 @@ async fn describe_wait(
     Ok(())
 }
 
-/// Each refusal: the reason, the rule that decided, where the URL came from, when and how often.
-fn describe_refusals(out: &mut String, refusals: &[RefusalRow]) {
+/// Each refusal: the reason, the rule that decided, where the URL came from, when and how often;
+/// and whether the URL was checked since (`last_checked_ms`), when the refusal no longer holds
+/// (its rule was removed, or robots.txt changed).
+fn describe_refusals(out: &mut String, refusals: &[RefusalRow], last_checked_ms: Option<i64>) {
     for r in refusals {
+        let lifted = match last_checked_ms {
+            Some(checked) if checked > r.last_ms => format!(
+                "; no longer holds: checked since, at {}",
+                ms_to_rfc3339(checked)
+            ),
+            _ => String::new(),
+        };
         let what = match r.reason.as_str() {
             "robots" => "robots.txt",
             "filter" => "the site's URL filters",
@@ -183,7 +192,7 @@ fn describe_refusals(out: &mut String, refusals: &[RefusalRow]) {
         };
         let _ = writeln!(
             out,
-            "  refused by {what}: {}{}{}; last {}{}",
+            "  refused by {what}: {}{}{}; last {}{}{lifted}",
             r.rule,
             r.site
                 .as_deref()
