@@ -230,8 +230,8 @@ async fn an_added_sitemap_is_read_at_the_next_run_and_only_once() {
     an_added_sitemap_is_read_once(dir.path(), &dir.path().join("f.db")).await;
 }
 
-/// The same on PostgreSQL, where a worker leases its hosts, and reads the sitemaps on the hosts
-/// it holds that are due or were never read (but not one robots.txt refuses).
+/// The same on PostgreSQL, where a worker leases its hosts and reads the sitemaps on the hosts it
+/// holds: the server sees the same requests.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_added_sitemap_is_read_at_the_next_run_and_only_once_on_postgres() {
     let test = "an_added_sitemap_is_read_once_on_postgres";
@@ -274,12 +274,17 @@ async fn an_added_sitemap_is_read_once(dir: &Path, db: &Path) {
 
     // Nothing new in the schedule: no pass, no sitemap read.
     let robots_reads = requests_for(&server, "/robots.txt");
-    let discovered = discovered_ms(db).await;
-    run_once(&write_schedule(dir, &both), &db).await;
     // On PostgreSQL a worker's first lease round gains its hosts, and a pass runs for the sites
     // on them (another worker may have left their sitemaps unread); it reads only what is due,
     // so the server sees nothing of it.
-    if !db.to_string_lossy().starts_with("postgres") {
+    let sqlite = !db.to_string_lossy().starts_with("postgres://");
+    let discovered = if sqlite {
+        discovered_ms(db).await
+    } else {
+        None
+    };
+    run_once(&write_schedule(dir, &both), &db).await;
+    if sqlite {
         assert_eq!(
             discovered_ms(db).await,
             discovered,

@@ -85,7 +85,9 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
             describe_row(&mut out, row, status.as_ref(), from.as_deref(), now_ms);
             describe_wait(&mut out, store, row, status.as_ref(), now_ms).await?;
             describe_changes(&mut out, row, signal.as_deref());
-            describe_refusals(&mut out, &refusals, row.last_checked_ms);
+            let site = status.as_ref().map(|s| s.site.as_str());
+            let checked = row.last_checked_ms.zip(site);
+            describe_refusals(&mut out, &refusals, checked);
             describe_checks(&mut out, &checks);
         }
         None => {
@@ -172,15 +174,21 @@ async fn describe_wait(
 }
 
 /// Each refusal: the reason, the rule that decided, where the URL came from, when and how often;
-/// and whether the URL was checked since (`last_checked_ms`), when the refusal no longer holds
-/// (its rule was removed, or robots.txt changed).
-fn describe_refusals(out: &mut String, refusals: &[RefusalRow], last_checked_ms: Option<i64>) {
+/// and, for a refusal of its checks (robots.txt, or its own site's filters), that it no longer
+/// holds when `checked` (the URL's last check and its site) came after it: the rule was
+/// removed, or robots.txt changed. (A sitemap's cross-host refusal, or another site's filter,
+/// never stopped the URL's own checks.)
+fn describe_refusals(out: &mut String, refusals: &[RefusalRow], checked: Option<(i64, &str)>) {
     for r in refusals {
-        let lifted = match last_checked_ms {
-            Some(checked) if checked > r.last_ms => format!(
-                "; no longer holds: checked since, at {}",
-                ms_to_rfc3339(checked)
-            ),
+        let stops_checks = r.reason == "robots" || r.reason == "filter";
+        let lifted = match checked {
+            Some((at, site))
+                if stops_checks
+                    && at > r.last_ms
+                    && r.site.as_deref().is_none_or(|s| s == site) =>
+            {
+                format!("; no longer holds: checked since, at {}", ms_to_rfc3339(at))
+            }
             _ => String::new(),
         };
         let what = match r.reason.as_str() {

@@ -82,8 +82,8 @@ async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<
 }
 
 /// With several workers, when a site is first due on this one: as with one worker, or now if a
-/// sitemap on a host it holds was never read (and is not refused) or is due (another worker's
-/// discovery may have read the rest: the site's last discovery time is every worker's).
+/// sitemap on a host it holds was never read or is due (another worker's discovery may have
+/// read the rest: the site's last discovery time is every worker's).
 pub async fn first_discovery_due_here(
     ctx: &Context,
     site: &SiteState,
@@ -100,22 +100,14 @@ pub async fn first_discovery_due_here(
         .map(|row| (row.url.as_str(), row.next_due_ms))
         .collect();
     let here = |url: &str| Url::parse(url).is_ok_and(|u| !ctx.held_elsewhere(&origin_of(&u)));
-    let unread_roots = (site.site.sitemaps.iter())
-        .map(Url::as_str)
-        .filter(|root| here(root) && !read.contains_key(root));
-    let due_rows = rows
+    let unread_root = site
+        .site
+        .sitemaps
         .iter()
-        .filter(|row| {
-            here(&row.url)
-                && (row.last_checked_ms.is_none() || row.next_due_ms.is_none_or(|due| due <= now))
-        })
-        .map(|row| row.url.as_str());
-    // A sitemap never read because robots.txt refuses it stays unread: no pass would read it,
-    // so it does not make one due at every start.
-    for url in unread_roots.chain(due_rows) {
-        if ctx.store.refusals_of(url).await?.is_empty() {
-            return Ok(now);
-        }
-    }
-    Ok(shared)
+        .any(|root| here(root.as_str()) && !read.contains_key(root.as_str()));
+    let due_row = rows.iter().any(|row| {
+        here(&row.url)
+            && (row.last_checked_ms.is_none() || row.next_due_ms.is_none_or(|due| due <= now))
+    });
+    Ok(if unread_root || due_row { now } else { shared })
 }
