@@ -50,18 +50,19 @@ impl Scheduler {
         let mut prior = estimate::prior_with_hints(&hints, &self.sites[u.site()].prior);
         // The prior never outweighs the evidence's own time scale: its pseudo-exposure is at
         // most a few of the page's own intervals (DESIGN.md), so pooling and hints cannot hide
-        // a page that changes far faster than its neighbours. The cap keeps the prior's mean and
-        // never leaves it more diffuse than knowing nothing ([`Prior::default`]'s shape): scaled
-        // without that floor, a budget far above a page's needs made its shape about 1e-7, whose
-        // 90% interval lay near 0 (few unchanged checks then said "never changes") while the mean
-        // stayed at the population's.
+        // a page that changes far faster than its neighbours. The cap keeps the prior's mean
+        // while it can, but never leaves it more diffuse than knowing nothing
+        // ([`Prior::default`]'s shape): scaled without that floor, a budget far above a page's
+        // needs made its shape about 1e-7, whose 90% interval lay near 0 (a few unchanged
+        // checks then said "never changes") while the mean stayed at the population's. Where
+        // the floor holds, the mean rises instead (the page may change as often as it is
+        // checked) and its first checks bring it down.
         let most = PRIOR_INTERVALS / self.planned_rate(url);
         if prior.rate > most {
             let floor = prior.shape.min(Prior::default().shape);
-            let shape = (prior.shape * most / prior.rate).max(floor);
             prior = Prior {
-                shape,
-                rate: shape * prior.rate / prior.shape,
+                shape: (prior.shape * most / prior.rate).max(floor),
+                rate: most,
             };
         }
         prior

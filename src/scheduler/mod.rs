@@ -63,8 +63,8 @@ use frontier::Frontier;
 pub const FEED_TRUST_CHECKS: u32 = 2;
 /// A covered page with no announced change is still checked every this many planned intervals.
 pub const AUDIT_INTERVALS: f64 = 8.0;
-/// A prior weighs at most this many of the page's planned intervals of exposure, or one
-/// pseudo-change in ten ([`crate::estimate::Prior::default`]'s shape) where that is more.
+/// A prior weighs at most this many of the page's planned intervals of exposure (its shape kept
+/// at least [`crate::estimate::Prior::default`]'s, or its own where that is less).
 pub const PRIOR_INTERVALS: f64 = 3.0;
 /// URLs found between plans are planned in at most this often (clock time).
 pub const DIRTY_REPLAN_GAP_MS: i64 = 10 * 60_000;
