@@ -250,7 +250,7 @@ async fn an_added_sitemap_is_read_once(dir: &Path, db: &Path) {
     let two = format!("{base}/two.txt");
     run_once(
         &write_schedule(dir, &site("s", std::slice::from_ref(&one), "")),
-        &db,
+        db,
     )
     .await;
     assert_eq!(requests_for(&server, "/one.txt"), 1);
@@ -260,7 +260,7 @@ async fn an_added_sitemap_is_read_once(dir: &Path, db: &Path) {
     // The third is disallowed by robots.txt: never read, but seen.
     let three = format!("{base}/private/three.txt");
     let both = site("s", &[one, two, three], "");
-    run_once(&write_schedule(dir, &both), &db).await;
+    run_once(&write_schedule(dir, &both), db).await;
     assert_eq!(
         (
             requests_for(&server, "/two.txt"),
@@ -283,7 +283,7 @@ async fn an_added_sitemap_is_read_once(dir: &Path, db: &Path) {
     } else {
         None
     };
-    run_once(&write_schedule(dir, &both), &db).await;
+    run_once(&write_schedule(dir, &both), db).await;
     if sqlite {
         assert_eq!(
             discovered_ms(db).await,
