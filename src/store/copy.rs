@@ -188,14 +188,9 @@ mod tests {
         let site_id = store.upsert_site(&site, 0).await.unwrap();
         let host_id = store.host_id("http://a.test:80").await.unwrap();
         let found = ["http://a.test/x", "http://a.test/y"].map(|url| Discovered {
-            url: url.into(),
-            site_id,
-            host_id,
-            kind: "page",
-            discovered_from: None,
             lastmod_ms: Some(500),
-            changefreq: None,
             priority: Some(0.5),
+            ..crate::store::test_support::page(url, site_id, host_id)
         });
         let ids = store.upsert_discovered(&found, 1_000).await.unwrap();
         let obs = NewObservation {

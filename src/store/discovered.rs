@@ -244,14 +244,8 @@ mod tests {
         for store in stores {
             let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             let found = |i: usize, priority| Discovered {
-                url: format!("http://a.test/p{i}"),
-                site_id,
-                host_id,
-                kind: "page",
-                discovered_from: None,
-                lastmod_ms: None,
-                changefreq: None,
                 priority,
+                ..crate::store::test_support::page(&format!("http://a.test/p{i}"), site_id, host_id)
             };
             let known = store.upsert_discovered(&[found(7, None)], 0).await.unwrap();
             // 150 URLs (more than one statement's rows), p7 known already, p20 twice: its
@@ -290,14 +284,10 @@ mod tests {
         for store in stores {
             let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             let found = |url: &str, kind, lastmod_ms| Discovered {
-                url: url.to_string(),
-                site_id,
-                host_id,
                 kind,
                 discovered_from: Some("schedule".into()),
                 lastmod_ms,
-                changefreq: None,
-                priority: None,
+                ..crate::store::test_support::page(url, site_id, host_id)
             };
             let sitemaps = store
                 .upsert_discovered(
@@ -378,14 +368,8 @@ mod tests {
         for store in stores {
             let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             let found = |url: &str| Discovered {
-                url: url.to_string(),
-                site_id,
-                host_id,
-                kind: "page",
                 discovered_from: Some("http://a.test/sitemap.xml".into()),
-                lastmod_ms: None,
-                changefreq: None,
-                priority: None,
+                ..crate::store::test_support::page(url, site_id, host_id)
             };
             // Found before the pass, and due then.
             store

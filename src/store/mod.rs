@@ -246,14 +246,11 @@ mod tests {
     async fn one_url(store: &super::Store) -> i64 {
         let (site_id, host_id) = crate::store::test_support::site_and_host(store).await;
         let found = Discovered {
-            url: "http://a.test/x".into(),
-            site_id,
-            host_id,
-            kind: "page",
             discovered_from: Some("seed".into()),
             lastmod_ms: Some(500),
             changefreq: Some("daily".into()),
             priority: Some(0.5),
+            ..crate::store::test_support::page("http://a.test/x", site_id, host_id)
         };
         let new = store
             .upsert_discovered(std::slice::from_ref(&found), 1_000)
@@ -366,14 +363,8 @@ mod tests {
             store.record_check(&obs, &update).await.unwrap();
             let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
             let again = super::discovered::Discovered {
-                url: row.url.clone(),
-                site_id: row.site_id,
-                host_id: row.host_id,
-                kind: "page",
-                discovered_from: None,
                 lastmod_ms: Some(3_000),
-                changefreq: None,
-                priority: None,
+                ..crate::store::test_support::page(&row.url, row.site_id, row.host_id)
             };
             store.upsert_discovered(&[again], 5_000).await.unwrap();
             let row = store.url_row("http://a.test/x").await.unwrap().unwrap();

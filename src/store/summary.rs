@@ -128,15 +128,12 @@ mod tests {
             let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             // 100 rows: chunks of 64, 32 and 4.
             let found: Vec<Discovered> = (0..100)
-                .map(|i| Discovered {
-                    url: format!("http://a.test/{i}"),
-                    site_id,
-                    host_id,
-                    kind: "page",
-                    discovered_from: None,
-                    lastmod_ms: None,
-                    changefreq: None,
-                    priority: None,
+                .map(|i| {
+                    crate::store::test_support::page(
+                        &format!("http://a.test/{i}"),
+                        site_id,
+                        host_id,
+                    )
                 })
                 .collect();
             let ids = store.upsert_discovered(&found, 1_000).await.unwrap();

@@ -344,14 +344,12 @@ mod tests {
             // Sites a and b take turns; every third URL of a is a sitemap.
             let found: Vec<Discovered> = (0..7)
                 .map(|i| Discovered {
-                    url: format!("http://a.test/{i}"),
-                    site_id: sites[i % 2],
-                    host_id,
                     kind: if i % 6 == 0 { "sitemap" } else { "page" },
-                    discovered_from: None,
-                    lastmod_ms: None,
-                    changefreq: None,
-                    priority: None,
+                    ..crate::store::test_support::page(
+                        &format!("http://a.test/{i}"),
+                        sites[i % 2],
+                        host_id,
+                    )
                 })
                 .collect();
             let ids = store.upsert_discovered(&found, 1_000).await.unwrap();

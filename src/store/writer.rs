@@ -127,14 +127,8 @@ mod tests {
 
     fn discovered(url: String, site_id: i64, host_id: i64) -> Discovered {
         Discovered {
-            url,
-            site_id,
-            host_id,
-            kind: "page",
             discovered_from: Some("seed".into()),
-            lastmod_ms: None,
-            changefreq: None,
-            priority: None,
+            ..crate::store::test_support::page(&url, site_id, host_id)
         }
     }
 
