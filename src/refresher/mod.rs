@@ -521,15 +521,14 @@ async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<Option<Left
         {
             let left = ctx.ledger.due_by(cutoff);
             // What is left waits on the budget or a closed host for longer than a pass should.
-            let blocked = ctx
-                .ledger
-                .timeout()
-                .is_none_or(|at| at > now + ONCE_PATIENCE_MS);
+            // (When the next request could go: a re-plan due sooner makes nothing go sooner.)
+            let next_request_at = ctx.ledger.next_request_at();
+            let blocked = next_request_at.is_none_or(|at| at > now + ONCE_PATIENCE_MS);
             if left == 0 || blocked {
                 info!(left, "one pass done");
-                return Ok((left > 0).then(|| LeftDue {
+                return Ok((left > 0).then_some(LeftDue {
                     urls: left as u64,
-                    next_at_ms: ctx.ledger.timeout(),
+                    next_at_ms: next_request_at,
                 }));
             }
         }

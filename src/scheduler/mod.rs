@@ -13,9 +13,11 @@
 //! Per URL it holds the folded sufficient statistics of the estimator ([`crate::estimate::Stats`]),
 //! so history is never re-read; per host its queue, its politeness gate and its learnt validator
 //! and hint trust; per site its budget (a token bucket every request is charged to), its pooled
-//! prior and its solved plan ([`replan`]). A plan is re-solved every [`SchedulerConfig::replan_every_ms`]
-//! and whenever URLs were added; between re-plans a check moves only its own page, in O(1),
-//! through the solved multipliers ([`crate::plan::rate_for`]).
+//! prior and its solved plan ([`replan`]). A plan is re-solved every [`SchedulerConfig::replan_every_ms`],
+//! whenever URLs were added, and once there have been as many checks since the last plan as
+//! there are URLs (so a young database is re-planned as its evidence grows, and a re-plan costs
+//! O(1) a check); between re-plans a check moves only its own page, in O(1), through the solved
+//! multipliers ([`crate::plan::rate_for`]).
 //!
 //! A page is due `1/f` after its last check (`f` its planned visits per day, never sooner than a
 //! server's floor). A page whose change is known (a feed entry, a sitemap `lastmod`) goes when
@@ -68,6 +70,11 @@ pub const AUDIT_INTERVALS: f64 = 8.0;
 pub const PRIOR_INTERVALS: f64 = 3.0;
 /// URLs found between plans are planned in at most this often (clock time).
 pub const DIRTY_REPLAN_GAP_MS: i64 = 10 * 60_000;
+/// A plan is solved again once its URLs have had as many checks since it as there are URLs, but
+/// never sooner than this after the last plan (clock time). Before, a new database planned every
+/// page at its site's even share until the first re-plan hours later: 20 pages that never change
+/// and one that changes every 20 s got as many requests each in the first minutes.
+pub const EVIDENCE_REPLAN_GAP_MS: i64 = 60_000;
 /// After a failed check, the soonest it is tried again.
 pub const ERROR_RETRY_MS: i64 = 3_600_000;
 
@@ -87,8 +94,9 @@ struct SiteState {
     hint_populations: std::collections::HashMap<u64, Population>,
     /// Its groups of pages that have a population of their own ([`groups`]).
     groups: groups::SiteGroups,
-    /// When the populations were last fitted.
+    /// When the populations were last fitted, and its pages' checks since.
     population_fitted_ms: Option<i64>,
+    checks_since_fit: u64,
     /// The last solved plan, and the planner's host index of each host key.
     multipliers: Option<Multipliers>,
     plan_hosts: std::collections::HashMap<HostKey, usize>,
@@ -140,8 +148,10 @@ pub struct Scheduler {
     next_replan_ms: i64,
     /// URLs were added or retired since the last plan.
     dirty: bool,
-    /// When the plans were last solved.
+    /// When the plans were last solved, the URLs they planned and the checks made since.
     last_replan_ms: Option<i64>,
+    urls_at_replan: u64,
+    checks_since_replan: u64,
 }
 
 impl Scheduler {
@@ -156,6 +166,8 @@ impl Scheduler {
             next_replan_ms: i64::MIN,
             dirty: true,
             last_replan_ms: None,
+            urls_at_replan: 0,
+            checks_since_replan: 0,
         }
     }
 
@@ -176,6 +188,7 @@ impl Scheduler {
             hint_populations: Default::default(),
             groups: Default::default(),
             population_fitted_ms: None,
+            checks_since_fit: 0,
             multipliers: None,
             plan_hosts: Default::default(),
             last_plan_ms: None,
@@ -364,7 +377,7 @@ impl Scheduler {
 
     /// The URL to request now, if any (re-planning first when a plan is due).
     pub fn poll_request(&mut self, now_ms: i64) -> Option<Request> {
-        if now_ms >= self.next_replan_ms || (self.dirty && now_ms >= self.dirty_replan_at()) {
+        if now_ms >= self.next_replan_ms.min(self.due_replan_at()) {
             self.replan(now_ms);
         }
         let popped = self.frontier.pop(now_ms)?;
@@ -384,25 +397,36 @@ impl Scheduler {
     /// event comes).
     pub fn poll_timeout(&mut self) -> Option<i64> {
         let wake = self.frontier.next_wake();
-        let replan = if self.dirty {
-            self.dirty_replan_at().min(self.next_replan_ms)
-        } else {
-            self.next_replan_ms
-        };
+        let replan = self.due_replan_at();
         match wake {
-            Some(w) => Some(w.min(replan)),
-            None if self.dirty => Some(replan),
+            Some(w) => Some(w.min(replan).min(self.next_replan_ms)),
+            None if replan < i64::MAX => Some(replan),
             None => None,
         }
     }
 
-    /// When URLs added since the last plan are planned in: at once before the first plan, else
-    /// at most every [`DIRTY_REPLAN_GAP_MS`] (new URLs are due at once meanwhile anyway).
-    fn dirty_replan_at(&self) -> i64 {
-        match self.last_replan_ms {
-            None => i64::MIN,
-            Some(last) => last.saturating_add(DIRTY_REPLAN_GAP_MS),
+    /// When the next request may go as things stand (`None`: nothing is queued): unlike
+    /// [`Scheduler::poll_timeout`], never a re-plan's time.
+    pub fn next_request_at(&mut self) -> Option<i64> {
+        self.frontier.next_wake()
+    }
+
+    /// When a plan is due before its regular time (`i64::MAX`: not before): at once before the
+    /// first plan; when URLs were added or retired since the last, [`DIRTY_REPLAN_GAP_MS`] after
+    /// it (new URLs are due at once meanwhile anyway); when its URLs have had as many checks
+    /// since it as there are URLs, [`EVIDENCE_REPLAN_GAP_MS`] after it.
+    fn due_replan_at(&self) -> i64 {
+        let Some(last) = self.last_replan_ms else {
+            return i64::MIN;
+        };
+        let mut at = i64::MAX;
+        if self.dirty {
+            at = last.saturating_add(DIRTY_REPLAN_GAP_MS);
         }
+        if self.checks_since_replan >= self.urls_at_replan.max(1) {
+            at = at.min(last.saturating_add(EVIDENCE_REPLAN_GAP_MS));
+        }
+        at
     }
 
     /// URLs due by `at_ms` still waiting (a one-pass run ends when none is left).
@@ -433,6 +457,8 @@ impl Scheduler {
             let start = self.nutch_interval_days(url);
             self.urls[url].start_nutch_interval(start);
         }
+        self.checks_since_replan += 1;
+        self.sites[site].checks_since_fit += 1;
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {

@@ -70,6 +70,7 @@ impl Scheduler {
     pub(super) fn replan(&mut self, now_ms: i64) {
         self.dirty = false;
         self.last_replan_ms = Some(now_ms);
+        self.checks_since_replan = 0;
         self.next_replan_ms = now_ms.saturating_add(self.config.replan_every_ms);
         if self.config.policy == PolicyKind::Learned {
             self.pool_priors(now_ms);
@@ -85,6 +86,7 @@ impl Scheduler {
         for site in 0..sites {
             starts[site + 1] += starts[site];
         }
+        self.urls_at_replan = starts[sites] as u64;
         let mut next = starts.clone();
         let mut by_site = vec![0u32; starts[sites]];
         for (key, u) in self.urls.iter().enumerate() {
@@ -140,9 +142,11 @@ impl Scheduler {
         let mut fitted = Vec::new();
         for (site, (s, list)) in self.sites.iter().zip(&posteriors).enumerate() {
             let prior = pool(list, Prior::default());
-            let due = s
-                .population_fitted_ms
-                .is_none_or(|at| now_ms - at >= POPULATION_REFIT_MS);
+            // Again every few hours, or sooner once its pages have had as many checks since as
+            // there are pages (a young site's evidence doubles in minutes).
+            let due = s.population_fitted_ms.is_none_or(|at| {
+                now_ms - at >= POPULATION_REFIT_MS || s.checks_since_fit >= s.urls.max(1) as u64
+            });
             if !due {
                 fitted.push((prior, None));
                 continue;
@@ -166,6 +170,7 @@ impl Scheduler {
                 s.population = Some(population);
                 s.hint_populations = hinted;
                 s.population_fitted_ms = Some(now_ms);
+                s.checks_since_fit = 0;
                 *refit = true;
             }
         }

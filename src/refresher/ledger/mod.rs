@@ -358,6 +358,11 @@ impl Ledger {
         self.lock().sched.poll_timeout()
     }
 
+    /// When the next request may go as things stand (not a re-plan's time).
+    pub fn next_request_at(&self) -> Option<i64> {
+        self.lock().sched.next_request_at()
+    }
+
     /// When a URL was last added.
     pub fn last_added_ms(&self) -> Option<i64> {
         self.lock().last_added_ms

@@ -27,10 +27,20 @@ fn page(site: SiteKey, host: HostKey, true_rate: f64) -> NewUrl {
 /// Runs a scheduler against pages that change every `change_every_ms` exactly, for `days`;
 /// returns the requests made per URL.
 fn drive(sched: &mut Scheduler, urls: &[UrlKey], change_every_ms: &[i64], days: i64) -> Vec<u64> {
+    drive_until(sched, urls, change_every_ms, days * DAY)
+}
+
+/// [`drive`] until `end_ms`.
+fn drive_until(
+    sched: &mut Scheduler,
+    urls: &[UrlKey],
+    change_every_ms: &[i64],
+    end_ms: i64,
+) -> Vec<u64> {
     let mut requests = vec![0u64; sched.url_count()];
     let mut last_copy = vec![0i64; sched.url_count()];
     let mut now = 0;
-    while now < days * DAY {
+    while now < end_ms {
         while let Some(req) = sched.poll_request(now) {
             requests[req.url] += 1;
             let i = urls.iter().position(|&u| u == req.url).expect("known URL");
