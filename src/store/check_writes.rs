@@ -140,9 +140,8 @@ async fn insert_observations(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx
     Ok(tx)
 }
 
-static UPDATE_SUMMARIES: LazyLock<Texts> =
-    LazyLock::new(|| {
-        let latest = [
+static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
+    let latest = [
         ("last_checked_ms", "v.checked_ms"),
         ("last_status", "v.status"),
         ("last_error", "v.error"),
@@ -150,66 +149,80 @@ static UPDATE_SUMMARIES: LazyLock<Texts> =
             "last_changed_ms",
             "CASE WHEN v.changed = 1 THEN v.checked_ms ELSE urls.last_changed_ms END",
         ),
-        (
-            "copy_ms",
-            "CASE WHEN v.got_copy THEN v.checked_ms ELSE urls.copy_ms END",
-        ),
-        ("etag", "CASE WHEN v.got_copy THEN COALESCE(v.etag, urls.etag) ELSE urls.etag END"),
-        (
-            "last_modified",
-            "CASE WHEN v.got_copy THEN COALESCE(v.last_modified, urls.last_modified) \
-             ELSE urls.last_modified END",
-        ),
-        (
-            "fingerprint",
-            "CASE WHEN v.got_copy THEN COALESCE(v.fingerprint, urls.fingerprint) \
-             ELSE urls.fingerprint END",
-        ),
-        (
-            "content_fingerprint",
-            "CASE WHEN v.got_copy THEN COALESCE(v.content_fingerprint, urls.content_fingerprint) \
-             ELSE urls.content_fingerprint END",
-        ),
-        (
-            "known_change_ms",
-            "CASE WHEN v.got_copy AND urls.known_change_ms <= v.checked_ms THEN NULL \
-             ELSE urls.known_change_ms END",
-        ),
         ("min_interval_ms", "v.min_interval_ms"),
-        ("rate_per_day", "COALESCE(v.rate_per_day, urls.rate_per_day)"),
+        (
+            "rate_per_day",
+            "COALESCE(v.rate_per_day, urls.rate_per_day)",
+        ),
         ("rate_low", "COALESCE(v.rate_low, urls.rate_low)"),
         ("rate_high", "COALESCE(v.rate_high, urls.rate_high)"),
         ("rate_shape", "COALESCE(v.rate_shape, urls.rate_shape)"),
         ("rate_scale", "COALESCE(v.rate_scale, urls.rate_scale)"),
-        ("planned_per_day", "COALESCE(v.planned_per_day, urls.planned_per_day)"),
+        (
+            "planned_per_day",
+            "COALESCE(v.planned_per_day, urls.planned_per_day)",
+        ),
         ("next_due_ms", "v.next_due_ms"),
         ("stats", "COALESCE(v.stats, urls.stats)"),
         ("written_ms", "COALESCE(v.written_ms, urls.written_ms)"),
     ]
-    .map(|(column, new)| unless_later(column, new))
-    .join(",\n                 ");
-        texts(|n| {
-            format!(
-                "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
+    .map(|(column, new)| unless_later(column, new));
+    let copy = [
+        ("copy_ms", "v.checked_ms"),
+        ("etag", "COALESCE(v.etag, urls.etag)"),
+        (
+            "last_modified",
+            "COALESCE(v.last_modified, urls.last_modified)",
+        ),
+        ("fingerprint", "COALESCE(v.fingerprint, urls.fingerprint)"),
+        (
+            "content_fingerprint",
+            "COALESCE(v.content_fingerprint, urls.content_fingerprint)",
+        ),
+    ]
+    .map(|(column, new)| unless_later_copy(column, new));
+    // A copy taken after the known change clears it, whichever check is later.
+    let known_change = "known_change_ms = CASE WHEN v.got_copy AND urls.known_change_ms <= \
+                        v.checked_ms THEN NULL ELSE urls.known_change_ms END";
+    let set = latest
+        .iter()
+        .chain(&copy)
+        .map(String::as_str)
+        .chain([known_change])
+        .collect::<Vec<_>>()
+        .join(",\n                 ");
+    texts(|n| {
+        format!(
+            "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
                     fingerprint, content_changed, content_fingerprint, min_interval_ms,
                     rate_per_day, rate_low, rate_high, rate_shape, rate_scale, planned_per_day,
                     next_due_ms, stats, written_ms) AS (VALUES {})
              UPDATE urls SET checks = urls.checks + 1, changes = urls.changes + v.changed,
                  content_changes = urls.content_changes + v.content_changed,
-                 {latest}
+                 {set}
              FROM v WHERE urls.id = v.id",
-                placeholder_rows(n, 21)
-            )
-        })
-    });
+            placeholder_rows(n, 21)
+        )
+    })
+});
 
 /// `column = new`, unless the URL's summary already holds a later check: a request another
 /// worker sent after this one's (it took the host over while this one's was in flight) and
 /// committed first. Such a late check is appended and counted, but it does not put an older
-/// copy, status, estimate or plan over a newer one.
+/// status, estimate or plan over a newer one.
 fn unless_later(column: &str, new: &str) -> String {
     format!(
         "{column} = CASE WHEN urls.last_checked_ms > v.checked_ms THEN urls.{column} ELSE {new} END"
+    )
+}
+
+/// A column of the copy (its time, validators and fingerprints): `new` when the check got a
+/// copy and the summary holds none later. A late check's copy is kept when the newer check got
+/// none (it failed): the copy freshet holds is the late one, and its validators go with it.
+fn unless_later_copy(column: &str, new: &str) -> String {
+    format!(
+        "{column} = CASE WHEN v.got_copy AND (urls.copy_ms IS NULL OR urls.copy_ms <= v.checked_ms) \
+         THEN {new} ELSE urls.{column} END"
     )
 }
 
@@ -437,6 +450,55 @@ mod tests {
                     .await
                     .unwrap()
                     .is_none_or(|r| r.is_empty())
+            );
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_check_keeps_its_copy_when_the_newer_check_got_none() {
+        let (stores, _dir) = crate::store::test_support::stores("late_copy").await;
+        for store in stores {
+            let (a, _) = two_urls(&store).await;
+            let first = observed(a, 100, false);
+            store
+                .record_check(&first, &due(1_000, "first"))
+                .await
+                .unwrap();
+            // The new holder's request at 2,000 failed and committed first; the old holder's,
+            // sent at 1,000, got a changed copy and commits after it.
+            let mut failed = observed(a, 2_000, false);
+            (failed.status, failed.error) = (None, Some("timed out".into()));
+            let no_copy = SummaryUpdate {
+                got_copy: false,
+                etag: None,
+                ..due(9_000, "")
+            };
+            store.record_check(&failed, &no_copy).await.unwrap();
+            store
+                .record_check(&observed(a, 1_000, true), &due(5_000, "late"))
+                .await
+                .unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            // The copy held is the late check's, with its validators ...
+            assert_eq!(
+                (row.copy_ms, row.etag.as_deref()),
+                (Some(1_000), Some("late"))
+            );
+            // ... and the newer check still decides the status and the plan.
+            assert_eq!(
+                (row.last_checked_ms, row.last_status, row.next_due_ms),
+                (Some(2_000), None, Some(9_000))
+            );
+            // A late copy older than the summary's own leaves it.
+            store
+                .record_check(&observed(a, 500, false), &due(5_000, "older"))
+                .await
+                .unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!(
+                (row.copy_ms, row.etag.as_deref()),
+                (Some(1_000), Some("late"))
             );
             store.close().await;
         }
