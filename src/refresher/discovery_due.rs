@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use url::Url;
 
 use crate::politeness::origin_of;
+use crate::store::refusals::SourceSeen;
 
 use super::context::{Context, SiteState};
 
@@ -62,23 +63,23 @@ async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<
     let seeds = (site.site.seeds.iter())
         .map(|seed| site.site.strip_params(seed))
         .filter(|seed| site.site.refused_by(seed).is_none());
-    for url in documents.chain(seeds) {
-        let unseen = match ctx.store.url_row(url.as_str()).await? {
-            // Another name's, out of the schedules: this site takes it over now (a rename,
-            // or one undone), not at its next `rediscover` time; unless it refuses it (a
-            // robots.txt rule), which no pass would change.
-            Some(row) if row.site_id != site.id => {
-                ctx.store.site_unscheduled_ms(row.site_id).await?.is_some()
-                    && ctx.store.refusals_of(url.as_str()).await?.is_empty()
-            }
-            Some(_) => false,
-            None => ctx.store.refusals_of(url.as_str()).await?.is_empty(),
-        };
-        if unseen {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    let sources: Vec<String> = documents.chain(seeds).map(String::from).collect();
+    let names: Vec<&str> = sources.iter().map(String::as_str).collect();
+    let seen = ctx.store.sources_seen(&names).await?;
+    Ok(names.iter().any(|url| match seen.get(*url) {
+        // Another name's, out of the schedules: this site takes it over now (a rename, or one
+        // undone), not at its next `rediscover` time; unless it refuses it (a robots.txt
+        // rule), which no pass would change.
+        Some(SourceSeen {
+            stored_in: Some(stored),
+            refused,
+        }) if stored.site_id != site.id => stored.site_unscheduled && !refused,
+        Some(SourceSeen {
+            stored_in: Some(_), ..
+        }) => false,
+        Some(SourceSeen { refused, .. }) => !refused,
+        None => true,
+    }))
 }
 
 /// With several workers, when a site is first due on this one: as with one worker, or now if a
