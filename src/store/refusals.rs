@@ -156,8 +156,9 @@ impl Store {
 
     /// What is stored of each of `urls` (the sources a schedule names: sitemaps, feeds, seeds),
     /// a few dozen to a query: its row's site, and whether a refusal of it is filed. A URL
-    /// neither stored nor refused is missing from the map. (Asked one URL at a time, a start
-    /// with 25,000 seeds spent 1 to 1.5 s on SQLite before its first request.)
+    /// neither stored nor refused is missing from the map. (Asked one URL at a time, a
+    /// `run --once` with 25,000 seeds took 2.0-2.6 s on SQLite and 8 s on PostgreSQL; so, 0.15 s
+    /// and 0.95 s.)
     pub async fn sources_seen(&self, urls: &[&str]) -> sqlx::Result<HashMap<String, SourceSeen>> {
         let mut seen: HashMap<String, SourceSeen> = HashMap::new();
         let mut chunks = Vec::new();
