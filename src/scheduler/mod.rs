@@ -14,10 +14,11 @@
 //! so history is never re-read; per host its queue, its politeness gate and its learnt validator
 //! and hint trust; per site its budget (a token bucket every request is charged to), its pooled
 //! prior and its solved plan ([`replan`]). A plan is re-solved every [`SchedulerConfig::replan_every_ms`],
-//! whenever URLs were added, and once there have been as many checks since the last plan as
-//! there are URLs (so a young database is re-planned as its evidence grows, and a re-plan costs
-//! O(1) a check); between re-plans a check moves only its own page, in O(1), through the solved
-//! multipliers ([`crate::plan::rate_for`]).
+//! and whenever URLs were added, with the priors fitted again; and once there have been as many
+//! checks since the last plan as there are URLs, under the priors as they are (so a young
+//! database is re-planned as its evidence grows, and a re-plan costs O(1) a check); between
+//! re-plans a check moves only its own page, in O(1), through the solved multipliers
+//! ([`crate::plan::rate_for`]).
 //!
 //! A page is due `1/f` after its last check (`f` its planned visits per day, never sooner than a
 //! server's floor). A page whose change is known (a feed entry, a sitemap `lastmod`) goes when
@@ -72,8 +73,10 @@ pub const PRIOR_INTERVALS: f64 = 3.0;
 pub const DIRTY_REPLAN_GAP_MS: i64 = 10 * 60_000;
 /// A plan is solved again once its URLs have had as many checks since it as there are URLs, but
 /// never sooner than this after the last plan (clock time). Before, a new database planned every
-/// page at its site's even share until the first re-plan hours later: 20 pages that never change
-/// and one that changes every 20 s got as many requests each in the first minutes.
+/// page at its site's even share until a re-plan ten minutes in: 20 pages that never change and
+/// one that changes every 20 s got as many requests each for those ten minutes. Such a plan
+/// leaves the priors as they are: refitted on a minute's checks, a small site's pooled prior
+/// made its pages that never change read as changing at least a few times a day.
 pub const EVIDENCE_REPLAN_GAP_MS: i64 = 60_000;
 /// After a failed check, the soonest it is tried again.
 pub const ERROR_RETRY_MS: i64 = 3_600_000;
@@ -94,9 +97,8 @@ struct SiteState {
     hint_populations: std::collections::HashMap<u64, Population>,
     /// Its groups of pages that have a population of their own ([`groups`]).
     groups: groups::SiteGroups,
-    /// When the populations were last fitted, and its pages' checks since.
+    /// When the populations were last fitted.
     population_fitted_ms: Option<i64>,
-    checks_since_fit: u64,
     /// The last solved plan, and the planner's host index of each host key.
     multipliers: Option<Multipliers>,
     plan_hosts: std::collections::HashMap<HostKey, usize>,
@@ -148,9 +150,12 @@ pub struct Scheduler {
     next_replan_ms: i64,
     /// URLs were added or retired since the last plan.
     dirty: bool,
-    /// When the plans were last solved, the URLs they planned and the checks made since.
+    /// When the plans were last solved, and when last with the priors fitted.
     last_replan_ms: Option<i64>,
+    last_fit_ms: Option<i64>,
+    /// The URLs in play (not retired) they planned.
     urls_at_replan: u64,
+    /// Checks since (this worker's and, with several, the others' it took up).
     checks_since_replan: u64,
 }
 
@@ -166,6 +171,7 @@ impl Scheduler {
             next_replan_ms: i64::MIN,
             dirty: true,
             last_replan_ms: None,
+            last_fit_ms: None,
             urls_at_replan: 0,
             checks_since_replan: 0,
         }
@@ -188,7 +194,6 @@ impl Scheduler {
             hint_populations: Default::default(),
             groups: Default::default(),
             population_fitted_ms: None,
-            checks_since_fit: 0,
             multipliers: None,
             plan_hosts: Default::default(),
             last_plan_ms: None,
@@ -248,6 +253,14 @@ impl Scheduler {
 
     /// Puts back what an earlier run knew of a URL just added.
     pub fn restore(&mut self, url: UrlKey, restored: Restored) {
+        // A check newer than any known here (another worker's, taken up) is evidence as this
+        // worker's own are: it counts towards the next plan.
+        let newer_check = restored
+            .last_check_ms
+            .is_some_and(|at| self.urls[url].last_check_ms().is_none_or(|last| at > last));
+        if newer_check {
+            self.checks_since_replan += 1;
+        }
         let u = &mut self.urls[url];
         // A URL never checked has none to put back, and is given no box of evidence.
         if restored.stats != Stats::default() || restored.last_check_ms.is_some() {
@@ -378,7 +391,11 @@ impl Scheduler {
     /// The URL to request now, if any (re-planning first when a plan is due).
     pub fn poll_request(&mut self, now_ms: i64) -> Option<Request> {
         if now_ms >= self.next_replan_ms.min(self.due_replan_at()) {
-            self.replan(now_ms);
+            // The priors are fitted again on their own times, not for checks alone: a site's
+            // pooled prior fitted on a minute of checks made its pages that never change read
+            // as changing at least a few times a day.
+            let fit_priors = now_ms >= self.next_replan_ms.min(self.dirty_replan_at());
+            self.replan(now_ms, fit_priors);
         }
         let popped = self.frontier.pop(now_ms)?;
         self.sites[popped.site].requests += 1;
@@ -419,14 +436,22 @@ impl Scheduler {
         let Some(last) = self.last_replan_ms else {
             return i64::MIN;
         };
-        let mut at = i64::MAX;
-        if self.dirty {
-            at = last.saturating_add(DIRTY_REPLAN_GAP_MS);
-        }
+        let mut at = self.dirty_replan_at();
         if self.checks_since_replan >= self.urls_at_replan.max(1) {
             at = at.min(last.saturating_add(EVIDENCE_REPLAN_GAP_MS));
         }
         at
+    }
+
+    /// When URLs added or retired since the last plan with the priors fitted are planned in
+    /// with them fitted again (`i64::MAX`: none were): [`DIRTY_REPLAN_GAP_MS`] after it, at once
+    /// before the first.
+    fn dirty_replan_at(&self) -> i64 {
+        match (self.dirty, self.last_fit_ms) {
+            (false, _) => i64::MAX,
+            (true, None) => i64::MIN,
+            (true, Some(last)) => last.saturating_add(DIRTY_REPLAN_GAP_MS),
+        }
     }
 
     /// URLs due by `at_ms` still waiting (a one-pass run ends when none is left).
@@ -458,7 +483,6 @@ impl Scheduler {
             self.urls[url].start_nutch_interval(start);
         }
         self.checks_since_replan += 1;
-        self.sites[site].checks_since_fit += 1;
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {

@@ -38,6 +38,9 @@ const HINT_JUDGES: usize = 50;
 /// How often a site's population of rates is fitted again (each fit moves every page's
 /// posterior a little; the pages' own evidence moves them between fits).
 pub(super) const POPULATION_REFIT_MS: i64 = 6 * 3_600_000;
+/// The half-life of the smoothed rate of a site's requests outside its plan: the regular
+/// re-plan's period, so each regular re-plan weighs the last period as much as all before it.
+const OVERHEAD_HALF_LIFE_DAYS: f64 = 0.25;
 /// The share of a site's budget always left to its pages, whatever its overheads.
 const MIN_PAGE_SHARE: f64 = 0.1;
 /// The most a feed is read per day, and the largest share of its host's limit it may take.
@@ -66,13 +69,18 @@ const MAX_SAVINGS_ROUNDS: usize = 8;
 const SAVINGS_SETTLED: f64 = 1e-4;
 
 impl Scheduler {
-    /// Solves every site's plan again and re-queues every URL by it.
-    pub(super) fn replan(&mut self, now_ms: i64) {
-        self.dirty = false;
+    /// Solves every site's plan again and re-queues every URL by it; with `fit_priors`, fits
+    /// the sites' priors and judges their hints first (a regular or first plan, or one for URLs
+    /// added; not one for checks alone, see [`Scheduler::poll_request`]).
+    pub(super) fn replan(&mut self, now_ms: i64, fit_priors: bool) {
         self.last_replan_ms = Some(now_ms);
         self.checks_since_replan = 0;
-        self.next_replan_ms = now_ms.saturating_add(self.config.replan_every_ms);
-        if self.config.policy == PolicyKind::Learned {
+        if fit_priors {
+            self.dirty = false;
+            self.last_fit_ms = Some(now_ms);
+            self.next_replan_ms = now_ms.saturating_add(self.config.replan_every_ms);
+        }
+        if fit_priors && self.config.policy == PolicyKind::Learned {
             self.pool_priors(now_ms);
             self.judge_hints();
         }
@@ -142,11 +150,9 @@ impl Scheduler {
         let mut fitted = Vec::new();
         for (site, (s, list)) in self.sites.iter().zip(&posteriors).enumerate() {
             let prior = pool(list, Prior::default());
-            // Again every few hours, or sooner once its pages have had as many checks since as
-            // there are pages (a young site's evidence doubles in minutes).
-            let due = s.population_fitted_ms.is_none_or(|at| {
-                now_ms - at >= POPULATION_REFIT_MS || s.checks_since_fit >= s.urls.max(1) as u64
-            });
+            let due = s
+                .population_fitted_ms
+                .is_none_or(|at| now_ms - at >= POPULATION_REFIT_MS);
             if !due {
                 fitted.push((prior, None));
                 continue;
@@ -170,7 +176,6 @@ impl Scheduler {
                 s.population = Some(population);
                 s.hint_populations = hinted;
                 s.population_fitted_ms = Some(now_ms);
-                s.checks_since_fit = 0;
                 *refit = true;
             }
         }
@@ -305,8 +310,11 @@ impl Scheduler {
         if let Some(last) = s.last_plan_ms {
             let days = (now_ms - last) as f64 / MS_PER_DAY;
             if days > 0.0 {
+                // Weighed by the time it covers (half from the last six hours): a minute's
+                // burst of robots.txt and sitemap reads at a start is not a daily rate.
                 let rate = s.extra_since_plan / days;
-                s.overhead_per_day = 0.5 * s.overhead_per_day + 0.5 * rate;
+                let weight = 1.0 - 0.5f64.powf(days / OVERHEAD_HALF_LIFE_DAYS);
+                s.overhead_per_day += weight * (rate - s.overhead_per_day);
                 s.extra_since_plan = 0.0;
             }
         }

@@ -294,7 +294,7 @@ fn pages_never_checked_are_planned_alike_as_one_run_per_host() {
             ..Restored::default()
         },
     );
-    sched.replan(DAY);
+    sched.replan(DAY, true);
     let runs = sched.sites[site].plan_runs;
     assert_eq!(runs, 4, "plan entries for 4,000 pages");
     for host_urls in urls.chunks(2_000) {
@@ -385,6 +385,41 @@ fn a_young_site_is_planned_again_as_its_checks_come_in() {
         never[10]
     );
     assert!(sched.planned_rate(fast) > 4.0 * sched.planned_rate(urls[1]));
+}
+
+/// A plan for checks alone (as many as URLs since the last) comes a minute after the last plan,
+/// not sooner, and solves the plan under the priors as they were: they are fitted again only
+/// at the regular times and for URLs added.
+#[test]
+fn a_plan_for_checks_alone_waits_a_minute_and_leaves_the_priors() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100_000.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..10)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    let all = |seen: Seen| urls.iter().map(|&u| (u, seen)).collect::<Vec<_>>();
+    check_each(&mut sched, 0, &all(Seen::Copy));
+    check_each(&mut sched, 20_000, &all(Seen::Changed));
+    check_each(&mut sched, 40_000, &all(Seen::Unchanged));
+    assert_eq!(sched.last_replan_ms, Some(0), "no plan before a minute");
+    assert_eq!(sched.due_replan_at(), EVIDENCE_REPLAN_GAP_MS);
+    assert!(
+        sched
+            .poll_timeout()
+            .is_some_and(|t| t <= EVIDENCE_REPLAN_GAP_MS)
+    );
+    let prior = sched.sites[site].prior;
+    let _ = sched.poll_request(EVIDENCE_REPLAN_GAP_MS);
+    assert_eq!(sched.last_replan_ms, Some(EVIDENCE_REPLAN_GAP_MS));
+    assert_eq!(sched.checks_since_replan, 0);
+    assert_eq!(
+        sched.sites[site].prior, prior,
+        "the priors stay as they were"
+    );
+    // (A plan with the priors fitted would have moved them: the pages have evidence now.)
+    sched.replan(EVIDENCE_REPLAN_GAP_MS + 1, true);
+    assert_ne!(sched.sites[site].prior, prior);
 }
 
 /// Three workers sharing a site whose hosts move between them every 30 s (lease rounds as
@@ -492,7 +527,7 @@ fn nutch_starts_a_sites_urls_alike_whatever_order_they_were_found_in() {
         for &i in order {
             keys[i] = sched.add_url(0, page(site, host, 1.0));
         }
-        sched.replan(0);
+        sched.replan(0, true);
         let planned: Vec<f64> = keys
             .iter()
             .map(|&k| sched.urls[k].planned_per_day().expect("planned"))

@@ -153,7 +153,7 @@ fn a_feed_full_of_other_hosts_entries_holds_only_its_share_of_the_site_s_changes
             let kept: Vec<(UrlKey, i64)> = half.iter().map(|&p| (p, at - MIN)).collect();
             sched.handle_feed_read(at, feed, &kept, listing);
         }
-        sched.replan(30 * MIN);
+        sched.replan(30 * MIN, true);
         let rates: Vec<f64> = pages
             .iter()
             .map(|&p| sched.summary(p).estimate.rate_per_day)
@@ -198,7 +198,7 @@ fn a_feed_of_pages_too_fast_to_keep_up_with_is_read_monthly_once_it_covers_enoug
             let listed: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, at - HOUR / 2)).collect();
             sched.handle_feed(at, feed, &listed);
         }
-        sched.replan(5 * HOUR + 1);
+        sched.replan(5 * HOUR + 1, true);
         let rates: Vec<f64> = pages
             .iter()
             .map(|&p| sched.summary(p).estimate.rate_per_day)
@@ -485,7 +485,7 @@ fn sitemap_reads_are_worth_their_requests_only_where_lastmod_is_believed() {
             sched.hosts[host].lastmod.agreements = 10;
         }
         sched.set_sitemap_documents(site, documents);
-        sched.replan(0);
+        sched.replan(0, true);
         sched.sitemap_reads_per_day(site)
     };
     assert_eq!(
