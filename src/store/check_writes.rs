@@ -145,10 +145,6 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
         ("last_checked_ms", "v.checked_ms"),
         ("last_status", "v.status"),
         ("last_error", "v.error"),
-        (
-            "last_changed_ms",
-            "CASE WHEN v.changed = 1 THEN v.checked_ms ELSE urls.last_changed_ms END",
-        ),
         ("min_interval_ms", "v.min_interval_ms"),
         (
             "rate_per_day",
@@ -164,11 +160,14 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
         ),
         ("next_due_ms", "v.next_due_ms"),
         ("stats", "COALESCE(v.stats, urls.stats)"),
-        ("written_ms", "COALESCE(v.written_ms, urls.written_ms)"),
     ]
     .map(|(column, new)| unless_later(column, new));
     let copy = [
         ("copy_ms", "v.checked_ms"),
+        (
+            "last_changed_ms",
+            "CASE WHEN v.changed = 1 THEN v.checked_ms ELSE urls.last_changed_ms END",
+        ),
         ("etag", "COALESCE(v.etag, urls.etag)"),
         (
             "last_modified",
@@ -184,11 +183,17 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
     // A copy taken after the known change clears it, whichever check is later.
     let known_change = "known_change_ms = CASE WHEN v.got_copy AND urls.known_change_ms <= \
                         v.checked_ms THEN NULL ELSE urls.known_change_ms END";
+    // The row is written again (for the other workers to take up) when anything in it moved
+    // but its counts: a later check, or a late check's copy.
+    let written = format!(
+        "written_ms = CASE WHEN urls.last_checked_ms > v.checked_ms AND NOT ({NEWER_COPY}) \
+         THEN urls.written_ms ELSE COALESCE(v.written_ms, urls.written_ms) END"
+    );
     let set = latest
         .iter()
         .chain(&copy)
         .map(String::as_str)
-        .chain([known_change])
+        .chain([known_change, written.as_str()])
         .collect::<Vec<_>>()
         .join(",\n                 ");
     texts(|n| {
@@ -216,15 +221,16 @@ fn unless_later(column: &str, new: &str) -> String {
     )
 }
 
-/// A column of the copy (its time, validators and fingerprints): `new` when the check got a
-/// copy and the summary holds none later. A late check's copy is kept when the newer check got
-/// none (it failed): the copy freshet holds is the late one, and its validators go with it.
+/// A column of the copy (its time, when it last changed, its validators and fingerprints):
+/// `new` when the check got a copy and the summary holds none later. A late check's copy is
+/// kept when the newer check got none (it failed): the copy freshet holds is the late one, and
+/// its validators go with it.
 fn unless_later_copy(column: &str, new: &str) -> String {
-    format!(
-        "{column} = CASE WHEN v.got_copy AND (urls.copy_ms IS NULL OR urls.copy_ms <= v.checked_ms) \
-         THEN {new} ELSE urls.{column} END"
-    )
+    format!("{column} = CASE WHEN {NEWER_COPY} THEN {new} ELSE urls.{column} END")
 }
+
+/// The check got a copy, and the summary holds none later.
+const NEWER_COPY: &str = "v.got_copy AND (urls.copy_ms IS NULL OR urls.copy_ms <= v.checked_ms)";
 
 async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::Result<WriteTx> {
     let mut query = sqlx::query(text_for(&UPDATE_SUMMARIES, &tx, chunk.len()));
@@ -475,16 +481,32 @@ mod tests {
                 ..due(9_000, "")
             };
             store.record_check(&failed, &no_copy).await.unwrap();
+            // A feed announced a change at 500: the copy of 100 is known stale.
+            store.add_change_events(a, &[500], "feed").await.unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!(row.known_change_ms, Some(500));
+            let late = SummaryUpdate {
+                written_ms: Some(3_000),
+                ..due(5_000, "late")
+            };
             store
-                .record_check(&observed(a, 1_000, true), &due(5_000, "late"))
+                .record_check(&observed(a, 1_000, true), &late)
                 .await
                 .unwrap();
             let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
-            // The copy held is the late check's, with its validators ...
+            // The copy held is the late check's, with its validators and its change ...
             assert_eq!(
-                (row.copy_ms, row.etag.as_deref()),
-                (Some(1_000), Some("late"))
+                (row.copy_ms, row.etag.as_deref(), row.last_changed_ms),
+                (Some(1_000), Some("late"), Some(1_000))
             );
+            assert_eq!(
+                row.known_change_ms, None,
+                "the late copy came after the change"
+            );
+            // ... the row is handed to the other workers again ...
+            let mut pages = UrlPages::new(UrlScope::WrittenAfter(2_600), 10);
+            let again = pages.next(&store).await.unwrap().unwrap_or_default();
+            assert_eq!(again.len(), 1);
             // ... and the newer check still decides the status and the plan.
             assert_eq!(
                 (row.last_checked_ms, row.last_status, row.next_due_ms),
