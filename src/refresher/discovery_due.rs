@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use url::Url;
 
 use crate::politeness::origin_of;
-use crate::store::refusals::SourceSeen;
+use crate::store::sources::SourceSeen;
 
 use super::context::{Context, SiteState};
 

@@ -47,6 +47,7 @@ pub mod reports;
 pub mod run_lock;
 pub mod runs;
 pub mod sites;
+pub mod sources;
 pub mod summary;
 pub mod urls;
 mod writer;
