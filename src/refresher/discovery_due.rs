@@ -7,7 +7,6 @@ use std::collections::HashMap;
 use url::Url;
 
 use crate::politeness::origin_of;
-use crate::store::sources::SourceSeen;
 
 use super::context::{Context, SiteState};
 
@@ -66,19 +65,16 @@ async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<
     let sources: Vec<String> = documents.chain(seeds).map(String::from).collect();
     let names: Vec<&str> = sources.iter().map(String::as_str).collect();
     let seen = ctx.store.sources_seen(&names).await?;
-    Ok(names.iter().any(|url| match seen.get(*url) {
-        // Another name's, out of the schedules: this site takes it over now (a rename, or one
-        // undone), not at its next `rediscover` time; unless it refuses it (a robots.txt
-        // rule), which no pass would change.
-        Some(SourceSeen {
-            stored_in: Some(stored),
-            refused,
-        }) if stored.site_id != site.id => stored.site_unscheduled && !refused,
-        Some(SourceSeen {
-            stored_in: Some(_), ..
-        }) => false,
-        Some(SourceSeen { refused, .. }) => !refused,
-        None => true,
+    Ok(names.iter().any(|url| {
+        let seen = seen.get(*url).copied().unwrap_or_default();
+        match seen.stored_in {
+            // Another name's, out of the schedules: this site takes it over now (a rename, or
+            // one undone), not at its next `rediscover` time; unless it refuses it (a
+            // robots.txt rule), which no pass would change.
+            Some(stored) if stored.site_id != site.id => stored.site_unscheduled && !seen.refused,
+            Some(_) => false,
+            None => !seen.refused,
+        }
     }))
 }
 
