@@ -422,6 +422,29 @@ fn a_plan_for_checks_alone_waits_a_minute_and_leaves_the_priors() {
     assert_ne!(sched.sites[site].prior, prior);
 }
 
+/// Another worker's check taken up (a restored row with a newer last check) counts towards
+/// the next plan as this worker's own do; the same row taken up again does not.
+#[test]
+fn another_workers_check_taken_up_counts_once_towards_the_next_plan() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1000.0, 0);
+    let host = sched.add_host(0, 0);
+    let url = sched.add_url(0, page(site, host, 1.0));
+    let _ = sched.poll_request(0);
+    assert_eq!(sched.checks_since_replan, 0);
+    let taken_up = |at: i64| Restored {
+        last_check_ms: Some(at),
+        ..Restored::default()
+    };
+    sched.restore(url, taken_up(5_000));
+    assert_eq!(sched.checks_since_replan, 1);
+    sched.restore(url, taken_up(5_000));
+    assert_eq!(sched.checks_since_replan, 1, "the same check again");
+    sched.restore(url, taken_up(4_000));
+    assert_eq!(sched.checks_since_replan, 1, "an older check");
+    assert_eq!(sched.due_replan_at(), EVIDENCE_REPLAN_GAP_MS);
+}
+
 /// Three workers sharing a site whose hosts move between them every 30 s (lease rounds as
 /// workers come and go): the credit a worker gives up goes to the site's pool and comes
 /// back out only to a worker with room, so together they spend one budget and one bucket, and
