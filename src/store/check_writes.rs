@@ -4,7 +4,8 @@
 //!
 //! The checks waiting in one group commit ([`super::group_commit`]) are written together: one
 //! multi-row `INSERT` of their observations and one `UPDATE … FROM (VALUES …)` of their URLs'
-//! summaries per chunk ([`super::batch`]), instead of two statements per check. Why: every
+//! summaries ([`super::summary_writes`]) per chunk ([`super::batch`]), instead of two statements
+//! per check. Why: every
 //! statement is a round trip to the connection's thread (a channel send and a wake-up each way),
 //! and those round trips, not SQLite's own work, were most of the writer's cost. A URL checked
 //! twice in one group starts a new chunk, so that its two checks are applied in order (an
@@ -13,7 +14,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-use super::backend::BindReal;
 use super::batch::{
     Texts, distinct_chunks, placeholder_rows, power_of_two_chunks, text_for, texts,
 };
@@ -53,7 +53,7 @@ pub(super) async fn write_checks(
 ) -> sqlx::Result<WriteTx> {
     for chunk in chunks(checks) {
         tx = insert_observations(tx, chunk).await?;
-        tx = update_summaries(tx, chunk).await?;
+        tx = super::summary_writes::update_summaries(tx, chunk).await?;
     }
     write_trusts(tx, checks).await
 }
@@ -135,130 +135,6 @@ async fn insert_observations(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx
             .bind(&obs.redirects_json)
             .bind(obs.content_fingerprint.map(hash_to_db))
             .bind(obs.content_changed.map(i64::from));
-    }
-    query.execute(&mut *tx).await?;
-    Ok(tx)
-}
-
-static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
-    let latest = [
-        ("last_checked_ms", "v.checked_ms"),
-        ("last_status", "v.status"),
-        ("last_error", "v.error"),
-        ("min_interval_ms", "v.min_interval_ms"),
-        (
-            "rate_per_day",
-            "COALESCE(v.rate_per_day, urls.rate_per_day)",
-        ),
-        ("rate_low", "COALESCE(v.rate_low, urls.rate_low)"),
-        ("rate_high", "COALESCE(v.rate_high, urls.rate_high)"),
-        ("rate_shape", "COALESCE(v.rate_shape, urls.rate_shape)"),
-        ("rate_scale", "COALESCE(v.rate_scale, urls.rate_scale)"),
-        (
-            "planned_per_day",
-            "COALESCE(v.planned_per_day, urls.planned_per_day)",
-        ),
-        ("next_due_ms", "v.next_due_ms"),
-        ("stats", "COALESCE(v.stats, urls.stats)"),
-    ]
-    .map(|(column, new)| unless_later(column, new));
-    let copy = [
-        ("copy_ms", "v.checked_ms"),
-        (
-            "last_changed_ms",
-            "CASE WHEN v.changed = 1 THEN v.checked_ms ELSE urls.last_changed_ms END",
-        ),
-        ("etag", "COALESCE(v.etag, urls.etag)"),
-        (
-            "last_modified",
-            "COALESCE(v.last_modified, urls.last_modified)",
-        ),
-        ("fingerprint", "COALESCE(v.fingerprint, urls.fingerprint)"),
-        (
-            "content_fingerprint",
-            "COALESCE(v.content_fingerprint, urls.content_fingerprint)",
-        ),
-    ]
-    .map(|(column, new)| unless_later_copy(column, new));
-    // A copy taken after the known change clears it, whichever check is later.
-    let known_change = "known_change_ms = CASE WHEN v.got_copy AND urls.known_change_ms <= \
-                        v.checked_ms THEN NULL ELSE urls.known_change_ms END";
-    // The row is written again (for the other workers to take up) when anything in it moved
-    // but its counts: a later check, or a late check's copy.
-    let written = format!(
-        "written_ms = CASE WHEN urls.last_checked_ms > v.checked_ms AND NOT ({NEWER_COPY}) \
-         THEN urls.written_ms ELSE COALESCE(v.written_ms, urls.written_ms) END"
-    );
-    let set = latest
-        .iter()
-        .chain(&copy)
-        .map(String::as_str)
-        .chain([known_change, written.as_str()])
-        .collect::<Vec<_>>()
-        .join(",\n                 ");
-    texts(|n| {
-        format!(
-            "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
-                    fingerprint, content_changed, content_fingerprint, min_interval_ms,
-                    rate_per_day, rate_low, rate_high, rate_shape, rate_scale, planned_per_day,
-                    next_due_ms, stats, written_ms) AS (VALUES {})
-             UPDATE urls SET checks = urls.checks + 1, changes = urls.changes + v.changed,
-                 content_changes = urls.content_changes + v.content_changed,
-                 {set}
-             FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 21)
-        )
-    })
-});
-
-/// `column = new`, unless the URL's summary already holds a later check: a request another
-/// worker sent after this one's (it took the host over while this one's was in flight) and
-/// committed first. Such a late check is appended and counted, but it does not put an older
-/// status, estimate or plan over a newer one.
-fn unless_later(column: &str, new: &str) -> String {
-    format!(
-        "{column} = CASE WHEN urls.last_checked_ms > v.checked_ms THEN urls.{column} ELSE {new} END"
-    )
-}
-
-/// A column of the copy (its time, when it last changed, its validators and fingerprints):
-/// `new` when the check got a copy and the summary holds none later. A late check's copy is
-/// kept when the newer check got none (it failed): the copy freshet holds is the late one, and
-/// its validators go with it.
-fn unless_later_copy(column: &str, new: &str) -> String {
-    format!("{column} = CASE WHEN {NEWER_COPY} THEN {new} ELSE urls.{column} END")
-}
-
-/// The check got a copy, and the summary holds none later.
-const NEWER_COPY: &str = "v.got_copy AND (urls.copy_ms IS NULL OR urls.copy_ms <= v.checked_ms)";
-
-async fn update_summaries(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx::Result<WriteTx> {
-    let mut query = sqlx::query(text_for(&UPDATE_SUMMARIES, &tx, chunk.len()));
-    for check in chunk {
-        let (obs, update) = (&check.observation, &check.update);
-        let estimate = update.rate.as_ref();
-        query = query
-            .bind(obs.url_id)
-            .bind(i64::from(obs.changed == Some(true)))
-            .bind(obs.checked_ms)
-            .bind(obs.status.map(i64::from))
-            .bind(&obs.error)
-            .bind(update.got_copy)
-            .bind(&update.etag)
-            .bind(&update.last_modified)
-            .bind(update.fingerprint.map(hash_to_db))
-            .bind(i64::from(obs.content_changed == Some(true)))
-            .bind(update.content_fingerprint.map(hash_to_db))
-            .bind(update.min_interval_ms)
-            .bind_real(estimate.map(|e| e.rate_per_day))
-            .bind_real(estimate.map(|e| e.low))
-            .bind_real(estimate.map(|e| e.high.min(1e12)))
-            .bind_real(estimate.map(|e| e.shape))
-            .bind_real(estimate.map(|e| e.rate))
-            .bind_real(update.planned_per_day)
-            .bind(update.next_due_ms)
-            .bind(&update.stats)
-            .bind(update.written_ms);
     }
     query.execute(&mut *tx).await?;
     Ok(tx)

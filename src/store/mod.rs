@@ -49,6 +49,7 @@ pub mod runs;
 pub mod sites;
 pub mod sources;
 pub mod summary;
+mod summary_writes;
 pub mod urls;
 mod writer;
 
