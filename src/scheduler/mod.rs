@@ -99,6 +99,11 @@ struct SiteState {
     groups: groups::SiteGroups,
     /// When the populations were last fitted.
     population_fitted_ms: Option<i64>,
+    /// Checks of its URLs taken in (this worker's and others' restored), and how many there
+    /// were when its populations were last fitted or found too few to fit: a population is
+    /// fitted again, at any plan, once they have doubled ([`replan`]'s young populations).
+    checks: u64,
+    checks_at_fit: u64,
     /// The last solved plan, and the planner's host index of each host key.
     multipliers: Option<Multipliers>,
     plan_hosts: std::collections::HashMap<HostKey, usize>,
@@ -194,6 +199,8 @@ impl Scheduler {
             hint_populations: Default::default(),
             groups: Default::default(),
             population_fitted_ms: None,
+            checks: 0,
+            checks_at_fit: 0,
             multipliers: None,
             plan_hosts: Default::default(),
             last_plan_ms: None,
@@ -260,6 +267,8 @@ impl Scheduler {
             .is_some_and(|at| self.urls[url].last_check_ms().is_none_or(|last| at > last));
         if newer_check {
             self.checks_since_replan += 1;
+            let site = self.urls[url].site();
+            self.sites[site].checks += 1;
         }
         let u = &mut self.urls[url];
         // A URL never checked has none to put back, and is given no box of evidence.
@@ -483,6 +492,7 @@ impl Scheduler {
             self.urls[url].start_nutch_interval(start);
         }
         self.checks_since_replan += 1;
+        self.sites[site].checks += 1;
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {

@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 
 use crate::clock::MS_PER_DAY;
+use crate::estimate::population::MIN_PAGES;
 use crate::estimate::{self, Population, Prior, Stats, pool};
 use crate::plan::{self, Limits, Objective, PlanPage};
 
@@ -80,9 +81,11 @@ impl Scheduler {
             self.last_fit_ms = Some(now_ms);
             self.next_replan_ms = now_ms.saturating_add(self.config.replan_every_ms);
         }
-        if fit_priors && self.config.policy == PolicyKind::Learned {
-            self.pool_priors(now_ms);
-            self.judge_hints();
+        if self.config.policy == PolicyKind::Learned {
+            self.pool_priors(now_ms, fit_priors);
+            if fit_priors {
+                self.judge_hints();
+            }
         }
         // The URLs in play grouped by site, in key order (a counting sort, 4 bytes a URL: a
         // list per site of 8-byte keys, doubling as it filled, cost 8 to 16).
@@ -119,14 +122,37 @@ impl Scheduler {
     /// have some, into populations of rates: one of all its pages (hints left out: they are
     /// judged against these) and one per `changefreq` value among the pages whose hints are
     /// believed, so a hint says exactly as much as the pages that carry it have shown.
-    fn pool_priors(&mut self, now_ms: i64) {
+    ///
+    /// The Gamma is pooled only with `pool_gamma` (the plans that fit the priors). The
+    /// populations are fitted at those every [`POPULATION_REFIT_MS`], and at any plan while
+    /// they are young: once the site's checks have doubled since the last fit, or since one
+    /// was found too few. Before, a new site's pages lived under the vague default prior for
+    /// the first six hours: a page checked once claimed its P(stale) (0.12 three minutes on)
+    /// on a site whose other pages had each been seen changing at every check. A population
+    /// keeps every rate possible, so unlike the Gamma, refitted on a few minutes' checks, it
+    /// does not make the pages that never change read as changing a few times a day.
+    fn pool_priors(&mut self, now_ms: i64, pool_gamma: bool) {
+        let population_due: Vec<bool> = self
+            .sites
+            .iter()
+            .map(|s| {
+                let young = s.checks >= (MIN_PAGES as u64).max(2 * s.checks_at_fit);
+                let old = s
+                    .population_fitted_ms
+                    .is_some_and(|at| now_ms - at >= POPULATION_REFIT_MS);
+                young || (pool_gamma && (old || s.population_fitted_ms.is_none()))
+            })
+            .collect();
+        if !pool_gamma && !population_due.contains(&true) {
+            return;
+        }
         let mut posteriors: Vec<Vec<Prior>> = vec![Vec::new(); self.sites.len()];
         let mut evidence: Vec<Vec<&Stats>> = vec![Vec::new(); self.sites.len()];
         let mut by_hint: Vec<HashMap<u64, Vec<&Stats>>> = vec![HashMap::new(); self.sites.len()];
         // A few thousand pages fix a prior as well as all of them would.
         let stride = (self.urls.len() / POOL_SAMPLE).max(1);
         for u in self.urls.iter().step_by(stride) {
-            if u.kind != UrlKind::Page || u.retired {
+            if u.kind != UrlKind::Page || u.retired || !(pool_gamma || population_due[u.site()]) {
                 continue;
             }
             // The Gamma takes only pages with some exposure: a page whose every check saw a
@@ -149,11 +175,12 @@ impl Scheduler {
         }
         let mut fitted = Vec::new();
         for (site, (s, list)) in self.sites.iter().zip(&posteriors).enumerate() {
-            let prior = pool(list, Prior::default());
-            let due = s
-                .population_fitted_ms
-                .is_none_or(|at| now_ms - at >= POPULATION_REFIT_MS);
-            if !due {
+            let prior = if pool_gamma {
+                pool(list, Prior::default())
+            } else {
+                s.prior
+            };
+            if !population_due[site] {
                 fitted.push((prior, None));
                 continue;
             }
@@ -168,10 +195,17 @@ impl Scheduler {
             fitted.push((prior, population.map(|p| (p, hinted))));
         }
         let mut refitted = vec![false; self.sites.len()];
-        for ((s, (prior, populations)), refit) in
-            self.sites.iter_mut().zip(fitted).zip(&mut refitted)
+        for (((s, (prior, populations)), refit), &due) in self
+            .sites
+            .iter_mut()
+            .zip(fitted)
+            .zip(&mut refitted)
+            .zip(&population_due)
         {
             s.prior = prior;
+            if due {
+                s.checks_at_fit = s.checks;
+            }
             if let Some((population, hinted)) = populations {
                 s.population = Some(population);
                 s.hint_populations = hinted;

@@ -369,3 +369,65 @@ fn a_capped_prior_does_not_hide_a_page_far_faster_than_its_neighbours() {
     let mean = sched.full_posterior(url).mean();
     assert!(mean > 100.0, "{mean}/day");
 }
+
+#[test]
+fn a_young_sites_population_is_fitted_as_its_checks_double_not_six_hours_on() {
+    // 40 pages checked every two minutes: half changed at their second check, half not. Under
+    // the vague default prior a page checked once would claim P(stale) 0.12 three minutes on;
+    // the site's own population, fitted at the plan for checks alone, says about half.
+    const MINUTE: i64 = 60_000;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 40.0 * 10_000.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..40)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    let all = |seen: &dyn Fn(usize) -> Seen| {
+        urls.iter()
+            .enumerate()
+            .map(|(i, &u)| (u, seen(i)))
+            .collect::<Vec<_>>()
+    };
+    check_each(&mut sched, 0, &all(&|_| Seen::Copy));
+    assert!(sched.sites[site].population.is_none());
+    let changed = |i: usize| {
+        if i % 2 == 0 {
+            Seen::Changed
+        } else {
+            Seen::Unchanged
+        }
+    };
+    check_each(&mut sched, 2 * MINUTE, &all(&changed));
+    sched.replan(2 * MINUTE + 1, false);
+    assert_eq!(sched.last_fit_ms, Some(0), "the Gamma is not pooled again");
+    assert!(
+        sched.sites[site].population.is_some(),
+        "the checks doubled: the population is fitted"
+    );
+    let three_minutes = 3.0 / 1440.0;
+    let fresh = sched.add_url(2 * MINUTE + 1, page(site, host, 1.0));
+    let p_fresh = sched.full_posterior(fresh).p_stale(three_minutes);
+    let p_vague = Prior::default().p_stale(three_minutes);
+    assert!(
+        p_fresh > 0.3 && p_fresh > 2.0 * p_vague,
+        "a page not yet compared: P(stale) {p_fresh} (the vague prior's {p_vague})"
+    );
+    // A page seen unchanged once keeps "never changes" within its interval, and reads as less
+    // stale than one seen changed.
+    let (quiet, busy) = (sched.full_posterior(urls[1]), sched.full_posterior(urls[0]));
+    let (low, _) = quiet.interval_90();
+    assert!(
+        low < 1e-3,
+        "a page seen unchanged: 90% interval from {low}/day"
+    );
+    assert!(quiet.p_stale(three_minutes) < busy.p_stale(three_minutes));
+    // Not again until the checks double once more.
+    let fitted = sched.sites[site].checks_at_fit;
+    assert_eq!(fitted, 80);
+    check_each(&mut sched, 4 * MINUTE, &all(&changed));
+    sched.replan(4 * MINUTE + 1, false);
+    assert_eq!(
+        sched.sites[site].checks_at_fit, 80,
+        "120 checks: not doubled"
+    );
+}
