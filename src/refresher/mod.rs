@@ -396,11 +396,16 @@ async fn run_until_stopped(
 /// this worker's part of its site's, added up in the store.
 async fn store_samples(ctx: &Context) {
     let samples = ctx.ledger.take_samples();
-    if samples.is_empty() {
+    // Priors fitted since the last save (a young site's population) move estimates the
+    // reports read: they are written at once, not at the next sample.
+    if samples.is_empty() && ctx.ledger.outdated_estimates().is_empty() {
         return;
     }
     if let Err(error) = save_plans(ctx).await {
         warn!(error = %error, "the plan could not be saved for the reports");
+    }
+    if samples.is_empty() {
+        return;
     }
     let add_up = ctx.leasing.is_some();
     if let Err(error) = ctx.store.add_freshness_samples(&samples, add_up).await {
@@ -410,15 +415,24 @@ async fn store_samples(ctx: &Context) {
 
 /// Stores every URL's planned rate and due time for the reports, [`PLANS_PER_WRITE`] URLs at a
 /// time: a copy of every URL's plan at once was a tenth of the peak memory of a restart, and
-/// one transaction over a million URLs held up the checks' commits for seconds.
+/// one transaction over a million URLs held up the checks' commits for seconds. The estimates
+/// of pages whose site's priors were fitted again after their last check go with them
+/// ([`Ledger::outdated_estimates`]); a failed save leaves them to each page's next check.
 async fn save_plans(ctx: &Context) -> sqlx::Result<()> {
+    let outdated = ctx.ledger.outdated_estimates();
     let mut start = 0;
+    let mut saved = Ok(());
     while start < ctx.ledger.url_count() {
         let end = start + PLANS_PER_WRITE;
-        ctx.store.save_plan(ctx.ledger.plans(start..end)).await?;
+        saved = ctx.store.save_plan(ctx.ledger.plans(start..end)).await;
+        if saved.is_err() {
+            break;
+        }
         start = end;
     }
-    Ok(())
+    // Not tried again at every turn of the loop: the next fit, or the next check, writes them.
+    ctx.ledger.estimates_saved(&outdated);
+    saved
 }
 
 fn summary_counts(summary: &RunSummary) -> [i64; 4] {

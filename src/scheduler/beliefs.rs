@@ -4,7 +4,7 @@
 use crate::clock::MS_PER_DAY;
 use crate::estimate::{self, Posterior, Prior, Stats};
 
-use super::{PRIOR_INTERVALS, Scheduler, UrlKey, UrlSummary};
+use super::{PRIOR_INTERVALS, Scheduler, SiteKey, UrlKey, UrlSummary};
 
 /// The longest planned interval a URL waits.
 const MAX_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
@@ -67,6 +67,43 @@ impl Scheduler {
             };
         }
         prior
+    }
+
+    /// The estimate of a URL to write with its plan: while the priors it is weighed under
+    /// changed after its last check wrote one and the store has not had them since (`None`:
+    /// the stored estimate stands, or it was never checked).
+    pub fn estimate_to_save(&self, url: UrlKey) -> Option<estimate::RateEstimate> {
+        let u = &self.urls[url];
+        let site = &self.sites[u.site()];
+        let changed = site.beliefs_changed_ms?;
+        let outdated = site.beliefs_saved_ms.is_none_or(|saved| saved < changed)
+            && u.last_check_ms().is_some_and(|checked| checked < changed);
+        (outdated && u.kind == super::UrlKind::Page && !u.retired).then(|| self.estimate(url))
+    }
+
+    /// The sites whose priors changed since the store last had their estimates, with when:
+    /// what a save of the plans makes good ([`Scheduler::estimates_saved`]).
+    pub fn outdated_estimates(&self) -> Vec<(SiteKey, i64)> {
+        self.sites
+            .iter()
+            .enumerate()
+            .filter_map(|(key, s)| {
+                let changed = s.beliefs_changed_ms?;
+                s.beliefs_saved_ms
+                    .is_none_or(|saved| saved < changed)
+                    .then_some((key, changed))
+            })
+            .collect()
+    }
+
+    /// The store has the estimates under the priors of these sites as they were at these
+    /// times ([`Scheduler::outdated_estimates`], taken before the save began: priors fitted
+    /// during it are saved by the next).
+    pub fn estimates_saved(&mut self, saved: &[(SiteKey, i64)]) {
+        for &(site, at) in saved {
+            let s = &mut self.sites[site];
+            s.beliefs_saved_ms = s.beliefs_saved_ms.max(Some(at));
+        }
     }
 
     /// What the scheduler says of a URL now.

@@ -104,6 +104,12 @@ struct SiteState {
     /// fitted again, at any plan, once they have doubled ([`replan`]'s young populations).
     checks: u64,
     checks_at_fit: u64,
+    /// When the priors its pages are weighed under last changed (a population fitted, or for
+    /// a site without one its pooled Gamma), and the last such time whose estimates the store
+    /// has: the estimates of pages checked before a change are written again with the plans
+    /// ([`Scheduler::estimate_to_save`]), not left as their last check wrote them.
+    beliefs_changed_ms: Option<i64>,
+    beliefs_saved_ms: Option<i64>,
     /// The last solved plan, and the planner's host index of each host key.
     multipliers: Option<Multipliers>,
     plan_hosts: std::collections::HashMap<HostKey, usize>,
@@ -201,6 +207,8 @@ impl Scheduler {
             population_fitted_ms: None,
             checks: 0,
             checks_at_fit: 0,
+            beliefs_changed_ms: None,
+            beliefs_saved_ms: None,
             multipliers: None,
             plan_hosts: Default::default(),
             last_plan_ms: None,

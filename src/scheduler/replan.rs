@@ -74,6 +74,7 @@ impl Scheduler {
     /// the sites' priors and judges their hints first (a regular or first plan, or one for URLs
     /// added; not one for checks alone, see [`Scheduler::poll_request`]).
     pub(super) fn replan(&mut self, now_ms: i64, fit_priors: bool) {
+        let first = self.last_replan_ms.is_none();
         self.last_replan_ms = Some(now_ms);
         self.checks_since_replan = 0;
         if fit_priors {
@@ -85,6 +86,13 @@ impl Scheduler {
             self.pool_priors(now_ms, fit_priors);
             if fit_priors {
                 self.judge_hints();
+            }
+            if first {
+                // The store's estimates were written under priors fitted to the same evidence
+                // (a restart): only the fits after this one move them.
+                for s in &mut self.sites {
+                    s.beliefs_saved_ms = s.beliefs_changed_ms;
+                }
             }
         }
         // The URLs in play grouped by site, in key order (a counting sort, 4 bytes a URL: a
@@ -211,6 +219,9 @@ impl Scheduler {
                 s.hint_populations = hinted;
                 s.population_fitted_ms = Some(now_ms);
                 *refit = true;
+            }
+            if *refit || (pool_gamma && s.population.is_none()) {
+                s.beliefs_changed_ms = Some(now_ms);
             }
         }
         self.fit_groups(&refitted, now_ms);

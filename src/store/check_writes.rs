@@ -194,6 +194,7 @@ mod tests {
                 planned_per_day: 7.0,
                 next_due_ms: 700,
                 watched: None,
+                rate: None,
             }];
             let (o1, u1) = (observed(a, 10, true), due(100, "a1"));
             let (o2, u2) = (observed(b, 20, false), due(200, "b1"));

@@ -459,6 +459,7 @@ mod tests {
                 planned_per_day: 2.0,
                 next_due_ms: 9_000,
                 watched,
+                rate: None,
             };
             store
                 .save_plan(vec![plan(Some((2_000, 5_000)))])

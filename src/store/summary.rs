@@ -1,10 +1,12 @@
 //! What the scheduler writes back to a URL's row: the summary a check leaves (validators,
 //! fingerprints, estimate, plan, folded evidence; committed by [`super::check_writes`]), a
-//! re-plan's rates and due times in multi-row statements, and a server's floor on the interval.
+//! re-plan's rates and due times (and the estimates that priors fitted since moved) in
+//! multi-row statements, and a server's floor on the interval.
 
 use std::sync::{Arc, LazyLock};
 
 use super::Store;
+use super::backend::BindReal;
 use super::batch::{Texts, placeholder_rows, power_of_two_chunks, text_for, texts};
 
 /// How a check changes a URL's summary.
@@ -53,6 +55,9 @@ pub struct PlanUpdate {
     /// span the row already has is kept when there is none now: judging a copy ignores a span
     /// from before it.
     pub watched: Option<(i64, i64)>,
+    /// Its estimate, when the priors it is weighed under changed since its last check wrote
+    /// one (`None`: the stored one stands).
+    pub rate: Option<crate::estimate::RateEstimate>,
 }
 
 impl Store {
@@ -73,12 +78,18 @@ impl Store {
                 for chunk in chunks {
                     let mut query = sqlx::query(text_for(&SAVE_PLANS, &tx, chunk.len()));
                     for row in chunk {
+                        let rate = row.rate.as_ref();
                         query = query
                             .bind(row.url_id)
                             .bind(row.planned_per_day)
                             .bind(row.next_due_ms)
                             .bind(row.watched.map(|w| w.0))
-                            .bind(row.watched.map(|w| w.1));
+                            .bind(row.watched.map(|w| w.1))
+                            .bind_real(rate.map(|e| e.rate_per_day))
+                            .bind_real(rate.map(|e| e.low))
+                            .bind_real(rate.map(|e| e.high.min(1e12)))
+                            .bind_real(rate.map(|e| e.shape))
+                            .bind_real(rate.map(|e| e.rate));
                     }
                     query.execute(&mut *tx).await?;
                 }
@@ -105,13 +116,19 @@ impl Store {
 static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         format!(
-            "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms)
+            "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms,
+                    rate_per_day, rate_low, rate_high, rate_shape, rate_scale)
                  AS (VALUES {})
              UPDATE urls SET planned_per_day = v.planned_per_day, next_due_ms = v.next_due_ms,
                  watched_from_ms = COALESCE(v.watched_from_ms, urls.watched_from_ms),
-                 watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms)
+                 watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms),
+                 rate_per_day = COALESCE(v.rate_per_day, urls.rate_per_day),
+                 rate_low = COALESCE(v.rate_low, urls.rate_low),
+                 rate_high = COALESCE(v.rate_high, urls.rate_high),
+                 rate_shape = COALESCE(v.rate_shape, urls.rate_shape),
+                 rate_scale = COALESCE(v.rate_scale, urls.rate_scale)
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 5)
+            placeholder_rows(n, 10)
         )
     })
 });
@@ -120,6 +137,16 @@ static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
 mod tests {
     use super::*;
     use crate::store::discovered::Discovered;
+
+    fn estimate(i: usize) -> crate::estimate::RateEstimate {
+        crate::estimate::RateEstimate {
+            rate_per_day: 1.0 + i as f64,
+            low: 0.25,
+            high: 4.0 + i as f64,
+            shape: 0.5,
+            rate: 2.0,
+        }
+    }
 
     #[tokio::test]
     async fn a_plan_of_many_urls_is_written_by_chunks_every_row_its_own() {
@@ -145,9 +172,19 @@ mod tests {
                     planned_per_day: i as f64 + 0.5,
                     next_due_ms: 10_000 + i as i64,
                     watched: (i % 3 == 0).then_some((i as i64, 2 * i as i64)),
+                    rate: (i % 2 == 0).then(|| estimate(i)),
                 })
                 .collect();
-            store.save_plan(plans).await.unwrap();
+            // An estimate already stored stands where the plan brings none.
+            store.save_plan(plans.clone()).await.unwrap();
+            let none = plans
+                .iter()
+                .map(|plan| PlanUpdate {
+                    rate: None,
+                    ..plan.clone()
+                })
+                .collect();
+            store.save_plan(none).await.unwrap();
             let status = store.url_status(None).await.unwrap();
             for (i, &id) in ids.iter().enumerate() {
                 let row = status.iter().find(|r| r.url_id == id).unwrap();
@@ -159,6 +196,20 @@ mod tests {
                 let watched = (row.watched_from_ms, row.watched_until_ms);
                 let want = (i % 3 == 0).then_some((i as i64, 2 * i as i64)).unzip();
                 assert_eq!(watched, want, "row {i}");
+                let rate = (
+                    row.rate_per_day,
+                    row.rate_low,
+                    row.rate_high,
+                    row.rate_shape,
+                    row.rate_scale,
+                );
+                let want = (i % 2 == 0).then(|| {
+                    let e = estimate(i);
+                    (e.rate_per_day, e.low, e.high, e.shape, e.rate)
+                });
+                assert_eq!(rate, want.map_or((None, None, None, None, None), |w| {
+                    (Some(w.0), Some(w.1), Some(w.2), Some(w.3), Some(w.4))
+                }), "row {i}");
             }
             store.close().await;
         }

@@ -459,6 +459,7 @@ impl Ledger {
             planned_per_day,
             next_due_ms: due?,
             watched: inner.sched.watched(key),
+            rate: None,
         })
     }
 
@@ -514,8 +515,19 @@ impl Ledger {
         self.lock().urls.len()
     }
 
+    /// The sites whose priors changed since the store last had their estimates, with when
+    /// ([`Scheduler::outdated_estimates`]): [`Ledger::plans`] gives their pages' estimates.
+    pub fn outdated_estimates(&self) -> Vec<(SiteKey, i64)> {
+        self.lock().sched.outdated_estimates()
+    }
+
+    /// The store has those estimates now ([`Scheduler::estimates_saved`]).
+    pub fn estimates_saved(&self, saved: &[(SiteKey, i64)]) {
+        self.lock().sched.estimates_saved(saved);
+    }
+
     /// The planned rate and due time of the URLs whose keys are in `keys`, for the store's
-    /// reports.
+    /// reports, and their estimates where priors fitted since their last check moved them.
     pub fn plans(&self, keys: std::ops::Range<usize>) -> Vec<PlanUpdate> {
         let inner = self.lock();
         let end = keys.end.min(inner.urls.len());
@@ -535,6 +547,7 @@ impl Ledger {
                     planned_per_day,
                     next_due_ms: due?,
                     watched: inner.sched.watched(key),
+                    rate: inner.sched.estimate_to_save(key),
                 })
             })
             .collect()

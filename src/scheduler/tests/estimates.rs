@@ -431,3 +431,38 @@ fn a_young_sites_population_is_fitted_as_its_checks_double_not_six_hours_on() {
         "120 checks: not doubled"
     );
 }
+
+#[test]
+fn estimates_moved_by_a_fit_after_their_check_are_handed_to_the_store_once() {
+    const MINUTE: i64 = 60_000;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 40.0 * 10_000.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..40)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    let all = |seen: &dyn Fn(usize) -> Seen| {
+        urls.iter()
+            .enumerate()
+            .map(|(i, &u)| (u, seen(i)))
+            .collect::<Vec<_>>()
+    };
+    check_each(&mut sched, 0, &all(&|_| Seen::Copy));
+    // The first plan's priors are what the store's estimates were written under.
+    assert_eq!(sched.outdated_estimates(), vec![]);
+    let changed = |i: usize| if i % 2 == 0 { Seen::Changed } else { Seen::Unchanged };
+    check_each(&mut sched, 2 * MINUTE, &all(&changed));
+    sched.replan(2 * MINUTE + 1, false);
+    let outdated = sched.outdated_estimates();
+    assert_eq!(outdated, vec![(site, 2 * MINUTE + 1)]);
+    let saved = sched
+        .estimate_to_save(urls[0])
+        .expect("checked before the fit");
+    assert_eq!(saved, sched.estimate(urls[0]));
+    // A page checked after the fit wrote its estimate with its check.
+    check(&mut sched, 3 * MINUTE, urls[1], Seen::Unchanged);
+    assert_eq!(sched.estimate_to_save(urls[1]), None);
+    sched.estimates_saved(&outdated);
+    assert_eq!(sched.outdated_estimates(), vec![]);
+    assert_eq!(sched.estimate_to_save(urls[0]), None);
+}
