@@ -47,7 +47,27 @@ pub(super) fn save_budgets(ctx: &Context, now: i64) {
 }
 
 /// Runs until stopped, or with `once` until the pass is done: then what it left due, if any.
+/// The samples and plans are stored beside the loop ([`store_samples`], one save at a time):
+/// a save writes every URL's plan, and the estimates a refit moved (a few microseconds each,
+/// every page after a six-hour refit), which the loop must not wait for before handing out
+/// the next checks. A save still running when the loop ends is waited for.
 pub(super) async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<Option<LeftDue>> {
+    let mut saving = None;
+    let result = turns(ctx, once, &mut saving).await;
+    if let Some(save) = saving
+        && let Err(error) = save.await
+    {
+        warn!(error = %error, "a save of the samples and plans failed");
+    }
+    result
+}
+
+/// The loop's turns; `saving` holds the save of samples and plans running beside it.
+async fn turns(
+    ctx: &Arc<Context>,
+    once: bool,
+    saving: &mut Option<tokio::task::JoinHandle<()>>,
+) -> anyhow::Result<Option<LeftDue>> {
     // When a shutdown's grace ends (real time: promptness is about the user, not the clock).
     let mut cut_short_at: Option<tokio::time::Instant> = None;
     let mut checks: JoinSet<()> = JoinSet::new();
@@ -65,7 +85,14 @@ pub(super) async fn main_loop(ctx: &Arc<Context>, once: bool) -> anyhow::Result<
         let stopping = ctx.is_stopping();
         // What discovery and the checks that ended spent or gave back since the last turn.
         save_budgets(ctx, now);
-        store_samples(ctx).await;
+        if saving.as_ref().is_none_or(|save| save.is_finished())
+            && (ctx.ledger.samples_waiting() || ctx.ledger.estimates_outdated())
+        {
+            let ctx = Arc::clone(ctx);
+            *saving = Some(tokio::spawn(async move {
+                store_samples(&ctx).await;
+            }));
+        }
         if let Some(leasing) = &ctx.leasing
             && !stopping
             && now >= next_lease_round

@@ -179,6 +179,9 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_millis(800);
 const SAVE_PLANS_EVERY_MS: i64 = 15 * 60_000;
 /// URLs whose plans one write stores ([`save_plans`]).
 const PLANS_PER_WRITE: usize = 4_096;
+/// The same while estimates are written with them: about 5 ms of posteriors under the
+/// ledger's lock, which the checks' own updates wait for.
+const ESTIMATES_PER_WRITE: usize = 512;
 
 /// Runs the refresher until `shutdown` resolves (or one pass when `once`), committing as it goes.
 /// `shutdown` is watched from the start, whatever the run is doing.
@@ -361,8 +364,9 @@ async fn run_until_stopped(
         warn!(error = %error, "the dedup engine's last changes could not be saved");
     }
     // The samples of the instants passed since the loop last stored them.
-    store_samples(&ctx).await;
-    if let Err(error) = save_plans(&ctx).await {
+    if !store_samples(&ctx).await
+        && let Err(error) = save_plans(&ctx).await
+    {
         warn!(error = %error, "the last plan could not be saved");
     }
     let left = result.as_ref().ok().copied().flatten();
@@ -393,46 +397,50 @@ async fn run_until_stopped(
 
 /// Stores the samples the ledger judged at the grid's instants passed since the last call
 /// (none: nothing to do), with the plans for the reports. With several workers each sample is
-/// this worker's part of its site's, added up in the store.
-async fn store_samples(ctx: &Context) {
+/// this worker's part of its site's, added up in the store. Priors fitted since the last save
+/// (a young site's population) move estimates the reports read: they are saved at once too,
+/// not at the next sample. Whether the plans were saved.
+async fn store_samples(ctx: &Context) -> bool {
     let samples = ctx.ledger.take_samples();
-    // Priors fitted since the last save (a young site's population) move estimates the
-    // reports read: they are written at once, not at the next sample.
-    if samples.is_empty() && ctx.ledger.outdated_estimates().is_empty() {
-        return;
+    if samples.is_empty() && !ctx.ledger.estimates_outdated() {
+        return false;
     }
     if let Err(error) = save_plans(ctx).await {
         warn!(error = %error, "the plan could not be saved for the reports");
     }
-    if samples.is_empty() {
-        return;
+    if !samples.is_empty() {
+        let add_up = ctx.leasing.is_some();
+        if let Err(error) = ctx.store.add_freshness_samples(&samples, add_up).await {
+            warn!(error = %error, "the freshness samples could not be saved");
+        }
     }
-    let add_up = ctx.leasing.is_some();
-    if let Err(error) = ctx.store.add_freshness_samples(&samples, add_up).await {
-        warn!(error = %error, "the freshness samples could not be saved");
-    }
+    true
 }
 
 /// Stores every URL's planned rate and due time for the reports, [`PLANS_PER_WRITE`] URLs at a
 /// time: a copy of every URL's plan at once was a tenth of the peak memory of a restart, and
 /// one transaction over a million URLs held up the checks' commits for seconds. The estimates
 /// of pages whose site's priors were fitted again after their last check go with them
-/// ([`Ledger::outdated_estimates`]); a failed save leaves them to each page's next check.
+/// ([`Ledger::outdated_estimates`]), [`ESTIMATES_PER_WRITE`] URLs at a time (each a posterior
+/// computed under the ledger's lock); after a failed save they wait for the next regular one.
 async fn save_plans(ctx: &Context) -> sqlx::Result<()> {
     let outdated = ctx.ledger.outdated_estimates();
+    let per_write = if outdated.is_empty() {
+        PLANS_PER_WRITE
+    } else {
+        ESTIMATES_PER_WRITE
+    };
     let mut start = 0;
-    let mut saved = Ok(());
     while start < ctx.ledger.url_count() {
-        let end = start + PLANS_PER_WRITE;
-        saved = ctx.store.save_plan(ctx.ledger.plans(start..end)).await;
-        if saved.is_err() {
-            break;
+        let end = start + per_write;
+        if let Err(error) = ctx.store.save_plan(ctx.ledger.plans(start..end)).await {
+            ctx.ledger.estimates_save_failed(&outdated);
+            return Err(error);
         }
         start = end;
     }
-    // Not tried again at every turn of the loop: the next fit, or the next check, writes them.
     ctx.ledger.estimates_saved(&outdated);
-    saved
+    Ok(())
 }
 
 fn summary_counts(summary: &RunSummary) -> [i64; 4] {

@@ -69,16 +69,18 @@ impl Scheduler {
         prior
     }
 
-    /// The estimate of a URL to write with its plan: while the priors it is weighed under
-    /// changed after its last check wrote one and the store has not had them since (`None`:
-    /// the stored estimate stands, or it was never checked).
-    pub fn estimate_to_save(&self, url: UrlKey) -> Option<estimate::RateEstimate> {
+    /// The estimate of a URL to write with its plan, with the last check it follows: while the
+    /// priors it is weighed under changed after that check wrote one and the store has not had
+    /// them since (`None`: the stored estimate stands, or it was never checked).
+    pub fn estimate_to_save(&self, url: UrlKey) -> Option<(i64, estimate::RateEstimate)> {
         let u = &self.urls[url];
         let site = &self.sites[u.site()];
         let changed = site.beliefs_changed_ms?;
-        let outdated = site.beliefs_saved_ms.is_none_or(|saved| saved < changed)
-            && u.last_check_ms().is_some_and(|checked| checked < changed);
-        (outdated && u.kind == super::UrlKind::Page && !u.retired).then(|| self.estimate(url))
+        let checked = u.last_check_ms()?;
+        let outdated =
+            site.beliefs_saved_ms.is_none_or(|saved| saved < changed) && checked < changed;
+        (outdated && u.kind == super::UrlKind::Page && !u.retired)
+            .then(|| (checked, self.estimate(url)))
     }
 
     /// The sites whose priors changed since the store last had their estimates, with when:
@@ -103,6 +105,22 @@ impl Scheduler {
         for &(site, at) in saved {
             let s = &mut self.sites[site];
             s.beliefs_saved_ms = s.beliefs_saved_ms.max(Some(at));
+            self.beliefs_saved_ms = self.beliefs_saved_ms.max(Some(at));
+        }
+    }
+
+    /// Whether some site's priors changed since the store last had its estimates: whether
+    /// [`Scheduler::outdated_estimates`] has any (in O(1): the latest change against the
+    /// latest saved).
+    pub fn estimates_outdated(&self) -> bool {
+        self.beliefs_changed_ms > self.beliefs_saved_ms.max(self.beliefs_tried_ms)
+    }
+
+    /// A save of these sites' estimates failed: they stay outdated, for the next regular
+    /// save of the plans, but no longer ask for one at once.
+    pub fn estimates_save_failed(&mut self, tried: &[(SiteKey, i64)]) {
+        for &(_, at) in tried {
+            self.beliefs_tried_ms = self.beliefs_tried_ms.max(Some(at));
         }
     }
 

@@ -168,6 +168,12 @@ pub struct Scheduler {
     urls_at_replan: u64,
     /// Checks since (this worker's and, with several, the others' it took up).
     checks_since_replan: u64,
+    /// The latest change of any site's priors, and the latest the store has the estimates of
+    /// (each site's own are in its [`SiteState`]): whether a save is owed, in O(1).
+    beliefs_changed_ms: Option<i64>,
+    beliefs_saved_ms: Option<i64>,
+    /// The latest change whose save failed (it waits for the next regular save).
+    beliefs_tried_ms: Option<i64>,
 }
 
 impl Scheduler {
@@ -185,6 +191,9 @@ impl Scheduler {
             last_fit_ms: None,
             urls_at_replan: 0,
             checks_since_replan: 0,
+            beliefs_changed_ms: None,
+            beliefs_saved_ms: None,
+            beliefs_tried_ms: None,
         }
     }
 

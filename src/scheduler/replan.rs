@@ -23,7 +23,7 @@ use crate::plan::{self, Limits, Objective, PlanPage};
 
 use super::policy::{self, PolicyKind};
 use super::site_pages::SitePages;
-use super::{AUDIT_INTERVALS, HostKey, Scheduler, SiteKey, UrlKey, UrlKind};
+use super::{AUDIT_INTERVALS, HostKey, Scheduler, SiteKey, UrlKey, UrlKind, UrlState};
 
 /// A page agrees with its `changefreq` hint when the hint is within this factor of the 90%
 /// interval its own evidence gives its rate (a hint is a coarse category: an honest one is
@@ -36,6 +36,9 @@ const HINT_DISAGREEMENT_SHARE: f64 = 0.2;
 /// Pages sampled for a site's pooled prior, and per host to judge its hints.
 const POOL_SAMPLE: usize = 4_000;
 const HINT_JUDGES: usize = 50;
+/// How far (in `ln`) a site's pooled Gamma must move for its pages' stored estimates to be
+/// written again: 1%.
+const GAMMA_MOVED: f64 = 0.01;
 /// How often a site's population of rates is fitted again (each fit moves every page's
 /// posterior a little; the pages' own evidence moves them between fits).
 pub(super) const POPULATION_REFIT_MS: i64 = 6 * 3_600_000;
@@ -93,6 +96,7 @@ impl Scheduler {
                 for s in &mut self.sites {
                     s.beliefs_saved_ms = s.beliefs_changed_ms;
                 }
+                self.beliefs_saved_ms = self.beliefs_changed_ms;
             }
         }
         // The URLs in play grouped by site, in key order (a counting sort, 4 bytes a URL: a
@@ -157,10 +161,24 @@ impl Scheduler {
         let mut posteriors: Vec<Vec<Prior>> = vec![Vec::new(); self.sites.len()];
         let mut evidence: Vec<Vec<&Stats>> = vec![Vec::new(); self.sites.len()];
         let mut by_hint: Vec<HashMap<u64, Vec<&Stats>>> = vec![HashMap::new(); self.sites.len()];
-        // A few thousand pages fix a prior as well as all of them would.
-        let stride = (self.urls.len() / POOL_SAMPLE).max(1);
-        for u in self.urls.iter().step_by(stride) {
-            if u.kind != UrlKind::Page || u.retired || !(pool_gamma || population_due[u.site()]) {
+        // A few thousand pages of a site fix its prior as well as all of them would: every
+        // `stride`-th of each site's (one stride for all URLs left a 40-page site among a
+        // million URLs with no page sampled, and no population ever).
+        let wanted = |u: &&UrlState| {
+            u.kind == UrlKind::Page && !u.retired && (pool_gamma || population_due[u.site()])
+        };
+        let mut site_pages = vec![0usize; self.sites.len()];
+        for u in self.urls.iter().filter(wanted) {
+            site_pages[u.site()] += 1;
+        }
+        let strides: Vec<usize> = site_pages
+            .iter()
+            .map(|&n| (n / POOL_SAMPLE).max(1))
+            .collect();
+        let mut met = vec![0usize; self.sites.len()];
+        for u in self.urls.iter().filter(wanted) {
+            met[u.site()] += 1;
+            if !met[u.site()].is_multiple_of(strides[u.site()]) {
                 continue;
             }
             // The Gamma takes only pages with some exposure: a page whose every check saw a
@@ -203,25 +221,26 @@ impl Scheduler {
             fitted.push((prior, population.map(|p| (p, hinted))));
         }
         let mut refitted = vec![false; self.sites.len()];
-        for (((s, (prior, populations)), refit), &due) in self
-            .sites
-            .iter_mut()
-            .zip(fitted)
-            .zip(&mut refitted)
-            .zip(&population_due)
-        {
+        for (site, (s, (prior, populations))) in self.sites.iter_mut().zip(fitted).enumerate() {
+            // A site without a population weighs its pages under the Gamma: its change moves
+            // their estimates (a site with no page checked, or the same Gamma, moves none).
+            let gamma_moved = s.population.is_none()
+                && !posteriors[site].is_empty()
+                && ((prior.shape / s.prior.shape).ln().abs() > GAMMA_MOVED
+                    || (prior.rate / s.prior.rate).ln().abs() > GAMMA_MOVED);
             s.prior = prior;
-            if due {
+            if population_due[site] {
                 s.checks_at_fit = s.checks;
             }
             if let Some((population, hinted)) = populations {
                 s.population = Some(population);
                 s.hint_populations = hinted;
                 s.population_fitted_ms = Some(now_ms);
-                *refit = true;
+                refitted[site] = true;
             }
-            if *refit || (pool_gamma && s.population.is_none()) {
+            if refitted[site] || gamma_moved {
                 s.beliefs_changed_ms = Some(now_ms);
+                self.beliefs_changed_ms = Some(now_ms);
             }
         }
         self.fit_groups(&refitted, now_ms);

@@ -57,7 +57,17 @@ pub struct PlanUpdate {
     pub watched: Option<(i64, i64)>,
     /// Its estimate, when the priors it is weighed under changed since its last check wrote
     /// one (`None`: the stored one stands).
-    pub rate: Option<crate::estimate::RateEstimate>,
+    pub rate: Option<PlannedEstimate>,
+}
+
+/// An estimate written with a plan, and the last check it follows: a row whose last check is
+/// later (committed meanwhile, or another worker's) keeps the estimate that check wrote.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlannedEstimate {
+    /// The estimate.
+    pub estimate: crate::estimate::RateEstimate,
+    /// The URL's last check it was computed after, clock ms.
+    pub after_check_ms: i64,
 }
 
 impl Store {
@@ -78,13 +88,14 @@ impl Store {
                 for chunk in chunks {
                     let mut query = sqlx::query(text_for(&SAVE_PLANS, &tx, chunk.len()));
                     for row in chunk {
-                        let rate = row.rate.as_ref();
+                        let rate = row.rate.as_ref().map(|r| &r.estimate);
                         query = query
                             .bind(row.url_id)
                             .bind(row.planned_per_day)
                             .bind(row.next_due_ms)
                             .bind(row.watched.map(|w| w.0))
                             .bind(row.watched.map(|w| w.1))
+                            .bind(row.rate.map(|r| r.after_check_ms))
                             .bind_real(rate.map(|e| e.rate_per_day))
                             .bind_real(rate.map(|e| e.low))
                             .bind_real(rate.map(|e| e.high.min(1e12)))
@@ -114,21 +125,26 @@ impl Store {
 }
 
 static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
+    // An estimate is written only over one from the check it follows or an earlier one.
+    let estimate = ["rate_per_day", "rate_low", "rate_high", "rate_shape", "rate_scale"]
+        .map(|column| {
+            format!(
+                "{column} = CASE WHEN v.rate_per_day IS NOT NULL AND (urls.last_checked_ms IS NULL \
+                 OR urls.last_checked_ms <= v.after_check_ms) THEN v.{column} ELSE urls.{column} END"
+            )
+        })
+        .join(",\n                 ");
     texts(|n| {
         format!(
             "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms,
-                    rate_per_day, rate_low, rate_high, rate_shape, rate_scale)
+                    after_check_ms, rate_per_day, rate_low, rate_high, rate_shape, rate_scale)
                  AS (VALUES {})
              UPDATE urls SET planned_per_day = v.planned_per_day, next_due_ms = v.next_due_ms,
                  watched_from_ms = COALESCE(v.watched_from_ms, urls.watched_from_ms),
                  watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms),
-                 rate_per_day = COALESCE(v.rate_per_day, urls.rate_per_day),
-                 rate_low = COALESCE(v.rate_low, urls.rate_low),
-                 rate_high = COALESCE(v.rate_high, urls.rate_high),
-                 rate_shape = COALESCE(v.rate_shape, urls.rate_shape),
-                 rate_scale = COALESCE(v.rate_scale, urls.rate_scale)
+                 {estimate}
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 10)
+            placeholder_rows(n, 11)
         )
     })
 });
@@ -172,7 +188,10 @@ mod tests {
                     planned_per_day: i as f64 + 0.5,
                     next_due_ms: 10_000 + i as i64,
                     watched: (i % 3 == 0).then_some((i as i64, 2 * i as i64)),
-                    rate: (i % 2 == 0).then(|| estimate(i)),
+                    rate: (i % 2 == 0).then(|| PlannedEstimate {
+                        estimate: estimate(i),
+                        after_check_ms: 0,
+                    }),
                 })
                 .collect();
             // An estimate already stored stands where the plan brings none.
@@ -207,10 +226,81 @@ mod tests {
                     let e = estimate(i);
                     (e.rate_per_day, e.low, e.high, e.shape, e.rate)
                 });
-                assert_eq!(rate, want.map_or((None, None, None, None, None), |w| {
-                    (Some(w.0), Some(w.1), Some(w.2), Some(w.3), Some(w.4))
-                }), "row {i}");
+                assert_eq!(
+                    rate,
+                    want.map_or((None, None, None, None, None), |w| {
+                        (Some(w.0), Some(w.1), Some(w.2), Some(w.3), Some(w.4))
+                    }),
+                    "row {i}"
+                );
             }
+            store.close().await;
+        }
+    }
+
+    /// A plan's estimate replaces one written after the same check or an earlier one, and
+    /// never one a later check wrote (committed between the plan's reading and its write, or
+    /// another worker's).
+    #[tokio::test]
+    async fn a_plans_estimate_never_replaces_a_later_checks() {
+        let (stores, _dir) = crate::store::test_support::stores("plans_estimate").await;
+        for store in stores {
+            let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
+            let found: Vec<Discovered> = ["http://a.test/a", "http://a.test/b"]
+                .iter()
+                .map(|url| crate::store::test_support::page(url, site_id, host_id))
+                .collect();
+            let ids = store.upsert_discovered(&found, 1_000).await.unwrap();
+            store
+                .write("test", |mut tx| async move {
+                    sqlx::query("UPDATE urls SET last_checked_ms = 5000")
+                        .execute(&mut *tx)
+                        .await?;
+                    Ok((tx, ()))
+                })
+                .await
+                .unwrap();
+            let plans = |rates: [(usize, i64); 2]| {
+                ids.iter()
+                    .zip(rates)
+                    .map(|(&url_id, (i, after_check_ms))| PlanUpdate {
+                        url_id,
+                        planned_per_day: 1.0,
+                        next_due_ms: 9_000,
+                        watched: None,
+                        rate: Some(PlannedEstimate {
+                            estimate: estimate(i),
+                            after_check_ms,
+                        }),
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let rates = async |store: &Store| {
+                let status = store.url_status(None).await.unwrap();
+                ids.iter()
+                    .map(|id| {
+                        let row = status.iter().find(|r| r.url_id == *id).unwrap();
+                        (row.rate_per_day, row.rate_high)
+                    })
+                    .collect::<Vec<_>>()
+            };
+            store
+                .save_plan(plans([(1, 5000), (1, 5000)]))
+                .await
+                .unwrap();
+            assert_eq!(
+                rates(&store).await,
+                vec![(Some(2.0), Some(5.0)), (Some(2.0), Some(5.0))]
+            );
+            // b's last check (5 s) is later than the one its new estimate follows.
+            store
+                .save_plan(plans([(7, 5000), (7, 4000)]))
+                .await
+                .unwrap();
+            assert_eq!(
+                rates(&store).await,
+                vec![(Some(8.0), Some(11.0)), (Some(2.0), Some(5.0))]
+            );
             store.close().await;
         }
     }

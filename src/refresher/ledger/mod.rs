@@ -17,7 +17,7 @@ use crate::scheduler::{
     UrlKey, UrlKind, UrlSummary, section_of,
 };
 use crate::store::reports::FreshnessSample;
-use crate::store::summary::PlanUpdate;
+use crate::store::summary::{PlanUpdate, PlannedEstimate};
 use crate::store::urls::UrlRow;
 
 mod budget;
@@ -227,6 +227,14 @@ impl Ledger {
     /// The next instant the copies are judged at, once sampling has started.
     pub fn next_sample_ms(&self) -> Option<i64> {
         self.lock().sampling.as_ref().map(|s| s.grid.next_ms())
+    }
+
+    /// Whether samples judged wait for [`Ledger::take_samples`].
+    pub fn samples_waiting(&self) -> bool {
+        self.lock()
+            .sampling
+            .as_ref()
+            .is_some_and(|s| !s.judged.is_empty())
     }
 
     /// The samples judged at the instants passed since the last call, oldest first.
@@ -521,6 +529,16 @@ impl Ledger {
         self.lock().sched.outdated_estimates()
     }
 
+    /// Whether some site's priors changed since the store last had its estimates (O(1)).
+    pub fn estimates_outdated(&self) -> bool {
+        self.lock().sched.estimates_outdated()
+    }
+
+    /// A save of those estimates failed ([`Scheduler::estimates_save_failed`]).
+    pub fn estimates_save_failed(&self, tried: &[(SiteKey, i64)]) {
+        self.lock().sched.estimates_save_failed(tried);
+    }
+
     /// The store has those estimates now ([`Scheduler::estimates_saved`]).
     pub fn estimates_saved(&self, saved: &[(SiteKey, i64)]) {
         self.lock().sched.estimates_saved(saved);
@@ -547,7 +565,13 @@ impl Ledger {
                     planned_per_day,
                     next_due_ms: due?,
                     watched: inner.sched.watched(key),
-                    rate: inner.sched.estimate_to_save(key),
+                    rate: inner
+                        .sched
+                        .estimate_to_save(key)
+                        .map(|(after_check_ms, estimate)| PlannedEstimate {
+                            estimate,
+                            after_check_ms,
+                        }),
                 })
             })
             .collect()

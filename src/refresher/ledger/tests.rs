@@ -66,3 +66,55 @@ fn nothing_is_judged_before_sampling_starts() {
     clock.set(START + 10 * QUARTER);
     assert!(ledger.take_samples().is_empty());
 }
+
+/// After a plan that fits the priors again, the plans handed to the store carry the estimates
+/// of the pages checked before it, once: the reports read what the scheduler believes now.
+#[test]
+fn plans_carry_the_estimates_a_refit_moved_until_they_are_saved() {
+    let checked = START + 86_400_000;
+    let ledger = Ledger::new(SchedulerConfig::default());
+    ledger.add_site(1, 1.0, 100_000.0, START);
+    // Three pages (the fewest a site's Gamma is pooled from), copied days apart.
+    let rows: Vec<UrlRow> = [7, 9, 10]
+        .map(|id| UrlRow {
+            checks: 1,
+            last_checked_ms: Some(START - id * 86_400_000),
+            last_status: Some(200),
+            copy_ms: Some(START - id * 86_400_000),
+            next_due_ms: Some(checked),
+            host_id: id,
+            ..UrlRow::for_tests(id, "page")
+        })
+        .into();
+    let host = |row: &UrlRow| (format!("http://{}.test", row.host_id), 0, START);
+    ledger.sync(&rows, START, host);
+    for i in 0..3 {
+        let due = ledger
+            .poll(checked)
+            .unwrap_or_else(|| panic!("page {i} is due"));
+        ledger.fetched(checked, due.url_id, Fetched::at(checked, Seen::Unchanged));
+    }
+    // The first plan's priors are what the stored estimates were written under.
+    assert!(!ledger.estimates_outdated());
+    assert!(ledger.plans(0..10).iter().all(|plan| plan.rate.is_none()));
+    // A URL found: the priors are fitted again with the plan that takes it in, on the
+    // pages' days unchanged.
+    let found = UrlRow {
+        next_due_ms: Some(START),
+        ..UrlRow::for_tests(8, "page")
+    };
+    ledger.sync(&[found], checked, host);
+    let _ = ledger.poll(checked + crate::scheduler::DIRTY_REPLAN_GAP_MS);
+    assert!(ledger.estimates_outdated());
+    let outdated = ledger.outdated_estimates();
+    let plans = ledger.plans(0..10);
+    for id in [7, 9, 10] {
+        let page = plans.iter().find(|plan| plan.url_id == id).unwrap();
+        assert_eq!(page.rate.map(|rate| rate.after_check_ms), Some(checked));
+    }
+    let never_checked = plans.iter().find(|plan| plan.url_id == 8);
+    assert!(never_checked.is_none_or(|plan| plan.rate.is_none()));
+    ledger.estimates_saved(&outdated);
+    assert!(!ledger.estimates_outdated());
+    assert!(ledger.plans(0..10).iter().all(|plan| plan.rate.is_none()));
+}

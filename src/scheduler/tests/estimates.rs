@@ -391,15 +391,20 @@ fn a_young_sites_population_is_fitted_as_its_checks_double_not_six_hours_on() {
     check_each(&mut sched, 0, &all(&|_| Seen::Copy));
     assert!(sched.sites[site].population.is_none());
     let changed = |i: usize| {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             Seen::Changed
         } else {
             Seen::Unchanged
         }
     };
     check_each(&mut sched, 2 * MINUTE, &all(&changed));
+    let gamma = sched.sites[site].prior;
     sched.replan(2 * MINUTE + 1, false);
-    assert_eq!(sched.last_fit_ms, Some(0), "the Gamma is not pooled again");
+    assert_eq!(sched.last_fit_ms, Some(0));
+    assert_eq!(
+        sched.sites[site].prior, gamma,
+        "the Gamma is not pooled again"
+    );
     assert!(
         sched.sites[site].population.is_some(),
         "the checks doubled: the population is fitted"
@@ -450,19 +455,28 @@ fn estimates_moved_by_a_fit_after_their_check_are_handed_to_the_store_once() {
     check_each(&mut sched, 0, &all(&|_| Seen::Copy));
     // The first plan's priors are what the store's estimates were written under.
     assert_eq!(sched.outdated_estimates(), vec![]);
-    let changed = |i: usize| if i % 2 == 0 { Seen::Changed } else { Seen::Unchanged };
+    assert!(!sched.estimates_outdated());
+    let changed = |i: usize| {
+        if i.is_multiple_of(2) {
+            Seen::Changed
+        } else {
+            Seen::Unchanged
+        }
+    };
     check_each(&mut sched, 2 * MINUTE, &all(&changed));
     sched.replan(2 * MINUTE + 1, false);
     let outdated = sched.outdated_estimates();
     assert_eq!(outdated, vec![(site, 2 * MINUTE + 1)]);
+    assert!(sched.estimates_outdated());
     let saved = sched
         .estimate_to_save(urls[0])
         .expect("checked before the fit");
-    assert_eq!(saved, sched.estimate(urls[0]));
+    assert_eq!(saved, (2 * MINUTE, sched.estimate(urls[0])));
     // A page checked after the fit wrote its estimate with its check.
     check(&mut sched, 3 * MINUTE, urls[1], Seen::Unchanged);
     assert_eq!(sched.estimate_to_save(urls[1]), None);
     sched.estimates_saved(&outdated);
     assert_eq!(sched.outdated_estimates(), vec![]);
+    assert!(!sched.estimates_outdated());
     assert_eq!(sched.estimate_to_save(urls[0]), None);
 }
