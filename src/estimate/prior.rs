@@ -49,6 +49,13 @@ impl Prior {
         )
     }
 
+    /// The log of its density in `u = ln λ` (a density in `λ` times `λ`):
+    /// `a ln b - ln Γ(a) + a u - b e^u`.
+    pub fn log_density_in_log_rate(&self, u: f64) -> f64 {
+        self.shape * self.rate.ln() - statrs::function::gamma::ln_gamma(self.shape) + self.shape * u
+            - self.rate * u.exp()
+    }
+
     /// The mean in changes per day.
     pub fn mean(&self) -> f64 {
         self.shape / self.rate

@@ -123,6 +123,22 @@ impl Posterior {
         Self::from_grid(grid)
     }
 
+    /// The posterior under a mixture of Gamma priors, `(weight, prior)` (weights summing to
+    /// 1), tabulated within `span` in `u = ln λ`: the evidence weighs the parts by how well
+    /// each foretold it (Bayesian model averaging), so a page unlike the part most of the
+    /// weight is on moves to the other as its evidence grows.
+    pub fn with_gamma_mixture(stats: &Stats, parts: &[(f64, Prior)], span: (f64, f64)) -> Self {
+        let log_density = |u: f64| {
+            let terms: Vec<f64> = parts
+                .iter()
+                .map(|(weight, prior)| weight.ln() + prior.log_density_in_log_rate(u))
+                .collect();
+            let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln()
+        };
+        Self::with_prior_density(stats, log_density, span)
+    }
+
     /// Posterior mean, changes per day (> 0).
     pub fn mean(&self) -> f64 {
         self.mean

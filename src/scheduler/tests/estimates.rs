@@ -480,3 +480,41 @@ fn estimates_moved_by_a_fit_after_their_check_are_handed_to_the_store_once() {
     assert!(!sched.estimates_outdated());
     assert_eq!(sched.estimate_to_save(urls[0]), None);
 }
+
+#[test]
+fn a_small_sites_page_that_never_changes_keeps_never_within_reach_of_its_evidence() {
+    // helper-82's site: 9 pages, 3 changing every 20 s, 3 every 2 minutes, 3 never, with a
+    // budget far above their needs. Six hours on, the pooled Gamma (under 20 pages: no
+    // population) is fitted on the fast pages' evidence too.
+    const MINUTE: i64 = 60_000;
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100_000.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..9)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    let every: Vec<i64> = (0..9)
+        .map(|i| match i / 3 {
+            0 => MINUTE / 3,
+            1 => 2 * MINUTE,
+            _ => 100_000 * DAY,
+        })
+        .collect();
+    drive_until(&mut sched, &urls, &every, 6 * HOUR + 10 * MINUTE);
+    assert_ne!(sched.sites[site].prior, Prior::default(), "a pooled Gamma");
+    for &url in &urls[6..] {
+        let (low, high) = sched.full_posterior(url).interval_90();
+        assert!(
+            low < 1e-3,
+            "a page that never changed: 90% interval {low} .. {high}"
+        );
+    }
+    for (i, &url) in urls[..6].iter().enumerate() {
+        let (low, high) = sched.full_posterior(url).interval_90();
+        let truth = DAY as f64 / every[i] as f64;
+        assert!(
+            low < truth * 3.0 && truth < high * 3.0,
+            "page {i} changing {truth} a day: 90% interval {low} .. {high}"
+        );
+    }
+}
