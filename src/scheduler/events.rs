@@ -65,6 +65,8 @@ pub struct Restored {
     pub min_interval_ms: i64,
     /// A known change newer than the copy.
     pub known_change_ms: Option<i64>,
+    /// Checks it has had in all (their count, for its site's priors: [`Scheduler::restore`]).
+    pub checks: u64,
 }
 
 /// What a check showed about the content.

@@ -99,9 +99,10 @@ struct SiteState {
     groups: groups::SiteGroups,
     /// When the populations were last fitted.
     population_fitted_ms: Option<i64>,
-    /// Checks of its URLs taken in (this worker's and others' restored), and how many there
-    /// were when its populations were last fitted or found too few to fit: a population is
-    /// fitted again, at any plan, once they have doubled ([`replan`]'s young populations).
+    /// Checks of its pages that brought a copy (this worker's, and others' restored: all a
+    /// page's at a start), and how many there were when its populations were last fitted: a
+    /// population is fitted again, at any plan, once they have doubled ([`replan`]'s young
+    /// populations); while its pages are too few to fit one, at every plan.
     checks: u64,
     checks_at_fit: u64,
     /// When the priors its pages are weighed under last changed (a population fitted, or for
@@ -279,13 +280,19 @@ impl Scheduler {
     pub fn restore(&mut self, url: UrlKey, restored: Restored) {
         // A check newer than any known here (another worker's, taken up) is evidence as this
         // worker's own are: it counts towards the next plan.
+        let known = self.urls[url].last_check_ms();
         let newer_check = restored
             .last_check_ms
-            .is_some_and(|at| self.urls[url].last_check_ms().is_none_or(|last| at > last));
+            .is_some_and(|at| known.is_none_or(|last| at > last));
         if newer_check {
             self.checks_since_replan += 1;
+            // Its site's priors count every check it had at a start, one taken up later.
             let site = self.urls[url].site();
-            self.sites[site].checks += 1;
+            self.sites[site].checks += if known.is_none() {
+                restored.checks.max(1)
+            } else {
+                1
+            };
         }
         let u = &mut self.urls[url];
         // A URL never checked has none to put back, and is given no box of evidence.
@@ -509,7 +516,9 @@ impl Scheduler {
             self.urls[url].start_nutch_interval(start);
         }
         self.checks_since_replan += 1;
-        self.sites[site].checks += 1;
+        if self.urls[url].kind == UrlKind::Page && fetched.seen != Seen::Failed {
+            self.sites[site].checks += 1;
+        }
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {

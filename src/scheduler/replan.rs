@@ -36,6 +36,9 @@ const HINT_DISAGREEMENT_SHARE: f64 = 0.2;
 /// Pages sampled for a site's pooled prior, and per host to judge its hints.
 const POOL_SAMPLE: usize = 4_000;
 const HINT_JUDGES: usize = 50;
+/// Checks a page, on average, from which a site's stored estimates are taken as written under
+/// a population like the one a start fits ([`Scheduler::take_stored_estimates`]).
+const ESTABLISHED_CHECKS: f64 = 3.0;
 /// How far (in `ln`) a site's pooled Gamma must move for its pages' stored estimates to be
 /// written again: 1%.
 const GAMMA_MOVED: f64 = 0.01;
@@ -91,12 +94,7 @@ impl Scheduler {
                 self.judge_hints();
             }
             if first {
-                // The store's estimates were written under priors fitted to the same evidence
-                // (a restart): only the fits after this one move them.
-                for s in &mut self.sites {
-                    s.beliefs_saved_ms = s.beliefs_changed_ms;
-                }
-                self.beliefs_saved_ms = self.beliefs_changed_ms;
+                self.take_stored_estimates();
             }
         }
         // The URLs in play grouped by site, in key order (a counting sort, 4 bytes a URL: a
@@ -229,10 +227,8 @@ impl Scheduler {
                 && ((prior.shape / s.prior.shape).ln().abs() > GAMMA_MOVED
                     || (prior.rate / s.prior.rate).ln().abs() > GAMMA_MOVED);
             s.prior = prior;
-            if population_due[site] {
-                s.checks_at_fit = s.checks;
-            }
             if let Some((population, hinted)) = populations {
+                s.checks_at_fit = s.checks;
                 s.population = Some(population);
                 s.hint_populations = hinted;
                 s.population_fitted_ms = Some(now_ms);
@@ -244,6 +240,31 @@ impl Scheduler {
             }
         }
         self.fit_groups(&refitted, now_ms);
+    }
+
+    /// At a run's first plan: the stored estimates of an established site (at least
+    /// [`ESTABLISHED_CHECKS`] checks a page) were written under priors fitted to about the
+    /// evidence this plan fitted them to, and stand; a young site's were likely written under
+    /// the vague prior before its first fit (a run stopped minutes in), and are written
+    /// again. (Every page's estimate rewritten at each start would cost a `--once`
+    /// pass over a million URLs about ten seconds.)
+    fn take_stored_estimates(&mut self) {
+        let mut checked = vec![0u64; self.sites.len()];
+        for u in self.urls.iter() {
+            if u.kind == UrlKind::Page && !u.retired && u.last_check_ms().is_some() {
+                checked[u.site()] += 1;
+            }
+        }
+        let mut all_stand = true;
+        for (s, checked) in self.sites.iter_mut().zip(checked) {
+            if s.checks as f64 >= ESTABLISHED_CHECKS * checked as f64 {
+                s.beliefs_saved_ms = s.beliefs_changed_ms;
+            }
+            all_stand &= s.beliefs_saved_ms >= s.beliefs_changed_ms;
+        }
+        if all_stand {
+            self.beliefs_saved_ms = self.beliefs_changed_ms;
+        }
     }
 
     /// Believes a host's `changefreq` hints while its pages' own evidence agrees with them:

@@ -51,6 +51,7 @@ fn restored_of(row: &UrlRow) -> Restored {
         due_ms: row.next_due_ms,
         min_interval_ms: row.min_interval_ms.unwrap_or(0),
         known_change_ms: row.known_change_ms,
+        checks: u64::try_from(row.checks).unwrap_or(0),
     }
 }
 

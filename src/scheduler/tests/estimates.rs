@@ -389,7 +389,11 @@ fn a_young_sites_population_is_fitted_as_its_checks_double_not_six_hours_on() {
             .collect::<Vec<_>>()
     };
     check_each(&mut sched, 0, &all(&|_| Seen::Copy));
+    // First copies are no evidence: the fit finds too few pages, and is tried again at the
+    // next plan rather than after the checks double again.
+    sched.replan(MINUTE, false);
     assert!(sched.sites[site].population.is_none());
+    assert_eq!(sched.sites[site].checks_at_fit, 0);
     let changed = |i: usize| {
         if i.is_multiple_of(2) {
             Seen::Changed
@@ -516,5 +520,35 @@ fn a_small_sites_page_that_never_changes_keeps_never_within_reach_of_its_evidenc
             low < truth * 3.0 && truth < high * 3.0,
             "page {i} changing {truth} a day: 90% interval {low} .. {high}"
         );
+    }
+}
+
+/// At a start, a site whose pages have had only a check or two had its estimates written under
+/// the vague prior: the population the first plan fits has them written again. An established
+/// site's stand (written under a population fitted to about the same evidence).
+#[test]
+fn a_start_writes_again_the_estimates_of_a_young_site_only() {
+    for (checks, young) in [(2, true), (10, false)] {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, 40.0 * 1_000.0, 0);
+        let host = sched.add_host(0, 0);
+        for i in 0..40u32 {
+            let url = sched.add_url(0, page(site, host, 1.0));
+            let mut stats = Stats::default();
+            stats.add_check(0.01, Some(i.is_multiple_of(2)), None);
+            sched.restore(
+                url,
+                Restored {
+                    last_check_ms: Some(-HOUR),
+                    stats,
+                    checks,
+                    ..Restored::default()
+                },
+            );
+        }
+        let _ = sched.poll_request(0);
+        assert!(sched.sites[site].population.is_some());
+        assert_eq!(sched.estimates_outdated(), young, "{checks} checks a page");
+        assert_eq!(!sched.outdated_estimates().is_empty(), young);
     }
 }
