@@ -101,8 +101,8 @@ struct SiteState {
     population_fitted_ms: Option<i64>,
     /// Checks of its pages that brought a copy (this worker's, and others' restored: all a
     /// page's at a start), and how many there were when its populations were last fitted: a
-    /// population is fitted again, at any plan, once they have doubled ([`replan`]'s young
-    /// populations); while its pages are too few to fit one, at every plan.
+    /// plan that fits the priors fits them again once they have doubled, before the regular
+    /// refit ([`replan`]); while its pages are too few to fit one, at each such plan.
     checks: u64,
     checks_at_fit: u64,
     /// When the priors its pages are weighed under last changed (a population fitted, or for

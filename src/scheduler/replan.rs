@@ -133,24 +133,24 @@ impl Scheduler {
     /// judged against these) and one per `changefreq` value among the pages whose hints are
     /// believed, so a hint says exactly as much as the pages that carry it have shown.
     ///
-    /// The Gamma is pooled only with `pool_gamma` (the plans that fit the priors). The
-    /// populations are fitted at those every [`POPULATION_REFIT_MS`], and at any plan while
-    /// they are young: once the site's checks have doubled since the last fit, or since one
-    /// was found too few. Before, a new site's pages lived under the vague default prior for
-    /// the first six hours: a page checked once claimed its P(stale) (0.12 three minutes on)
-    /// on a site whose other pages had each been seen changing at every check. A population
-    /// keeps every rate possible, so unlike the Gamma, refitted on a few minutes' checks, it
-    /// does not make the pages that never change read as changing a few times a day.
+    /// The priors are fitted only with `pool_gamma` (the plans that fit them: the first, the
+    /// regular ones, those for URLs added). A site's populations are fitted at those every
+    /// [`POPULATION_REFIT_MS`], and sooner once the site's checks have doubled since the last
+    /// fit. Tried and taken back: fitting them at the plans for checks alone too, so a young
+    /// site would not wait for the regular plan. On a minute's evidence (one interval a page)
+    /// the fitted population held a page seen unchanged once over three minutes at 4 a day,
+    /// its 90% interval up to 3, P(stale) 0.001: in helper-83's s7, its pages changing every 2
+    /// minutes then had 3 requests in 11 minutes and claimed 0.026 against 0.553 stale.
     fn pool_priors(&mut self, now_ms: i64, pool_gamma: bool) {
         let population_due: Vec<bool> = self
             .sites
             .iter()
             .map(|s| {
-                let young = s.checks >= (MIN_PAGES as u64).max(2 * s.checks_at_fit);
+                let grown = s.checks >= (MIN_PAGES as u64).max(2 * s.checks_at_fit);
                 let old = s
                     .population_fitted_ms
-                    .is_some_and(|at| now_ms - at >= POPULATION_REFIT_MS);
-                young || (pool_gamma && (old || s.population_fitted_ms.is_none()))
+                    .is_none_or(|at| now_ms - at >= POPULATION_REFIT_MS);
+                pool_gamma && (grown || old)
             })
             .collect();
         if !pool_gamma && !population_due.contains(&true) {
