@@ -88,11 +88,10 @@ impl Scheduler {
             self.last_fit_ms = Some(now_ms);
             self.next_replan_ms = now_ms.saturating_add(self.config.replan_every_ms);
         }
-        if self.config.policy == PolicyKind::Learned {
-            self.pool_priors(now_ms, fit_priors);
-            if fit_priors {
-                self.judge_hints();
-            }
+        if fit_priors && self.config.policy == PolicyKind::Learned {
+            self.pool_priors(now_ms);
+            self.judge_hints();
+            // (A run's first plan is always one that fits the priors: `dirty` starts set.)
             if first {
                 self.take_stored_estimates();
             }
@@ -133,15 +132,14 @@ impl Scheduler {
     /// judged against these) and one per `changefreq` value among the pages whose hints are
     /// believed, so a hint says exactly as much as the pages that carry it have shown.
     ///
-    /// The priors are fitted only with `pool_gamma` (the plans that fit them: the first, the
-    /// regular ones, those for URLs added). A site's populations are fitted at those every
-    /// [`POPULATION_REFIT_MS`], and sooner once the site's checks have doubled since the last
-    /// fit. Tried and taken back: fitting them at the plans for checks alone too, so a young
+    /// Called at the plans that fit the priors (the first, the regular ones, those for URLs
+    /// added). A site's populations are fitted at those every [`POPULATION_REFIT_MS`], and
+    /// sooner once the site's checks have doubled since the last fit. Tried and taken back: fitting them at the plans for checks alone too, so a young
     /// site would not wait for the regular plan. On a minute's evidence (one interval a page)
     /// the fitted population held a page seen unchanged once over three minutes at 4 a day,
     /// its 90% interval up to 3, P(stale) 0.001: in helper-83's s7, its pages changing every 2
     /// minutes then had 3 requests in 11 minutes and claimed 0.026 against 0.553 stale.
-    fn pool_priors(&mut self, now_ms: i64, pool_gamma: bool) {
+    fn pool_priors(&mut self, now_ms: i64) {
         let population_due: Vec<bool> = self
             .sites
             .iter()
@@ -150,21 +148,16 @@ impl Scheduler {
                 let old = s
                     .population_fitted_ms
                     .is_none_or(|at| now_ms - at >= POPULATION_REFIT_MS);
-                pool_gamma && (grown || old)
+                grown || old
             })
             .collect();
-        if !pool_gamma && !population_due.contains(&true) {
-            return;
-        }
         let mut posteriors: Vec<Vec<Prior>> = vec![Vec::new(); self.sites.len()];
         let mut evidence: Vec<Vec<&Stats>> = vec![Vec::new(); self.sites.len()];
         let mut by_hint: Vec<HashMap<u64, Vec<&Stats>>> = vec![HashMap::new(); self.sites.len()];
         // A few thousand pages of a site fix its prior as well as all of them would: every
         // `stride`-th of each site's (one stride for all URLs left a 40-page site among a
         // million URLs with no page sampled, and no population ever).
-        let wanted = |u: &&UrlState| {
-            u.kind == UrlKind::Page && !u.retired && (pool_gamma || population_due[u.site()])
-        };
+        let wanted = |u: &&UrlState| u.kind == UrlKind::Page && !u.retired;
         let mut site_pages = vec![0usize; self.sites.len()];
         for u in self.urls.iter().filter(wanted) {
             site_pages[u.site()] += 1;
@@ -199,11 +192,7 @@ impl Scheduler {
         }
         let mut fitted = Vec::new();
         for (site, (s, list)) in self.sites.iter().zip(&posteriors).enumerate() {
-            let prior = if pool_gamma {
-                pool(list, Prior::default())
-            } else {
-                s.prior
-            };
+            let prior = pool(list, Prior::default());
             if !population_due[site] {
                 fitted.push((prior, None));
                 continue;
@@ -260,7 +249,7 @@ impl Scheduler {
             if s.checks as f64 >= ESTABLISHED_CHECKS * checked as f64 {
                 s.beliefs_saved_ms = s.beliefs_changed_ms;
             }
-            all_stand &= s.beliefs_saved_ms >= s.beliefs_changed_ms;
+            all_stand &= s.estimates_outdated_since().is_none();
         }
         if all_stand {
             self.beliefs_saved_ms = self.beliefs_changed_ms;
