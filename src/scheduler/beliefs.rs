@@ -104,12 +104,9 @@ impl Scheduler {
     /// them since (`None`: the stored estimate stands, or it was never checked).
     pub fn estimate_to_save(&self, url: UrlKey) -> Option<(i64, estimate::RateEstimate)> {
         let u = &self.urls[url];
-        let site = &self.sites[u.site()];
-        let changed = site.beliefs_changed_ms?;
+        let changed = self.sites[u.site()].estimates_outdated_since()?;
         let checked = u.last_check_ms()?;
-        let outdated =
-            site.beliefs_saved_ms.is_none_or(|saved| saved < changed) && checked < changed;
-        (outdated && u.kind == super::UrlKind::Page && !u.retired)
+        (checked < changed && u.kind == super::UrlKind::Page && !u.retired)
             .then(|| (checked, self.estimate(url)))
     }
 
@@ -119,12 +116,7 @@ impl Scheduler {
         self.sites
             .iter()
             .enumerate()
-            .filter_map(|(key, s)| {
-                let changed = s.beliefs_changed_ms?;
-                s.beliefs_saved_ms
-                    .is_none_or(|saved| saved < changed)
-                    .then_some((key, changed))
-            })
+            .filter_map(|(key, s)| Some((key, s.estimates_outdated_since()?)))
             .collect()
     }
 

@@ -132,6 +132,14 @@ struct SiteState {
 }
 
 impl SiteState {
+    /// When its priors last changed, while the store has not had its estimates since.
+    fn estimates_outdated_since(&self) -> Option<i64> {
+        let changed = self.beliefs_changed_ms?;
+        self.beliefs_saved_ms
+            .is_none_or(|saved| saved < changed)
+            .then_some(changed)
+    }
+
     /// Its budget spread evenly over its URLs as they stand now: visits a day each.
     fn even_share_per_day(&self) -> f64 {
         self.requests_per_day / self.urls.max(1) as f64
