@@ -370,37 +370,43 @@ fn a_capped_prior_does_not_hide_a_page_far_faster_than_its_neighbours() {
     assert!(mean > 100.0, "{mean}/day");
 }
 
-#[test]
-fn a_sites_population_waits_for_a_plan_that_fits_the_priors_then_for_its_checks_to_double() {
-    // 40 pages checked every two minutes: half changed at their second check, half not. A
-    // population fitted on that one interval a page holds the quiet ones far too surely (see
-    // `pool_priors`): the plans for checks alone leave it to the plans that fit the priors.
-    const MINUTE: i64 = 60_000;
+const MINUTE: i64 = 60_000;
+
+/// A site of 40 pages on one host with room to check each every few seconds, each checked once
+/// at 0 (a first copy).
+fn forty_pages_copied() -> (Scheduler, SiteKey, Vec<UrlKey>) {
     let mut sched = Scheduler::new(SchedulerConfig::default());
     let site = sched.add_site(1.0, 40.0 * 10_000.0, 0);
     let host = sched.add_host(0, 0);
     let urls: Vec<_> = (0..40)
         .map(|_| sched.add_url(0, page(site, host, 1.0)))
         .collect();
-    let all = |seen: &dyn Fn(usize) -> Seen| {
-        urls.iter()
-            .enumerate()
-            .map(|(i, &u)| (u, seen(i)))
-            .collect::<Vec<_>>()
-    };
-    check_each(&mut sched, 0, &all(&|_| Seen::Copy));
+    let copies: Vec<_> = urls.iter().map(|&u| (u, Seen::Copy)).collect();
+    check_each(&mut sched, 0, &copies);
+    (sched, site, urls)
+}
+
+/// Every other page (by key) changed, the rest not.
+fn half_changed(url: UrlKey) -> Seen {
+    if url.is_multiple_of(2) {
+        Seen::Changed
+    } else {
+        Seen::Unchanged
+    }
+}
+
+#[test]
+fn a_sites_population_waits_for_a_plan_that_fits_the_priors_then_for_its_checks_to_double() {
+    // 40 pages checked every two minutes: half changed at their second check, half not. A
+    // population fitted on that one interval a page holds the quiet ones far too surely (see
+    // `pool_priors`): the plans for checks alone leave it to the plans that fit the priors.
+    let (mut sched, site, urls) = forty_pages_copied();
+    let all = |seen: fn(usize) -> Seen| urls.iter().map(|&u| (u, seen(u))).collect::<Vec<_>>();
     // First copies are no evidence: the fit finds too few pages, and moves no bar.
     sched.replan(MINUTE, true);
     assert!(sched.sites[site].population.is_none());
     assert_eq!(sched.sites[site].checks_at_fit, 0);
-    let changed = |i: usize| {
-        if i.is_multiple_of(2) {
-            Seen::Changed
-        } else {
-            Seen::Unchanged
-        }
-    };
-    check_each(&mut sched, 2 * MINUTE, &all(&changed));
+    check_each(&mut sched, 2 * MINUTE, &all(half_changed));
     let gamma = sched.sites[site].prior;
     sched.replan(2 * MINUTE + 1, false);
     assert_eq!(sched.sites[site].prior, gamma, "a plan for checks alone");
@@ -412,7 +418,7 @@ fn a_sites_population_waits_for_a_plan_that_fits_the_priors_then_for_its_checks_
     assert!(sched.sites[site].population.is_some());
     assert_eq!(sched.sites[site].checks_at_fit, 80);
     // Not again until the checks double once more.
-    check_each(&mut sched, 4 * MINUTE, &all(&changed));
+    check_each(&mut sched, 4 * MINUTE, &all(half_changed));
     sched.replan(4 * MINUTE + 1, true);
     assert_eq!(
         sched.sites[site].checks_at_fit, 80,
@@ -422,31 +428,12 @@ fn a_sites_population_waits_for_a_plan_that_fits_the_priors_then_for_its_checks_
 
 #[test]
 fn estimates_moved_by_a_fit_after_their_check_are_handed_to_the_store_once() {
-    const MINUTE: i64 = 60_000;
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 40.0 * 10_000.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..40)
-        .map(|_| sched.add_url(0, page(site, host, 1.0)))
-        .collect();
-    let all = |seen: &dyn Fn(usize) -> Seen| {
-        urls.iter()
-            .enumerate()
-            .map(|(i, &u)| (u, seen(i)))
-            .collect::<Vec<_>>()
-    };
-    check_each(&mut sched, 0, &all(&|_| Seen::Copy));
+    let (mut sched, site, urls) = forty_pages_copied();
+    let all = |seen: fn(usize) -> Seen| urls.iter().map(|&u| (u, seen(u))).collect::<Vec<_>>();
     // The first plan's priors are what the store's estimates were written under.
     assert_eq!(sched.outdated_estimates(), vec![]);
     assert!(!sched.estimates_outdated());
-    let changed = |i: usize| {
-        if i.is_multiple_of(2) {
-            Seen::Changed
-        } else {
-            Seen::Unchanged
-        }
-    };
-    check_each(&mut sched, 2 * MINUTE, &all(&changed));
+    check_each(&mut sched, 2 * MINUTE, &all(half_changed));
     sched.replan(2 * MINUTE + 1, true);
     let outdated = sched.outdated_estimates();
     assert_eq!(outdated, vec![(site, 2 * MINUTE + 1)]);
@@ -469,7 +456,6 @@ fn a_small_sites_page_that_never_changes_keeps_never_within_reach_of_its_evidenc
     // helper-82's site: 9 pages, 3 changing every 20 s, 3 every 2 minutes, 3 never, with a
     // budget far above their needs. Six hours on, the pooled Gamma (under 20 pages: no
     // population) is fitted on the fast pages' evidence too.
-    const MINUTE: i64 = 60_000;
     let mut sched = Scheduler::new(SchedulerConfig::default());
     let site = sched.add_site(1.0, 100_000.0, 0);
     let host = sched.add_host(0, 0);
