@@ -53,7 +53,8 @@ pub(super) async fn write_checks(
 ) -> sqlx::Result<WriteTx> {
     for chunk in chunks(checks) {
         tx = insert_observations(tx, chunk).await?;
-        tx = super::summary_writes::update_summaries(tx, chunk).await?;
+        let summaries: Vec<_> = chunk.iter().map(|c| (&c.observation, &c.update)).collect();
+        tx = super::summary_writes::update_summaries(tx, &summaries).await?;
     }
     write_trusts(tx, checks).await
 }

@@ -3,12 +3,13 @@
 //! a newer one of the same URL (an old lease holder's request that went out first): the newer
 //! check keeps the status, estimate and plan, and the later copy keeps the copy's columns.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
 use super::backend::BindReal;
 use super::batch::{Texts, placeholder_rows, text_for, texts};
-use super::check_writes::CheckWrite;
 use super::hash_to_db;
+use super::observations::NewObservation;
+use super::summary::SummaryUpdate;
 use super::writer::WriteTx;
 
 static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
@@ -103,13 +104,14 @@ fn unless_later_copy(column: &str, new: &str) -> String {
 /// The check got a copy, and the summary holds none later.
 const NEWER_COPY: &str = "v.got_copy AND (urls.copy_ms IS NULL OR urls.copy_ms <= v.checked_ms)";
 
+/// Updates the summaries of a chunk of checks, each its observation and its update, in one
+/// statement.
 pub(super) async fn update_summaries(
     mut tx: WriteTx,
-    chunk: &[Arc<CheckWrite>],
+    chunk: &[(&NewObservation, &SummaryUpdate)],
 ) -> sqlx::Result<WriteTx> {
     let mut query = sqlx::query(text_for(&UPDATE_SUMMARIES, &tx, chunk.len()));
-    for check in chunk {
-        let (obs, update) = (&check.observation, &check.update);
+    for &(obs, update) in chunk {
         let estimate = update.rate.as_ref();
         query = query
             .bind(obs.url_id)
