@@ -206,6 +206,50 @@ async fn a_failing_refresher_fails_the_session() {
     assert!(format!("{err:#}").contains("no refresher"));
 }
 
+/// Two demos on two databases in one folder: each keeps a schedule of its own, naming its own
+/// server. (Both once wrote `freshet-demo-schedules/demo.toml` there, and a refresher started
+/// first went on against the web of the demo started second.)
+#[tokio::test]
+async fn two_demos_in_one_folder_keep_their_own_schedules() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = |db: &str| SessionOptions {
+        duration: Duration::from_millis(300),
+        db_path: Some(dir.path().join(db)),
+        ..SessionOptions::default()
+    };
+    let idle = |_: RunOptions, shutdown: Shutdown| async move {
+        shutdown.await;
+        Ok::<_, anyhow::Error>(RunSummary::default())
+    };
+    let first = run_session(&session("first.db"), idle).await.unwrap();
+    let first_schedule = std::fs::read_to_string(&first.schedule_path).unwrap();
+    let second = run_session(&session("second.db"), idle).await.unwrap();
+    assert_ne!(first.schedule_path, second.schedule_path);
+    assert!(
+        first
+            .schedule_path
+            .starts_with(dir.path().join("first-schedules"))
+    );
+    assert!(
+        second
+            .schedule_path
+            .starts_with(dir.path().join("second-schedules"))
+    );
+    // The demos' servers listen on ports of their own; each schedule still names its own.
+    assert_eq!(
+        std::fs::read_to_string(&first.schedule_path).unwrap(),
+        first_schedule
+    );
+    assert_ne!(
+        first_schedule,
+        std::fs::read_to_string(&second.schedule_path).unwrap()
+    );
+    assert_eq!(
+        freshet::demo::session::schedules_beside(std::path::Path::new("freshet-demo.db")),
+        std::path::Path::new("./freshet-demo-schedules")
+    );
+}
+
 /// A client that trusts sitemap lastmod: every three virtual hours it re-reads each sitemap and
 /// fetches the pages whose lastmod is newer than its copy; in between it walks the pages round
 /// robin at the same pace as [`walker`]. It skips the mirror (its content is docs').

@@ -38,7 +38,7 @@ pub struct Args {
     pub speed: f64,
     /// The database file, kept afterwards for `freshet report`, `freshet explain` and
     /// `sqlite3`; an earlier demo database there is replaced. The schedule file is written next
-    /// to it, in `freshet-demo-schedules/`.
+    /// to it, in a folder named after it (`freshet-demo-schedules/` beside `freshet-demo.db`).
     #[arg(long, default_value = "freshet-demo.db")]
     pub db: PathBuf,
     /// Seed of the synthetic world.

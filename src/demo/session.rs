@@ -85,6 +85,22 @@ pub fn is_postgres_for(workers: usize, db: &Path) -> anyhow::Result<bool> {
     Ok(on_postgres)
 }
 
+/// The folder of the demo's schedule beside the database file `db`, named after it:
+/// `freshet-demo-schedules/` beside `freshet-demo.db`. Two demos run side by side on two
+/// databases in one folder once shared one folder named so, and the second to start wrote its
+/// schedule over the first's: the first refresher went on against the
+/// second's web (it made 3,168 requests; its own server saw none).
+pub fn schedules_beside(db: &Path) -> PathBuf {
+    let stem = db
+        .file_stem()
+        .map_or_else(|| "freshet-demo".into(), |s| s.to_string_lossy());
+    let folder = db
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    folder.join(format!("{stem}-schedules"))
+}
+
 /// What a session produced.
 #[derive(Debug)]
 pub struct SessionResult {
@@ -142,21 +158,17 @@ where
         None => own_folder.join("freshet.db"),
     };
     let on_postgres = is_postgres_for(options.workers, &db_path)?;
-    // The schedule goes next to a database file, or into a folder of its own.
-    let folder = if on_postgres {
-        own_folder
-    } else {
-        db_path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map_or_else(|| PathBuf::from("."), PathBuf::from)
-    };
     let schedule_config = ScheduleConfig {
         visits_per_page_per_day: options.visits_per_page_per_day,
         change_signal: options.change_signal,
         ..ScheduleConfig::default()
     };
-    let schedule_dir = folder.join("freshet-demo-schedules");
+    // The schedule goes next to a database file, or into a folder of its own.
+    let schedule_dir = if on_postgres {
+        own_folder.join("freshet-demo-schedules")
+    } else {
+        schedules_beside(&db_path)
+    };
     let schedule_path = write_schedule(&schedule_dir, &world, server.addr.port(), &schedule_config)
         .with_context(|| format!("writing the demo schedule into {}", schedule_dir.display()))?;
 
@@ -194,7 +206,7 @@ where
         Err(err) => {
             if temporary {
                 // Nothing worth keeping in a folder of our own making.
-                let _ = std::fs::remove_dir_all(&folder);
+                let _ = std::fs::remove_dir_all(&own_folder);
             }
             return Err(err.context("the refresher failed"));
         }
