@@ -70,6 +70,9 @@ enum Work {
     /// written (each holds the credit as it stood, not a change to it), with the group's last
     /// writes (nothing else writes the credit).
     Budget(Arc<Vec<BudgetSave>>),
+    /// Writes nothing: answered once every write queued before it is settled, without a
+    /// transaction of its own ([`Store::settle_writes`]).
+    Settled,
 }
 
 /// The sending side of the group task's queue (every clone of a [`Store`] shares it), and what
@@ -204,6 +207,15 @@ impl Store {
         }
     }
 
+    /// Waits until every write queued before now is settled (committed, or failed and
+    /// answered). Writes nothing: it takes no lock, so a store that only read (a report)
+    /// closes at once while another process holds the write lock. (It queued an empty
+    /// write, whose `BEGIN IMMEDIATE` waited for that lock: `report age` beside a long write
+    /// transaction printed nothing for minutes, retrying its "write".)
+    pub(super) async fn settle_writes(&self) {
+        let _ = self.queue("settle", Work::Settled).await;
+    }
+
     /// Queues `op` as `kind` of work.
     fn queue_op<T, F, Fut>(
         &self,
@@ -266,6 +278,7 @@ async fn run(
     mut jobs: mpsc::UnboundedReceiver<Job>,
 ) {
     let mut group: Vec<Job> = Vec::new();
+    let mut settled: Vec<Job> = Vec::new();
     while let Some(first) = jobs.recv().await {
         group.push(first);
         while group.len() < MAX_GROUP {
@@ -274,23 +287,43 @@ async fn run(
                 Err(_) => break,
             }
         }
-        if group.len() > 1
-            && let Ok(values) = run_together(&writer, &mut group).await
-        {
-            counts.groups.fetch_add(1, Ordering::Relaxed);
-            counts
-                .writes
-                .fetch_add(group.len() as u64, Ordering::Relaxed);
-            for (job, value) in group.drain(..).zip(values) {
-                let _ = job.reply.send(Ok(value));
-            }
-            continue;
+        // Waits for the writes before them: answered once the rest of the group is.
+        let (waits, writes): (Vec<Job>, Vec<Job>) = std::mem::take(&mut group)
+            .into_iter()
+            .partition(|job| matches!(job.work, Work::Settled));
+        settled.extend(waits);
+        group = writes;
+        run_group(&writer, &lock_retries, &counts, &mut group).await;
+        for job in settled.drain(..) {
+            let _ = job.reply.send(Ok(Box::new(()) as AnyValue));
         }
-        // Alone, or the group failed (rolled back): each write on its own, with retries.
-        for mut job in group.drain(..) {
-            let result = run_alone(&writer, &lock_retries, &mut job).await;
-            let _ = job.reply.send(result);
+    }
+}
+
+/// Runs `group` in one transaction, or each write alone when it holds one or the transaction
+/// failed, and answers every write.
+async fn run_group(
+    writer: &Writer,
+    lock_retries: &AtomicU64,
+    counts: &GroupCounts,
+    group: &mut Vec<Job>,
+) {
+    if group.len() > 1
+        && let Ok(values) = run_together(writer, group).await
+    {
+        counts.groups.fetch_add(1, Ordering::Relaxed);
+        counts
+            .writes
+            .fetch_add(group.len() as u64, Ordering::Relaxed);
+        for (job, value) in group.drain(..).zip(values) {
+            let _ = job.reply.send(Ok(value));
         }
+        return;
+    }
+    // Alone, or the group failed (rolled back): each write on its own, with retries.
+    for mut job in group.drain(..) {
+        let result = run_alone(writer, lock_retries, &mut job).await;
+        let _ = job.reply.send(result);
     }
 }
 
@@ -304,6 +337,7 @@ async fn run_alone(
         Work::Ordered(op) | Work::BesideChecks(op) => {
             write_on(writer, lock_retries, job.what, op).await
         }
+        Work::Settled => Ok(Box::new(()) as AnyValue),
         Work::Check(check) => {
             let checks = [check.clone()];
             write_on(writer, lock_retries, job.what, |tx| async {
@@ -359,6 +393,10 @@ async fn run_together(writer: &Writer, group: &mut [Job]) -> sqlx::Result<Vec<An
                 values.push(Box::new(()) as AnyValue);
                 continue;
             }
+            Work::Settled => {
+                values.push(Box::new(()) as AnyValue);
+                continue;
+            }
             Work::Ordered(op) => {
                 tx = write_checks(tx, &checks).await?;
                 checks.clear();
@@ -400,6 +438,34 @@ mod tests {
                 Ok((tx, ()))
             }
         })
+    }
+
+    /// A store that only read (a report) closes while another process holds the write lock,
+    /// and takes no lock to do it; the writes it queued are settled before it closes.
+    #[tokio::test]
+    async fn closing_takes_no_lock_and_settles_the_writes_queued_before() {
+        let (running, dir) = temp_store().await;
+        let db = dir.path().join("test.db");
+        // A short busy timeout: a close that asked for the lock would retry at once.
+        let report = crate::store::Store::open_with(&db, std::time::Duration::from_millis(50))
+            .await
+            .unwrap();
+        let held = hold_writer(&running).await;
+        report.close().await;
+        assert_eq!(report.lock_retries(), 0);
+        held.release().await;
+
+        let writer = crate::store::Store::open(&db).await.unwrap();
+        let write = queue(&writer, "before the close".into(), false);
+        writer.close().await;
+        write.await.unwrap();
+        let rows: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM errors WHERE message = $1")
+            .bind("before the close")
+            .fetch_one(running.reader())
+            .await
+            .unwrap();
+        assert_eq!(rows, 1);
+        running.close().await;
     }
 
     #[tokio::test]

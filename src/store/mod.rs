@@ -131,13 +131,11 @@ impl Store {
     }
 
     /// Closes both pools, the writer last: closing the last connection checkpoints the WAL
-    /// into the database file. Writes already queued for a group commit are settled first (an
-    /// empty write queued behind them is answered after them), so a write whose caller stopped
-    /// waiting (an aborted check) does not race the last writes of the run.
+    /// into the database file. Writes already queued for a group commit are settled first
+    /// ([`Store::settle_writes`]), so a write whose caller stopped waiting (an aborted check)
+    /// does not race the last writes of the run.
     pub async fn close(&self) {
-        let _ = self
-            .write_grouped("close", |tx| async { Ok((tx, ())) })
-            .await;
+        self.settle_writes().await;
         self.reader.close().await;
         self.writer.pool.close().await;
     }
