@@ -250,6 +250,36 @@ async fn two_demos_in_one_folder_keep_their_own_schedules() {
     );
 }
 
+/// `demo` refuses a duration or speed it cannot run, with the option named, before it touches
+/// the database (a duration of 1e20 s panicked, leaving its lock file behind; a speed of 1e300
+/// judged nothing).
+#[test]
+fn a_demo_refuses_durations_and_speeds_it_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("refused.db");
+    for (args, named) in [
+        (&["--duration", "1e20"][..], "--duration"),
+        (&["--duration", "NaN"], "--duration"),
+        (&["--speed", "1e300"], "--speed"),
+        (&["--speed", "0"], "--speed"),
+        (&["--duration", "86400"], "virtual days"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+            .arg("demo")
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(named), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 /// A client that trusts sitemap lastmod: every three virtual hours it re-reads each sitemap and
 /// fetches the pages whose lastmod is newer than its copy; in between it walks the pages round
 /// robin at the same pace as [`walker`]. It skips the mirror (its content is docs').

@@ -63,6 +63,15 @@ pub struct Args {
     pub workers: usize,
 }
 
+/// The longest `--duration` (real seconds: a week) and the fastest `--speed` (virtual seconds
+/// per real second). A duration of 1e20 s panicked converting it, and a speed of 1e300 ran on
+/// a clock past any date and judged nothing.
+const MAX_DURATION_S: f64 = 7.0 * 86_400.0;
+const MAX_SPEED: f64 = 1e7;
+/// The most virtual days a demo may span: every page's changes are drawn for the whole run
+/// before it starts (ten years of the default world are about 2 million change times).
+const MAX_VIRTUAL_DAYS: f64 = 3_650.0;
+
 /// `--change-signal`: `content` or `bytes`.
 fn parse_change_signal(text: &str) -> Result<ChangeSignal, String> {
     match text.to_ascii_lowercase().as_str() {
@@ -75,9 +84,24 @@ fn parse_change_signal(text: &str) -> Result<ChangeSignal, String> {
 /// Runs `freshet demo`; returns the exit code (1 when a robots.txt Disallow was not obeyed).
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     anyhow::ensure!(
-        args.duration.is_finite() && args.duration > 0.0,
-        "--duration must be a positive number of seconds, not {}",
+        args.duration.is_finite() && args.duration > 0.0 && args.duration <= MAX_DURATION_S,
+        "--duration must be a positive number of seconds up to {MAX_DURATION_S} (a week), not {:?}",
         args.duration
+    );
+    anyhow::ensure!(
+        args.speed.is_finite() && args.speed > 0.0 && args.speed <= MAX_SPEED,
+        "--speed must be a positive number of virtual seconds per real second up to \
+         {MAX_SPEED}, not {:?}",
+        args.speed
+    );
+    let virtual_days = args.duration * args.speed / 86_400.0;
+    anyhow::ensure!(
+        virtual_days <= MAX_VIRTUAL_DAYS,
+        "--duration {} at --speed {} spans {virtual_days:.0} virtual days: the world's changes \
+         are drawn for the whole run, so at most {MAX_VIRTUAL_DAYS} (shorten --duration or \
+         lower --speed)",
+        args.duration,
+        args.speed
     );
     anyhow::ensure!(
         args.budget.is_finite() && args.budget > 0.0,
