@@ -21,9 +21,13 @@ impl Scheduler {
     /// the population of the pages with its `changefreq` while its host's hints are believed,
     /// else of its group of the site's pages ([`super::groups`]) or all of them; before there is one,
     /// under the pooled Gamma (centred on a
-    /// believed hint).
+    /// believed hint). A feed's reads are weighed under the vague default prior.
     pub fn full_posterior(&self, url: UrlKey) -> Posterior {
         let u = &self.urls[url];
+        if u.kind == super::UrlKind::Feed {
+            // A feed is no page of its site: its own reads alone speak for it.
+            return Posterior::new(u.stats(), &self.capped(url, Prior::default()));
+        }
         let site = &self.sites[u.site()];
         let population = match u
             .changefreq_per_day
