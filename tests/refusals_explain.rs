@@ -163,3 +163,60 @@ async fn links_a_page_gives_are_refused_with_a_reason() {
     assert!(text.contains("refused by the site's URL filters"), "{text}");
     assert!(text.contains("exclude = '/drafts/'"), "{text}");
 }
+
+/// A host whose robots.txt cannot be read is off limits (RFC 9309), and `explain` says so for
+/// its known pages instead of "due: a running refresher fetches it in its host's turn"
+/// (helper-88). (A seed it keeps out is a refusal, `refusals_are_recorded_and_explained`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_of_a_host_whose_robots_txt_fails_waits_and_explain_says_why() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    server.route(
+        HOST,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    server.route(HOST, "/one", Reply::html("<p>one</p>"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = run_once_over(dir.path(), &format!("seeds = [\"{base}/one\"]")).await;
+    let text = explain(&db, &format!("{base}/one")).await;
+    assert!(!text.contains("could not be read"), "{text}");
+
+    // robots.txt now fails; its cached copy is made old, and the page is waited for until due.
+    server.route(HOST, "/robots.txt", Reply::status(503));
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{db}"))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE hosts SET robots_checked_ms = 0")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let due: i64 = sqlx::query_scalar("SELECT next_due_ms FROM urls WHERE url LIKE '%/one'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    tokio::time::sleep(std::time::Duration::from_millis(
+        (due - now).max(0) as u64 + 500,
+    ))
+    .await;
+    let db_again = run_once_over(dir.path(), &format!("seeds = [\"{base}/one\"]")).await;
+    assert_eq!(db_again, db);
+    let pages = server
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/one")
+        .count();
+    assert_eq!(pages, 1, "fetched while robots.txt failed");
+    let text = explain(&db, &format!("{base}/one")).await;
+    assert!(
+        text.contains("its host's robots.txt could not be read when last tried"),
+        "{text}"
+    );
+    assert!(text.contains("HTTP 503"), "{text}");
+    assert!(!text.contains("due: a running refresher"), "{text}");
+}

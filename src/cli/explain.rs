@@ -119,8 +119,9 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
     Ok(Some(out))
 }
 
-/// What holds back a URL no run fetches now: its site is out of the schedules, or its host is
-/// closed by back-off or Retry-After; otherwise, when it is due, that its turn comes in a run.
+/// What holds back a URL no run fetches now: its site is out of the schedules, its host is
+/// closed by back-off or Retry-After, or its host's robots.txt could not be read; otherwise,
+/// when it is due, that its turn comes in a run.
 async fn describe_wait(
     out: &mut String,
     store: &Store,
@@ -147,14 +148,20 @@ async fn describe_wait(
         return Ok(());
     }
     let mut closed = None;
+    let mut robots_unread = None;
     if let Ok(url) = url::Url::parse(&row.url) {
-        let key = crate::politeness::key_of(&crate::politeness::origin_of(&url));
+        let origin = crate::politeness::origin_of(&url);
+        let key = crate::politeness::key_of(&origin);
         if let Some(host) = store.saved_host(&key).await? {
             let until = host
                 .backoff_until_ms
                 .max(host.retry_after_until_ms.unwrap_or(0));
             closed = (until > now_ms).then_some(until);
         }
+        robots_unread = store
+            .host(&origin)
+            .await?
+            .and_then(|host| unread_robots(&host));
     }
     if let Some(until) = closed {
         let _ = writeln!(
@@ -163,7 +170,18 @@ async fn describe_wait(
              until {}",
             ms_to_rfc3339(until)
         );
-    } else if row.next_due_ms.is_some_and(|due| due <= now_ms) {
+    }
+    if let Some(why) = &robots_unread {
+        let _ = writeln!(
+            out,
+            "  waiting: its host's robots.txt could not be read when last tried ({why}): \
+             nothing on the host is fetched until it can be, and it is tried again soon"
+        );
+    }
+    if closed.is_none()
+        && robots_unread.is_none()
+        && row.next_due_ms.is_some_and(|due| due <= now_ms)
+    {
         let _ = writeln!(
             out,
             "  due: a running refresher fetches it in its host's turn, as its site's budget and \
@@ -171,6 +189,25 @@ async fn describe_wait(
         );
     }
     Ok(())
+}
+
+/// Why the host's robots.txt, as last tried, keeps every page of it off limits (unreachable,
+/// 429 or 5xx: RFC 9309 says to assume a complete disallow), with when; `None` when it was read
+/// or never tried.
+fn unread_robots(host: &crate::store::hosts::HostRow) -> Option<String> {
+    let at = ms_to_rfc3339(host.robots_checked_ms?);
+    match host.robots_status {
+        None => Some(format!(
+            "{at}: {}",
+            host.robots_error.as_deref().unwrap_or("unreachable")
+        )),
+        Some(status) => {
+            let status = u16::try_from(status).unwrap_or(500);
+            crate::robots::rules_for_status(status, b"", "*")
+                .retry_soon()
+                .then(|| format!("{at}: HTTP {status}"))
+        }
+    }
 }
 
 /// Each refusal: the reason, the rule that decided, where the URL came from, when and how often;
@@ -397,6 +434,37 @@ fn describe_checks(out: &mut String, checks: &[ObservationRow]) {
 
 #[cfg(test)]
 mod tests {
+    use super::unread_robots;
+
+    #[test]
+    fn a_host_is_off_limits_while_its_robots_txt_failed_only() {
+        let host = |status: Option<i64>, error: Option<&str>| crate::store::hosts::HostRow {
+            id: 1,
+            origin: "http://a.test".into(),
+            robots_checked_ms: Some(0),
+            robots_status: status,
+            robots_txt: None,
+            robots_error: error.map(String::from),
+            crawl_delay_ms: None,
+            backoff_until_ms: None,
+            trust_json: None,
+        };
+        let down = unread_robots(&host(None, Some("cannot connect"))).unwrap();
+        assert!(down.contains("cannot connect"), "{down}");
+        for status in [429, 500, 503] {
+            let why = unread_robots(&host(Some(status), None)).unwrap();
+            assert!(why.ends_with(&format!("HTTP {status}")), "{why}");
+        }
+        for status in [200, 404] {
+            assert_eq!(unread_robots(&host(Some(status), None)), None);
+        }
+        let never = crate::store::hosts::HostRow {
+            robots_checked_ms: None,
+            ..host(None, None)
+        };
+        assert_eq!(unread_robots(&never), None);
+    }
+
     use super::*;
     use crate::store::politeness::SavedHost;
     use crate::store::test_support::{page, site_and_host, temp_store};
