@@ -431,6 +431,23 @@ pub(super) async fn open_postgres(url: &str, busy_timeout: Duration) -> anyhow::
         &url.parse()
             .with_context(|| format!("--db {shown}: not a URL"))?,
     )?;
+    // One connection first, for its own error: the pool hid it behind "pool timed out while
+    // waiting for an open connection" after the whole timeout (a refused port), or a protocol
+    // error with no hint (a port that speaks something else).
+    let hint = "is a PostgreSQL server listening there, and are the user, password and \
+                database in the URL right?";
+    match tokio::time::timeout(busy_timeout, options.connect()).await {
+        Err(_) => anyhow::bail!(
+            "connecting to {shown}: no answer in {} s ({hint})",
+            busy_timeout.as_secs()
+        ),
+        Ok(Err(err)) => {
+            return Err(err).with_context(|| format!("connecting to {shown} ({hint})"));
+        }
+        Ok(Ok(connection)) => {
+            let _ = sqlx::Connection::close(connection).await;
+        }
+    }
     let writer = AnyPoolOptions::new()
         .max_connections(1)
         .acquire_timeout(busy_timeout)
@@ -565,5 +582,54 @@ mod tests {
             .to_string();
         assert!(error.contains("another `freshet run`"), "{error}");
         drop(lock);
+    }
+
+    /// A PostgreSQL URL that reaches no PostgreSQL server says why, with what to check: a
+    /// refused port said "pool timed out while waiting for an open connection" after 30 s, and
+    /// a port speaking something else gave a bare protocol error.
+    #[tokio::test]
+    async fn a_postgres_url_that_reaches_no_server_says_why() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let refused = open_postgres(
+            &format!("postgres://u@127.0.0.1:{port}/db"),
+            Duration::from_secs(30),
+        )
+        .await
+        .err()
+        .map(|e| format!("{e:#}"))
+        .unwrap();
+        assert!(refused.contains("refused"), "{refused}");
+        assert!(
+            refused.contains("is a PostgreSQL server listening"),
+            "{refused}"
+        );
+        assert!(!refused.contains("pool timed out"), "{refused}");
+
+        // A server that answers with HTTP and hangs up.
+        let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = http.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            while let Ok((mut socket, _)) = http.accept().await {
+                let _ = socket
+                    .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+            }
+        });
+        let wrong = open_postgres(
+            &format!("postgres://u@127.0.0.1:{port}/db"),
+            Duration::from_secs(30),
+        )
+        .await
+        .err()
+        .map(|e| format!("{e:#}"))
+        .unwrap();
+        assert!(
+            wrong.contains("is a PostgreSQL server listening"),
+            "{wrong}"
+        );
+        server.abort();
     }
 }
