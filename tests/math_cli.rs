@@ -111,3 +111,29 @@ fn simulate_json_lists_every_policy() {
     let (ok, _, stderr) = freshet(&["simulate", "--signals", "2"]);
     assert!(!ok && stderr.contains("--signals"), "{stderr}");
 }
+
+/// A negative number is taken as the option's value and refused by its own rule, not read as an
+/// unknown flag ("unexpected argument '-5'" sent the user to the wrong place; helper-88).
+#[test]
+fn negative_numbers_get_the_options_own_message() {
+    for (args, says) in [
+        (
+            &["plan", "--rates", "1,2", "--budget", "-5"][..],
+            "--budget must be",
+        ),
+        (
+            &["plan", "--rates", "-1,2", "--budget", "5"],
+            "non-negative",
+        ),
+        (&["simulate", "--budget", "-1"], "must be positive"),
+        (&["demo", "--duration", "-3"], "--duration must be"),
+    ] {
+        let (ok, _, stderr) = freshet(args);
+        assert!(!ok, "{args:?}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(
+            !stderr.contains("unexpected argument"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -29,12 +29,12 @@ use crate::store::{Location, Store};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Real seconds to run for.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 60.0)]
     pub duration: f64,
     /// Virtual seconds per real second (14400: four virtual hours per second, so the default
     /// minute is ten virtual days: the first pass over the web alone takes half a day of the
     /// budget, and learning needs days of checks after it).
-    #[arg(long, default_value_t = 14400.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 14400.0)]
     pub speed: f64,
     /// The database file, kept afterwards for `freshet report`, `freshet explain` and
     /// `sqlite3`; an earlier demo database there is replaced. The schedule file is written next
@@ -45,10 +45,10 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Budget: visits per page per day, on average, per site.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 2.0)]
     pub budget: f64,
     /// Multiplies the number of pages (1.0 = 136 pages on 5 sites, plus a mirror).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
     pub scale: f64,
     /// Print the report as JSON.
     #[arg(long)]

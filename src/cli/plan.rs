@@ -11,16 +11,21 @@ use crate::plan::{self, Limits, Objective, PlanPage, Policy};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Change rates per day, comma-separated (e.g. `1,2,3,4,5`).
-    #[arg(long, value_delimiter = ',', required_unless_present = "rates_file")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_delimiter = ',',
+        required_unless_present = "rates_file"
+    )]
     pub rates: Vec<f64>,
     /// A file with one rate per line, optionally `rate,host` (blank lines and `#` comments skipped).
     #[arg(long, conflicts_with = "rates")]
     pub rates_file: Option<PathBuf>,
     /// Visits per day in total.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub budget: f64,
     /// Visits per day allowed per host.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub host_limit: Option<f64>,
     /// What to optimise.
     #[arg(long, value_enum, default_value = "age")]

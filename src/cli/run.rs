@@ -40,7 +40,7 @@ pub struct Args {
     /// With a postgres:// database: how long a host lease lasts unless renewed, so how long a
     /// killed worker's hosts wait before another worker takes them (default 30, and never less
     /// than twice the longest request timeout of the schedules and a second).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, allow_negative_numbers = true, value_name = "SECONDS")]
     pub lease_seconds: Option<f64>,
 }
 

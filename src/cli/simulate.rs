@@ -19,30 +19,30 @@ pub struct Args {
     #[arg(long, default_value_t = 100)]
     pub hosts: usize,
     /// Simulated days.
-    #[arg(long, default_value_t = 90.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 90.0)]
     pub days: f64,
     /// Visits per page per day on average (the total budget is this × pages).
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.5)]
     pub budget: f64,
     /// Seed of the world and the policies.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Fraction of pages announced in their host's feed (each feed lists its last 20 changes, or
     /// with `--feed-entries latest-change` the last 20 pages that changed).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     pub signals: f64,
     /// What a feed lists: every change of its pages, or each page once at its latest change
     /// (as most real feeds do).
     #[arg(long, value_enum, default_value_t = FeedEntries::EveryChange)]
     pub feed_entries: FeedEntries,
     /// Days before measuring starts (default: a third of the run, at most 30).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub warmup: Option<f64>,
     /// Median change rate per day.
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.2)]
     pub median_rate: f64,
     /// Spread of ln(change rate).
-    #[arg(long, default_value_t = 1.5)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.5)]
     pub rate_sigma: f64,
     /// Only these policies, comma-separated (oracle, oracle-signals, freshet, uniform,
     /// proportional, changefreq, nutch); all by default (oracle-signals, the oracle reading the
