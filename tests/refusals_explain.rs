@@ -112,6 +112,16 @@ async fn refusals_are_recorded_and_explained() {
     assert!(text.contains("refused by the address policy"), "{text}");
     assert!(text.contains("link-local"), "{text}");
 
+    // Another spelling of a known URL is answered for that URL, and says so.
+    let text = explain(&db, &format!("{base}/one?utm_source=x#top")).await;
+    assert!(text.contains("is not known as written"), "{text}");
+    assert!(
+        text.contains(&format!("freshet keeps it as {base}/one ")),
+        "{text}"
+    );
+    let text = explain(&db, &format!("{base}/one")).await;
+    assert!(!text.contains("is not known as written"), "{text}");
+
     // A URL nobody named is still unknown, and says so.
     let unknown = freshet(&["explain", &format!("{base}/never"), "--db", &db]).await;
     assert_eq!(unknown.status.code(), Some(1));

@@ -76,6 +76,16 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
         return Ok(Some(out));
     }
     let mut out = String::new();
+    if let Some(row) = row.as_ref().filter(|row| row.url != url) {
+        // Said, not silently swapped: the URL asked for is not one freshet keeps.
+        let _ = writeln!(
+            out,
+            "{url} is not known as written; freshet keeps it as {} (its normal form: \
+             session and tracking parameters, the fragment and a default port dropped), which \
+             is explained below\n",
+            row.url
+        );
+    }
     match &row {
         Some(row) => {
             let status = store.url_status_of(&row.url).await?;
