@@ -149,3 +149,84 @@ async fn a_site_out_of_credit_does_not_hold_a_shared_host_for_the_other() {
         );
     }
 }
+
+/// Across a restart, a host two sites share keeps the stricter site's rate from the first
+/// request (helper-87: after a restart with no discovery due, the host went at the laxer
+/// site's 1 s until a URL of the stricter site came due, so its server saw requests 1 s apart
+/// under a 3 s limit). `lax` has many cheap pages due often; `strict` few, due rarely: after a
+/// pause, the second run starts with a burst of `lax`'s pages only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_keeps_the_stricter_sites_rate_on_a_shared_host() {
+    const STRICT_GAP_MS: i64 = 3_000;
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 600.0));
+    let server = RecordingServer::start_with_clock(clock.clone()).await;
+    serve(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let site = |name: &str, per_day: f64, rate: &str| {
+        format!(
+            r#"
+[[site]]
+name = "{name}"
+allow_networks = ["127.0.0.0/8"]
+sitemaps = ["{sitemap}"]
+include = ['^http://{HOST}:{port}/{name}']
+requests_per_day = {per_day}
+host_rate = "{rate}"
+"#,
+            sitemap = server.url(HOST, &format!("/{name}.xml")),
+            port = server.addr.port(),
+        )
+    };
+    // `serve` names its two sites' paths rich and poor.
+    let schedule = dir.path().join("sites.toml");
+    std::fs::write(
+        &schedule,
+        site("rich", 2_880.0, "1/s") + &site("poor", 24.0, "1/3s"),
+    )
+    .unwrap();
+    let life = |until_ms: i64| {
+        let options = RunOptions {
+            schedules: vec![schedule.clone()],
+            db_path: dir.path().join("freshet.db"),
+            once: false,
+            clock: clock.clone(),
+            resolve: server.resolve(&[HOST]),
+            policy: PolicyChoice::Learned,
+            worker: Default::default(),
+            run_lock: None,
+        };
+        let stop_clock = clock.clone();
+        let stop = async move {
+            while stop_clock.now_ms() < until_ms {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        refresher::run(options, stop)
+    };
+    life(ORIGIN_MS + 20 * 60_000).await.expect("first run");
+    // Half an hour later (rich's pages come due every few minutes; poor's in hours).
+    let restart_ms = ORIGIN_MS + 50 * 60_000;
+    while clock.now_ms() < restart_ms {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    life(restart_ms + 20 * 60_000).await.expect("second run");
+
+    let log = server.requests_to(HOST);
+    let second: Vec<i64> = log
+        .iter()
+        .map(|r| r.clock_ms)
+        .filter(|&at| at >= restart_ms)
+        .collect();
+    let rich = log
+        .iter()
+        .filter(|r| r.clock_ms >= restart_ms && r.path.starts_with("/rich"))
+        .count();
+    assert!(rich >= 3, "the second run checked {rich} of rich's pages");
+    for pair in second.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= STRICT_GAP_MS - 1,
+            "requests {gap} ms apart after the restart (limit {STRICT_GAP_MS}): {second:?}"
+        );
+    }
+}

@@ -311,8 +311,10 @@ async fn run_until_stopped(
             .mark_unscheduled_sites(&scheduled, clock.now_ms())
             .await?;
     }
-    // Politeness as the last run left it, before any request and before the scheduler's hosts.
+    // Politeness as the last run left it, before any request and before the scheduler's hosts;
+    // every known host at the strictest rate of the sites on it.
     ctx.pool.restore(&store.load_politeness().await?);
+    robots_rules::configure_known_hosts(&ctx).await?;
     // The scheduler as the last run left it (a database from before folded evidence was kept
     // has it folded from its observations, once).
     let stored = store.count_schedulable().await?;

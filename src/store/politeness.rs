@@ -57,6 +57,15 @@ impl Store {
         self.queue_politeness(Arc::new(write)).await
     }
 
+    /// Each site's hosts, by the URLs it holds: (site id, origin).
+    pub async fn site_origins(&self) -> sqlx::Result<Vec<(i64, String)>> {
+        sqlx::query_as(
+            "SELECT DISTINCT u.site_id, h.origin FROM urls u JOIN hosts h ON h.id = u.host_id",
+        )
+        .fetch_all(self.reader())
+        .await
+    }
+
     /// Every host's saved state.
     pub async fn load_politeness(&self) -> sqlx::Result<Vec<SavedHost>> {
         sqlx::query_as(
