@@ -188,6 +188,17 @@ async fn describe_wait(
              nothing on the host is fetched until it can be, and it is tried again soon"
         );
     }
+    if let Some(feed_id) = row.waits_for_feed_id {
+        let feed = store.url_row_by_id(feed_id).await?;
+        let feed = feed.as_ref().map_or("its feed", |f| f.url.as_str());
+        let _ = writeln!(
+            out,
+            "  waits for its feed, {feed}: fetched soon after the feed announces a change, and \
+             otherwise only {} planned intervals after its last check, to see that the feed \
+             still lists its changes (so its next due time lies past its planned interval)",
+            crate::scheduler::AUDIT_INTERVALS
+        );
+    }
     if closed.is_none()
         && robots_unread.is_none()
         && row.next_due_ms.is_some_and(|due| due <= now_ms)

@@ -281,6 +281,15 @@ impl Scheduler {
         }
     }
 
+    /// The feed whose announcements a page waits for instead of its plan (what the store
+    /// keeps, so that `explain` can say why the page's next visit lies past its planned
+    /// interval): the feed covering it, once proven ([`Scheduler::covering_feed`]).
+    pub fn waits_for_feed(&self, url: UrlKey) -> Option<UrlKey> {
+        (self.urls[url].kind == UrlKind::Page)
+            .then(|| self.covering_feed(url))
+            .flatten()
+    }
+
     /// The feed whose announcements a page waits for, if it is worth its polls.
     pub(super) fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
         let u = &self.urls[url];

@@ -458,6 +458,7 @@ mod tests {
                 next_due_ms: 9_000,
                 watched,
                 rate: None,
+                waits_for_feed_id: None,
             };
             store
                 .save_plan(vec![plan(Some((2_000, 5_000)))])

@@ -58,6 +58,8 @@ pub struct PlanUpdate {
     /// Its estimate, when the priors it is weighed under changed since its last check wrote
     /// one (`None`: the stored one stands).
     pub rate: Option<PlannedEstimate>,
+    /// The feed (its row id) whose announcements it waits for instead of its plan.
+    pub waits_for_feed_id: Option<i64>,
 }
 
 /// An estimate written with a plan, and the last check it follows: a row whose last check is
@@ -100,7 +102,8 @@ impl Store {
                             .bind_real(rate.map(|e| e.low))
                             .bind_real(rate.map(|e| e.high.min(1e12)))
                             .bind_real(rate.map(|e| e.shape))
-                            .bind_real(rate.map(|e| e.rate));
+                            .bind_real(rate.map(|e| e.rate))
+                            .bind(row.waits_for_feed_id);
                     }
                     query.execute(&mut *tx).await?;
                 }
@@ -137,14 +140,16 @@ static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
     texts(|n| {
         format!(
             "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms,
-                    after_check_ms, rate_per_day, rate_low, rate_high, rate_shape, rate_scale)
+                    after_check_ms, rate_per_day, rate_low, rate_high, rate_shape, rate_scale,
+                    waits_for_feed_id)
                  AS (VALUES {})
              UPDATE urls SET planned_per_day = v.planned_per_day, next_due_ms = v.next_due_ms,
+                 waits_for_feed_id = v.waits_for_feed_id,
                  watched_from_ms = COALESCE(v.watched_from_ms, urls.watched_from_ms),
                  watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms),
                  {estimate}
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 11)
+            placeholder_rows(n, 12)
         )
     })
 });
@@ -192,6 +197,7 @@ mod tests {
                         estimate: estimate(i),
                         after_check_ms: 0,
                     }),
+                    waits_for_feed_id: (i % 4 == 1).then_some(ids[0]),
                 })
                 .collect();
             // An estimate already stored stands where the plan brings none.
@@ -215,6 +221,12 @@ mod tests {
                 let watched = (row.watched_from_ms, row.watched_until_ms);
                 let want = (i % 3 == 0).then_some((i as i64, 2 * i as i64)).unzip();
                 assert_eq!(watched, want, "row {i}");
+                let waits = store.url_row(&row.url).await.unwrap().unwrap();
+                assert_eq!(
+                    waits.waits_for_feed_id,
+                    (i % 4 == 1).then_some(ids[0]),
+                    "row {i}"
+                );
                 let rate = (
                     row.rate_per_day,
                     row.rate_low,
@@ -268,6 +280,7 @@ mod tests {
                         planned_per_day: 1.0,
                         next_due_ms: 9_000,
                         watched: None,
+                        waits_for_feed_id: None,
                         rate: Some(PlannedEstimate {
                             estimate: estimate(i),
                             after_check_ms,

@@ -90,6 +90,10 @@ pub struct UrlRow {
     /// When the copy was taken: the last check that left one (migration 0025; `None`: no copy).
     #[sqlx(default)]
     pub copy_ms: Option<i64>,
+    /// The feed (its row id) whose announcements the page waits for instead of its plan
+    /// (migration 0026; `None`: its plan alone decides).
+    #[sqlx(default)]
+    pub waits_for_feed_id: Option<i64>,
 }
 
 /// The part of a URL's row a check reads ([`Store::check_row`]): what it is, where, and the
@@ -189,6 +193,7 @@ impl UrlRow {
             listed_ms: None,
             listed_lastmod_ms: None,
             copy_ms: None,
+            waits_for_feed_id: None,
         }
     }
 }

@@ -469,6 +469,10 @@ impl Ledger {
             next_due_ms: due?,
             watched: inner.sched.watched(key),
             rate: None,
+            waits_for_feed_id: inner
+                .sched
+                .waits_for_feed(key)
+                .map(|feed| inner.urls.id_of(feed)),
         })
     }
 
@@ -573,6 +577,10 @@ impl Ledger {
                             estimate,
                             after_check_ms,
                         }),
+                    waits_for_feed_id: inner
+                        .sched
+                        .waits_for_feed(key)
+                        .map(|feed| inner.urls.id_of(feed)),
                 })
             })
             .collect()

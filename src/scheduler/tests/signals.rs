@@ -606,3 +606,22 @@ fn a_feeds_estimate_is_its_own_reads() {
     assert!(busy.low > 24.0, "{busy:?}");
     assert!(quiet.high < 1.0, "{quiet:?}");
 }
+
+/// A page waits for its feed (and the store is told which, for `explain`) once the feed covers
+/// it, has proven itself on it and is worth reading; not before, and a feed waits for none.
+#[test]
+fn a_page_waits_for_its_feed_once_the_feed_has_proven_itself() {
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let page = pages[0];
+    check(&mut sched, 0, page, Seen::Copy);
+    sched.handle_feed(1, feed, &[(page, 0)]);
+    assert!(sched.summary(page).covered);
+    sched.urls[feed].feed_mut().worth = true;
+    assert_eq!(sched.waits_for_feed(page), None, "not proven yet");
+    let coverage = sched.urls[page].evidence_mut().coverage.as_deref_mut();
+    coverage.expect("covered").agreements = FEED_TRUST_CHECKS;
+    assert_eq!(sched.waits_for_feed(page), Some(feed));
+    assert_eq!(sched.waits_for_feed(feed), None);
+    sched.urls[feed].feed_mut().worth = false;
+    assert_eq!(sched.waits_for_feed(page), None, "a feed not worth reading");
+}
