@@ -343,3 +343,55 @@ async fn a_missing_robots_txt_allows_everything_and_is_no_error() {
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(summary.errors, 0, "{summary:?}");
 }
+
+/// A site whose robots.txt could not be read at its first pass reads its sitemap once robots.txt
+/// is tried again (an hour on), not at its next `rediscover` time: after one refused connection
+/// at the first start, helper-87's site sent nothing for the 3.5 hours to its next rediscovery.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_site_whose_robots_txt_failed_reads_its_sitemap_when_robots_txt_is_tried_again() {
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = RecordingServer::start_with_clock(clock.clone()).await;
+    server.handle("a.test", "/robots.txt", |request| match request.hit {
+        0 => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy").into_response(),
+        _ => Reply::text("User-agent: *\nAllow: /\n").to_response(),
+    });
+    let page = server.url("a.test", "/p1");
+    server.route("a.test", "/sitemap.txt", Reply::text(format!("{page}\n")));
+    server.route("a.test", "/p1", Reply::html("<p>one</p>"));
+    let dir = tempfile::tempdir().unwrap();
+    let sitemap = server.url("a.test", "/sitemap.txt");
+    // The default `rediscover`, every six hours (at 00:00, 06:00, ... UTC: the run starts at
+    // midnight, so the next is six hours on).
+    let schedule = schedule(
+        dir.path(),
+        &server,
+        &[],
+        &format!("sitemaps = [\"{sitemap}\"]\n"),
+    );
+    let options = RunOptions {
+        schedules: vec![schedule],
+        db_path: dir.path().join("f.db"),
+        once: false,
+        clock: clock.clone(),
+        resolve: server.resolve(&["a.test"]),
+        policy: PolicyChoice::Learned,
+        worker: Default::default(),
+        run_lock: None,
+    };
+    let stop_clock = clock.clone();
+    let stop = async move {
+        while stop_clock.now_ms() < ORIGIN_MS + 3 * 3_600_000 {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    };
+    refresher::run(options, stop)
+        .await
+        .expect("run until shutdown");
+    let log = server.requests_to("a.test");
+    let at = |path: &str| log.iter().find(|r| r.path == path).map(|r| r.clock_ms);
+    let (Some(sitemap_ms), Some(page_ms)) = (at("/sitemap.txt"), at("/p1")) else {
+        panic!("in three hours: {:?}", paths(&log));
+    };
+    assert!(sitemap_ms >= ORIGIN_MS + 3_600_000, "read before the retry");
+    assert!(page_ms > sitemap_ms);
+}

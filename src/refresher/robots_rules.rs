@@ -85,6 +85,24 @@ pub async fn configure_known_hosts(ctx: &Context) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The earliest time at which robots.txt of one of the site's own origins that could not be
+/// read is tried again (`None`: every one was read): the site's next discovery pass is due
+/// then, not at its next `rediscover` time hours later, which left a site whose robots.txt was
+/// unreachable once at its first start idle until then (helper-87).
+pub async fn unread_until(ctx: &Context, site: &SiteState) -> Option<i64> {
+    let mut until = None;
+    for origin in site.site.origins() {
+        if ctx.held_elsewhere(&origin) {
+            continue;
+        }
+        let (robots, expires_ms) = rules_until(ctx, site, &origin).await;
+        if robots.retry_soon() {
+            until = Some(until.map_or(expires_ms, |u: i64| u.min(expires_ms)));
+        }
+    }
+    until
+}
+
 /// Configures the host's limiter from the site's rate and a Crawl-delay (strictest wins).
 fn configure_host(ctx: &Context, site: &SiteState, origin: &str, crawl_delay: Option<Duration>) {
     let config = HostConfig {
@@ -108,6 +126,18 @@ async fn load_stored(ctx: &Context, site: &SiteState, origin: &str, now: i64) ->
         None => Robots::disallow_all(),
     };
     let expires_ms = expires_ms(&robots, checked);
+    if expires_ms > now && robots.retry_soon() {
+        // Said at every start that finds it so: a run that sends nothing to the host must
+        // say why (a restart within the hour said nothing and made no request).
+        warn!(
+            origin,
+            checked = %crate::clock::ms_to_rfc3339(checked),
+            until = %crate::clock::ms_to_rfc3339(expires_ms),
+            error = row.robots_error.as_deref().unwrap_or(""),
+            status = ?row.robots_status,
+            "robots.txt could not be read when last tried: host disallowed until it is tried again"
+        );
+    }
     (expires_ms > now).then(|| Cached {
         robots: Arc::new(robots),
         expires_ms,
