@@ -26,8 +26,8 @@ pub struct ReportData {
     pub sites: Vec<String>,
     /// Page URLs known.
     pub pages: usize,
-    /// Requests recorded (observations).
-    pub requests: i64,
+    /// Checks recorded (observations).
+    pub checks: i64,
     /// Clock time of the first staleness sample (x = 0 of the staleness plots).
     pub samples_origin_ms: Option<i64>,
     /// Per site, the staleness over time, estimated and (a demo) true.
@@ -38,10 +38,10 @@ pub struct ReportData {
     pub rates: Vec<(f64, f64)>,
     /// Start of the request buckets, clock ms, and their width.
     pub buckets: Option<Buckets>,
-    /// Requests per hour per host over time, with the host's limit.
-    pub host_requests: Vec<RateSeries>,
-    /// Requests per day per site over time, with the site's budget.
-    pub site_requests: Vec<RateSeries>,
+    /// Checks per hour per host over time, with the host's limit.
+    pub host_checks: Vec<RateSeries>,
+    /// Checks per day per site over time, with the site's budget.
+    pub site_checks: Vec<RateSeries>,
     /// Problems by kind, with counts.
     pub errors: Vec<(String, i64)>,
     /// The stalest page copies, stalest first.
@@ -139,7 +139,7 @@ pub fn rate_series<K: Ord + Clone>(
             .entry(c.key.clone())
             .or_insert_with(|| vec![0; n as usize]);
         if let Some(slot) = usize::try_from(c.bucket).ok().and_then(|b| row.get_mut(b)) {
-            *slot += c.requests;
+            *slot += c.checks;
         }
     }
     by_key
@@ -269,9 +269,9 @@ pub async fn gather(store: &Store, now_ms: i64) -> anyhow::Result<ReportData> {
         };
         data.buckets = Some(buckets);
         let limits: BTreeMap<String, i64> = store.host_intervals().await?.into_iter().collect();
-        let per_host = store.requests_per_host(first, buckets.width_ms).await?;
-        data.requests = per_host.iter().map(|c| c.requests).sum();
-        data.host_requests = rate_series(&per_host, buckets, 3_600_000.0)
+        let per_host = store.checks_per_host(first, buckets.width_ms).await?;
+        data.checks = per_host.iter().map(|c| c.checks).sum();
+        data.host_checks = rate_series(&per_host, buckets, 3_600_000.0)
             .into_iter()
             .map(|(origin, points)| RateSeries {
                 limit: limits
@@ -284,8 +284,8 @@ pub async fn gather(store: &Store, now_ms: i64) -> anyhow::Result<ReportData> {
             .collect();
         let budgets: BTreeMap<i64, f64> =
             sites.iter().map(|s| (s.id, s.requests_per_day)).collect();
-        let per_site = store.requests_per_site(first, buckets.width_ms).await?;
-        data.site_requests = rate_series(&per_site, buckets, MS_PER_DAY)
+        let per_site = store.checks_per_site(first, buckets.width_ms).await?;
+        data.site_checks = rate_series(&per_site, buckets, MS_PER_DAY)
             .into_iter()
             .map(|(id, points)| RateSeries {
                 name: site_name.get(&id).cloned().unwrap_or(unknown(id)),
@@ -326,18 +326,18 @@ mod tests {
             BucketCount {
                 key: "a".to_string(),
                 bucket: 0,
-                requests: 6,
+                checks: 6,
             },
             BucketCount {
                 key: "a".to_string(),
                 bucket: 2,
-                requests: 3,
+                checks: 3,
             },
             // Out of range: ignored, not a panic.
             BucketCount {
                 key: "a".to_string(),
                 bucket: 9,
-                requests: 1,
+                checks: 1,
             },
         ];
         let series = rate_series(&counts, buckets, hour as f64);
@@ -345,7 +345,7 @@ mod tests {
         assert_eq!(a.len(), 3);
         assert_eq!(a[0].1, 6.0);
         assert_eq!(a[1].1, 0.0);
-        // The last bucket covers half an hour: 3 requests in it are 6 per hour.
+        // The last bucket covers half an hour: 3 checks in it are 6 per hour.
         assert!((a[2].1 - 6.0).abs() < 1e-9, "{:?}", a[2]);
         assert!((a[0].0 - 0.5 / 24.0).abs() < 1e-12);
     }

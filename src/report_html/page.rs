@@ -68,7 +68,7 @@ const SECTIONS: [(&str, &str); 9] = [
     ("staleness-share", "Share of the copies stale over time"),
     ("copy-ages", "How old the copies are now"),
     ("rates", "Learnt change rates against planned visits"),
-    ("host-requests", "Requests per host against its limit"),
+    ("host-requests", "Checks per host against its limit"),
     ("budget", "Budget spent against budget, per site"),
     ("errors", "Errors by kind"),
     ("stalest", "The stalest copies, and why"),
@@ -89,14 +89,14 @@ pub fn render(data: &ReportData, db: &str) -> anyhow::Result<String> {
     let _ = writeln!(
         html,
         "<dl class=\"summary\"><dt>database</dt><dd>{}</dd><dt>as of</dt><dd>{}</dd>\
-         <dt>sites</dt><dd>{}</dd><dt>pages</dt><dd>{}</dd><dt>requests</dt><dd>{}</dd></dl>",
+         <dt>sites</dt><dd>{}</dd><dt>pages</dt><dd>{}</dd><dt>checks</dt><dd>{}</dd></dl>",
         escape(db),
         ms_to_rfc3339(data.now_ms),
         escape(&data.sites.join(", ")),
         data.pages,
-        data.requests
+        data.checks
     );
-    if data.sites.is_empty() && data.pages == 0 && data.requests == 0 {
+    if data.sites.is_empty() && data.pages == 0 && data.checks == 0 {
         html.push_str(
             "<p id=\"no-data\" class=\"note\">There is no data yet: run <code>freshet run</code> \
              (or <code>freshet demo</code>) with this database first.</p>\n",
@@ -155,17 +155,18 @@ pub fn render(data: &ReportData, db: &str) -> anyhow::Result<String> {
     figure(
         &mut html,
         SECTIONS[4],
-        plots::requests(&data.host_requests, true, "hour", "host limit")?,
+        plots::checks(&data.host_checks, true, "hour", "host limit")?,
         &format!(
             "Checks recorded per host, per hour averaged over {width} buckets (log scale; empty \
-             buckets are not drawn), against the host's politeness limit. robots.txt fetches \
-             are not counted here."
+             buckets are not drawn), against the host's politeness limit: a check is one request \
+             of its URL; its redirect hops and the host's robots.txt reads come on top, so the \
+             server counts a little more (`runs.requests` holds every request)."
         ),
     );
     figure(
         &mut html,
         SECTIONS[5],
-        plots::requests(&data.site_requests, false, "day", "budget")?,
+        plots::checks(&data.site_checks, false, "day", "budget")?,
         &format!(
             "Checks recorded per site, per day averaged over {width} buckets, against the site's \
              requests_per_day."

@@ -289,7 +289,7 @@ pub fn rates(points: &[(f64, f64)]) -> anyhow::Result<Option<String>> {
 
 /// Requests over time per series against each series' limit: per host and hour (log scale,
 /// empty buckets left out), or per site and day (linear).
-pub fn requests(
+pub fn checks(
     series: &[RateSeries],
     log_y: bool,
     unit: &str,
@@ -316,7 +316,7 @@ pub fn requests(
         .chain(series.iter().filter_map(|s| s.limit));
     let y_hi = values.clone().fold(0.0, f64::max) * if log_y { 3.0 } else { 1.15 };
     let y_lo = values.filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min) / 2.0;
-    let y_desc = format!("requests per {unit}");
+    let y_desc = format!("checks per {unit}");
     svg(|root| {
         let mut builder = ChartBuilder::on(root);
         builder

@@ -36,15 +36,15 @@ pub struct TrueFreshnessSample {
     pub share_stale: f64,
 }
 
-/// How many requests fell in one time bucket, for one key (a host's origin or a site's id).
+/// How many checks fell in one time bucket, for one key (a host's origin or a site's id).
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct BucketCount<K> {
     /// The origin or site.
     pub key: K,
     /// Bucket number: the bucket starts at `from + bucket × width`.
     pub bucket: i64,
-    /// Requests (observations) in it.
-    pub requests: i64,
+    /// Checks (observations) in it.
+    pub checks: i64,
 }
 
 impl Store {
@@ -109,14 +109,14 @@ impl Store {
         Ok(span.0.zip(span.1))
     }
 
-    /// Requests (observations) per host origin per bucket of `width_ms` from `from_ms`.
-    pub async fn requests_per_host(
+    /// Checks (observations) per host origin per bucket of `width_ms` from `from_ms`.
+    pub async fn checks_per_host(
         &self,
         from_ms: i64,
         width_ms: i64,
     ) -> sqlx::Result<Vec<BucketCount<String>>> {
         sqlx::query_as(
-            "SELECT h.origin AS key, (o.checked_ms - $1) / $2 AS bucket, COUNT(*) AS requests
+            "SELECT h.origin AS key, (o.checked_ms - $1) / $2 AS bucket, COUNT(*) AS checks
              FROM observations o JOIN urls u ON u.id = o.url_id JOIN hosts h ON h.id = u.host_id
              WHERE o.checked_ms >= $1
              GROUP BY h.id, bucket ORDER BY h.origin, bucket",
@@ -127,14 +127,14 @@ impl Store {
         .await
     }
 
-    /// Requests (observations) per site id per bucket of `width_ms` from `from_ms`.
-    pub async fn requests_per_site(
+    /// Checks (observations) per site id per bucket of `width_ms` from `from_ms`.
+    pub async fn checks_per_site(
         &self,
         from_ms: i64,
         width_ms: i64,
     ) -> sqlx::Result<Vec<BucketCount<i64>>> {
         sqlx::query_as(
-            "SELECT u.site_id AS key, (o.checked_ms - $1) / $2 AS bucket, COUNT(*) AS requests
+            "SELECT u.site_id AS key, (o.checked_ms - $1) / $2 AS bucket, COUNT(*) AS checks
              FROM observations o JOIN urls u ON u.id = o.url_id
              WHERE o.checked_ms >= $1
              GROUP BY u.site_id, bucket ORDER BY u.site_id, bucket",
@@ -188,7 +188,7 @@ mod tests {
             assert!(store.sites().await.unwrap().is_empty());
             assert_eq!(store.observation_span().await.unwrap(), None);
             assert!(store.errors_by_kind().await.unwrap().is_empty());
-            assert!(store.requests_per_host(0, 1000).await.unwrap().is_empty());
+            assert!(store.checks_per_host(0, 1000).await.unwrap().is_empty());
             let site = SiteRecord {
                 name: "demo-web",
                 weight: 1.0,
