@@ -169,3 +169,42 @@ async fn a_demo_moved_to_postgres_reports_the_same_numbers() {
         String::from_utf8_lossy(&explain_postgres)
     );
 }
+
+/// A PostgreSQL URL that reaches no PostgreSQL server says why, with what to check, at once (no
+/// server needed): a refused port said "pool timed out while waiting for an open connection"
+/// after 30 s, and a port speaking something else gave a bare protocol error (helper-88).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_url_that_reaches_no_server_says_why() {
+    async fn error_of(url: String) -> String {
+        let opened = freshet::store::Store::open(std::path::Path::new(&url)).await;
+        format!("{:#}", opened.expect_err("no PostgreSQL server there"))
+    }
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let refused = error_of(format!("postgres://u@127.0.0.1:{port}/db")).await;
+    assert!(refused.contains("refused"), "{refused}");
+    assert!(
+        refused.contains("is a PostgreSQL server listening"),
+        "{refused}"
+    );
+    assert!(!refused.contains("pool timed out"), "{refused}");
+
+    // A server that answers with HTTP and hangs up.
+    let http = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = http.local_addr().unwrap().port();
+    let server = tokio::spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        while let Ok((mut socket, _)) = http.accept().await {
+            let _ = socket
+                .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                .await;
+        }
+    });
+    let wrong = error_of(format!("postgres://u@127.0.0.1:{port}/db")).await;
+    assert!(
+        wrong.contains("is a PostgreSQL server listening"),
+        "{wrong}"
+    );
+    server.abort();
+}

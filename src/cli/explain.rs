@@ -93,7 +93,8 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
             let from = store.discovered_from(&row.url).await?;
             let signal = store.site_change_signal(row.site_id).await?;
             describe_row(&mut out, row, status.as_ref(), from.as_deref(), now_ms);
-            describe_wait(&mut out, store, row, status.as_ref(), now_ms).await?;
+            super::explain_wait::describe_wait(&mut out, store, row, status.as_ref(), now_ms)
+                .await?;
             describe_changes(&mut out, row, signal.as_deref());
             let site = status.as_ref().map(|s| s.site.as_str());
             let checked = row.last_checked_ms.zip(site);
@@ -127,108 +128,6 @@ pub async fn explain(store: &Store, url: &str, now_ms: i64) -> anyhow::Result<Op
         engine.planner_weight(&normalized)
     );
     Ok(Some(out))
-}
-
-/// What holds back a URL no run fetches now: its site is out of the schedules, its host is
-/// closed by back-off or Retry-After, or its host's robots.txt could not be read; otherwise,
-/// when it is due, that its turn comes in a run.
-async fn describe_wait(
-    out: &mut String,
-    store: &Store,
-    row: &UrlRow,
-    status: Option<&UrlStatusRow>,
-    now_ms: i64,
-) -> anyhow::Result<()> {
-    if let Some(problem) = store.site_file_skipped(row.site_id).await? {
-        let _ = writeln!(
-            out,
-            "  not fetched: its site's schedule file was skipped at the last run for its \
-             problems ({problem}; `freshet check` lists them all)"
-        );
-        return Ok(());
-    }
-    if let Some(since) = store.site_unscheduled_ms(row.site_id).await? {
-        let site = status.map_or("its site", |s| s.site.as_str());
-        let _ = writeln!(
-            out,
-            "  not planned: site `{site}` is in none of the schedules loaded since {} (a site \
-             that names it again takes it over)",
-            ms_to_rfc3339(since)
-        );
-        return Ok(());
-    }
-    let mut closed = None;
-    let mut robots_unread = None;
-    if let Ok(url) = url::Url::parse(&row.url) {
-        let origin = crate::politeness::origin_of(&url);
-        let key = crate::politeness::key_of(&origin);
-        if let Some(host) = store.saved_host(&key).await? {
-            let until = host
-                .backoff_until_ms
-                .max(host.retry_after_until_ms.unwrap_or(0));
-            closed = (until > now_ms).then_some(until);
-        }
-        robots_unread = store
-            .host(&origin)
-            .await?
-            .and_then(|host| unread_robots(&host));
-    }
-    if let Some(until) = closed {
-        let _ = writeln!(
-            out,
-            "  waiting: its host is closed (back-off after errors, or the server's Retry-After) \
-             until {}",
-            ms_to_rfc3339(until)
-        );
-    }
-    if let Some(why) = &robots_unread {
-        let _ = writeln!(
-            out,
-            "  waiting: its host's robots.txt could not be read when last tried ({why}): \
-             nothing on the host is fetched until it can be, and it is tried again soon"
-        );
-    }
-    if let Some(feed_id) = row.waits_for_feed_id {
-        let feed = store.url_row_by_id(feed_id).await?;
-        let feed = feed.as_ref().map_or("its feed", |f| f.url.as_str());
-        let _ = writeln!(
-            out,
-            "  waits for its feed, {feed}: fetched soon after the feed announces a change, and \
-             otherwise only {} planned intervals after its last check, to see that the feed \
-             still lists its changes (so its next due time lies past its planned interval)",
-            crate::scheduler::AUDIT_INTERVALS
-        );
-    }
-    if closed.is_none()
-        && robots_unread.is_none()
-        && row.next_due_ms.is_some_and(|due| due <= now_ms)
-    {
-        let _ = writeln!(
-            out,
-            "  due: a running refresher fetches it in its host's turn, as its site's budget and \
-             its host's limit allow"
-        );
-    }
-    Ok(())
-}
-
-/// Why the host's robots.txt, as last tried, keeps every page of it off limits (unreachable,
-/// 429 or 5xx: RFC 9309 says to assume a complete disallow), with when; `None` when it was read
-/// or never tried.
-fn unread_robots(host: &crate::store::hosts::HostRow) -> Option<String> {
-    let at = ms_to_rfc3339(host.robots_checked_ms?);
-    match host.robots_status {
-        None => Some(format!(
-            "{at}: {}",
-            host.robots_error.as_deref().unwrap_or("unreachable")
-        )),
-        Some(status) => {
-            let status = u16::try_from(status).unwrap_or(500);
-            crate::robots::rules_for_status(status, b"", "*")
-                .retry_soon()
-                .then(|| format!("{at}: HTTP {status}"))
-        }
-    }
 }
 
 /// Each refusal: the reason, the rule that decided, where the URL came from, when and how often;
@@ -455,37 +354,6 @@ fn describe_checks(out: &mut String, checks: &[ObservationRow]) {
 
 #[cfg(test)]
 mod tests {
-    use super::unread_robots;
-
-    #[test]
-    fn a_host_is_off_limits_while_its_robots_txt_failed_only() {
-        let host = |status: Option<i64>, error: Option<&str>| crate::store::hosts::HostRow {
-            id: 1,
-            origin: "http://a.test".into(),
-            robots_checked_ms: Some(0),
-            robots_status: status,
-            robots_txt: None,
-            robots_error: error.map(String::from),
-            crawl_delay_ms: None,
-            backoff_until_ms: None,
-            trust_json: None,
-        };
-        let down = unread_robots(&host(None, Some("cannot connect"))).unwrap();
-        assert!(down.contains("cannot connect"), "{down}");
-        for status in [429, 500, 503] {
-            let why = unread_robots(&host(Some(status), None)).unwrap();
-            assert!(why.ends_with(&format!("HTTP {status}")), "{why}");
-        }
-        for status in [200, 404] {
-            assert_eq!(unread_robots(&host(Some(status), None)), None);
-        }
-        let never = crate::store::hosts::HostRow {
-            robots_checked_ms: None,
-            ..host(None, None)
-        };
-        assert_eq!(unread_robots(&never), None);
-    }
-
     use super::*;
     use crate::store::politeness::SavedHost;
     use crate::store::test_support::{page, site_and_host, temp_store};
