@@ -42,10 +42,10 @@ pub struct Args {
     pub workers: usize,
 }
 
-/// The longest `--duration` (real seconds: a week) and the fastest `--speed` (virtual seconds
-/// per real second). A duration of 1e20 s panicked converting it, and a speed of 1e300 ran on
-/// a clock past any date and judged nothing.
+/// The longest `--duration`, real seconds: a week (1e20 s panicked converting it).
 const MAX_DURATION_S: f64 = 7.0 * 86_400.0;
+/// The fastest `--speed`, virtual seconds per real second (1e300 ran on a clock past any date
+/// and judged nothing).
 const MAX_SPEED: f64 = 1e7;
 /// The most virtual days a demo may span: every page's changes are drawn for the whole run
 /// before it starts (ten years of the default world are about 2 million change times).

@@ -69,14 +69,17 @@ pub(super) async fn describe_wait(
              nothing on the host is fetched until it can be, and it is tried again soon"
         );
     }
-    if let Some(feed_id) = row.waits_for_feed_id {
+    // As of the last save of the plans (every quarter of an hour, and at a stop); a URL out
+    // of the plan waits for nothing.
+    if let Some(feed_id) = row.waits_for_feed_id.filter(|_| row.next_due_ms.is_some()) {
         let feed = store.url_row_by_id(feed_id).await?;
         let feed = feed.as_ref().map_or("its feed", |f| f.url.as_str());
         let _ = writeln!(
             out,
-            "  waits for its feed, {feed}: fetched soon after the feed announces a change, and \
-             otherwise only {} planned intervals after its last check, to see that the feed \
-             still lists its changes (so its next due time lies past its planned interval)",
+            "  waits for its feed, {feed} (as of the last save of the plans): fetched soon \
+             after the feed announces a change, and otherwise only {} planned intervals after \
+             its last check, to see that the feed still lists its changes (so its next due \
+             time lies past its planned interval)",
             crate::scheduler::AUDIT_INTERVALS
         );
     }

@@ -11,6 +11,8 @@ use crate::plan::{self, Limits, Objective, PlanPage, Policy};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Change rates per day, comma-separated (e.g. `1,2,3,4,5`).
+    // Hyphen values: `-1,2` is no number to clap, and would be read as a flag, not refused as
+    // a negative rate.
     #[arg(
         long,
         allow_hyphen_values = true,

@@ -70,8 +70,8 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     ctx.store.set_site_discovered(site.id, done).await?;
     let worth_ms = reads_per_day.map_or(0, |r| (crate::clock::MS_PER_DAY / r.max(1e-9)) as i64);
     let mut next = next_discovery(site, done.saturating_add((worth_ms - 1).max(0)));
-    if let Some(retry_ms) = super::robots_rules::unread_until(ctx, site).await {
-        // Its documents were not read: read them once robots.txt is tried again.
+    if let Some(retry_ms) = super::robots_rules::unread_documents_until(ctx, site).await? {
+        // Documents never read: read them once robots.txt is tried again.
         next = next.min(retry_ms.max(done.saturating_add(1)));
     }
     // Every sitemap of the site is next read at the next discovery, whether this pass read it,

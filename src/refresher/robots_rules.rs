@@ -85,22 +85,35 @@ pub async fn configure_known_hosts(ctx: &Context) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The earliest time at which robots.txt of one of the site's own origins that could not be
-/// read is tried again (`None`: every one was read): the site's next discovery pass is due
-/// then, not at its next `rediscover` time hours later, which left a site whose robots.txt was
-/// unreachable once at its first start idle until then (helper-87).
-pub async fn unread_until(ctx: &Context, site: &SiteState) -> Option<i64> {
-    let mut until = None;
-    for origin in site.site.origins() {
+/// When a schedule sitemap or feed of the site that was never read, because its host's
+/// robots.txt could not be read, may be read: when robots.txt is tried again (`None`: there is
+/// none such). The site's next discovery pass is due then, not at its next `rediscover` time
+/// hours later: one refused connection at a first start left helper-87's site idle until then.
+/// A document read before waits for the regular pass, which keeps the pages it listed; so an
+/// outage of one host's robots.txt does not make every pass of the site hourly.
+pub async fn unread_documents_until(
+    ctx: &Context,
+    site: &SiteState,
+) -> anyhow::Result<Option<i64>> {
+    let now = ctx.clock.now_ms();
+    let mut until: Option<i64> = None;
+    for url in site.site.sitemaps.iter().chain(&site.site.feeds) {
+        let origin = origin_of(url);
         if ctx.held_elsewhere(&origin) {
             continue;
         }
+        let read = ctx.store.url_row(url.as_str()).await?;
+        if read.is_some_and(|row| row.last_checked_ms.is_some()) {
+            continue;
+        }
         let (robots, expires_ms) = rules_until(ctx, site, &origin).await;
-        if robots.retry_soon() {
-            until = Some(until.map_or(expires_ms, |u: i64| u.min(expires_ms)));
+        // A verdict that lapses at once (not asked: stopping, or another worker's host) is no
+        // retry time.
+        if robots.retry_soon() && expires_ms > now {
+            until = Some(until.map_or(expires_ms, |u| u.min(expires_ms)));
         }
     }
-    until
+    Ok(until)
 }
 
 /// Configures the host's limiter from the site's rate and a Crawl-delay (strictest wins).

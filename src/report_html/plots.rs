@@ -287,7 +287,7 @@ pub fn rates(points: &[(f64, f64)]) -> anyhow::Result<Option<String>> {
     .map(Some)
 }
 
-/// Requests over time per series against each series' limit: per host and hour (log scale,
+/// Checks over time per series against each series' limit: per host and hour (log scale,
 /// empty buckets left out), or per site and day (linear).
 pub fn checks(
     series: &[RateSeries],

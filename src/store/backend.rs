@@ -437,10 +437,7 @@ pub(super) async fn open_postgres(url: &str, busy_timeout: Duration) -> anyhow::
     let hint = "is a PostgreSQL server listening there, and are the user, password and \
                 database in the URL right?";
     match tokio::time::timeout(busy_timeout, options.connect()).await {
-        Err(_) => anyhow::bail!(
-            "connecting to {shown}: no answer in {} s ({hint})",
-            busy_timeout.as_secs()
-        ),
+        Err(_) => anyhow::bail!("connecting to {shown}: no answer in {busy_timeout:?} ({hint})"),
         Ok(Err(err)) => {
             return Err(err).with_context(|| format!("connecting to {shown} ({hint})"));
         }

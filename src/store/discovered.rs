@@ -181,10 +181,13 @@ impl Store {
     /// planned rate, so `explain` and the reports do not show a visit that will not come.
     pub async fn set_unplanned(&self, url_id: i64) -> sqlx::Result<()> {
         self.write("set_unplanned", |mut tx| async move {
-            sqlx::query("UPDATE urls SET next_due_ms = NULL, planned_per_day = NULL WHERE id = $1")
-                .bind(url_id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "UPDATE urls SET next_due_ms = NULL, planned_per_day = NULL, \
+                 waits_for_feed_id = NULL WHERE id = $1",
+            )
+            .bind(url_id)
+            .execute(&mut *tx)
+            .await?;
             Ok((tx, ()))
         })
         .await

@@ -278,7 +278,6 @@ async fn run(
     mut jobs: mpsc::UnboundedReceiver<Job>,
 ) {
     let mut group: Vec<Job> = Vec::new();
-    let mut settled: Vec<Job> = Vec::new();
     while let Some(first) = jobs.recv().await {
         group.push(first);
         while group.len() < MAX_GROUP {
@@ -288,13 +287,12 @@ async fn run(
             }
         }
         // Waits for the writes before them: answered once the rest of the group is.
-        let (waits, writes): (Vec<Job>, Vec<Job>) = std::mem::take(&mut group)
+        let (settled, writes): (Vec<Job>, Vec<Job>) = std::mem::take(&mut group)
             .into_iter()
             .partition(|job| matches!(job.work, Work::Settled));
-        settled.extend(waits);
         group = writes;
         run_group(&writer, &lock_retries, &counts, &mut group).await;
-        for job in settled.drain(..) {
+        for job in settled {
             let _ = job.reply.send(Ok(Box::new(()) as AnyValue));
         }
     }
