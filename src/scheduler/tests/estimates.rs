@@ -517,3 +517,36 @@ fn a_start_writes_again_the_estimates_of_a_young_site_only() {
         assert_eq!(!sched.outdated_estimates().is_empty(), young);
     }
 }
+
+/// A feed's row reports what its own reads showed (it was the site's prior, 0.77 a day with
+/// nothing of its own, for a feed that changed at 60 of 61 reads), and nothing plans by it.
+#[test]
+fn a_feeds_estimate_is_its_own_reads() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 50.0, 0);
+    let host = sched.add_host(0, 0);
+    let feed_of = |sched: &mut Scheduler| {
+        sched.add_url(
+            0,
+            NewUrl {
+                kind: UrlKind::Feed,
+                ..page(site, host, 1.0)
+            },
+        )
+    };
+    let (busy, quiet) = (feed_of(&mut sched), feed_of(&mut sched));
+    // Read every hour for two days: one changes at every read, the other never.
+    for read in 0..=48 {
+        let now = read * HOUR;
+        for (feed, seen) in [(busy, Seen::Changed), (quiet, Seen::Unchanged)] {
+            let seen = if read == 0 { Seen::Copy } else { seen };
+            // Handed out (a feed is read when its price says; here at every hour).
+            sched.urls[feed].in_flight = true;
+            sched.handle_fetched(now, feed, Fetched::at(now, seen));
+        }
+    }
+    let busy = sched.summary(busy).estimate;
+    let quiet = sched.summary(quiet).estimate;
+    assert!(busy.low > 24.0, "{busy:?}");
+    assert!(quiet.high < 1.0, "{quiet:?}");
+}
