@@ -230,5 +230,9 @@ async fn a_page_of_a_host_whose_robots_txt_fails_waits_and_explain_says_why() {
         "{text}"
     );
     assert!(text.contains("HTTP 503"), "{text}");
+    assert!(
+        text.contains("judged as of") && text.contains("(now)"),
+        "{text}"
+    );
     assert!(!text.contains("due: a running refresher"), "{text}");
 }

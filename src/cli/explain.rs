@@ -31,12 +31,21 @@ pub struct Args {
 /// Runs `freshet explain`; returns 0, or 1 when freshet does not know the URL.
 pub async fn run(args: Args) -> anyhow::Result<u8> {
     let store = Store::open_existing(&args.db).await?;
-    let now = store.report_now(SystemClock.now_ms()).await?;
+    let wall = SystemClock.now_ms();
+    let now = store.report_now(wall).await?;
     let result = explain(&store, &args.url, now).await;
     store.close().await;
     match result? {
         Some(text) => {
             crate::out!("{text}");
+            // Which "now" the ages above are judged at (helper-88: a demo's database is judged
+            // at its own end, and nothing said so).
+            let clock = if now == wall {
+                "now"
+            } else {
+                "the end of the last run, on its virtual clock"
+            };
+            crate::out!("\njudged as of {} ({clock})", ms_to_rfc3339(now));
             Ok(0)
         }
         None => {
@@ -267,6 +276,16 @@ fn describe_row(
                      faster rates, and those few pull the mean up"
                 );
             }
+            if high >= 0.9 * crate::estimate::population::HIGHEST_RATE_PER_DAY {
+                // helper-87's pages changing every 8 s read 9,200 a day, their intervals ending
+                // just below their truth, and nothing said why.
+                let _ = writeln!(
+                    out,
+                    "  at the top of the rates a site's population holds ({} a day, a change \
+                     every 9 s): the page may change faster than this",
+                    per_day(crate::estimate::population::HIGHEST_RATE_PER_DAY)
+                );
+            }
             if let (Some(copy), Some(s)) = (row.copy_ms, status) {
                 let since = (now_ms - copy).max(0) as f64 / MS_PER_DAY;
                 if let Some(staleness) = s.staleness(now_ms) {
@@ -399,6 +418,16 @@ mod tests {
         let mut out = String::new();
         describe_row(&mut out, &row(12.0), None, None, 0);
         assert!(!out.contains("outside"), "{out}");
+        assert!(!out.contains("at the top of the rates"), "{out}");
+        let ceiling = UrlRow {
+            rate_per_day: Some(9_200.0),
+            rate_low: Some(8_400.0),
+            rate_high: Some(9_956.0),
+            ..UrlRow::for_tests(1, "page")
+        };
+        let mut out = String::new();
+        describe_row(&mut out, &ceiling, None, None, 0);
+        assert!(out.contains("at the top of the rates"), "{out}");
     }
 
     #[tokio::test]

@@ -25,6 +25,9 @@ use super::posterior::{Posterior, log_likelihood};
 const LOW_U: f64 = -9.210_340_371_976_184;
 /// `ln λ` of the grid's last node: 10,000 changes a day (one every 9 s).
 const HIGH_U: f64 = 9.210_340_371_976_184;
+/// The fastest rate a population holds, changes a day (`e^HIGH_U`): a page that changes faster
+/// reads as about this under its site's population, and `explain` says so.
+pub const HIGHEST_RATE_PER_DAY: f64 = 10_000.0;
 /// Nodes of the grid: 0.2 in `ln λ` apart (a factor 1.22), finer than any page's own evidence
 /// resolves before dozens of checks, when the prior no longer matters.
 pub const NODES: usize = 93;
