@@ -101,18 +101,17 @@ pub(super) async fn describe_wait(
 /// or never tried.
 fn unread_robots(host: &HostRow) -> Option<String> {
     let at = ms_to_rfc3339(host.robots_checked_ms?);
-    match host.robots_status {
-        None => Some(format!(
+    // Judged as a run judges the stored fetch (`robots_rules`).
+    if !crate::robots::rules_for_stored(host.robots_status, b"", "*").retry_soon() {
+        return None;
+    }
+    Some(match host.robots_status {
+        Some(status) => format!("{at}: HTTP {status}"),
+        None => format!(
             "{at}: {}",
             host.robots_error.as_deref().unwrap_or("unreachable")
-        )),
-        Some(status) => {
-            let status = u16::try_from(status).unwrap_or(500);
-            crate::robots::rules_for_status(status, b"", "*")
-                .retry_soon()
-                .then(|| format!("{at}: HTTP {status}"))
-        }
-    }
+        ),
+    })
 }
 
 #[cfg(test)]

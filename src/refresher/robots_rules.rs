@@ -67,19 +67,13 @@ pub async fn rules_until(ctx: &Context, site: &SiteState, origin: &str) -> (Arc<
 /// server saw requests 1 s apart under a 3 s limit.
 pub async fn configure_known_hosts(ctx: &Context) -> anyhow::Result<()> {
     for (site_id, origin) in ctx.store.site_origins().await? {
-        if let Some(site) = ctx.sites.iter().find(|s| s.id == site_id) {
+        if let Some(site) = ctx.site(site_id) {
             configure_host(ctx, site, &origin, None);
         }
     }
     for site in ctx.sites.iter() {
-        let named = site
-            .site
-            .seeds
-            .iter()
-            .chain(&site.site.sitemaps)
-            .chain(&site.site.feeds);
-        for url in named {
-            configure_host(ctx, site, &origin_of(url), None);
+        for origin in site.site.origins() {
+            configure_host(ctx, site, &origin, None);
         }
     }
     Ok(())
@@ -130,14 +124,11 @@ fn configure_host(ctx: &Context, site: &SiteState, origin: &str, crawl_delay: Op
 async fn load_stored(ctx: &Context, site: &SiteState, origin: &str, now: i64) -> Option<Cached> {
     let row = ctx.store.host(origin).await.ok()??;
     let checked = row.robots_checked_ms?;
-    let robots = match row.robots_status {
-        Some(status) => robots::rules_for_status(
-            u16::try_from(status).unwrap_or(500),
-            row.robots_txt.as_deref().unwrap_or_default(),
-            &site.agent_token,
-        ),
-        None => Robots::disallow_all(),
-    };
+    let robots = robots::rules_for_stored(
+        row.robots_status,
+        row.robots_txt.as_deref().unwrap_or_default(),
+        &site.agent_token,
+    );
     let expires_ms = expires_ms(&robots, checked);
     if expires_ms > now && robots.retry_soon() {
         // Said at every start that finds it so: a run that sends nothing to the host must
@@ -206,10 +197,8 @@ async fn fetch(ctx: &Context, site: &SiteState, origin: &str) -> Cached {
     let body = outcome.body.as_deref().unwrap_or_default();
     // A status whose body broke off is no answer: stored as none (disallow all for now).
     let status = Some(outcome.robots_status()).filter(|&s| s != 0);
-    let robots = match status {
-        Some(status) => robots::rules_for_status(status, body, &site.agent_token),
-        None => Robots::disallow_all(),
-    };
+    // Judged as it will be read back from the store.
+    let robots = robots::rules_for_stored(status.map(i64::from), body, &site.agent_token);
     // A 4xx is an answer (RFC 9309: no rules, everything allowed), the commonest one on the
     // web: neither an error nor a disallowed host. What disallows for now is recorded.
     let error = outcome

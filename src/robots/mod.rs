@@ -183,6 +183,15 @@ pub fn rules_for_status(status: u16, body: &[u8], agent_token: &str) -> Robots {
     }
 }
 
+/// Rules from what the store kept of the last fetch: its `status` (`None`: unreachable, or a
+/// body that broke off) and its body.
+pub fn rules_for_stored(status: Option<i64>, body: &[u8], agent_token: &str) -> Robots {
+    match status {
+        Some(status) => rules_for_status(u16::try_from(status).unwrap_or(500), body, agent_token),
+        None => Robots::disallow_all(),
+    }
+}
+
 /// The product token to match, or `None` when `agent` holds none (only `*` groups then apply).
 fn valid_token(agent: &str) -> Option<&str> {
     let token = agent.split('/').next().unwrap_or("").trim();

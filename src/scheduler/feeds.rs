@@ -281,17 +281,10 @@ impl Scheduler {
         }
     }
 
-    /// The feed whose announcements a page waits for instead of its plan (what the store
-    /// keeps, so that `explain` can say why the page's next visit lies past its planned
-    /// interval): the feed covering it, once proven ([`Scheduler::covering_feed`]).
-    pub fn waits_for_feed(&self, url: UrlKey) -> Option<UrlKey> {
-        (self.urls[url].kind == UrlKind::Page)
-            .then(|| self.covering_feed(url))
-            .flatten()
-    }
-
-    /// The feed whose announcements a page waits for, if it is worth its polls.
-    pub(super) fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
+    /// The feed whose announcements a page waits for, if it is worth its polls (only pages are
+    /// covered). The store keeps it with the plan, so that `explain` can say why the page's
+    /// next visit lies past its planned interval.
+    pub fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
         let u = &self.urls[url];
         let coverage = u.evidence().coverage.as_deref()?;
         (self.urls[coverage.feed].feed().worth && coverage.agreements >= FEED_TRUST_CHECKS)

@@ -94,6 +94,23 @@ struct Sampling {
 }
 
 impl Inner {
+    /// A URL's plan as the store keeps it (no estimate: the stored one stands); `None` while
+    /// it is not due at all.
+    fn plan_update(&self, key: UrlKey, url_id: i64) -> Option<PlanUpdate> {
+        let (planned_per_day, due) = self.sched.planned(key);
+        Some(PlanUpdate {
+            url_id,
+            planned_per_day,
+            next_due_ms: due?,
+            watched: self.sched.watched(key),
+            rate: None,
+            waits_for_feed_id: self
+                .sched
+                .covering_feed(key)
+                .map(|feed| self.urls.id_of(feed)),
+        })
+    }
+
     /// Every site's freshness at `now_ms`, as the store keeps it.
     fn freshness(&self, now_ms: i64) -> Vec<FreshnessSample> {
         self.sched
@@ -462,18 +479,7 @@ impl Ledger {
     pub fn plan_of(&self, url_id: i64) -> Option<PlanUpdate> {
         let inner = self.lock();
         let key = inner.urls.key_of(url_id)?;
-        let (planned_per_day, due) = inner.sched.planned(key);
-        Some(PlanUpdate {
-            url_id,
-            planned_per_day,
-            next_due_ms: due?,
-            watched: inner.sched.watched(key),
-            rate: None,
-            waits_for_feed_id: inner
-                .sched
-                .waits_for_feed(key)
-                .map(|feed| inner.urls.id_of(feed)),
-        })
+        inner.plan_update(key, url_id)
     }
 
     /// A host is closed until `until_ms` (back-off, Retry-After): nothing of it is handed out
@@ -564,12 +570,7 @@ impl Ledger {
             // With several workers, each writes the plans of the hosts it holds only.
             .filter(|&(key, _)| inner.sched.is_held_here(key))
             .filter_map(|(key, id)| {
-                let (planned_per_day, due) = inner.sched.planned(key);
                 Some(PlanUpdate {
-                    url_id: *id,
-                    planned_per_day,
-                    next_due_ms: due?,
-                    watched: inner.sched.watched(key),
                     rate: inner
                         .sched
                         .estimate_to_save(key)
@@ -577,10 +578,7 @@ impl Ledger {
                             estimate,
                             after_check_ms,
                         }),
-                    waits_for_feed_id: inner
-                        .sched
-                        .waits_for_feed(key)
-                        .map(|feed| inner.urls.id_of(feed)),
+                    ..inner.plan_update(key, *id)?
                 })
             })
             .collect()

@@ -584,11 +584,11 @@ fn a_page_waits_for_its_feed_once_the_feed_has_proven_itself() {
     sched.handle_feed(1, feed, &[(page, 0)]);
     assert!(sched.summary(page).covered);
     sched.urls[feed].feed_mut().worth = true;
-    assert_eq!(sched.waits_for_feed(page), None, "not proven yet");
+    assert_eq!(sched.covering_feed(page), None, "not proven yet");
     let coverage = sched.urls[page].evidence_mut().coverage.as_deref_mut();
     coverage.expect("covered").agreements = FEED_TRUST_CHECKS;
-    assert_eq!(sched.waits_for_feed(page), Some(feed));
-    assert_eq!(sched.waits_for_feed(feed), None);
+    assert_eq!(sched.covering_feed(page), Some(feed));
+    assert_eq!(sched.covering_feed(feed), None);
     sched.urls[feed].feed_mut().worth = false;
-    assert_eq!(sched.waits_for_feed(page), None, "a feed not worth reading");
+    assert_eq!(sched.covering_feed(page), None, "a feed not worth reading");
 }
