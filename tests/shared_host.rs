@@ -32,26 +32,47 @@ const POOR_PER_DAY: f64 = 24.0;
 const HOST_GAP_MS: i64 = 5_000;
 const RUN_MS: i64 = 4 * 3_600_000;
 
-fn schedule(server: &RecordingServer, dir: &Path) -> PathBuf {
-    let site = |name: &str, per_day: f64| {
-        format!(
-            r#"
+/// One `[[site]]` of the schedule: `name`'s sitemap and pages on the shared host.
+fn site(server: &RecordingServer, name: &str, per_day: f64, host_rate: &str) -> String {
+    format!(
+        r#"
 [[site]]
 name = "{name}"
 allow_networks = ["127.0.0.0/8"]
 sitemaps = ["{sitemap}"]
 include = ['^http://{HOST}:{port}/{name}']
 requests_per_day = {per_day}
-host_rate = "1/5s"
+host_rate = "{host_rate}"
 "#,
-            sitemap = server.url(HOST, &format!("/{name}.xml")),
-            port = server.addr.port(),
-        )
-    };
+        sitemap = server.url(HOST, &format!("/{name}.xml")),
+        port = server.addr.port(),
+    )
+}
+
+/// A refresher run on `clock` of `schedule` into `dir`'s database, the host resolved to `server`.
+fn options(
+    server: &RecordingServer,
+    clock: &SharedClock,
+    schedule: PathBuf,
+    dir: &Path,
+) -> RunOptions {
+    RunOptions {
+        schedules: vec![schedule],
+        db_path: dir.join("freshet.db"),
+        once: false,
+        clock: clock.clone(),
+        resolve: server.resolve(&[HOST]),
+        policy: PolicyChoice::Learned,
+        worker: Default::default(),
+        run_lock: None,
+    }
+}
+
+fn schedule(server: &RecordingServer, dir: &Path) -> PathBuf {
     let path = dir.join("sites.toml");
     std::fs::write(
         &path,
-        site("rich", RICH_PER_DAY) + &site("poor", POOR_PER_DAY),
+        site(server, "rich", RICH_PER_DAY, "1/5s") + &site(server, "poor", POOR_PER_DAY, "1/5s"),
     )
     .unwrap();
     path
@@ -103,16 +124,7 @@ async fn a_site_out_of_credit_does_not_hold_a_shared_host_for_the_other() {
     let server = RecordingServer::start_with_clock(clock.clone()).await;
     serve(&server);
     let dir = tempfile::tempdir().unwrap();
-    let options = RunOptions {
-        schedules: vec![schedule(&server, dir.path())],
-        db_path: dir.path().join("freshet.db"),
-        once: false,
-        clock: clock.clone(),
-        resolve: server.resolve(&[HOST]),
-        policy: PolicyChoice::Learned,
-        worker: Default::default(),
-        run_lock: None,
-    };
+    let options = options(&server, &clock, schedule(&server, dir.path()), dir.path());
     let stop_clock = clock.clone();
     let stop = async move {
         while stop_clock.now_ms() < ORIGIN_MS + RUN_MS {
@@ -162,39 +174,15 @@ async fn a_restart_keeps_the_stricter_sites_rate_on_a_shared_host() {
     let server = RecordingServer::start_with_clock(clock.clone()).await;
     serve(&server);
     let dir = tempfile::tempdir().unwrap();
-    let site = |name: &str, per_day: f64, rate: &str| {
-        format!(
-            r#"
-[[site]]
-name = "{name}"
-allow_networks = ["127.0.0.0/8"]
-sitemaps = ["{sitemap}"]
-include = ['^http://{HOST}:{port}/{name}']
-requests_per_day = {per_day}
-host_rate = "{rate}"
-"#,
-            sitemap = server.url(HOST, &format!("/{name}.xml")),
-            port = server.addr.port(),
-        )
-    };
     // `serve` names its two sites' paths rich and poor.
     let schedule = dir.path().join("sites.toml");
     std::fs::write(
         &schedule,
-        site("rich", 2_880.0, "1/s") + &site("poor", 24.0, "1/3s"),
+        site(&server, "rich", 2_880.0, "1/s") + &site(&server, "poor", 24.0, "1/3s"),
     )
     .unwrap();
     let life = |until_ms: i64| {
-        let options = RunOptions {
-            schedules: vec![schedule.clone()],
-            db_path: dir.path().join("freshet.db"),
-            once: false,
-            clock: clock.clone(),
-            resolve: server.resolve(&[HOST]),
-            policy: PolicyChoice::Learned,
-            worker: Default::default(),
-            run_lock: None,
-        };
+        let options = options(&server, &clock, schedule.clone(), dir.path());
         let stop_clock = clock.clone();
         let stop = async move {
             while stop_clock.now_ms() < until_ms {
