@@ -46,8 +46,9 @@ fn slow_reply() -> axum::response::Response {
     response
 }
 
-/// Sends SIGTERM once `ready` holds, and checks the run ends with exit 0 within the bound.
-async fn terminate_when(state: &str, run: Freshet, ready: impl FnMut() -> bool) {
+/// Sends SIGTERM once `ready` holds, and checks the run ends with exit 0 within the bound;
+/// gives its stderr.
+async fn terminate_when(state: &str, run: Freshet, ready: impl FnMut() -> bool) -> String {
     assert!(
         wait_for(Duration::from_secs(30), ready).await,
         "freshet never reached the state: {state}"
@@ -60,6 +61,7 @@ async fn terminate_when(state: &str, run: Freshet, ready: impl FnMut() -> bool) 
     let took = sent.elapsed();
     eprintln!("SIGTERM {state}: exit {:?} after {took:?}", status.code());
     assert_eq!(status.code(), Some(0), "{state}: {stderr}");
+    stderr
 }
 
 /// A host whose sitemap lists three pages, each answering `429 Retry-After: 3600`.
@@ -216,10 +218,15 @@ async fn sigterm_with_a_check_in_flight_exits_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let schedule = write_schedule(dir.path(), &site("inflight", &server, "20/s"));
     let run = Freshet::run(&schedule, &dir.path().join("f.db"), &[]);
-    terminate_when("with a check in flight", run, || {
+    let stderr = terminate_when("with a check in flight", run, || {
         server.requests().iter().any(|r| r.path == "/slow")
     })
     .await;
+    // The request cut short counts: the exit line says what the server saw (robots.txt, the
+    // sitemap and /slow), not only the requests that were answered.
+    let seen = server.requests().len();
+    let said = format!("freshet: {seen} requests, ");
+    assert!(stderr.contains(&said), "the server saw {seen}: {stderr}");
 }
 
 /// Whether the process has a handler for SIGTERM (bit 15 of `SigCgt` in `/proc/PID/status`).

@@ -37,6 +37,7 @@ pub mod stop;
 pub use held::HeldHosts;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -156,6 +157,9 @@ pub struct HostPool {
     patience: Duration,
     /// With several workers on one database, the hosts this one holds: no permit for others.
     held: Option<HeldHosts>,
+    /// Permits handed out by [`HostPool::try_acquire`]: the requests sent (or about to be),
+    /// whether or not they were answered.
+    requests_sent: AtomicU64,
 }
 
 /// Why [`HostPool::try_acquire`] gave no permit.
@@ -187,6 +191,7 @@ impl HostPool {
             journal: None,
             patience: Duration::MAX,
             held: None,
+            requests_sent: AtomicU64::new(0),
         }
     }
 
@@ -295,7 +300,14 @@ impl HostPool {
             return Err(NotNow::NotHeld);
         }
         permit.journal = self.journal.clone();
+        self.requests_sent.fetch_add(1, Ordering::Relaxed);
         Ok(permit)
+    }
+
+    /// The requests [`HostPool::try_acquire`] let go, counted as each goes: one cut short by a
+    /// shutdown, or whose answer never came, was seen by its server all the same.
+    pub fn requests_sent(&self) -> u64 {
+        self.requests_sent.load(Ordering::Relaxed)
     }
 
     /// [`HostPool::record`], then, when the signal closes the host, waits until the closure is

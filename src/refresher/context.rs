@@ -47,8 +47,6 @@ pub struct SiteState {
 /// Counters of a run, updated by every task.
 #[derive(Debug, Default)]
 pub struct Counters {
-    /// Requests sent, of every kind.
-    pub requests: AtomicU64,
     /// Page checks recorded.
     pub checks: AtomicU64,
     /// Checks that saw a change.
@@ -65,7 +63,6 @@ impl Counters {
     /// A snapshot.
     pub fn summary(&self) -> RunSummary {
         RunSummary {
-            requests: self.requests.load(Ordering::Relaxed),
             checks: self.checks.load(Ordering::Relaxed),
             changes: self.changes.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),

@@ -279,7 +279,6 @@ pub(super) async fn fetch_and_record_extracted(
             audited = true;
         }
     }
-    Counters::add(&ctx.counters.requests, u64::from(requests));
     steps.ended(Step::Request, request_started);
     if let Some(error) = empty_body_error(&previous, &outcome) {
         outcome.reject(error);

@@ -377,6 +377,9 @@ async fn run_until_stopped(
         left,
         schedule_problems,
         cut_short: options.once && ctx.is_stopping(),
+        // Counted as they go, not as they are answered: a request a shutdown cut short was
+        // seen by its server too.
+        requests: ctx.pool.requests_sent(),
         ..ctx.counters.summary()
     };
     // The run's row failing to update still lets the journal's last writes and the leases'

@@ -26,7 +26,7 @@ use crate::robots::{self, Robots};
 use crate::store::errors::ErrorRecord;
 use crate::store::hosts::RobotsRecord;
 
-use super::context::{Context, Counters, SiteState};
+use super::context::{Context, SiteState};
 use super::robots_cache::Cached;
 
 /// How long good (or 4xx) robots.txt rules are kept.
@@ -190,7 +190,6 @@ async fn fetch(ctx: &Context, site: &SiteState, origin: &str) -> Cached {
         );
     }
     let requests = outcome.hops.len().max(1);
-    Counters::add(&ctx.counters.requests, requests as u64);
     crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
     ctx.ledger.charge(site.id, checked_ms, requests as u32);
     super::save_budgets(ctx, checked_ms);
