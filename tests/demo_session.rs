@@ -186,7 +186,12 @@ async fn a_session_serves_judges_and_stops() {
         calibration["pages"].as_u64().is_some_and(|n| n > 0),
         "{calibration}"
     );
-    for key in ["true_stale_share", "mean_p_stale", "interval_coverage_90"] {
+    for key in [
+        "true_stale_share",
+        "mean_p_stale",
+        "interval_coverage_90",
+        "exact_counts_coverage_90",
+    ] {
         let share = calibration[key].as_f64().unwrap_or(f64::NAN);
         assert!((0.0..=1.0).contains(&share), "{key}: {calibration}");
     }
