@@ -80,6 +80,16 @@ pub const DIRTY_REPLAN_GAP_MS: i64 = 10 * 60_000;
 pub const EVIDENCE_REPLAN_GAP_MS: i64 = 60_000;
 /// After a failed check, the soonest it is tried again.
 pub const ERROR_RETRY_MS: i64 = 3_600_000;
+/// Checks failed in a row from which a URL is failing: it leaves its site's plan (its share of
+/// the budget goes to the pages that answer) and is tried again after [`ERROR_RETRY_MS`],
+/// doubled at each further failure up to [`MAX_FAILING_RETRY_MS`]; its retries are counted
+/// with the site's requests outside the plan. One failure (a timeout, a restart of the server)
+/// keeps the URL in the plan, tried again after an hour or its planned interval.
+pub const FAILING_AFTER: u8 = 2;
+/// The most a failing URL's back-off grows to: a page gone for good costs a request a day, and
+/// one that comes back is found within a day (its site's even share of the budget may space
+/// its retries further: [`Scheduler::retry_interval_ms`]).
+pub const MAX_FAILING_RETRY_MS: i64 = 24 * 3_600_000;
 
 /// A site: its budget and its plan.
 #[derive(Debug, Clone)]
@@ -440,7 +450,11 @@ impl Scheduler {
         }
         let popped = self.frontier.pop(now_ms)?;
         self.sites[popped.site].requests += 1;
-        let advance = self.unplanned_advance(popped.url, now_ms);
+        let advance = if self.is_failing(popped.url) {
+            1.0 // its retries are outside the plan, which left it out
+        } else {
+            self.unplanned_advance(popped.url, now_ms)
+        };
         self.sites[popped.site].extra_since_plan += advance;
         self.urls[popped.url].in_flight = true;
         Some(Request {
@@ -533,13 +547,14 @@ impl Scheduler {
             u.set_min_interval_ms(floor);
         }
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);
+        if fetched.seen == Seen::Failed {
+            u.add_failure();
+        }
         self.replan_one(url);
         if fetched.seen == Seen::Failed {
-            // A failure is tried again after an hour, or the planned interval if longer.
-            let interval = self.planned_interval_ms(url) as i64;
+            let interval = self.retry_interval_ms(url);
             let u = &mut self.urls[url];
-            u.evidence_mut().retry_at_ms =
-                Some(fetched.at_ms + interval.max(ERROR_RETRY_MS)).into();
+            u.evidence_mut().retry_at_ms = Some(fetched.at_ms + interval).into();
         }
         self.schedule(url, fetched.at_ms.max(now_ms));
     }

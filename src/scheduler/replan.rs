@@ -297,7 +297,11 @@ impl Scheduler {
     /// A page as the planner sees it under the scheduler's policy.
     pub(super) fn plan_page(&self, url: UrlKey, host_index: usize) -> PlanPage {
         let u = &self.urls[url];
-        let weight = self.sites[u.site()].weight * u.weight();
+        // A failing URL has no share of the budget: its retries go on their own schedule.
+        let weight = match self.is_failing(url) {
+            true => 0.0,
+            false => self.sites[u.site()].weight * u.weight(),
+        };
         let fallback = Prior::default().mean();
         let rate = match self.config.policy {
             PolicyKind::Learned => self.planning_rate(url),

@@ -136,6 +136,8 @@ pub struct Evidence {
     /// The server's floor on the interval, whole seconds ([`UrlState::min_interval_ms`]:
     /// Cache-Control max-age and Retry-After are given in seconds, and may be a year).
     min_interval_s: u32,
+    /// Checks that failed since the last that did not ([`UrlState::failures`]).
+    failures: u8,
 }
 
 /// The evidence of a URL that has none.
@@ -154,6 +156,7 @@ static NO_EVIDENCE: Evidence = Evidence {
     coverage: None,
     feed: None,
     min_interval_s: 0,
+    failures: 0,
 };
 
 /// One URL: what every plan reads, and the box of its [`Evidence`] once it has some.
@@ -217,6 +220,18 @@ impl UrlState {
     /// What its checks taught (an empty one before the first).
     pub fn evidence(&self) -> &Evidence {
         self.evidence.as_deref().unwrap_or(&NO_EVIDENCE)
+    }
+
+    /// Its checks that failed in a row, up to the last (0 when the last did not fail, or since
+    /// a start: the count is not stored).
+    pub fn failures(&self) -> u8 {
+        self.evidence().failures
+    }
+
+    /// One more check that failed.
+    pub fn add_failure(&mut self) {
+        let e = self.evidence_mut();
+        e.failures = e.failures.saturating_add(1);
     }
 
     /// What its checks taught, made if it had none.
@@ -355,6 +370,7 @@ impl UrlState {
         let e = self.evidence_mut();
         e.known_change_ms = MaybeMs::NONE;
         e.retry_at_ms = MaybeMs::NONE;
+        e.failures = 0;
         let last = e.last_check_ms.get();
         if let (Some(coverage), Some(changed)) = (e.coverage.as_deref_mut(), changed) {
             match (changed, known_change, last) {

@@ -7,6 +7,9 @@ use crate::plan;
 
 use super::{AUDIT_INTERVALS, Scheduler, UrlKey, UrlKind, frontier};
 
+/// The longest a failing URL waits between retries: a year, as the longest planned interval.
+const MAX_RETRY_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
+
 impl Scheduler {
     /// Queues a URL in its host's part of the frontier ([`frontier::Frontier::set_due`]).
     pub(super) fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
@@ -51,6 +54,27 @@ impl Scheduler {
             _ => last + interval.max(floor),
         };
         self.set_due(url, Some(due), lead);
+    }
+
+    /// Whether a URL is failing ([`super::FAILING_AFTER`] checks failed in a row): out of its
+    /// site's plan, tried again on its own schedule ([`Scheduler::retry_interval_ms`]).
+    pub(super) fn is_failing(&self, url: UrlKey) -> bool {
+        self.urls[url].failures() >= super::FAILING_AFTER
+    }
+
+    /// How long after a failed check the URL is tried again: after one failure an hour, or its
+    /// planned interval if longer; once failing, an hour doubled at each further failure up to
+    /// a day, and never sooner than its site's even share of the budget would visit it (the
+    /// budget holds: a site's failing URLs never take more of it than their number's share).
+    pub(super) fn retry_interval_ms(&self, url: UrlKey) -> i64 {
+        if !self.is_failing(url) {
+            return (self.planned_interval_ms(url) as i64).max(super::ERROR_RETRY_MS);
+        }
+        let doublings = u32::from(self.urls[url].failures() - super::FAILING_AFTER).min(16);
+        let backoff = (super::ERROR_RETRY_MS << doublings).min(super::MAX_FAILING_RETRY_MS);
+        let even_share = self.sites[self.urls[url].site()].even_share_per_day();
+        let share_interval = (MS_PER_DAY / even_share.max(1e-9)).min(MAX_RETRY_INTERVAL_MS);
+        backoff.max(share_interval as i64)
     }
 
     /// The share of a visit its plan did not count: a page no feed covers, sent ahead of its

@@ -575,3 +575,43 @@ fn nutch_starts_a_sites_urls_alike_whatever_order_they_were_found_in() {
     let started = sched.urls[keys[0]].nutch_interval_days();
     assert_eq!(started, Some(0.5), "the interval starts at the even share");
 }
+
+/// Pages that fail at every check (gone, or broken) leave the plan after their second failure:
+/// the budget goes to the pages that answer, and the failing ones are tried again after an
+/// hour doubled at each failure, up to a day. Before, each kept its share of the plan and was
+/// tried again at its planned interval: half the budget went to five dead pages.
+#[test]
+fn failing_pages_leave_the_plan_and_the_budget_goes_to_the_pages_that_answer() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..10)
+        .map(|_| sched.add_url(0, page(site, host, 5.0)))
+        .collect();
+    let failing = |url: UrlKey| urls[5..].contains(&url);
+    let (mut answered, mut failed) = (0u64, vec![0u64; urls.len()]);
+    let mut now = 0;
+    while now < 10 * DAY {
+        while let Some(req) = sched.poll_request(now) {
+            let seen = if failing(req.url) {
+                failed[req.url] += 1;
+                Seen::Failed
+            } else {
+                answered += 1;
+                // Changes every three hours.
+                Seen::Changed
+            };
+            sched.handle_fetched(now, req.url, Fetched::at(now, seen));
+        }
+        now = sched.poll_timeout().expect("queued").max(now + 1);
+    }
+    let dead: u64 = failed.iter().sum();
+    // 1 h, 2 h, 4 h, 8 h, 16 h, then daily: 6 the first day, one a day after.
+    assert!(
+        failed[5..].iter().all(|&n| (10..=18).contains(&n)),
+        "{failed:?}"
+    );
+    // The budget holds, and the pages that answer take nearly all of it.
+    assert!(answered + dead <= 1_010, "{answered} + {dead}");
+    assert!(answered >= 850, "{answered} answered, {dead} failed");
+}
