@@ -313,6 +313,15 @@ fn describe_row(
         row.weight,
         time(row.next_due_ms)
     );
+    if row.last_error.is_some() && row.planned_per_day == Some(0.0) {
+        // `scheduler::FAILING_AFTER`: its share of the budget went to the pages that answer.
+        let _ = writeln!(
+            out,
+            "  out of its site's plan while its checks fail: tried again an hour after the \
+             second failure in a row, then twice as long after each, up to a day (or its \
+             site's even share of the budget, if rarer)"
+        );
+    }
 }
 
 /// Which of the two change counts the site's estimator learns from.
@@ -428,6 +437,24 @@ mod tests {
         let mut out = String::new();
         describe_row(&mut out, &ceiling, None, None, 0);
         assert!(out.contains("at the top of the rates"), "{out}");
+    }
+
+    #[test]
+    fn a_page_out_of_the_plan_because_it_fails_says_so() {
+        let row = |error: Option<&str>, planned: f64| UrlRow {
+            last_error: error.map(str::to_string),
+            planned_per_day: Some(planned),
+            ..UrlRow::for_tests(1, "page")
+        };
+        let said = |row: &UrlRow| {
+            let mut out = String::new();
+            describe_row(&mut out, row, None, None, 0);
+            out.contains("out of its site's plan while its checks fail")
+        };
+        assert!(said(&row(Some("HTTP 404 from http://a.test/p"), 0.0)));
+        // Still planned (one failure), or answering again.
+        assert!(!said(&row(Some("HTTP 404 from http://a.test/p"), 2.0)));
+        assert!(!said(&row(None, 0.0)));
     }
 
     #[tokio::test]
