@@ -305,7 +305,8 @@ impl HostPool {
     }
 
     /// The requests [`HostPool::try_acquire`] let go, counted as each goes: one cut short by a
-    /// shutdown, or whose answer never came, was seen by its server all the same.
+    /// shutdown, or whose answer never came, counts (its server saw it, unless the connection
+    /// itself failed or the task was cut short before the send).
     pub fn requests_sent(&self) -> u64 {
         self.requests_sent.load(Ordering::Relaxed)
     }

@@ -381,8 +381,12 @@ impl Scheduler {
         let (host, site) = (self.urls[url].host(), self.urls[url].site());
         self.frontier.take_back(host);
         self.frontier.refund(site, now_ms, 1.0);
+        let failing = self.is_failing(url);
         let s = &mut self.sites[site];
         s.requests = s.requests.saturating_sub(1);
+        if failing {
+            s.extra_since_plan -= 1.0; // counted as outside the plan when handed out
+        }
         self.urls[url].in_flight = false;
         true
     }

@@ -428,7 +428,12 @@ impl Scheduler {
             let mut with_feeds = limits.clone();
             for &feed in &feeds {
                 let host = plan_hosts[&self.urls[feed].host()];
-                let (phi, worth) = self.feed_polls(feed, &pages, &solved.0, &solved.1, host);
+                // A failing feed is read on its retries alone (counted outside the plan), and
+                // its pages do not wait for it.
+                let (phi, worth) = match self.is_failing(feed) {
+                    true => (0.0, false),
+                    false => self.feed_polls(feed, &pages, &solved.0, &solved.1, host),
+                };
                 self.urls[feed].set_planned_per_day(phi);
                 self.urls[feed].feed_mut().worth = worth;
                 with_feeds.budget_per_day -= phi;
@@ -487,7 +492,13 @@ impl Scheduler {
         self.price_sitemaps(site, &pages, &rates, &multipliers);
         for (url, run) in pages.iter() {
             let f = rates[run];
-            self.urls[url].set_planned_per_day(if f.is_finite() && f > 0.0 { f } else { 1e-6 });
+            let planned = match f.is_finite() && f > 0.0 {
+                true => f,
+                // A failing URL has no plan (`explain` reads the 0); others keep a trickle.
+                false if self.is_failing(url) => 0.0,
+                false => 1e-6,
+            };
+            self.urls[url].set_planned_per_day(planned);
         }
         let s = &mut self.sites[site];
         s.multipliers = Some(multipliers);

@@ -26,8 +26,13 @@ impl Scheduler {
         let interval = self.planned_interval_ms(url) as i64;
         let floor = u.min_interval_ms();
         let last = u.last_check_ms().unwrap_or(i64::MIN / 4);
-        let lead = (frontier::MAX_EARLY_SHARE * interval as f64) as i64;
         let retry = u.evidence().retry_at_ms.get();
+        // A retry goes at its time, never ahead of it: a failing URL's planned interval is a
+        // year, and half of it ahead would send it whenever its site's bucket is full.
+        let lead = match retry {
+            Some(_) => 0,
+            None => (frontier::MAX_EARLY_SHARE * interval as f64) as i64,
+        };
         let due = match (u.kind, u.known_change_ms(), self.covering_feed(url)) {
             _ if retry.is_some() => retry.unwrap_or(at_ms),
             _ if u.last_check_ms().is_none() => at_ms,
@@ -116,6 +121,11 @@ impl Scheduler {
         let Some(&host) = self.sites[site].plan_hosts.get(&self.urls[url].host()) else {
             return;
         };
+        if self.is_failing(url) {
+            // Out of the plan from its second failure, not from the next full re-plan.
+            self.urls[url].set_planned_per_day(0.0);
+            return;
+        }
         let page = self.plan_page(url, host);
         let f = plan::rate_for(&page, mult);
         if f.is_finite() && f > 0.0 {
