@@ -313,7 +313,8 @@ fn describe_row(
         row.weight,
         time(row.next_due_ms)
     );
-    if row.last_error.is_some() && row.planned_per_day == Some(0.0) {
+    let unplanned = |p: f64| p <= crate::scheduler::MIN_PLANNED_PER_DAY;
+    if row.last_error.is_some() && row.planned_per_day.is_some_and(unplanned) {
         // `scheduler::FAILING_AFTER`: its share of the budget went to the pages that answer.
         let _ = writeln!(
             out,
@@ -451,7 +452,9 @@ mod tests {
             describe_row(&mut out, row, None, None, 0);
             out.contains("out of its site's plan while its checks fail")
         };
-        assert!(said(&row(Some("HTTP 404 from http://a.test/p"), 0.0)));
+        // As the scheduler reports a failing URL's plan (`Scheduler::summary`).
+        let floor = crate::scheduler::MIN_PLANNED_PER_DAY;
+        assert!(said(&row(Some("HTTP 404 from http://a.test/p"), floor)));
         // Still planned (one failure), or answering again.
         assert!(!said(&row(Some("HTTP 404 from http://a.test/p"), 2.0)));
         assert!(!said(&row(None, 0.0)));

@@ -176,7 +176,7 @@ impl Scheduler {
         let per_day = u
             .planned_per_day()
             .unwrap_or_else(|| self.sites[u.site()].even_share_per_day());
-        per_day.max(1e-6)
+        per_day.max(super::MIN_PLANNED_PER_DAY)
     }
 
     /// A URL's planned interval in milliseconds (at most a year).

@@ -86,6 +86,9 @@ pub const ERROR_RETRY_MS: i64 = 3_600_000;
 /// with the site's requests outside the plan. One failure (a timeout, a restart of the server)
 /// keeps the URL in the plan, tried again after an hour or its planned interval.
 pub const FAILING_AFTER: u8 = 2;
+/// The fewest visits a day a URL is planned at, as the reports read it: a failing URL (out of
+/// the plan) and a page the plan gives nothing read as this.
+pub const MIN_PLANNED_PER_DAY: f64 = 1e-6;
 /// The most a failing URL's back-off grows to: a page gone for good costs a request a day, and
 /// one that comes back is found within a day (its site's even share of the budget may space
 /// its retries further: [`Scheduler::retry_interval_ms`]).

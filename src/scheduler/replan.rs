@@ -494,9 +494,9 @@ impl Scheduler {
             let f = rates[run];
             let planned = match f.is_finite() && f > 0.0 {
                 true => f,
-                // A failing URL has no plan (`explain` reads the 0); others keep a trickle.
+                // A failing URL has no plan; others keep a trickle.
                 false if self.is_failing(url) => 0.0,
-                false => 1e-6,
+                false => super::MIN_PLANNED_PER_DAY,
             };
             self.urls[url].set_planned_per_day(planned);
         }

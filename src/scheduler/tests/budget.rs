@@ -606,6 +606,11 @@ fn failing_pages_leave_the_plan_and_the_budget_goes_to_the_pages_that_answer() {
         now = sched.poll_timeout().expect("queued").max(now + 1);
     }
     let dead: u64 = failed.iter().sum();
+    // What the reports are told of their plan (`explain` reads this as out of the plan).
+    for &url in &urls[5..] {
+        assert_eq!(sched.summary(url).planned_per_day, MIN_PLANNED_PER_DAY);
+    }
+    assert!(sched.summary(urls[0]).planned_per_day > 1.0);
     // An hour after the first failure, then 1 h, 2 h, 4 h, 8 h, 16 h and daily after the
     // second (the even share, 10 a day, spaces them 2.4 h at least): 15 each in ten days.
     assert!(
