@@ -14,7 +14,7 @@ use crate::estimate::{self, Posterior, Prior, Stats};
 use super::{PRIOR_INTERVALS, Scheduler, SiteKey, UrlKey, UrlSummary};
 
 /// The longest planned interval a URL waits.
-const MAX_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
+pub(super) const MAX_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
 
 impl Scheduler {
     /// The change-rate posterior of a URL: its evidence under its site's population of rates:

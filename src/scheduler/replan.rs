@@ -492,10 +492,9 @@ impl Scheduler {
         self.price_sitemaps(site, &pages, &rates, &multipliers);
         for (url, run) in pages.iter() {
             let f = rates[run];
+            // A failing URL (weight 0) gets nothing, read as the floor like any page given none.
             let planned = match f.is_finite() && f > 0.0 {
                 true => f,
-                // A failing URL has no plan; others keep a trickle.
-                false if self.is_failing(url) => 0.0,
                 false => super::MIN_PLANNED_PER_DAY,
             };
             self.urls[url].set_planned_per_day(planned);

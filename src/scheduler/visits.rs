@@ -7,9 +7,6 @@ use crate::plan;
 
 use super::{AUDIT_INTERVALS, Scheduler, UrlKey, UrlKind, frontier};
 
-/// The longest a failing URL waits between retries: a year, as the longest planned interval.
-const MAX_RETRY_INTERVAL_MS: f64 = 365.0 * MS_PER_DAY;
-
 impl Scheduler {
     /// Queues a URL in its host's part of the frontier ([`frontier::Frontier::set_due`]).
     pub(super) fn set_due(&mut self, url: UrlKey, due_ms: Option<i64>, lead_ms: i64) {
@@ -78,7 +75,9 @@ impl Scheduler {
         let doublings = u32::from(self.urls[url].failures() - super::FAILING_AFTER).min(16);
         let backoff = (super::ERROR_RETRY_MS << doublings).min(super::MAX_FAILING_RETRY_MS);
         let even_share = self.sites[self.urls[url].site()].even_share_per_day();
-        let share_interval = (MS_PER_DAY / even_share.max(1e-9)).min(MAX_RETRY_INTERVAL_MS);
+        // At most a year, as the longest planned interval.
+        let share_interval =
+            (MS_PER_DAY / even_share.max(1e-9)).min(super::beliefs::MAX_INTERVAL_MS);
         backoff.max(share_interval as i64)
     }
 
@@ -123,7 +122,7 @@ impl Scheduler {
         };
         if self.is_failing(url) {
             // Out of the plan from its second failure, not from the next full re-plan.
-            self.urls[url].set_planned_per_day(0.0);
+            self.urls[url].set_planned_per_day(super::MIN_PLANNED_PER_DAY);
             return;
         }
         let page = self.plan_page(url, host);
