@@ -7,6 +7,7 @@ use crate::estimate;
 
 mod budget;
 mod estimates;
+mod failing;
 mod signals;
 
 const HOUR: i64 = 3_600_000;
@@ -37,24 +38,38 @@ fn drive_until(
     change_every_ms: &[i64],
     end_ms: i64,
 ) -> Vec<u64> {
-    let mut requests = vec![0u64; sched.url_count()];
     let mut last_copy = vec![0i64; sched.url_count()];
+    drive_reporting(sched, end_ms, |now, url, nth| {
+        let i = urls.iter().position(|&u| u == url).expect("known URL");
+        let every = change_every_ms[i];
+        let changed = now / every > last_copy[url] / every;
+        let seen = if last_copy[url] == 0 && nth == 1 {
+            Seen::Copy
+        } else if changed {
+            Seen::Changed
+        } else {
+            Seen::Unchanged
+        };
+        last_copy[url] = now;
+        Fetched::at(now, seen)
+    })
+}
+
+/// Runs a scheduler from time 0 to `end_ms`, reporting each request handed out at `now` as
+/// `outcome(now, url, nth)` says (`nth`: the URL's requests so far, this one included);
+/// returns the requests made per URL.
+fn drive_reporting(
+    sched: &mut Scheduler,
+    end_ms: i64,
+    mut outcome: impl FnMut(i64, UrlKey, u64) -> Fetched,
+) -> Vec<u64> {
+    let mut requests = vec![0u64; sched.url_count()];
     let mut now = 0;
     while now < end_ms {
         while let Some(req) = sched.poll_request(now) {
             requests[req.url] += 1;
-            let i = urls.iter().position(|&u| u == req.url).expect("known URL");
-            let every = change_every_ms[i];
-            let changed = now / every > last_copy[req.url] / every;
-            let seen = if last_copy[req.url] == 0 && requests[req.url] == 1 {
-                Seen::Copy
-            } else if changed {
-                Seen::Changed
-            } else {
-                Seen::Unchanged
-            };
-            last_copy[req.url] = now;
-            sched.handle_fetched(now, req.url, Fetched::at(now, seen));
+            let fetched = outcome(now, req.url, requests[req.url]);
+            sched.handle_fetched(now, req.url, fetched);
         }
         let wake = sched.poll_timeout().expect("URLs stay queued");
         now = wake.max(now + 1);

@@ -1,0 +1,71 @@
+//! URLs whose checks fail: out of their site's plan from the second failure in a row, tried
+//! again on a back-off of their own, never ahead of it.
+
+use super::*;
+
+/// Pages that fail at every check (gone, or broken) leave the plan after their second failure:
+/// the budget goes to the pages that answer, and the failing ones are tried again after an
+/// hour doubled at each failure, up to a day. Before, each kept its share of the plan and was
+/// tried again at its planned interval: 386 of the 1,000 requests went to five dead pages.
+#[test]
+fn failing_pages_leave_the_plan_and_the_budget_goes_to_the_pages_that_answer() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..10)
+        .map(|_| sched.add_url(0, page(site, host, 5.0)))
+        .collect();
+    let failing = |url: UrlKey| urls[5..].contains(&url);
+    let requests = drive_reporting(&mut sched, 10 * DAY, |now, url, _| {
+        // The others change between every two checks.
+        let seen = if failing(url) {
+            Seen::Failed
+        } else {
+            Seen::Changed
+        };
+        Fetched::at(now, seen)
+    });
+    let dead: u64 = requests[5..].iter().sum();
+    let answered: u64 = requests[..5].iter().sum();
+    // What the reports are told of their plan (`explain` reads this as out of the plan).
+    for &url in &urls[5..] {
+        assert_eq!(sched.summary(url).planned_per_day, MIN_PLANNED_PER_DAY);
+    }
+    assert!(sched.summary(urls[0]).planned_per_day > 1.0);
+    // An hour after the first failure, then 1 h, 2 h, 4 h, 8 h, 16 h and daily after the
+    // second (the even share, 10 a day, spaces them 2.4 h at least): 15 each in ten days.
+    assert!(
+        requests[5..].iter().all(|&n| (10..=18).contains(&n)),
+        "{requests:?}"
+    );
+    // The budget holds, and the pages that answer take nearly all of it.
+    assert!(answered + dead <= 1_010, "{answered} + {dead}");
+    assert!(answered >= 850, "{answered} answered, {dead} failed");
+}
+
+/// A failing URL's retry goes at its time even when its site's budget has credit to spare (the
+/// pages that answer are held to twice a day by their server): fetching ahead never sends it
+/// early.
+#[test]
+fn a_failing_page_is_not_fetched_ahead_of_its_retry() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 1_000.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..4)
+        .map(|_| sched.add_url(0, page(site, host, 5.0)))
+        .collect();
+    let requests = drive_reporting(&mut sched, 4 * DAY, |now, url, _| {
+        if url == urls[3] {
+            Fetched::at(now, Seen::Failed)
+        } else {
+            Fetched {
+                min_interval_ms: Some(12 * HOUR),
+                ..Fetched::at(now, Seen::Changed)
+            }
+        }
+    });
+    // At 0 and 1 h (one failure: an hour), then 1 h, 2 h, 4 h, 8 h, 16 h and daily after the
+    // second (the even share, 250 a day, spaces nothing): 9 in four days. Fetched ahead of
+    // its retries it went 11 times.
+    assert_eq!(requests[urls[3]], 9, "{requests:?}");
+}
