@@ -92,17 +92,31 @@ where
                 let pause = FIRST_PAUSE * 2u32.pow(retries);
                 retries += 1;
                 lock_retries.fetch_add(1, Ordering::Relaxed);
+                let cause = transient_cause(&error);
                 warn!(
                     write = what,
                     retry = retries,
                     ?pause,
                     %error,
-                    "database busy, retrying the write"
+                    cause,
+                    "a write could not be made for now, retrying it"
                 );
                 tokio::time::sleep(pause).await;
             }
             result => return result,
         }
+    }
+}
+
+/// Why a write that [`Backend::is_transient`] retries failed, for the log. A server that cannot
+/// be reached shows as no connection within the pool's timeout (sqlx keeps the connect error to
+/// itself), not as a lock; the log said "database busy" for both.
+fn transient_cause(error: &sqlx::Error) -> &'static str {
+    match error {
+        sqlx::Error::PoolTimedOut => {
+            "no database connection in time (the server unreachable, or every connection taken)"
+        }
+        _ => "the database busy (another writer holds its lock)",
     }
 }
 
@@ -121,6 +135,15 @@ mod tests {
     use crate::store::observations::NewObservation;
     use crate::store::summary::SummaryUpdate;
     use crate::store::test_support::temp_store;
+
+    /// A server out of reach is not logged as a busy database (helper-90 saw "database busy"
+    /// all through a PostgreSQL outage).
+    #[test]
+    fn a_server_out_of_reach_is_not_called_busy() {
+        let unreachable = super::transient_cause(&sqlx::Error::PoolTimedOut);
+        assert!(unreachable.contains("unreachable"), "{unreachable}");
+        assert!(!unreachable.contains("busy"), "{unreachable}");
+    }
 
     const TASKS: i64 = 8;
     const WRITES: i64 = 200;
