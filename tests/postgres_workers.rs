@@ -217,3 +217,64 @@ async fn three_workers_share_the_hosts_and_survive_a_kill() {
     );
     assert!(requests > 100, "{requests} page requests");
 }
+
+/// A `--once` worker that gains no host, because another worker holds the only one, says why
+/// it sent nothing (helper-90 saw only "0 requests").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_once_worker_that_gains_no_host_says_why() {
+    let Some(db) = postgres_database("no_host_once").await else {
+        return;
+    };
+    let server = host().await;
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = write_schedule(
+        dir.path(),
+        &format!(
+            "[[site]]\nname = \"one\"\nsitemaps = [\"http://127.0.0.1:{}/sitemap.txt\"]\n\
+             host_rate = \"5/s\"\nrequests_per_day = 5000000\ntimeout = \"1s\"\n\
+             allow_networks = [\"127.0.0.0/8\"]\n",
+            server.addr.port()
+        ),
+    );
+    let db_path = Path::new(&db);
+    let holder = Freshet::run(
+        &schedule,
+        db_path,
+        &["--worker", "holder", "--lease-seconds", "60", "--no-status"],
+    );
+    let pages = || {
+        server
+            .requests()
+            .iter()
+            .filter(|r| r.path.starts_with("/page/"))
+            .count()
+    };
+    assert!(
+        wait_for(Duration::from_secs(60), || pages() >= 1).await,
+        "the holder fetched nothing"
+    );
+    let late = tokio::process::Command::new(env!("CARGO_BIN_EXE_freshet"))
+        .args([
+            "run",
+            "--once",
+            "--no-status",
+            "--worker",
+            "late",
+            "--schedules",
+        ])
+        .arg(&schedule)
+        .arg("--db")
+        .arg(&db)
+        .output()
+        .await
+        .expect("run the freshet binary");
+    let said = String::from_utf8_lossy(&late.stderr);
+    assert!(late.status.success(), "{said}");
+    assert!(said.contains("0 requests"), "{said}");
+    assert!(said.contains("this worker held no host"), "{said}");
+    holder.terminate();
+    assert!(
+        holder.finish(Duration::from_secs(60)).await.is_some(),
+        "the holder did not stop"
+    );
+}

@@ -107,6 +107,13 @@ pub async fn run(
             left.urls
         );
     }
+    if summary.held_no_host {
+        // Said, not only counted: "0 requests" alone looked like a pass with nothing to do.
+        eprintln!(
+            "freshet: this worker held no host: other workers on this database hold them all, \
+             and it sends nothing to a host another worker holds"
+        );
+    }
     if summary.cut_short {
         eprintln!(
             "freshet: the pass was cut short by a signal: what it did not reach is still due"

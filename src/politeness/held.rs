@@ -6,12 +6,15 @@
 //! another may take its hosts. A pool without leases holds every host (one worker).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The hosts held, by politeness key, each with the instant (clock ms) its lease ends.
 #[derive(Debug, Clone, Default)]
 pub struct HeldHosts {
     leases: Arc<Mutex<HashMap<String, i64>>>,
+    /// Whether any host was ever held ([`HeldHosts::ever_held`]).
+    ever_held: Arc<AtomicBool>,
     /// How long before its end a lease stops counting as held (clock ms).
     margin_ms: i64,
 }
@@ -21,6 +24,7 @@ impl HeldHosts {
     pub fn new(margin_ms: i64) -> Self {
         Self {
             leases: Arc::default(),
+            ever_held: Arc::default(),
             margin_ms,
         }
     }
@@ -44,6 +48,13 @@ impl HeldHosts {
     /// The host `key` is held until `until_ms`.
     pub fn hold(&self, key: &str, until_ms: i64) {
         self.lock().insert(key.to_string(), until_ms);
+        self.ever_held.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether any host was held at any time (a worker that held none did nothing because
+    /// others held every host, and says so).
+    pub fn ever_held(&self) -> bool {
+        self.ever_held.load(Ordering::Relaxed)
     }
 
     /// The host `key` is no longer held.
@@ -67,7 +78,9 @@ mod tests {
     fn a_lease_stops_counting_a_margin_before_it_ends() {
         let held = HeldHosts::new(100);
         assert!(!held.holds("a:80", 0));
+        assert!(!held.ever_held());
         held.hold("a:80", 1_000);
+        assert!(held.ever_held());
         assert!(held.holds("a:80", 899));
         assert!(!held.holds("a:80", 900));
         held.hold("a:80", 2_000);

@@ -157,6 +157,8 @@ pub struct RunSummary {
     pub schedule_problems: ScheduleProblems,
     /// A one-pass run stopped by a signal before its pass was done.
     pub cut_short: bool,
+    /// A worker among several that never held a host: the others held them all.
+    pub held_no_host: bool,
 }
 
 /// URLs a one-pass run left due, and when the first of them could go.
@@ -377,6 +379,7 @@ async fn run_until_stopped(
         left,
         schedule_problems,
         cut_short: options.once && ctx.is_stopping(),
+        held_no_host: ctx.leasing.as_ref().is_some_and(|l| !l.held.ever_held()),
         // Counted as they go, not as they are answered: a request a shutdown cut short was
         // seen by its server too.
         requests: ctx.pool.requests_sent(),
