@@ -313,14 +313,15 @@ fn describe_row(
         row.weight,
         time(row.next_due_ms)
     );
-    let unplanned = |p: f64| p <= crate::scheduler::MIN_PLANNED_PER_DAY;
-    if row.last_error.is_some() && row.planned_per_day.is_some_and(unplanned) {
-        // `scheduler::FAILING_AFTER`: its share of the budget went to the pages that answer.
+    if row.failures >= i64::from(crate::scheduler::FAILING_AFTER) {
+        // Its share of the budget went to the pages that answer.
         let _ = writeln!(
             out,
-            "  out of its site's plan while its checks fail: tried again an hour after the \
-             second failure in a row, then twice as long after each, up to a day (or its \
-             site's even share of the budget, if rarer)"
+            "  out of its site's plan while its checks fail ({} in a row): tried again an hour \
+             after the second failure in a row, then twice as long after each, up to a day (or \
+             its site's even share of the budget, if rarer); a refusal of its host (429, 503, \
+             no connection) does not count",
+            row.failures
         );
     }
 }
@@ -442,22 +443,25 @@ mod tests {
 
     #[test]
     fn a_page_out_of_the_plan_because_it_fails_says_so() {
-        let row = |error: Option<&str>, planned: f64| UrlRow {
+        let row = |error: Option<&str>, failures: i64| UrlRow {
             last_error: error.map(str::to_string),
-            planned_per_day: Some(planned),
+            failures,
             ..UrlRow::for_tests(1, "page")
         };
         let said = |row: &UrlRow| {
             let mut out = String::new();
             describe_row(&mut out, row, None, None, 0);
-            out.contains("out of its site's plan while its checks fail")
+            out
         };
-        // As the scheduler reports a failing URL's plan (`Scheduler::summary`).
-        let floor = crate::scheduler::MIN_PLANNED_PER_DAY;
-        assert!(said(&row(Some("HTTP 404 from http://a.test/p"), floor)));
+        // As the scheduler counts a failing URL's failures (`scheduler::FAILING_AFTER`).
+        let out = said(&row(Some("HTTP 404 from http://a.test/p"), 3));
+        assert!(
+            out.contains("out of its site's plan while its checks fail (3 in a row)"),
+            "{out}"
+        );
         // Still planned (one failure), or answering again.
-        assert!(!said(&row(Some("HTTP 404 from http://a.test/p"), 2.0)));
-        assert!(!said(&row(None, 0.0)));
+        assert!(!said(&row(Some("HTTP 404 from http://a.test/p"), 1)).contains("out of"));
+        assert!(!said(&row(None, 0)).contains("out of"));
     }
 
     #[tokio::test]

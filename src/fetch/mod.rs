@@ -241,6 +241,27 @@ impl FetchOutcome {
                 .is_some_and(|s| (200..300).contains(&s) || s == 304)
     }
 
+    /// Whether a failed check is its host's trouble rather than its URL's: the host asked for
+    /// time (408, 429, 503), a gateway in front of it found the server behind it down (502,
+    /// 504), or it could not be reached or read to the end (no connection, a timeout, a
+    /// transfer cut short). The host's back-off answers those; they say nothing of whether the
+    /// URL itself can be fetched ([`crate::scheduler::Seen::Inconclusive`]).
+    pub fn host_trouble(&self) -> bool {
+        match &self.error {
+            Some(
+                FetchError::Connect { .. }
+                | FetchError::Timeout { .. }
+                | FetchError::Transport { .. }
+                | FetchError::Truncated { .. }
+                | FetchError::NotSent { .. },
+            ) => true,
+            None | Some(FetchError::Http { .. }) => self
+                .status
+                .is_some_and(|s| matches!(s, 408 | 429 | 502 | 503 | 504)),
+            Some(_) => false,
+        }
+    }
+
     /// Turns a response into a failure: `error` is recorded and the body dropped, so nothing
     /// downstream takes it for a copy.
     pub fn reject(&mut self, error: FetchError) {
@@ -401,5 +422,62 @@ impl Fetcher {
         let request = FetchRequest::get(url.clone());
         self.fetch_capped(&request, max_body_bytes, pool, clock)
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(status: Option<u16>, error: Option<FetchError>) -> FetchOutcome {
+        let url = Url::parse("http://a.test/p").unwrap();
+        FetchOutcome {
+            status,
+            error,
+            ..FetchOutcome::new(url, 0)
+        }
+    }
+
+    /// What the host's back-off answers says nothing of the URL; what answers for the URL does.
+    #[test]
+    fn a_hosts_trouble_is_told_from_the_urls() {
+        let url = "http://a.test/p".to_string();
+        let http = |status| {
+            outcome(
+                Some(status),
+                Some(FetchError::Http {
+                    url: url.clone(),
+                    status,
+                }),
+            )
+        };
+        for status in [408, 429, 502, 503, 504] {
+            assert!(http(status).host_trouble(), "{status}");
+            assert!(outcome(Some(status), None).host_trouble(), "{status}");
+        }
+        for status in [400, 403, 404, 410, 500, 501] {
+            assert!(!http(status).host_trouble(), "{status}");
+        }
+        let timeout = FetchError::Timeout {
+            url: url.clone(),
+            stage: Stage::Waiting,
+        };
+        let connect = FetchError::Connect {
+            url: url.clone(),
+            reason: "refused".into(),
+        };
+        assert!(outcome(None, Some(timeout)).host_trouble());
+        assert!(outcome(None, Some(connect)).host_trouble());
+        let disallowed = FetchError::Disallowed {
+            url: url.clone(),
+            rule: "Disallow: /p".into(),
+        };
+        let looped = FetchError::RedirectLoop {
+            url: url.clone(),
+            target: url.clone(),
+        };
+        assert!(!outcome(Some(301), Some(disallowed)).host_trouble());
+        assert!(!outcome(Some(301), Some(looped)).host_trouble());
+        assert!(!outcome(Some(200), None).host_trouble());
     }
 }

@@ -382,6 +382,7 @@ pub(super) async fn fetch_and_record_extracted(
     };
     let now = ctx.clock.now_ms();
     let seen = match (got_copy, counted_change) {
+        (false, _) if handed_over.is_some() || outcome.host_trouble() => Seen::Inconclusive,
         (false, _) => Seen::Failed,
         (true, Some(true)) => Seen::Changed,
         (true, Some(false)) => Seen::Unchanged,
@@ -426,6 +427,7 @@ pub(super) async fn fetch_and_record_extracted(
                 update.rate = Some(summary.estimate);
                 update.planned_per_day = Some(summary.planned_per_day);
                 update.stats = Some(stats);
+                update.failures = Some(summary.failures);
             }
         }
     }

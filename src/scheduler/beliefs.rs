@@ -159,6 +159,7 @@ impl Scheduler {
             due_ms: self.frontier.due_of(url),
             covered: u.evidence().coverage.is_some(),
             watched: self.watched(url),
+            failures: u.failures(),
         }
     }
 

@@ -59,6 +59,8 @@ pub struct Restored {
     pub last_check_ms: Option<i64>,
     /// The folded evidence.
     pub stats: Stats,
+    /// Its checks that failed in a row, up to the last ([`Seen::Failed`]).
+    pub failures: u8,
     /// When it was due.
     pub due_ms: Option<i64>,
     /// The server's floor on its interval.
@@ -78,8 +80,23 @@ pub enum Seen {
     Unchanged,
     /// A copy, but nothing to compare with (the first one, or no validator to judge by).
     Copy,
-    /// No copy: an error, a refusal, an HTTP error status.
+    /// No copy, and the fault is the URL's: an HTTP error status that answers for the URL (a
+    /// 404, a 500), a redirect chain that leads nowhere or into a disallowed path, a body
+    /// refused. Checks that fail in a row take it out of its site's plan
+    /// ([`super::FAILING_AFTER`]).
     Failed,
+    /// No copy, and nothing learnt of the URL: its host pushed back or was down (408, 429,
+    /// 502, 503, 504, no connection, a timeout, a transfer cut short), the redirect went to a
+    /// host another worker holds, or the check could not be recorded. The host's back-off
+    /// answers the host's trouble; the URL keeps its plan and its count of failures.
+    Inconclusive,
+}
+
+impl Seen {
+    /// Whether the check left a copy.
+    pub fn got_copy(self) -> bool {
+        matches!(self, Seen::Changed | Seen::Unchanged | Seen::Copy)
+    }
 }
 
 /// One check, as the shell reports it.
@@ -142,4 +159,6 @@ pub struct UrlSummary {
     pub covered: bool,
     /// The span after its copy counted as watched (see [`Scheduler::watched`]).
     pub watched: Option<(i64, i64)>,
+    /// Its checks that failed in a row, up to the last.
+    pub failures: u8,
 }

@@ -322,6 +322,11 @@ impl Scheduler {
             e.stats = restored.stats;
             e.last_check_ms = restored.last_check_ms.into();
         }
+        if restored.failures > 0 {
+            // Its last check failed: the due time stored is its retry's.
+            u.set_failures(restored.failures);
+            u.evidence_mut().retry_at_ms = restored.due_ms.into();
+        }
         u.set_min_interval_ms(restored.min_interval_ms);
         u.set_known_change_ms(restored.known_change_ms);
         let due = restored.due_ms.or(restored.last_check_ms.map(|_| i64::MIN));
@@ -545,7 +550,7 @@ impl Scheduler {
             self.urls[url].start_nutch_interval(start);
         }
         self.checks_since_replan += 1;
-        if self.urls[url].kind == UrlKind::Page && fetched.seen != Seen::Failed {
+        if self.urls[url].kind == UrlKind::Page && fetched.seen.got_copy() {
             self.sites[site].checks += 1;
         }
         let u = &mut self.urls[url];
@@ -558,7 +563,7 @@ impl Scheduler {
             u.add_failure();
         }
         self.replan_one(url);
-        if fetched.seen == Seen::Failed {
+        if !fetched.seen.got_copy() {
             let interval = self.retry_interval_ms(url);
             let u = &mut self.urls[url];
             u.evidence_mut().retry_at_ms = Some(fetched.at_ms + interval).into();

@@ -222,10 +222,15 @@ impl UrlState {
         self.evidence.as_deref().unwrap_or(&NO_EVIDENCE)
     }
 
-    /// Its checks that failed in a row, up to the last (0 when the last did not fail, or since
-    /// a start: the count is not stored).
+    /// Its checks that failed in a row, up to the last (0 when the last that was not
+    /// [`Seen::Inconclusive`] did not fail).
     pub fn failures(&self) -> u8 {
         self.evidence().failures
+    }
+
+    /// Its checks that failed in a row, as the store kept them ([`super::Scheduler::restore`]).
+    pub fn set_failures(&mut self, failures: u8) {
+        self.evidence_mut().failures = failures;
     }
 
     /// One more check that failed.
@@ -356,7 +361,7 @@ impl UrlState {
     ) {
         let at = fetched.at_ms;
         let changed = match fetched.seen {
-            Seen::Failed => return,
+            Seen::Failed | Seen::Inconclusive => return,
             Seen::Copy => None,
             Seen::Changed => Some(true),
             Seen::Unchanged => Some(false),

@@ -33,6 +33,9 @@ pub struct SummaryUpdate {
     pub next_due_ms: i64,
     /// The folded evidence after this check (JSON).
     pub stats: Option<String>,
+    /// The scheduler's count of the URL's checks that failed in a row after this check
+    /// (`None`: not the scheduler's check, such as a sitemap's read; the count stands).
+    pub failures: Option<u8>,
     /// The host's validator trust after this check, when the check taught it something:
     /// (host id, JSON), written in the check's transaction.
     pub host_trust: Option<(i64, String)>,

@@ -32,6 +32,7 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
         ),
         ("next_due_ms", "v.next_due_ms"),
         ("stats", "COALESCE(v.stats, urls.stats)"),
+        ("failures", "COALESCE(v.failures, urls.failures)"),
     ]
     .map(|(column, new)| unless_later(column, new));
     let copy = [
@@ -73,12 +74,12 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
             "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
                     fingerprint, content_changed, content_fingerprint, min_interval_ms,
                     rate_per_day, rate_low, rate_high, rate_shape, rate_scale, planned_per_day,
-                    next_due_ms, stats, written_ms) AS (VALUES {})
+                    next_due_ms, stats, failures, written_ms) AS (VALUES {})
              UPDATE urls SET checks = urls.checks + 1, changes = urls.changes + v.changed,
                  content_changes = urls.content_changes + v.content_changed,
                  {set}
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 21)
+            placeholder_rows(n, 22)
         )
     })
 });
@@ -134,6 +135,7 @@ pub(super) async fn update_summaries(
             .bind_real(update.planned_per_day)
             .bind(update.next_due_ms)
             .bind(&update.stats)
+            .bind(update.failures.map(i64::from))
             .bind(update.written_ms);
     }
     query.execute(&mut *tx).await?;

@@ -94,6 +94,10 @@ pub struct UrlRow {
     /// (migration 0026; `None`: its plan alone decides).
     #[sqlx(default)]
     pub waits_for_feed_id: Option<i64>,
+    /// Its checks that failed in a row, up to the last, as the scheduler counts them
+    /// ([`crate::scheduler::Seen::Failed`]; migration 0027).
+    #[sqlx(default)]
+    pub failures: i64,
 }
 
 /// The part of a URL's row a check reads ([`Store::check_row`]): what it is, where, and the
@@ -194,6 +198,7 @@ impl UrlRow {
             listed_lastmod_ms: None,
             copy_ms: None,
             waits_for_feed_id: None,
+            failures: 0,
         }
     }
 }

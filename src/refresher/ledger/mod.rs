@@ -48,6 +48,7 @@ fn restored_of(row: &UrlRow) -> Restored {
         // The copy's time, not the last check's: one that failed since leaves the copy as old.
         last_check_ms: row.copy_ms,
         stats,
+        failures: u8::try_from(row.failures.max(0)).unwrap_or(u8::MAX),
         due_ms: row.next_due_ms,
         min_interval_ms: row.min_interval_ms.unwrap_or(0),
         known_change_ms: row.known_change_ms,

@@ -69,3 +69,96 @@ fn a_failing_page_is_not_fetched_ahead_of_its_retry() {
     // its retries it went 11 times.
     assert_eq!(requests[urls[3]], 9, "{requests:?}");
 }
+
+/// A page whose host pushes back (a 429 or 503, no connection) has told nothing of itself: it
+/// keeps its share of the plan, and its count of failures neither grows nor starts again (a
+/// URL failing before its host went down is still failing after).
+#[test]
+fn a_check_that_says_nothing_of_the_page_keeps_its_plan_and_its_count() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..10)
+        .map(|_| sched.add_url(0, page(site, host, 5.0)))
+        .collect();
+    let requests = drive_reporting(&mut sched, 10 * DAY, |now, url, _| {
+        let seen = if urls[5..].contains(&url) {
+            Seen::Inconclusive
+        } else {
+            Seen::Changed
+        };
+        Fetched::at(now, seen)
+    });
+    for &url in &urls[5..] {
+        assert_eq!(sched.summary(url).failures, 0);
+        assert!(sched.summary(url).planned_per_day > 1.0, "{requests:?}");
+    }
+    // Tried again at their planned interval or after an hour: far more than a failing page's
+    // 15 in ten days (see the first test).
+    assert!(requests[5..].iter().all(|&n| n >= 40), "{requests:?}");
+
+    // Two failures, then only checks that say nothing: still failing, still out of the plan.
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..4)
+        .map(|_| sched.add_url(0, page(site, host, 5.0)))
+        .collect();
+    let requests = drive_reporting(&mut sched, 2 * DAY, |now, url, nth| {
+        let seen = match (url == urls[0], nth) {
+            (true, 1 | 2) => Seen::Failed,
+            (true, _) => Seen::Inconclusive,
+            (false, _) => Seen::Changed,
+        };
+        Fetched::at(now, seen)
+    });
+    assert!(requests[urls[0]] > 3, "{requests:?}");
+    assert_eq!(sched.summary(urls[0]).failures, FAILING_AFTER);
+    assert_eq!(sched.summary(urls[0]).planned_per_day, MIN_PLANNED_PER_DAY);
+}
+
+/// A failing URL put back from the store (a restart) is still failing: out of the plan through
+/// every re-plan, asked no sooner than its stored retry, and its next failure backs off from
+/// its stored count.
+#[test]
+fn a_restored_failing_page_stays_out_of_the_plan_until_its_retry() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..4)
+        .map(|_| sched.add_url(0, page(site, host, 5.0)))
+        .collect();
+    let retry_ms = 2 * DAY;
+    sched.restore(
+        urls[3],
+        Restored {
+            failures: 4,
+            due_ms: Some(retry_ms),
+            ..Restored::default()
+        },
+    );
+    let mut first_retry = None;
+    let requests = drive_reporting(&mut sched, retry_ms + 4 * HOUR, |now, url, _| {
+        if url == urls[3] {
+            first_retry.get_or_insert(now);
+            Fetched::at(now, Seen::Failed)
+        } else {
+            Fetched::at(now, Seen::Changed)
+        }
+    });
+    // At its time, or as soon after as its site's budget lets a request go.
+    let first_retry = first_retry.expect("retried");
+    assert!(
+        (retry_ms..retry_ms + HOUR).contains(&first_retry),
+        "{first_retry} {requests:?}"
+    );
+    assert_eq!(requests[urls[3]], 1, "{requests:?}");
+    assert_eq!(sched.summary(urls[3]).planned_per_day, MIN_PLANNED_PER_DAY);
+    assert_eq!(sched.summary(urls[3]).failures, 5);
+    // Its fifth failure in a row: an hour doubled three times.
+    assert_eq!(
+        sched.summary(urls[3]).due_ms,
+        Some(first_retry + 8 * HOUR),
+        "{requests:?}"
+    );
+}

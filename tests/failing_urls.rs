@@ -1,0 +1,209 @@
+//! URLs whose checks fail, as the server sees them and across a restart: a page that answers
+//! 404 leaves its site's plan from its second failure and is tried again on a doubling
+//! back-off, and a restarted refresher goes on counting its failures where the last left off
+//! (the count is stored with the URL). A page whose host answers 503 is the host's trouble, not
+//! the page's: it keeps its plan and its count stays at 0.
+
+#[path = "support/recording_server.rs"]
+mod recording_server;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use freshet::clock::{SharedClock, VirtualClock};
+use freshet::refresher::{self, PolicyChoice, RunOptions};
+use recording_server::{RecordingServer, Reply};
+use sqlx::{ConnectOptions, Connection};
+
+const HOSTS: [&str; 2] = ["a.test", "b.test"];
+/// 2021-01-01T00:00:00Z: the virtual clock's origin.
+const ORIGIN_MS: i64 = 1_609_459_200_000;
+const HOUR_MS: i64 = 3_600_000;
+/// The plan every page out of its site's plan reads as (`scheduler::MIN_PLANNED_PER_DAY`).
+const OUT_OF_PLAN: f64 = 1e-6;
+
+/// a.test: `/ok` and `/gone` (404). b.test: `/ok` and `/busy` (503, the host asking for time).
+fn serve(server: &RecordingServer) {
+    for host in HOSTS {
+        let base = format!("http://{host}:{}", server.addr.port());
+        server.route(
+            host,
+            "/robots.txt",
+            Reply::text("User-agent: *\nAllow: /\n"),
+        );
+        let other = if host == "a.test" { "gone" } else { "busy" };
+        server.route(
+            host,
+            "/sitemap.xml",
+            Reply::status(200)
+                .header("content-type", "application/xml")
+                .body(format!(
+                    r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{base}/ok</loc></url><url><loc>{base}/{other}</loc></url></urlset>"#
+                )),
+        );
+        server.route(
+            host,
+            "/ok",
+            Reply::html(format!("<html><body><p>{host} answers</p></body></html>")),
+        );
+    }
+    server.route("a.test", "/gone", Reply::status(404));
+    server.route("b.test", "/busy", Reply::status(503));
+}
+
+fn write_schedule(server: &RecordingServer, dir: &Path) -> PathBuf {
+    let sitemaps: Vec<String> = HOSTS
+        .iter()
+        .map(|h| format!("\"{}\"", server.url(h, "/sitemap.xml")))
+        .collect();
+    let schedule = dir.join("failing.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"failing\"\nallow_networks = [\"127.0.0.0/8\"]\n\
+             sitemaps = [{}]\nrequests_per_day = 200\nhost_rate = \"1/s\"\n",
+            sitemaps.join(", ")
+        ),
+    )
+    .unwrap();
+    schedule
+}
+
+/// What the database holds of one URL: its failures in a row, its plan and next due time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Stored {
+    failures: i64,
+    planned_per_day: f64,
+    next_due_ms: i64,
+}
+
+/// The row of the URL whose path is `path` (`None` before it exists).
+async fn stored(db: &Path, path: &str) -> Option<Stored> {
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(db)
+        .read_only(true)
+        .connect()
+        .await
+        .ok()?;
+    let row: Option<(i64, Option<f64>, Option<i64>)> = sqlx::query_as(
+        "SELECT failures, planned_per_day, next_due_ms FROM urls WHERE url LIKE '%' || ?",
+    )
+    .bind(path)
+    .fetch_optional(&mut conn)
+    .await
+    .ok()?;
+    let _ = conn.close().await;
+    let (failures, planned, due) = row?;
+    Some(Stored {
+        failures,
+        planned_per_day: planned?,
+        next_due_ms: due?,
+    })
+}
+
+/// Requests the server saw for `host` + `path`, in arrival order (their clock times).
+fn hits(server: &RecordingServer, host: &str, path: &str) -> Vec<i64> {
+    server
+        .requests_to(host)
+        .into_iter()
+        .filter(|r| r.path == path)
+        .map(|r| r.clock_ms)
+        .collect()
+}
+
+/// Waits until `done` says so, or five real minutes pass.
+async fn until<F: Future<Output = bool>>(mut done: impl FnMut() -> F) {
+    let started = Instant::now();
+    while !done().await && started.elapsed() < Duration::from_secs(300) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Runs the refresher on `dir`'s database until `enough` ends.
+async fn run_until(
+    server: &Arc<RecordingServer>,
+    clock: &SharedClock,
+    dir: &Path,
+    enough: impl Future<Output = ()> + Send + 'static,
+) {
+    let options = RunOptions {
+        schedules: vec![write_schedule(server, dir)],
+        db_path: dir.join("freshet.db"),
+        once: false,
+        clock: clock.clone(),
+        resolve: server.resolve(&HOSTS),
+        policy: PolicyChoice::Learned,
+        worker: Default::default(),
+        run_lock: None,
+    };
+    refresher::run(options, enough).await.expect("the run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_404_page_stays_out_of_the_plan_across_a_restart_and_a_503_host_keeps_its_page_planned() {
+    // An hour of virtual time is a real second.
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    serve(&server);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("freshet.db");
+
+    // The first run: until /gone has failed three times and its third failure is stored,
+    // and /busy has been asked three times.
+    let (watched, at) = (Arc::clone(&server), db.clone());
+    let enough = until(move || {
+        let (watched, at) = (Arc::clone(&watched), at.clone());
+        async move {
+            hits(&watched, "b.test", "/busy").len() >= 3
+                && stored(&at, "/gone").await.is_some_and(|s| s.failures >= 3)
+        }
+    });
+    run_until(&server, &clock, dir.path(), enough).await;
+    let gone = stored(&db, "/gone").await.expect("/gone is stored");
+    let gone_hits = hits(&server, "a.test", "/gone");
+    assert_eq!(
+        gone.failures,
+        gone_hits.len() as i64,
+        "every request to /gone failed: {gone:?}"
+    );
+    assert_eq!(gone.planned_per_day, OUT_OF_PLAN, "{gone:?}");
+    let busy = stored(&db, "/busy").await.expect("/busy is stored");
+    assert!(hits(&server, "b.test", "/busy").len() >= 3);
+    assert_eq!(busy.failures, 0, "a 503 is the host's trouble: {busy:?}");
+    assert!(busy.planned_per_day > 1.0, "{busy:?}");
+
+    // The second run, until its first check of /gone is stored: /gone is asked no sooner
+    // than its stored retry, and its failures go on from the first run's (counted from 0
+    // again, they would be 1, and it back in the plan).
+    let before = gone_hits.len();
+    let (watched, at) = (Arc::clone(&server), db.clone());
+    let enough = until(move || {
+        let (watched, at) = (Arc::clone(&watched), at.clone());
+        async move {
+            hits(&watched, "a.test", "/gone").len() > before
+                && stored(&at, "/gone")
+                    .await
+                    .is_some_and(|s| s.next_due_ms != gone.next_due_ms)
+        }
+    });
+    run_until(&server, &clock, dir.path(), enough).await;
+    let gone_hits = hits(&server, "a.test", "/gone");
+    assert!(gone_hits.len() > before, "/gone was not asked again");
+    assert!(
+        gone_hits[before] >= gone.next_due_ms,
+        "/gone asked at {} before its retry at {}",
+        gone_hits[before],
+        gone.next_due_ms
+    );
+    let after = stored(&db, "/gone").await.expect("/gone is stored");
+    assert_eq!(after.failures, gone.failures + 1, "{after:?}");
+    assert_eq!(after.planned_per_day, OUT_OF_PLAN, "{after:?}");
+    // Its fourth failure waits twice as long as its third did (an hour doubled per failure
+    // from the second): at least 4 h, where a count started again would give an hour.
+    assert!(
+        after.next_due_ms - gone_hits[before] >= 4 * HOUR_MS - 60_000,
+        "retry {} ms after the fourth failure",
+        after.next_due_ms - gone_hits[before]
+    );
+}
