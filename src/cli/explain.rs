@@ -319,8 +319,8 @@ fn describe_row(
             out,
             "  out of its site's plan while its checks fail ({} in a row): tried again an hour \
              after the second failure in a row, then twice as long after each, up to a day (or \
-             its site's even share of the budget, if rarer); a refusal of its host (429, 503, \
-             no connection) does not count",
+             its site's even share of the budget, if rarer); a 5xx or no answer counts only \
+             when its host answered other pages meanwhile",
             row.failures
         );
     }

@@ -148,6 +148,7 @@ impl HopGate for RobotsGate<'_> {
                 Some(rule) => Err(FetchError::Disallowed {
                     url: url.to_string(),
                     rule,
+                    for_now: robots.retry_soon(),
                 }),
             }
         })

@@ -117,6 +117,9 @@ pub enum FetchError {
         url: String,
         /// The rule that disallows it (`Disallow: /private/`, or why everything is).
         rule: String,
+        /// Only for now: robots.txt could not be read (a 5xx, a 429, out of reach), and
+        /// everything is disallowed until it can (the host's trouble, not the URL's).
+        for_now: bool,
     },
     /// The body ended before the length the response declared (`Content-Length`).
     #[error("{url}: body truncated: {got} of the {expected} bytes its Content-Length declared")]

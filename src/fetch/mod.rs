@@ -241,11 +241,12 @@ impl FetchOutcome {
                 .is_some_and(|s| (200..300).contains(&s) || s == 304)
     }
 
-    /// Whether a failed check is its host's trouble rather than its URL's: the host asked for
-    /// time (408, 429, 503), a gateway in front of it found the server behind it down (502,
-    /// 504), or it could not be reached or read to the end (no connection, a timeout, a
-    /// transfer cut short). The host's back-off answers those; they say nothing of whether the
-    /// URL itself can be fetched ([`crate::scheduler::Seen::Inconclusive`]).
+    /// Whether a failed check may be its host's trouble rather than its URL's: a server error
+    /// (5xx), the host asking for time (408, 429), no connection, a timeout, a transfer cut
+    /// short, or a hop's robots.txt out of reach. The host's back-off answers those; whether
+    /// they are the URL's own failure is judged against the host's other checks
+    /// ([`crate::scheduler::Seen::Unanswered`]). A 4xx, a redirect chain that leads nowhere
+    /// or into a disallowed path, a body refused: the URL's.
     pub fn host_trouble(&self) -> bool {
         match &self.error {
             Some(
@@ -253,11 +254,12 @@ impl FetchOutcome {
                 | FetchError::Timeout { .. }
                 | FetchError::Transport { .. }
                 | FetchError::Truncated { .. }
-                | FetchError::NotSent { .. },
+                | FetchError::NotSent { .. }
+                | FetchError::Disallowed { for_now: true, .. },
             ) => true,
             None | Some(FetchError::Http { .. }) => self
                 .status
-                .is_some_and(|s| matches!(s, 408 | 429 | 502 | 503 | 504)),
+                .is_some_and(|s| matches!(s, 408 | 429 | 500..=599)),
             Some(_) => false,
         }
     }
@@ -438,7 +440,8 @@ mod tests {
         }
     }
 
-    /// What the host's back-off answers says nothing of the URL; what answers for the URL does.
+    /// What the host's back-off answers may be the host's trouble; what answers for the URL is
+    /// the URL's.
     #[test]
     fn a_hosts_trouble_is_told_from_the_urls() {
         let url = "http://a.test/p".to_string();
@@ -451,11 +454,11 @@ mod tests {
                 }),
             )
         };
-        for status in [408, 429, 502, 503, 504] {
+        for status in [408, 429, 500, 501, 502, 503, 504] {
             assert!(http(status).host_trouble(), "{status}");
             assert!(outcome(Some(status), None).host_trouble(), "{status}");
         }
-        for status in [400, 403, 404, 410, 500, 501] {
+        for status in [400, 403, 404, 410, 451] {
             assert!(!http(status).host_trouble(), "{status}");
         }
         let timeout = FetchError::Timeout {
@@ -466,11 +469,25 @@ mod tests {
             url: url.clone(),
             reason: "refused".into(),
         };
+        let truncated = FetchError::Truncated {
+            url: url.clone(),
+            expected: 10,
+            got: 5,
+        };
         assert!(outcome(None, Some(timeout)).host_trouble());
         assert!(outcome(None, Some(connect)).host_trouble());
+        assert!(outcome(Some(200), Some(truncated)).host_trouble());
+        // A hop's robots.txt out of reach disallows everything for now: the host's trouble.
+        let unreadable = FetchError::Disallowed {
+            url: url.clone(),
+            rule: "robots.txt could not be read".into(),
+            for_now: true,
+        };
+        assert!(outcome(Some(301), Some(unreadable)).host_trouble());
         let disallowed = FetchError::Disallowed {
             url: url.clone(),
             rule: "Disallow: /p".into(),
+            for_now: false,
         };
         let looped = FetchError::RedirectLoop {
             url: url.clone(),

@@ -382,7 +382,8 @@ pub(super) async fn fetch_and_record_extracted(
     };
     let now = ctx.clock.now_ms();
     let seen = match (got_copy, counted_change) {
-        (false, _) if handed_over.is_some() || outcome.host_trouble() => Seen::Inconclusive,
+        (false, _) if handed_over.is_some() => Seen::Inconclusive,
+        (false, _) if outcome.host_trouble() => Seen::Unanswered,
         (false, _) => Seen::Failed,
         (true, Some(true)) => Seen::Changed,
         (true, Some(false)) => Seen::Unchanged,
@@ -515,7 +516,7 @@ fn refusal_of(error: &FetchError) -> Option<(String, RefusalReason, String)> {
         FetchError::AddressRefused { url, refused } => {
             Some((url.clone(), RefusalReason::Address, refused.to_string()))
         }
-        FetchError::Disallowed { url, rule } => {
+        FetchError::Disallowed { url, rule, .. } => {
             Some((url.clone(), RefusalReason::Robots, rule.clone()))
         }
         _ => None,

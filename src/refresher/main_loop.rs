@@ -203,7 +203,7 @@ async fn turns(
                         warn!(error = %err, "a check task failed");
                         if let Some(&url_id) = check_urls.get(&err.id()) {
                             let at = ctx.clock.now_ms();
-                            ctx.ledger.fetched(at, url_id, Fetched::at(at, Seen::Inconclusive));
+                            ctx.ledger.fetched(at, url_id, Fetched::at(at, Seen::Unanswered));
                         }
                         err.id()
                     }

@@ -379,7 +379,9 @@ async fn run_until_stopped(
         left,
         schedule_problems,
         cut_short: options.once && ctx.is_stopping(),
-        held_no_host: ctx.leasing.as_ref().is_some_and(|l| !l.held.ever_held()),
+        // (A worker alone that knows no host yet held none either, and is not told so.)
+        held_no_host: ctx.leasing.as_ref().is_some_and(|l| !l.held.ever_held())
+            && !ctx.ledger.politeness_keys().is_empty(),
         // Counted as they go, not as they are answered: a request a shutdown cut short was
         // seen by its server too.
         requests: ctx.pool.requests_sent(),

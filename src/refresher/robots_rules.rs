@@ -282,6 +282,7 @@ impl HopGate for RobotsGate<'_> {
                     Err(FetchError::Disallowed {
                         url: url.to_string(),
                         rule,
+                        for_now: robots.retry_soon(),
                     })
                 }
             }

@@ -80,15 +80,19 @@ pub enum Seen {
     Unchanged,
     /// A copy, but nothing to compare with (the first one, or no validator to judge by).
     Copy,
-    /// No copy, and the fault is the URL's: an HTTP error status that answers for the URL (a
-    /// 404, a 500), a redirect chain that leads nowhere or into a disallowed path, a body
-    /// refused. Checks that fail in a row take it out of its site's plan
-    /// ([`super::FAILING_AFTER`]).
+    /// No copy, and the fault is the URL's: a 4xx that answers for the URL (a 404, a 410), a
+    /// redirect chain that loops or leads into a path robots.txt disallows, a body refused.
+    /// Checks that fail in a row take it out of its site's plan ([`super::FAILING_AFTER`]).
     Failed,
-    /// No copy, and nothing learnt of the URL: its host pushed back or was down (408, 429,
-    /// 502, 503, 504, no connection, a timeout, a transfer cut short), the redirect went to a
-    /// host another worker holds, or the check could not be recorded. The host's back-off
-    /// answers the host's trouble; the URL keeps its plan and its count of failures.
+    /// No copy, and no answer that is the URL's alone: a 5xx, 408 or 429, no connection, a
+    /// timeout, a transfer cut short, a hop's robots.txt out of reach, a check that could not
+    /// be recorded or whose task panicked. It counts as a failure of the URL only when its host
+    /// answered another check since the URL's last one (a page broken on a working host);
+    /// otherwise it is the host's trouble, which the host's back-off answers, and the URL keeps
+    /// its plan and its count (a site down for a day does not send every page out of the plan).
+    Unanswered,
+    /// No copy, and nothing learnt of the URL: the redirect went to a host another worker
+    /// holds, and that worker checks the target.
     Inconclusive,
 }
 

@@ -169,6 +169,9 @@ struct HostState {
     believe_hints: bool,
     /// What its sitemap `lastmod`s have shown.
     lastmod: lastmod::LastmodTrust,
+    /// The last check of any of its URLs that left a copy (`None`: none since the start): an
+    /// [`Seen::Unanswered`] check after it is the URL's failure, not the host's.
+    last_answer_ms: Option<i64>,
 }
 
 /// The scheduler (see the module docs).
@@ -322,10 +325,15 @@ impl Scheduler {
             e.stats = restored.stats;
             e.last_check_ms = restored.last_check_ms.into();
         }
-        if restored.failures > 0 {
-            // Its last check failed: the due time stored is its retry's.
+        // The stored count replaces the one known here, 0 too (another worker's check may have
+        // answered since); while it is not 0 the last check failed, and the stored due time is
+        // its retry's.
+        if restored.failures > 0 || u.failures() > 0 {
             u.set_failures(restored.failures);
-            u.evidence_mut().retry_at_ms = restored.due_ms.into();
+            u.evidence_mut().retry_at_ms = match restored.failures {
+                0 => None.into(),
+                _ => restored.due_ms.into(),
+            };
         }
         u.set_min_interval_ms(restored.min_interval_ms);
         u.set_known_change_ms(restored.known_change_ms);
@@ -558,9 +566,21 @@ impl Scheduler {
         if let Some(floor) = fetched.min_interval_ms {
             u.set_min_interval_ms(floor);
         }
+        // Whether its host answered another check since this URL's last (one request to a
+        // host at a time: the order of checks is the order of their times).
+        let host_answered = self.hosts[host]
+            .last_answer_ms
+            .is_some_and(|answer| u.last_attempt_ms().is_none_or(|last| answer > last));
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);
-        if fetched.seen == Seen::Failed {
-            u.add_failure();
+        match fetched.seen {
+            Seen::Failed => u.add_failure(),
+            Seen::Unanswered if host_answered => u.add_failure(),
+            _ => {}
+        }
+        u.set_last_attempt_ms(fetched.at_ms);
+        if fetched.seen.got_copy() {
+            let answer = &mut self.hosts[host].last_answer_ms;
+            *answer = Some(answer.map_or(fetched.at_ms, |last| last.max(fetched.at_ms)));
         }
         self.replan_one(url);
         if !fetched.seen.got_copy() {

@@ -115,6 +115,8 @@ pub struct Evidence {
     pub last_check_ms: MaybeMs,
     /// After a failed check: when to try again.
     pub retry_at_ms: MaybeMs,
+    /// When it was last checked, whatever the check showed (since the start: not stored).
+    last_attempt_ms: MaybeMs,
     /// A change newer than the copy that is known (feed entry, sitemap `lastmod`): there is a
     /// copy, so there is evidence ([`UrlState::known_change_ms`]).
     known_change_ms: MaybeMs,
@@ -149,6 +151,7 @@ static NO_EVIDENCE: Evidence = Evidence {
     },
     last_check_ms: MaybeMs::NONE,
     retry_at_ms: MaybeMs::NONE,
+    last_attempt_ms: MaybeMs::NONE,
     known_change_ms: MaybeMs::NONE,
     evidence_until_ms: MaybeMs::NONE,
     change_to_confirm: MaybeSpan::NONE,
@@ -226,6 +229,16 @@ impl UrlState {
     /// [`Seen::Inconclusive`] did not fail).
     pub fn failures(&self) -> u8 {
         self.evidence().failures
+    }
+
+    /// When it was last checked, whatever the check showed (`None` since the start).
+    pub fn last_attempt_ms(&self) -> Option<i64> {
+        self.evidence().last_attempt_ms.get()
+    }
+
+    /// It was checked at `at_ms`.
+    pub fn set_last_attempt_ms(&mut self, at_ms: i64) {
+        self.evidence_mut().last_attempt_ms = Some(at_ms).into();
     }
 
     /// Its checks that failed in a row, as the store kept them ([`super::Scheduler::restore`]).
@@ -361,7 +374,7 @@ impl UrlState {
     ) {
         let at = fetched.at_ms;
         let changed = match fetched.seen {
-            Seen::Failed | Seen::Inconclusive => return,
+            Seen::Failed | Seen::Unanswered | Seen::Inconclusive => return,
             Seen::Copy => None,
             Seen::Changed => Some(true),
             Seen::Unchanged => Some(false),

@@ -70,32 +70,63 @@ fn a_failing_page_is_not_fetched_ahead_of_its_retry() {
     assert_eq!(requests[urls[3]], 9, "{requests:?}");
 }
 
-/// A page whose host pushes back (a 429 or 503, no connection) has told nothing of itself: it
-/// keeps its share of the plan, and its count of failures neither grows nor starts again (a
-/// URL failing before its host went down is still failing after).
+/// A host down for a day (every check unanswered: 503s, timeouts) is its own trouble: its
+/// pages keep their plan, none counts more than the one failure of its first check after the
+/// host's last answer, and none is failing when the host comes back.
 #[test]
-fn a_check_that_says_nothing_of_the_page_keeps_its_plan_and_its_count() {
+fn a_host_down_for_a_day_keeps_its_pages_in_the_plan() {
     let mut sched = Scheduler::new(SchedulerConfig::default());
     let site = sched.add_site(1.0, 100.0, 0);
     let host = sched.add_host(0, 0);
     let urls: Vec<_> = (0..10)
         .map(|_| sched.add_url(0, page(site, host, 5.0)))
         .collect();
-    let requests = drive_reporting(&mut sched, 10 * DAY, |now, url, _| {
-        let seen = if urls[5..].contains(&url) {
-            Seen::Inconclusive
+    let down = 2 * DAY..3 * DAY;
+    let mut unanswered = 0;
+    drive_reporting(&mut sched, down.end, |now, _, _| {
+        if down.contains(&now) {
+            unanswered += 1;
+            Fetched::at(now, Seen::Unanswered)
+        } else {
+            Fetched::at(now, Seen::Changed)
+        }
+    });
+    assert!(
+        unanswered >= 20,
+        "{unanswered} checks while the host was down"
+    );
+    for &url in &urls {
+        assert!(sched.summary(url).failures <= 1, "{:?}", sched.summary(url));
+        assert!(sched.summary(url).planned_per_day > 1.0);
+    }
+}
+
+/// A page that is unanswered (a 503, a timeout) while its host answers the other pages is
+/// broken itself: out of the plan from its second such check, as a 404 would be. A check that
+/// says nothing (a redirect handed to another worker) leaves its count as it is.
+#[test]
+fn a_page_unanswered_while_its_host_answers_the_others_is_failing() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..4)
+        .map(|_| sched.add_url(0, page(site, host, 5.0)))
+        .collect();
+    let requests = drive_reporting(&mut sched, 2 * DAY, |now, url, _| {
+        let seen = if url == urls[0] {
+            Seen::Unanswered
         } else {
             Seen::Changed
         };
         Fetched::at(now, seen)
     });
-    for &url in &urls[5..] {
-        assert_eq!(sched.summary(url).failures, 0);
-        assert!(sched.summary(url).planned_per_day > 1.0, "{requests:?}");
-    }
-    // Tried again at their planned interval or after an hour: far more than a failing page's
-    // 15 in ten days (see the first test).
-    assert!(requests[5..].iter().all(|&n| n >= 40), "{requests:?}");
+    assert!(
+        sched.summary(urls[0]).failures >= FAILING_AFTER,
+        "{requests:?}"
+    );
+    assert_eq!(sched.summary(urls[0]).planned_per_day, MIN_PLANNED_PER_DAY);
+    // Less than half the requests of a page that answers.
+    assert!(2 * requests[urls[0]] < requests[urls[1]], "{requests:?}");
 
     // Two failures, then only checks that say nothing: still failing, still out of the plan.
     let mut sched = Scheduler::new(SchedulerConfig::default());
@@ -161,4 +192,18 @@ fn a_restored_failing_page_stays_out_of_the_plan_until_its_retry() {
         Some(first_retry + 8 * HOUR),
         "{requests:?}"
     );
+    // Another worker's check answered since: its row, taken up, clears the count and the
+    // retry (the row's due time stands).
+    let answered_at = first_retry + HOUR;
+    sched.restore(
+        urls[3],
+        Restored {
+            last_check_ms: Some(answered_at),
+            due_ms: Some(answered_at + HOUR),
+            ..Restored::default()
+        },
+    );
+    assert_eq!(sched.summary(urls[3]).failures, 0);
+    assert_eq!(sched.summary(urls[3]).due_ms, Some(answered_at + HOUR));
+    assert!(sched.urls[urls[3]].evidence().retry_at_ms.get().is_none());
 }
