@@ -46,7 +46,7 @@ pub async fn check(ctx: &Context, due: Due) {
         // Free the host; the URL is tried again after the error delay.
         let at = ctx.clock.now_ms();
         ctx.ledger
-            .fetched(at, due.url_id, Fetched::at(at, Seen::Unanswered));
+            .fetched(at, due.url_id, Fetched::at(at, Seen::Inconclusive));
     }
 }
 

@@ -383,6 +383,11 @@ pub(super) async fn fetch_and_record_extracted(
     let now = ctx.clock.now_ms();
     let seen = match (got_copy, counted_change) {
         (false, _) if handed_over.is_some() => Seen::Inconclusive,
+        // Another host's trouble (a redirect's target down) is judged by neither host's
+        // answers: this one answered its redirect.
+        (false, _) if outcome.host_trouble() && origin_of(&outcome.final_url) != origin_of(url) => {
+            Seen::Inconclusive
+        }
         (false, _) if outcome.host_trouble() => Seen::Unanswered,
         (false, _) => Seen::Failed,
         (true, Some(true)) => Seen::Changed,

@@ -573,8 +573,8 @@ impl Scheduler {
             .is_some_and(|answer| u.last_attempt_ms().is_none_or(|last| answer > last));
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);
         match fetched.seen {
-            Seen::Failed => u.add_failure(),
-            Seen::Unanswered if host_answered => u.add_failure(),
+            Seen::Failed => u.add_failure(true),
+            Seen::Unanswered if host_answered => u.add_failure(false),
             _ => {}
         }
         u.set_last_attempt_ms(fetched.at_ms);

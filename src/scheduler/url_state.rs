@@ -140,6 +140,9 @@ pub struct Evidence {
     min_interval_s: u32,
     /// Checks that failed since the last that did not ([`UrlState::failures`]).
     failures: u8,
+    /// One of those failures was the URL's for certain ([`Seen::Failed`]), not only a check
+    /// its host left unanswered while answering others (not stored: after a start, none).
+    failed_for_certain: bool,
 }
 
 /// The evidence of a URL that has none.
@@ -160,6 +163,7 @@ static NO_EVIDENCE: Evidence = Evidence {
     feed: None,
     min_interval_s: 0,
     failures: 0,
+    failed_for_certain: false,
 };
 
 /// One URL: what every plan reads, and the box of its [`Evidence`] once it has some.
@@ -246,10 +250,16 @@ impl UrlState {
         self.evidence_mut().failures = failures;
     }
 
-    /// One more check that failed.
-    pub fn add_failure(&mut self) {
+    /// One more check that failed (`for_certain`: a [`Seen::Failed`] one).
+    pub fn add_failure(&mut self, for_certain: bool) {
         let e = self.evidence_mut();
         e.failures = e.failures.saturating_add(1);
+        e.failed_for_certain |= for_certain;
+    }
+
+    /// Whether a failure of its current run was the URL's for certain ([`Seen::Failed`]).
+    pub fn failed_for_certain(&self) -> bool {
+        self.evidence().failed_for_certain
     }
 
     /// What its checks taught, made if it had none.
@@ -389,6 +399,7 @@ impl UrlState {
         e.known_change_ms = MaybeMs::NONE;
         e.retry_at_ms = MaybeMs::NONE;
         e.failures = 0;
+        e.failed_for_certain = false;
         let last = e.last_check_ms.get();
         if let (Some(coverage), Some(changed)) = (e.coverage.as_deref_mut(), changed) {
             match (changed, known_change, last) {

@@ -68,12 +68,19 @@ impl Scheduler {
     /// planned interval if longer; once failing, an hour doubled at each further failure up to
     /// a day, and never sooner than its site's even share of the budget would visit it (the
     /// budget holds: a site's failing URLs never take more of it than their number's share).
+    /// A URL whose failures were all checks its host left unanswered (a 5xx, a timeout: a
+    /// page served by a cache while the server behind it is down may be failing only for an
+    /// hour) takes the even share only once its back-off has reached a day: before, it comes
+    /// back within hours of the server, not weeks later on a large site's even share.
     pub(super) fn retry_interval_ms(&self, url: UrlKey) -> i64 {
         if !self.is_failing(url) {
             return (self.planned_interval_ms(url) as i64).max(super::ERROR_RETRY_MS);
         }
         let doublings = u32::from(self.urls[url].failures() - super::FAILING_AFTER).min(16);
         let backoff = (super::ERROR_RETRY_MS << doublings).min(super::MAX_FAILING_RETRY_MS);
+        if !self.urls[url].failed_for_certain() && backoff < super::MAX_FAILING_RETRY_MS {
+            return backoff;
+        }
         let even_share = self.sites[self.urls[url].site()].even_share_per_day();
         // At most a year, as the longest planned interval.
         let share_interval =

@@ -21,6 +21,11 @@ impl Scheduler {
     /// Another worker holds `host` (`true`: nothing of it is handed out) or this one does.
     pub fn set_host_elsewhere(&mut self, host: HostKey, elsewhere: bool) {
         self.frontier.set_elsewhere(host, elsewhere);
+        if elsewhere {
+            // What it answered while held here says nothing of its pages' checks once it
+            // comes back: another worker's meanwhile are judged by that worker.
+            self.hosts[host].last_answer_ms = None;
+        }
     }
 
     /// With several workers, this one's part of each site's budget (by site key): the visits a

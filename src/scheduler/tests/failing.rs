@@ -207,3 +207,56 @@ fn a_restored_failing_page_stays_out_of_the_plan_until_its_retry() {
     assert_eq!(sched.summary(urls[3]).due_ms, Some(answered_at + HOUR));
     assert!(sched.urls[urls[3]].evidence().retry_at_ms.get().is_none());
 }
+
+/// On a large site (200 pages, 100 requests a day: an even share of one visit in two days), a
+/// page its host leaves unanswered while answering the others (a 503 behind a cache whose
+/// server is down) is retried on its back-off of hours until that reaches a day, then at the
+/// even share; a page that is gone (404) at the even share from its second failure. The first
+/// comes back within hours of its server, not days.
+#[test]
+fn a_page_unanswered_is_retried_within_hours_before_the_even_share() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..200)
+        .map(|_| sched.add_url(0, page(site, host, 0.5)))
+        .collect();
+    let (unanswered, gone) = (urls[0], urls[1]);
+    let requests = drive_reporting(&mut sched, 8 * DAY, |now, url, _| {
+        let seen = match url {
+            _ if url == unanswered => Seen::Unanswered,
+            _ if url == gone => Seen::Failed,
+            _ => Seen::Changed,
+        };
+        Fetched::at(now, seen)
+    });
+    let (n_unanswered, n_gone) = (requests[unanswered], requests[gone]);
+    assert!(sched.summary(unanswered).failures >= FAILING_AFTER);
+    assert!(
+        n_unanswered >= n_gone + 3,
+        "unanswered {n_unanswered}, gone {n_gone}"
+    );
+    // The gone page at most once in two days after its second failure.
+    assert!(n_gone <= 6, "gone {n_gone}");
+}
+
+/// A host another worker held meanwhile: what it answered before says nothing of its pages'
+/// checks after it comes back (the other worker judged those), so an unanswered check then is
+/// the host's trouble until it answers here again.
+#[test]
+fn a_host_taken_back_from_another_worker_has_answered_nothing_yet() {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 100.0, 0);
+    let host = sched.add_host(0, 0);
+    let urls: Vec<_> = (0..2)
+        .map(|_| sched.add_url(0, page(site, host, 5.0)))
+        .collect();
+    check(&mut sched, 0, urls[0], Seen::Copy);
+    check(&mut sched, HOUR, urls[1], Seen::Copy);
+    sched.set_host_elsewhere(host, true);
+    sched.set_host_elsewhere(host, false);
+    // urls[0]'s last check was before the host's last answer (urls[1]'s).
+    let now = 2 * DAY;
+    check(&mut sched, now, urls[0], Seen::Unanswered);
+    assert_eq!(sched.summary(urls[0]).failures, 0);
+}
