@@ -566,22 +566,8 @@ impl Scheduler {
         if let Some(floor) = fetched.min_interval_ms {
             u.set_min_interval_ms(floor);
         }
-        // Whether its host answered another check since this URL's last (one request to a
-        // host at a time: the order of checks is the order of their times).
-        let host_answered = self.hosts[host]
-            .last_answer_ms
-            .is_some_and(|answer| u.last_attempt_ms().is_none_or(|last| answer > last));
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);
-        match fetched.seen {
-            Seen::Failed => u.add_failure(true),
-            Seen::Unanswered if host_answered => u.add_failure(false),
-            _ => {}
-        }
-        u.set_last_attempt_ms(fetched.at_ms);
-        if fetched.seen.got_copy() {
-            let answer = &mut self.hosts[host].last_answer_ms;
-            *answer = Some(answer.map_or(fetched.at_ms, |last| last.max(fetched.at_ms)));
-        }
+        self.count_failure(url, host, fetched.seen, fetched.at_ms);
         self.replan_one(url);
         if !fetched.seen.got_copy() {
             let interval = self.retry_interval_ms(url);

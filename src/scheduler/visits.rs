@@ -1,11 +1,11 @@
 //! When a URL goes next: its due time after a check or an event (its plan's interval, a
 //! server's floor, a retry, a known change, a feed's coverage), and the O(1) re-plan of one page
-//! between full re-plans.
+//! between full re-plans, and how a failed check counts towards a URL leaving its plan.
 
 use crate::clock::MS_PER_DAY;
 use crate::plan;
 
-use super::{AUDIT_INTERVALS, Scheduler, UrlKey, UrlKind, frontier};
+use super::{AUDIT_INTERVALS, HostKey, Scheduler, Seen, UrlKey, UrlKind, frontier};
 
 impl Scheduler {
     /// Queues a URL in its host's part of the frontier ([`frontier::Frontier::set_due`]).
@@ -56,6 +56,27 @@ impl Scheduler {
             _ => last + interval.max(floor),
         };
         self.set_due(url, Some(due), lead);
+    }
+
+    /// Counts a check of `url` at `at_ms` in its failures in a row ([`Seen`]: an unanswered
+    /// check counts only when its host answered another check since this URL's last), and
+    /// notes when the URL was tried and its host last answered.
+    pub(super) fn count_failure(&mut self, url: UrlKey, host: HostKey, seen: Seen, at_ms: i64) {
+        let u = &mut self.urls[url];
+        // One request to a host at a time: the order of checks is the order of their times.
+        let host_answered = self.hosts[host]
+            .last_answer_ms
+            .is_some_and(|answer| u.last_attempt_ms().is_none_or(|last| answer > last));
+        match seen {
+            Seen::Failed => u.add_failure(true),
+            Seen::Unanswered if host_answered => u.add_failure(false),
+            _ => {}
+        }
+        u.set_last_attempt_ms(at_ms);
+        if seen.got_copy() {
+            let answer = &mut self.hosts[host].last_answer_ms;
+            *answer = Some(answer.map_or(at_ms, |last| last.max(at_ms)));
+        }
     }
 
     /// Whether a URL is failing ([`super::FAILING_AFTER`] checks failed in a row): out of its

@@ -3,18 +3,29 @@
 
 use super::*;
 
+/// A scheduler with one site of `requests_per_day` on one host without a gap, and `pages`
+/// pages changing `rate` times a day: (the scheduler, the host, the pages).
+fn one_host_site(
+    requests_per_day: f64,
+    pages: usize,
+    rate: f64,
+) -> (Scheduler, HostKey, Vec<UrlKey>) {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, requests_per_day, 0);
+    let host = sched.add_host(0, 0);
+    let urls = (0..pages)
+        .map(|_| sched.add_url(0, page(site, host, rate)))
+        .collect();
+    (sched, host, urls)
+}
+
 /// Pages that fail at every check (gone, or broken) leave the plan after their second failure:
 /// the budget goes to the pages that answer, and the failing ones are tried again after an
 /// hour doubled at each failure, up to a day. Before, each kept its share of the plan and was
 /// tried again at its planned interval: 386 of the 1,000 requests went to five dead pages.
 #[test]
 fn failing_pages_leave_the_plan_and_the_budget_goes_to_the_pages_that_answer() {
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 100.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..10)
-        .map(|_| sched.add_url(0, page(site, host, 5.0)))
-        .collect();
+    let (mut sched, _, urls) = one_host_site(100.0, 10, 5.0);
     let failing = |url: UrlKey| urls[5..].contains(&url);
     let requests = drive_reporting(&mut sched, 10 * DAY, |now, url, _| {
         // The others change between every two checks.
@@ -48,12 +59,7 @@ fn failing_pages_leave_the_plan_and_the_budget_goes_to_the_pages_that_answer() {
 /// early.
 #[test]
 fn a_failing_page_is_not_fetched_ahead_of_its_retry() {
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 1_000.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..4)
-        .map(|_| sched.add_url(0, page(site, host, 5.0)))
-        .collect();
+    let (mut sched, _, urls) = one_host_site(1_000.0, 4, 5.0);
     let requests = drive_reporting(&mut sched, 4 * DAY, |now, url, _| {
         if url == urls[3] {
             Fetched::at(now, Seen::Failed)
@@ -75,12 +81,7 @@ fn a_failing_page_is_not_fetched_ahead_of_its_retry() {
 /// host's last answer, and none is failing when the host comes back.
 #[test]
 fn a_host_down_for_a_day_keeps_its_pages_in_the_plan() {
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 100.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..10)
-        .map(|_| sched.add_url(0, page(site, host, 5.0)))
-        .collect();
+    let (mut sched, _, urls) = one_host_site(100.0, 10, 5.0);
     let down = 2 * DAY..3 * DAY;
     let mut unanswered = 0;
     drive_reporting(&mut sched, down.end, |now, _, _| {
@@ -106,12 +107,7 @@ fn a_host_down_for_a_day_keeps_its_pages_in_the_plan() {
 /// says nothing (a redirect handed to another worker) leaves its count as it is.
 #[test]
 fn a_page_unanswered_while_its_host_answers_the_others_is_failing() {
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 100.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..4)
-        .map(|_| sched.add_url(0, page(site, host, 5.0)))
-        .collect();
+    let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
     let requests = drive_reporting(&mut sched, 2 * DAY, |now, url, _| {
         let seen = if url == urls[0] {
             Seen::Unanswered
@@ -129,12 +125,7 @@ fn a_page_unanswered_while_its_host_answers_the_others_is_failing() {
     assert!(2 * requests[urls[0]] < requests[urls[1]], "{requests:?}");
 
     // Two failures, then only checks that say nothing: still failing, still out of the plan.
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 100.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..4)
-        .map(|_| sched.add_url(0, page(site, host, 5.0)))
-        .collect();
+    let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
     let requests = drive_reporting(&mut sched, 2 * DAY, |now, url, nth| {
         let seen = match (url == urls[0], nth) {
             (true, 1 | 2) => Seen::Failed,
@@ -153,12 +144,7 @@ fn a_page_unanswered_while_its_host_answers_the_others_is_failing() {
 /// its stored count.
 #[test]
 fn a_restored_failing_page_stays_out_of_the_plan_until_its_retry() {
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 100.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..4)
-        .map(|_| sched.add_url(0, page(site, host, 5.0)))
-        .collect();
+    let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
     let retry_ms = 2 * DAY;
     sched.restore(
         urls[3],
@@ -215,12 +201,7 @@ fn a_restored_failing_page_stays_out_of_the_plan_until_its_retry() {
 /// comes back within hours of its server, not days.
 #[test]
 fn a_page_unanswered_is_retried_within_hours_before_the_even_share() {
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 100.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..200)
-        .map(|_| sched.add_url(0, page(site, host, 0.5)))
-        .collect();
+    let (mut sched, _, urls) = one_host_site(100.0, 200, 0.5);
     let (unanswered, gone) = (urls[0], urls[1]);
     let requests = drive_reporting(&mut sched, 8 * DAY, |now, url, _| {
         let seen = match url {
@@ -245,12 +226,7 @@ fn a_page_unanswered_is_retried_within_hours_before_the_even_share() {
 /// the host's trouble until it answers here again.
 #[test]
 fn a_host_taken_back_from_another_worker_has_answered_nothing_yet() {
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 100.0, 0);
-    let host = sched.add_host(0, 0);
-    let urls: Vec<_> = (0..2)
-        .map(|_| sched.add_url(0, page(site, host, 5.0)))
-        .collect();
+    let (mut sched, host, urls) = one_host_site(100.0, 2, 5.0);
     check(&mut sched, 0, urls[0], Seen::Copy);
     check(&mut sched, HOUR, urls[1], Seen::Copy);
     sched.set_host_elsewhere(host, true);
