@@ -3,7 +3,9 @@
 //! back-off, and a restarted refresher goes on counting its failures where the last left off
 //! (the count is stored with the URL). A host whose every page answers 503 is in trouble
 //! itself: its pages keep their plan and their counts stay at 0. A page that answers 503 while
-//! its host answers the others is broken itself, and its failures count.
+//! its host answers the others is broken itself, and its failures count. A failing page whose
+//! sitemap `lastmod` moves past its last check is asked again at the next read of the sitemap,
+//! not at its retry.
 
 #[path = "support/recording_server.rs"]
 mod recording_server;
@@ -18,6 +20,8 @@ use recording_server::{RecordingServer, Reply};
 use sqlx::{ConnectOptions, Connection};
 
 const HOSTS: [&str; 2] = ["a.test", "b.test"];
+/// Every host a run resolves to the test server: [`HOSTS`] and the lastmod test's.
+const RESOLVED: [&str; 3] = ["a.test", "b.test", "c.test"];
 /// 2021-01-01T00:00:00Z: the virtual clock's origin.
 const ORIGIN_MS: i64 = 1_609_459_200_000;
 const HOUR_MS: i64 = 3_600_000;
@@ -140,19 +144,31 @@ async fn until<F: Future<Output = bool>>(mut done: impl FnMut() -> F) {
     }
 }
 
-/// Runs the refresher on `dir`'s database until `enough` ends.
+/// Runs the refresher on `dir`'s database with the schedule [`write_schedule`] writes until
+/// `enough` ends.
 async fn run_until(
     server: &Arc<RecordingServer>,
     clock: &SharedClock,
     dir: &Path,
     enough: impl Future<Output = ()> + Send + 'static,
 ) {
+    run_schedule_until(server, clock, dir, write_schedule(server, dir), enough).await
+}
+
+/// Runs the refresher on `dir`'s database with `schedule` until `enough` ends.
+async fn run_schedule_until(
+    server: &Arc<RecordingServer>,
+    clock: &SharedClock,
+    dir: &Path,
+    schedule: PathBuf,
+    enough: impl Future<Output = ()> + Send + 'static,
+) {
     let options = RunOptions {
-        schedules: vec![write_schedule(server, dir)],
+        schedules: vec![schedule],
         db_path: dir.join("freshet.db"),
         once: false,
         clock: clock.clone(),
-        resolve: server.resolve(&HOSTS),
+        resolve: server.resolve(&RESOLVED),
         policy: PolicyChoice::Learned,
         worker: Default::default(),
         run_lock: None,
@@ -236,4 +252,118 @@ async fn a_404_page_stays_out_of_the_plan_across_a_restart_and_a_503_host_keeps_
         HOUR_MS << (after.failures - 2),
         "{after:?}"
     );
+}
+
+/// c.test's sitemap, listing `/ok` and `/back` with their `lastmod`s (clock ms).
+fn sitemap_of_c(server: &RecordingServer, back_lastmod_ms: i64) -> Reply {
+    let base = format!("http://c.test:{}", server.addr.port());
+    let lastmod = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .expect("a date")
+            .to_rfc3339()
+    };
+    Reply::status(200)
+        .header("content-type", "application/xml")
+        .body(format!(
+            r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{base}/ok</loc><lastmod>{}</lastmod></url><url><loc>{base}/back</loc><lastmod>{}</lastmod></url></urlset>"#,
+            lastmod(ORIGIN_MS),
+            lastmod(back_lastmod_ms)
+        ))
+}
+
+/// A page that was copied, then answered 404 until it was failing with a retry hours away,
+/// then is served again and its sitemap `lastmod` moves past its last check: the next read of
+/// the sitemap (hourly here) brings it back at once, and its copy puts it back in the plan.
+/// Before, its retry won, and it came back hours later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_page_whose_sitemap_lastmod_moves_is_asked_at_the_next_read() {
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    let host = "c.test";
+    server.route(
+        host,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    server.route(host, "/sitemap.xml", sitemap_of_c(&server, ORIGIN_MS));
+    server.route(
+        host,
+        "/ok",
+        Reply::html("<html><body><p>ok</p></body></html>"),
+    );
+    // Served once (the copy), then gone.
+    server.handle(host, "/back", |request| match request.hit {
+        0 => Reply::html("<html><body><p>the first version</p></body></html>").to_response(),
+        _ => Reply::status(404).to_response(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("freshet.db");
+    let schedule = dir.path().join("back.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"back\"\nallow_networks = [\"127.0.0.0/8\"]\n\
+             sitemaps = [\"{}\"]\nrediscover = \"0 0 * * * *\"\n\
+             requests_per_day = 2000\nhost_rate = \"6/h\"\n",
+            server.url(host, "/sitemap.xml")
+        ),
+    )
+    .unwrap();
+
+    // Until /back has failed four times in a row (its retry 4 h after the last) and then the
+    // server serves it again with a newer `lastmod`; until its next request is stored.
+    let (watched, at, now) = (Arc::clone(&server), db.clone(), clock.clone());
+    let failing = Arc::new(std::sync::Mutex::new(None::<(Stored, i64)>));
+    let seen = Arc::clone(&failing);
+    let enough = until(move || {
+        let (watched, at, seen) = (Arc::clone(&watched), at.clone(), Arc::clone(&seen));
+        let now = now.now_ms();
+        async move {
+            let row = stored(&at, "/back").await;
+            let mut seen = seen.lock().unwrap();
+            match *seen {
+                None => {
+                    if let Some(row) = row.filter(|r| r.failures >= 4) {
+                        watched.handle("c.test", "/back", |_| {
+                            Reply::html("<html><body><p>back again</p></body></html>").to_response()
+                        });
+                        watched.route("c.test", "/sitemap.xml", sitemap_of_c(&watched, now));
+                        *seen = Some((row, now));
+                    }
+                    false
+                }
+                Some((_, moved_at)) => row.is_some_and(|r| r.last_checked_ms > moved_at),
+            }
+        }
+    });
+    run_schedule_until(&server, &clock, dir.path(), schedule, enough).await;
+    let (failing, moved_at) = failing.lock().unwrap().expect("/back failed four times");
+    assert!(
+        failing.next_due_ms - failing.last_checked_ms >= 4 * HOUR_MS,
+        "{failing:?}"
+    );
+    let asked: Vec<i64> = hits(&server, host, "/back")
+        .into_iter()
+        .filter(|&t| t > moved_at)
+        .collect();
+    assert!(
+        !asked.is_empty(),
+        "/back was not asked after its lastmod moved"
+    );
+    // After the next hourly read of the sitemap, as soon as the host's gap of ten minutes
+    // lets it go (the host's budget does not bind: the cron sets the reads).
+    let read = hits(&server, host, "/sitemap.xml")
+        .into_iter()
+        .find(|&t| t > moved_at)
+        .expect("the sitemap was read again");
+    assert!(read < asked[0], "asked at {}, read at {read}", asked[0]);
+    assert!(
+        asked[0] < moved_at + 2 * HOUR_MS && asked[0] < failing.next_due_ms,
+        "asked at {}, the lastmod moved at {moved_at}, the retry was at {}",
+        asked[0],
+        failing.next_due_ms
+    );
+    let back = stored(&db, "/back").await.expect("/back is stored");
+    assert_eq!(back.failures, 0, "{back:?}");
+    assert!(back.planned_per_day > OUT_OF_PLAN, "{back:?}");
 }

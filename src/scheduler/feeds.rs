@@ -175,6 +175,7 @@ impl Scheduler {
                 }
                 Some(_) => {}
             }
+            self.recall_failed(now_ms, page, at);
             if self.urls[page]
                 .last_check_ms()
                 .is_some_and(|last| at > last)

@@ -579,8 +579,10 @@ impl Scheduler {
 
     /// A known change of `url` at `at_ms` (a sitemap `lastmod` newer than the copy): the copy is
     /// known stale, and the page goes when waiting would cost more than a visit
-    /// ([`crate::plan::known_change_delay_days`]).
+    /// ([`crate::plan::known_change_delay_days`]). A URL whose last check failed is tried again
+    /// at once when the change is newer than that check ([`Scheduler::recall_failed`]).
     pub fn handle_known_change(&mut self, now_ms: i64, url: UrlKey, at_ms: i64) {
+        self.recall_failed(now_ms, url, at_ms);
         let u = &mut self.urls[url];
         if u.last_check_ms().is_some_and(|last| at_ms > last) && u.known_change_ms().is_none() {
             u.set_known_change_ms(Some(at_ms));

@@ -1,6 +1,7 @@
 //! When a URL goes next: its due time after a check or an event (its plan's interval, a
 //! server's floor, a retry, a known change, a feed's coverage), and the O(1) re-plan of one page
-//! between full re-plans, and how a failed check counts towards a URL leaving its plan.
+//! between full re-plans, how a failed check counts towards a URL leaving its plan, and how an
+//! announced change brings a failed URL's retry forward.
 
 use crate::clock::MS_PER_DAY;
 use crate::plan;
@@ -76,6 +77,32 @@ impl Scheduler {
         if seen.got_copy() {
             let answer = &mut self.hosts[host].last_answer_ms;
             *answer = Some(answer.map_or(at_ms, |last| last.max(at_ms)));
+        }
+    }
+
+    /// A change announced at `change_ms` (a feed's entry, a sitemap `lastmod`) of a URL whose
+    /// last check failed: when it is newer than that check, the page may be back (an article
+    /// that answered 404 until it was published, a page restored), and its retry comes
+    /// forward to the change, or now if that is past. Once per announcement, as a page in the
+    /// plan goes once after a known change: the retry's check is the URL's last attempt, which
+    /// the same announcement read again is not newer than. After a restart, which forgets the
+    /// last attempt, the copy's time stands for it (a URL never copied: any announcement).
+    pub(super) fn recall_failed(&mut self, now_ms: i64, url: UrlKey, change_ms: i64) {
+        let u = &self.urls[url];
+        if u.in_flight || u.retired {
+            return;
+        }
+        let Some(retry) = u.evidence().retry_at_ms.get() else {
+            return;
+        };
+        let (attempt, copy) = (u.last_attempt_ms(), u.last_check_ms());
+        // (A retry also stands for a request put off: a fetch window, robots.txt out of reach.)
+        let last_failed = u.failures() > 0 || attempt.is_some_and(|a| copy.is_none_or(|c| a > c));
+        let announced_since = attempt.or(copy).is_none_or(|tried| change_ms > tried);
+        let at = change_ms.max(now_ms);
+        if last_failed && announced_since && at < retry {
+            self.urls[url].evidence_mut().retry_at_ms = Some(at).into();
+            self.set_due(url, Some(at), 0);
         }
     }
 

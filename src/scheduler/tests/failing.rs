@@ -236,3 +236,109 @@ fn a_host_taken_back_from_another_worker_has_answered_nothing_yet() {
     check(&mut sched, now, urls[0], Seen::Unanswered);
     assert_eq!(sched.summary(urls[0]).failures, 0);
 }
+
+/// A failing page whose change is announced after its last check (a sitemap `lastmod`, a
+/// feed's entry) may be back: an article that answered 404 until it was published, a page
+/// restored. It is tried at once instead of at its retry, once per announcement: the same
+/// `lastmod` read again brings nothing, a newer one brings it again, and a copy puts it back
+/// in the plan. Before, its retry won over every announcement.
+#[test]
+fn an_announced_change_brings_a_failing_page_back_once() {
+    let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
+    let gone = urls[3];
+    let failing_until = 2 * DAY;
+    sched.restore(
+        gone,
+        Restored {
+            last_check_ms: Some(0),
+            failures: 4,
+            due_ms: Some(failing_until),
+            ..Restored::default()
+        },
+    );
+    // When the page was asked between `from` and `to`, answering `seen`.
+    let serve = |sched: &mut Scheduler, from: i64, to: i64, seen: Seen| {
+        let mut asked_at = Vec::new();
+        drive_between(sched, from, to, |now, url, _| {
+            if url == gone {
+                asked_at.push(now);
+                Fetched::at(now, seen)
+            } else {
+                Fetched::at(now, Seen::Changed)
+            }
+        });
+        asked_at
+    };
+    assert_eq!(
+        serve(&mut sched, 0, HOUR, Seen::Failed),
+        Vec::<i64>::new(),
+        "before its retry"
+    );
+
+    let lastmod = HOUR - 600_000;
+    sched.handle_known_change(HOUR, gone, lastmod);
+    let asked_at = serve(&mut sched, HOUR, 2 * HOUR, Seen::Failed);
+    assert_eq!(asked_at.len(), 1, "{asked_at:?}");
+    // At once, or when its site's budget lets the next request go (one in 14.4 minutes).
+    assert!(
+        (HOUR..HOUR + 900_000).contains(&asked_at[0]),
+        "{asked_at:?}"
+    );
+    assert_eq!(sched.summary(gone).failures, 5);
+
+    // The same `lastmod`, read again at the next discovery: not newer than the last check.
+    sched.handle_known_change(2 * HOUR, gone, lastmod);
+    assert_eq!(
+        serve(&mut sched, 2 * HOUR, 5 * HOUR, Seen::Failed),
+        Vec::<i64>::new()
+    );
+
+    sched.handle_known_change(5 * HOUR, gone, 4 * HOUR);
+    assert_eq!(
+        serve(&mut sched, 5 * HOUR, 6 * HOUR, Seen::Changed).len(),
+        1
+    );
+    assert_eq!(sched.summary(gone).failures, 0);
+    assert!(sched.summary(gone).planned_per_day > MIN_PLANNED_PER_DAY);
+}
+
+/// A feed's entry brings back a page that has failed since it was found and was never copied
+/// (the entry came before the article was served); a page whose request was only put off (a
+/// fetch window, robots.txt out of reach: its last check gave a copy) keeps its time.
+#[test]
+fn a_feed_entry_brings_back_a_page_never_copied_not_one_put_off() {
+    let (mut sched, feed, pages) = feed_and_pages(2);
+    let (never_copied, put_off) = (pages[0], pages[1]);
+    sched.restore(
+        never_copied,
+        Restored {
+            failures: 3,
+            due_ms: Some(2 * DAY),
+            ..Restored::default()
+        },
+    );
+    check(&mut sched, 0, put_off, Seen::Copy);
+    let now = HOUR;
+    let request = loop {
+        let request = sched
+            .poll_request(now)
+            .expect("the page is due within its plan");
+        if request.url == put_off {
+            break request;
+        }
+        sched.handle_fetched(now, request.url, Fetched::at(now, Seen::Copy));
+    };
+    sched.defer(now, request.url, now + DAY);
+
+    sched.handle_feed(now, feed, &[(never_copied, now - 1), (put_off, now - 1)]);
+    let mut first_asked = None;
+    let requests = drive_between(&mut sched, now, now + 2 * HOUR, |at, url, _| {
+        if url == never_copied {
+            first_asked.get_or_insert(at);
+        }
+        Fetched::at(at, Seen::Copy)
+    });
+    assert_eq!(first_asked, Some(now), "{requests:?}");
+    assert_eq!(requests[put_off], 0, "{requests:?}");
+    assert_eq!(sched.summary(never_copied).failures, 0);
+}

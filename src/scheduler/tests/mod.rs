@@ -61,10 +61,20 @@ fn drive_until(
 fn drive_reporting(
     sched: &mut Scheduler,
     end_ms: i64,
+    outcome: impl FnMut(i64, UrlKey, u64) -> Fetched,
+) -> Vec<u64> {
+    drive_between(sched, 0, end_ms, outcome)
+}
+
+/// [`drive_reporting`] from `start_ms` (`nth` counts this call's requests only).
+fn drive_between(
+    sched: &mut Scheduler,
+    start_ms: i64,
+    end_ms: i64,
     mut outcome: impl FnMut(i64, UrlKey, u64) -> Fetched,
 ) -> Vec<u64> {
     let mut requests = vec![0u64; sched.url_count()];
-    let mut now = 0;
+    let mut now = start_ms;
     while now < end_ms {
         while let Some(req) = sched.poll_request(now) {
             requests[req.url] += 1;
