@@ -57,6 +57,8 @@ pub struct NewUrl {
 pub struct Restored {
     /// Last successful check (the copy's time).
     pub last_check_ms: Option<i64>,
+    /// Its last check, whatever it gave (a failed one too): when it was last tried.
+    pub last_attempt_ms: Option<i64>,
     /// The folded evidence.
     pub stats: Stats,
     /// Its checks that failed in a row, up to the last ([`Seen::Failed`]).

@@ -335,6 +335,13 @@ impl Scheduler {
                 _ => restored.due_ms.into(),
             };
         }
+        // When it was last tried: what an announced change must be newer than to bring a
+        // failing URL back ([`Scheduler::recall_failed`]).
+        if let Some(at) = restored.last_attempt_ms
+            && u.last_attempt_ms().is_none_or(|known| at > known)
+        {
+            u.set_last_attempt_ms(at);
+        }
         u.set_min_interval_ms(restored.min_interval_ms);
         u.set_known_change_ms(restored.known_change_ms);
         let due = restored.due_ms.or(restored.last_check_ms.map(|_| i64::MIN));

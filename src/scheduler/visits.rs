@@ -85,8 +85,8 @@ impl Scheduler {
     /// that answered 404 until it was published, a page restored), and its retry comes
     /// forward to the change, or now if that is past. Once per announcement, as a page in the
     /// plan goes once after a known change: the retry's check is the URL's last attempt, which
-    /// the same announcement read again is not newer than. After a restart, which forgets the
-    /// last attempt, the copy's time stands for it (a URL never copied: any announcement).
+    /// the same announcement read again is not newer than (stored with the URL, so a restart
+    /// keeps it).
     pub(super) fn recall_failed(&mut self, now_ms: i64, url: UrlKey, change_ms: i64) {
         let u = &self.urls[url];
         if u.in_flight || u.retired {

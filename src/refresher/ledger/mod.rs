@@ -47,6 +47,7 @@ fn restored_of(row: &UrlRow) -> Restored {
     Restored {
         // The copy's time, not the last check's: one that failed since leaves the copy as old.
         last_check_ms: row.copy_ms,
+        last_attempt_ms: row.last_checked_ms,
         stats,
         failures: u8::try_from(row.failures.max(0)).unwrap_or(u8::MAX),
         due_ms: row.next_due_ms,

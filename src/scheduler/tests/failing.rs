@@ -342,3 +342,29 @@ fn a_feed_entry_brings_back_a_page_never_copied_not_one_put_off() {
     assert_eq!(requests[put_off], 0, "{requests:?}");
     assert_eq!(sched.summary(never_copied).failures, 0);
 }
+
+/// What an announced change must be newer than survives a restart: a failing page restored
+/// with its last attempt is not brought back by a `lastmod` between its copy and that attempt
+/// (the sitemap read again after the restart), and is by one after it.
+#[test]
+fn a_restored_page_remembers_when_it_was_last_tried() {
+    let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
+    let gone = urls[3];
+    sched.restore(
+        gone,
+        Restored {
+            last_check_ms: Some(0),
+            last_attempt_ms: Some(3 * HOUR),
+            failures: 4,
+            due_ms: Some(2 * DAY),
+            ..Restored::default()
+        },
+    );
+    let serve = |sched: &mut Scheduler, from: i64, to: i64| {
+        drive_between(sched, from, to, |now, _, _| Fetched::at(now, Seen::Changed))[gone]
+    };
+    sched.handle_known_change(4 * HOUR, gone, 2 * HOUR);
+    assert_eq!(serve(&mut sched, 4 * HOUR, 6 * HOUR), 0);
+    sched.handle_known_change(6 * HOUR, gone, 5 * HOUR);
+    assert_eq!(serve(&mut sched, 6 * HOUR, 7 * HOUR), 1);
+}
