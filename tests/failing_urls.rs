@@ -271,7 +271,7 @@ fn sitemap_of_c(server: &RecordingServer, back_lastmod_ms: i64) -> Reply {
         ))
 }
 
-/// A page that was copied, then answered 404 until it was failing with a retry hours away,
+/// A page that was copied, then answered 404 until it was failing with a retry 8 hours away,
 /// then is served again and its sitemap `lastmod` moves past its last check: the next read of
 /// the sitemap (hourly here) brings it back at once, and its copy puts it back in the plan.
 /// Before, its retry won, and it came back hours later.
@@ -310,7 +310,7 @@ async fn a_failing_page_whose_sitemap_lastmod_moves_is_asked_at_the_next_read() 
     )
     .unwrap();
 
-    // Until /back has failed four times in a row (its retry 4 h after the last) and then the
+    // Until /back has failed five times in a row (its retry 8 h after the last) and then the
     // server serves it again with a newer `lastmod`; until its next request is stored.
     let (watched, at, now) = (Arc::clone(&server), db.clone(), clock.clone());
     let failing = Arc::new(std::sync::Mutex::new(None::<(Stored, i64)>));
@@ -323,7 +323,7 @@ async fn a_failing_page_whose_sitemap_lastmod_moves_is_asked_at_the_next_read() 
             let mut seen = seen.lock().unwrap();
             match *seen {
                 None => {
-                    if let Some(row) = row.filter(|r| r.failures >= 4) {
+                    if let Some(row) = row.filter(|r| r.failures >= 5) {
                         watched.handle("c.test", "/back", |_| {
                             Reply::html("<html><body><p>back again</p></body></html>").to_response()
                         });
@@ -337,9 +337,9 @@ async fn a_failing_page_whose_sitemap_lastmod_moves_is_asked_at_the_next_read() 
         }
     });
     run_schedule_until(&server, &clock, dir.path(), schedule, enough).await;
-    let (failing, moved_at) = failing.lock().unwrap().expect("/back failed four times");
+    let (failing, moved_at) = failing.lock().unwrap().expect("/back failed five times");
     assert!(
-        failing.next_due_ms - failing.last_checked_ms >= 4 * HOUR_MS,
+        failing.next_due_ms - failing.last_checked_ms >= 8 * HOUR_MS,
         "{failing:?}"
     );
     let asked: Vec<i64> = hits(&server, host, "/back")
@@ -358,7 +358,7 @@ async fn a_failing_page_whose_sitemap_lastmod_moves_is_asked_at_the_next_read() 
         .expect("the sitemap was read again");
     assert!(read < asked[0], "asked at {}, read at {read}", asked[0]);
     assert!(
-        asked[0] < moved_at + 2 * HOUR_MS && asked[0] < failing.next_due_ms,
+        asked[0] < moved_at + 4 * HOUR_MS && asked[0] < failing.next_due_ms,
         "asked at {}, the lastmod moved at {moved_at}, the retry was at {}",
         asked[0],
         failing.next_due_ms

@@ -319,9 +319,9 @@ fn describe_row(
             out,
             "  out of its site's plan while its checks fail ({} in a row): tried again an hour \
              after the second failure in a row, then twice as long after each, up to a day (or \
-             its site's even share of the budget, if rarer), or at once when a feed or sitemap \
-             announces a change after its last check; a 5xx or no answer counts only when its \
-             host answered other pages meanwhile",
+             its site's even share of the budget, if rarer), or sooner when a feed or sitemap \
+             announces a change after its last check (once in each step); a 5xx or no answer \
+             counts only when its host answered other pages meanwhile",
             row.failures
         );
     }

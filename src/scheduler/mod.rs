@@ -57,7 +57,7 @@ pub use groups::section_of;
 pub use policy::PolicyKind;
 pub use sitemaps::{MAX_SITEMAP_READS_PER_DAY, MIN_SITEMAP_READS_PER_DAY};
 pub use url_state::UrlKind;
-use url_state::UrlState;
+use url_state::{RetryCause, UrlState};
 
 use chunked::Chunked;
 use frontier::Frontier;
@@ -330,10 +330,10 @@ impl Scheduler {
         // its retry's.
         if restored.failures > 0 || u.failures() > 0 {
             u.set_failures(restored.failures);
-            u.evidence_mut().retry_at_ms = match restored.failures {
-                0 => None.into(),
-                _ => restored.due_ms.into(),
-            };
+            u.set_retry(match restored.failures {
+                0 => None,
+                _ => restored.due_ms.map(|due| (due, RetryCause::Failure)),
+            });
         }
         // When it was last tried: what an announced change must be newer than to bring a
         // failing URL back ([`Scheduler::recall_failed`]).
@@ -390,7 +390,7 @@ impl Scheduler {
             return;
         }
         // Respected by every later re-plan, like a retry.
-        self.urls[url].evidence_mut().retry_at_ms = Some(until_ms).into();
+        self.urls[url].set_retry(Some((until_ms, RetryCause::PutOff)));
         self.set_due(url, Some(until_ms), 0);
     }
 
@@ -578,8 +578,12 @@ impl Scheduler {
         self.replan_one(url);
         if !fetched.seen.got_copy() {
             let interval = self.retry_interval_ms(url);
-            let u = &mut self.urls[url];
-            u.evidence_mut().retry_at_ms = Some(fetched.at_ms + interval).into();
+            // (Read before the check's retry is set: whether this check was an early one.)
+            let cause = match self.urls[url].retry() {
+                Some((_, RetryCause::Recalled)) => RetryCause::RecallSpent,
+                _ => RetryCause::Failure,
+            };
+            self.urls[url].set_retry(Some((fetched.at_ms + interval, cause)));
         }
         self.schedule(url, fetched.at_ms.max(now_ms));
     }

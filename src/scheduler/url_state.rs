@@ -113,9 +113,9 @@ pub struct Evidence {
     pub stats: Stats,
     /// When the copy was taken (the last successful check).
     pub last_check_ms: MaybeMs,
-    /// After a failed check: when to try again.
-    pub retry_at_ms: MaybeMs,
-    /// When it was last checked, whatever the check showed (since the start: not stored).
+    /// After a failed check, or a request put off: when to try again ([`UrlState::retry`]).
+    retry_at_ms: MaybeMs,
+    /// When it was last checked, whatever the check showed (stored as the row's last check).
     last_attempt_ms: MaybeMs,
     /// A change newer than the copy that is known (feed entry, sitemap `lastmod`): there is a
     /// copy, so there is evidence ([`UrlState::known_change_ms`]).
@@ -143,6 +143,26 @@ pub struct Evidence {
     /// One of those failures was the URL's for certain ([`Seen::Failed`]), not only a check
     /// its host left unanswered while answering others (not stored: after a start, none).
     failed_for_certain: bool,
+    /// Why its retry time is set, and whether an announced change may bring it forward.
+    retry_cause: RetryCause,
+}
+
+/// Why a URL's retry time is set ([`UrlState::retry`]), and whether a change announced after its
+/// last check may bring it forward ([`super::Scheduler::recall_failed`]): once in each step of
+/// its back-off, so that a sitemap stamping every `lastmod` with the time it is read, or a feed
+/// re-dating its entries, sends a dead page at most twice as often as its back-off would.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RetryCause {
+    /// A check that gave no copy: an announced change may bring it forward.
+    #[default]
+    Failure,
+    /// An announced change brought it forward: its check is the step's one early retry.
+    Recalled,
+    /// The early retry failed too: the retry after it waits out its back-off.
+    RecallSpent,
+    /// A request put off (a fetch window, robots.txt out of reach, a host another worker
+    /// holds): a time that is not the URL's, which no announcement moves.
+    PutOff,
 }
 
 /// The evidence of a URL that has none.
@@ -164,6 +184,7 @@ static NO_EVIDENCE: Evidence = Evidence {
     min_interval_s: 0,
     failures: 0,
     failed_for_certain: false,
+    retry_cause: RetryCause::Failure,
 };
 
 /// One URL: what every plan reads, and the box of its [`Evidence`] once it has some.
@@ -235,7 +256,20 @@ impl UrlState {
         self.evidence().failures
     }
 
-    /// When it was last checked, whatever the check showed (`None` since the start).
+    /// When it is to be tried again, and why (`None`: on its plan).
+    pub fn retry(&self) -> Option<(i64, RetryCause)> {
+        let e = self.evidence();
+        e.retry_at_ms.get().map(|at| (at, e.retry_cause))
+    }
+
+    /// Sets when it is to be tried again and why (`None`: on its plan again).
+    pub fn set_retry(&mut self, retry: Option<(i64, RetryCause)>) {
+        let e = self.evidence_mut();
+        e.retry_at_ms = retry.map(|(at, _)| at).into();
+        e.retry_cause = retry.map_or(RetryCause::Failure, |(_, cause)| cause);
+    }
+
+    /// When it was last checked, whatever the check showed (the store keeps it).
     pub fn last_attempt_ms(&self) -> Option<i64> {
         self.evidence().last_attempt_ms.get()
     }
@@ -398,6 +432,7 @@ impl UrlState {
         let e = self.evidence_mut();
         e.known_change_ms = MaybeMs::NONE;
         e.retry_at_ms = MaybeMs::NONE;
+        e.retry_cause = RetryCause::Failure;
         e.failures = 0;
         e.failed_for_certain = false;
         let last = e.last_check_ms.get();

@@ -6,7 +6,7 @@
 use crate::clock::MS_PER_DAY;
 use crate::plan;
 
-use super::{AUDIT_INTERVALS, HostKey, Scheduler, Seen, UrlKey, UrlKind, frontier};
+use super::{AUDIT_INTERVALS, HostKey, RetryCause, Scheduler, Seen, UrlKey, UrlKind, frontier};
 
 impl Scheduler {
     /// Queues a URL in its host's part of the frontier ([`frontier::Frontier::set_due`]).
@@ -24,7 +24,7 @@ impl Scheduler {
         let interval = self.planned_interval_ms(url) as i64;
         let floor = u.min_interval_ms();
         let last = u.last_check_ms().unwrap_or(i64::MIN / 4);
-        let retry = u.evidence().retry_at_ms.get();
+        let retry = u.retry().map(|(at, _)| at);
         // A retry goes at its time, never ahead of it: a failing URL's planned interval is a
         // year, and half of it ahead would send it whenever its site's bucket is full.
         let lead = match retry {
@@ -83,25 +83,24 @@ impl Scheduler {
     /// A change announced at `change_ms` (a feed's entry, a sitemap `lastmod`) of a URL whose
     /// last check failed: when it is newer than that check, the page may be back (an article
     /// that answered 404 until it was published, a page restored), and its retry comes
-    /// forward to the change, or now if that is past. Once per announcement, as a page in the
-    /// plan goes once after a known change: the retry's check is the URL's last attempt, which
-    /// the same announcement read again is not newer than (stored with the URL, so a restart
-    /// keeps it).
+    /// forward to the change, or now if that is past. Only a failure's retry moves (not a
+    /// request put off), and once in each step of its back-off ([`RetryCause`]): the same
+    /// announcement read again is not newer than the check it sent (the last attempt, stored
+    /// with the URL, so a restart keeps it), and if that check fails too, the next retry waits
+    /// out its back-off whatever is announced meanwhile (a sitemap that stamps every
+    /// `lastmod` with the time it is read cannot send a dead page at each read).
     pub(super) fn recall_failed(&mut self, now_ms: i64, url: UrlKey, change_ms: i64) {
         let u = &self.urls[url];
         if u.in_flight || u.retired {
             return;
         }
-        let Some(retry) = u.evidence().retry_at_ms.get() else {
+        let Some((retry, RetryCause::Failure)) = u.retry() else {
             return;
         };
-        let (attempt, copy) = (u.last_attempt_ms(), u.last_check_ms());
-        // (A retry also stands for a request put off: a fetch window, robots.txt out of reach.)
-        let last_failed = u.failures() > 0 || attempt.is_some_and(|a| copy.is_none_or(|c| a > c));
-        let announced_since = attempt.or(copy).is_none_or(|tried| change_ms > tried);
+        let tried = u.last_attempt_ms().or(u.last_check_ms());
         let at = change_ms.max(now_ms);
-        if last_failed && announced_since && at < retry {
-            self.urls[url].evidence_mut().retry_at_ms = Some(at).into();
+        if tried.is_none_or(|tried| change_ms > tried) && at < retry {
+            self.urls[url].set_retry(Some((at, RetryCause::Recalled)));
             self.set_due(url, Some(at), 0);
         }
     }

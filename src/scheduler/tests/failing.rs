@@ -191,7 +191,7 @@ fn a_restored_failing_page_stays_out_of_the_plan_until_its_retry() {
     );
     assert_eq!(sched.summary(urls[3]).failures, 0);
     assert_eq!(sched.summary(urls[3]).due_ms, Some(answered_at + HOUR));
-    assert!(sched.urls[urls[3]].evidence().retry_at_ms.get().is_none());
+    assert!(sched.urls[urls[3]].retry().is_none());
 }
 
 /// On a large site (200 pages, 100 requests a day: an even share of one visit in two days), a
@@ -239,9 +239,10 @@ fn a_host_taken_back_from_another_worker_has_answered_nothing_yet() {
 
 /// A failing page whose change is announced after its last check (a sitemap `lastmod`, a
 /// feed's entry) may be back: an article that answered 404 until it was published, a page
-/// restored. It is tried at once instead of at its retry, once per announcement: the same
-/// `lastmod` read again brings nothing, a newer one brings it again, and a copy puts it back
-/// in the plan. Before, its retry won over every announcement.
+/// restored. It is tried at once instead of at its retry, once in each step of its back-off:
+/// after that early retry failed, neither the same `lastmod` read again nor a newer one brings
+/// it before its back-off ends; after, a newer one does, and a copy puts it back in the plan.
+/// Before, its retry won over every announcement.
 #[test]
 fn an_announced_change_brings_a_failing_page_back_once() {
     let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
@@ -286,16 +287,19 @@ fn an_announced_change_brings_a_failing_page_back_once() {
     );
     assert_eq!(sched.summary(gone).failures, 5);
 
-    // The same `lastmod`, read again at the next discovery: not newer than the last check.
+    // The same `lastmod` read again, and a newer one: the step's early retry is spent, and
+    // the next waits out its back-off (8 h after the fifth failure).
     sched.handle_known_change(2 * HOUR, gone, lastmod);
-    assert_eq!(
-        serve(&mut sched, 2 * HOUR, 5 * HOUR, Seen::Failed),
-        Vec::<i64>::new()
-    );
+    sched.handle_known_change(3 * HOUR, gone, 3 * HOUR - 1);
+    let retried = serve(&mut sched, 2 * HOUR, 10 * HOUR, Seen::Failed);
+    assert_eq!(retried.len(), 1, "{retried:?}");
+    assert!(retried[0] >= asked_at[0] + 8 * HOUR, "{retried:?}");
 
-    sched.handle_known_change(5 * HOUR, gone, 4 * HOUR);
+    // That step waited out, a newer announcement brings it back again (its next retry 16 h
+    // away), and a copy puts it back in the plan.
+    sched.handle_known_change(10 * HOUR, gone, 10 * HOUR - 1);
     assert_eq!(
-        serve(&mut sched, 5 * HOUR, 6 * HOUR, Seen::Changed).len(),
+        serve(&mut sched, 10 * HOUR, 11 * HOUR, Seen::Changed).len(),
         1
     );
     assert_eq!(sched.summary(gone).failures, 0);
@@ -367,4 +371,73 @@ fn a_restored_page_remembers_when_it_was_last_tried() {
     assert_eq!(serve(&mut sched, 4 * HOUR, 6 * HOUR), 0);
     sched.handle_known_change(6 * HOUR, gone, 5 * HOUR);
     assert_eq!(serve(&mut sched, 6 * HOUR, 7 * HOUR), 1);
+}
+
+/// A sitemap that stamps every `lastmod` with the time it is read (hourly here) announces a
+/// change of a dead page at each read: it is brought back once in each step of its back-off,
+/// not at each read, so it is asked at most twice as often as with no announcement.
+#[test]
+fn a_lastmod_stamped_at_every_read_sends_a_dead_page_at_most_twice_as_often() {
+    let asked = |announce: bool| {
+        let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
+        let gone = urls[3];
+        sched.restore(
+            gone,
+            Restored {
+                last_check_ms: Some(0),
+                last_attempt_ms: Some(0),
+                failures: 2,
+                due_ms: Some(HOUR),
+                ..Restored::default()
+            },
+        );
+        let mut asked = 0;
+        for hour in 0..48 {
+            let now = hour * HOUR;
+            if announce {
+                sched.handle_known_change(now, gone, now - 1);
+            }
+            asked += drive_between(&mut sched, now, now + HOUR, |at, url, _| {
+                let seen = if url == gone {
+                    Seen::Failed
+                } else {
+                    Seen::Changed
+                };
+                Fetched::at(at, seen)
+            })[gone];
+        }
+        asked
+    };
+    let (quiet, stamped) = (asked(false), asked(true));
+    assert!(quiet >= 5, "{quiet} without announcements");
+    assert!(stamped > quiet, "{stamped} with, {quiet} without");
+    assert!(stamped <= 2 * quiet, "{stamped} with, {quiet} without");
+}
+
+/// A page whose check failed and whose next request was then put off (a fetch window) keeps
+/// the time it was put off to, whatever is announced meanwhile: that time is not its
+/// back-off's.
+#[test]
+fn a_request_put_off_after_a_failure_is_not_brought_forward() {
+    let (mut sched, _, urls) = one_host_site(1_000.0, 2, 5.0);
+    let page = urls[1];
+    check(&mut sched, 0, page, Seen::Failed);
+    let retry = sched.urls[page]
+        .retry()
+        .expect("a retry after the failure")
+        .0;
+    let request = loop {
+        let request = sched.poll_request(retry).expect("the retry is due");
+        if request.url == page {
+            break request;
+        }
+        sched.handle_fetched(retry, request.url, Fetched::at(retry, Seen::Copy));
+    };
+    let put_off_to = retry + DAY;
+    sched.defer(retry, request.url, put_off_to);
+    sched.handle_known_change(retry + HOUR, page, retry + HOUR - 1);
+    let requests = drive_between(&mut sched, retry + HOUR, put_off_to - HOUR, |at, _, _| {
+        Fetched::at(at, Seen::Copy)
+    });
+    assert_eq!(requests[page], 0, "{requests:?}");
 }
