@@ -7,16 +7,19 @@
 
 #[path = "support/recording_server.rs"]
 mod recording_server;
+#[path = "support/virtual_runs.rs"]
+mod virtual_runs;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use freshet::clock::{SharedClock, VirtualClock};
-use freshet::refresher::{self, PolicyChoice, RunOptions};
+
 use recording_server::{RecordingServer, Reply, drip_body};
+use virtual_runs::{run_schedule_until, until};
 
 const HOSTS: [&str; 3] = ["a.test", "b.test", "c.test"];
 const PAGES_PER_HOST: usize = 20;
@@ -96,14 +99,6 @@ fn page_requests(server: &RecordingServer) -> Vec<String> {
     requests.into_iter().map(|r| r.host).collect()
 }
 
-/// Waits until `done` says so, or five real minutes pass.
-async fn until<F: Future<Output = bool>>(mut done: impl FnMut() -> F) {
-    let started = Instant::now();
-    while !done().await && started.elapsed() < Duration::from_secs(300) {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Runs the refresher on `dir`'s database and the three hosts' site until `enough` ends.
 async fn run_until(
     server: &Arc<RecordingServer>,
@@ -112,28 +107,7 @@ async fn run_until(
     enough: impl Future<Output = ()> + Send + 'static,
 ) {
     let schedule = write_schedule(server, dir, "");
-    run_schedule_until(server, clock, dir, schedule, enough).await;
-}
-
-/// Runs the refresher on `dir`'s database and `schedule` until `enough` ends.
-async fn run_schedule_until(
-    server: &Arc<RecordingServer>,
-    clock: &SharedClock,
-    dir: &Path,
-    schedule: std::path::PathBuf,
-    enough: impl Future<Output = ()> + Send + 'static,
-) {
-    let options = RunOptions {
-        schedules: vec![schedule],
-        db_path: dir.join("freshet.db"),
-        once: false,
-        clock: clock.clone(),
-        resolve: server.resolve(&HOSTS),
-        policy: PolicyChoice::Learned,
-        worker: Default::default(),
-        run_lock: None,
-    };
-    refresher::run(options, enough).await.expect("the run");
+    run_schedule_until(server, clock, dir, schedule, &HOSTS, enough).await;
 }
 
 /// Asserts that each host had 7 to 13 of the first [`JUDGED`] of `order`.
@@ -202,7 +176,15 @@ async fn a_pass_cut_short_is_joined_by_the_next_run_and_its_hosts_keep_turns() {
             dripping && pages_written(&db).await >= 2 * PAGES_PER_HOST
         }
     });
-    run_schedule_until(&server, &clock, dir.path(), schedule.clone(), enough).await;
+    run_schedule_until(
+        &server,
+        &clock,
+        dir.path(),
+        schedule.clone(),
+        &HOSTS,
+        enough,
+    )
+    .await;
     let before = page_requests(&server).len();
     let base = format!("http://{last}:{}", server.addr.port());
     server.route(last, "/sitemap.xml", sitemap(&base, PAGES_PER_HOST));
@@ -217,7 +199,15 @@ async fn a_pass_cut_short_is_joined_by_the_next_run_and_its_hosts_keep_turns() {
     };
     let watched = Arc::clone(&server);
     let enough = until(move || std::future::ready(from_last(&watched).len() >= JUDGED));
-    run_schedule_until(&server, &clock, dir.path(), schedule.clone(), enough).await;
+    run_schedule_until(
+        &server,
+        &clock,
+        dir.path(),
+        schedule.clone(),
+        &HOSTS,
+        enough,
+    )
+    .await;
     let judged = from_last(&server);
     assert!(
         judged.len() >= JUDGED,
@@ -275,7 +265,7 @@ async fn a_configured_feed_is_read_in_its_hosts_turn_on_a_binding_budget() {
         let done = read(&watched) || page_requests(&watched).len() >= 3 * PAGES_PER_HOST;
         std::future::ready(done)
     });
-    run_schedule_until(&server, &clock, dir.path(), schedule, enough).await;
+    run_schedule_until(&server, &clock, dir.path(), schedule, &HOSTS, enough).await;
     let mut order: Vec<_> = server
         .requests()
         .into_iter()

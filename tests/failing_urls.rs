@@ -9,15 +9,17 @@
 
 #[path = "support/recording_server.rs"]
 mod recording_server;
+#[path = "support/virtual_runs.rs"]
+mod virtual_runs;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use freshet::clock::{SharedClock, VirtualClock};
-use freshet::refresher::{self, PolicyChoice, RunOptions};
+
 use recording_server::{RecordingServer, Reply};
 use sqlx::{ConnectOptions, Connection};
+use virtual_runs::{run_schedule_until, until};
 
 const HOSTS: [&str; 2] = ["a.test", "b.test"];
 /// Every host a run resolves to the test server: [`HOSTS`] and the lastmod test's.
@@ -136,14 +138,6 @@ fn hits(server: &RecordingServer, host: &str, path: &str) -> Vec<i64> {
         .collect()
 }
 
-/// Waits until `done` says so, or five real minutes pass.
-async fn until<F: Future<Output = bool>>(mut done: impl FnMut() -> F) {
-    let started = Instant::now();
-    while !done().await && started.elapsed() < Duration::from_secs(300) {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Runs the refresher on `dir`'s database with the schedule [`write_schedule`] writes until
 /// `enough` ends.
 async fn run_until(
@@ -152,28 +146,15 @@ async fn run_until(
     dir: &Path,
     enough: impl Future<Output = ()> + Send + 'static,
 ) {
-    run_schedule_until(server, clock, dir, write_schedule(server, dir), enough).await
-}
-
-/// Runs the refresher on `dir`'s database with `schedule` until `enough` ends.
-async fn run_schedule_until(
-    server: &Arc<RecordingServer>,
-    clock: &SharedClock,
-    dir: &Path,
-    schedule: PathBuf,
-    enough: impl Future<Output = ()> + Send + 'static,
-) {
-    let options = RunOptions {
-        schedules: vec![schedule],
-        db_path: dir.join("freshet.db"),
-        once: false,
-        clock: clock.clone(),
-        resolve: server.resolve(&RESOLVED),
-        policy: PolicyChoice::Learned,
-        worker: Default::default(),
-        run_lock: None,
-    };
-    refresher::run(options, enough).await.expect("the run");
+    run_schedule_until(
+        server,
+        clock,
+        dir,
+        write_schedule(server, dir),
+        &RESOLVED,
+        enough,
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -336,7 +317,7 @@ async fn a_failing_page_whose_sitemap_lastmod_moves_is_asked_at_the_next_read() 
             }
         }
     });
-    run_schedule_until(&server, &clock, dir.path(), schedule, enough).await;
+    run_schedule_until(&server, &clock, dir.path(), schedule, &RESOLVED, enough).await;
     let (failing, moved_at) = failing.lock().unwrap().expect("/back failed five times");
     assert!(
         failing.next_due_ms - failing.last_checked_ms >= 8 * HOUR_MS,
