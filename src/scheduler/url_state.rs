@@ -485,6 +485,10 @@ mod tests {
         let size = std::mem::size_of::<UrlState>();
         assert!(size <= 64, "UrlState is {size} bytes");
         assert_eq!(std::mem::size_of::<Option<Box<Coverage>>>(), 8);
+        // Every checked URL's box: 120 bytes before its last attempt was kept (the failure
+        // rules), whose flags and retry cause fit beside its count of failures.
+        let evidence = std::mem::size_of::<Evidence>();
+        assert!(evidence <= 128, "Evidence is {evidence} bytes");
         let url = NewUrl {
             site: 0,
             host: 0,
