@@ -199,6 +199,10 @@ pub struct Scheduler {
     beliefs_saved_ms: Option<i64>,
     /// The latest change whose save failed (it waits for the next regular save).
     beliefs_tried_ms: Option<i64>,
+    /// What each URL in flight added to its site's requests outside the plan when it was
+    /// handed out (a failing URL's retry, a known change's advance), given back with the
+    /// request if it is not made ([`Scheduler::take_back`]); at most one URL a host.
+    advance_in_flight: std::collections::HashMap<UrlKey, f64>,
 }
 
 impl Scheduler {
@@ -219,6 +223,7 @@ impl Scheduler {
             beliefs_changed_ms: None,
             beliefs_saved_ms: None,
             beliefs_tried_ms: None,
+            advance_in_flight: std::collections::HashMap::new(),
         }
     }
 
@@ -404,12 +409,10 @@ impl Scheduler {
         let (host, site) = (self.urls[url].host(), self.urls[url].site());
         self.frontier.take_back(host);
         self.frontier.refund(site, now_ms, 1.0);
-        let failing = self.is_failing(url);
+        let advance = self.advance_in_flight.remove(&url).unwrap_or(0.0);
         let s = &mut self.sites[site];
         s.requests = s.requests.saturating_sub(1);
-        if failing {
-            s.extra_since_plan -= 1.0; // counted as outside the plan when handed out
-        }
+        s.extra_since_plan -= advance;
         self.urls[url].in_flight = false;
         true
     }
@@ -483,6 +486,9 @@ impl Scheduler {
             self.unplanned_advance(popped.url, now_ms)
         };
         self.sites[popped.site].extra_since_plan += advance;
+        if advance > 0.0 {
+            self.advance_in_flight.insert(popped.url, advance);
+        }
         self.urls[popped.url].in_flight = true;
         Some(Request {
             url: popped.url,
@@ -546,6 +552,7 @@ impl Scheduler {
         if !self.urls[url].in_flight {
             return; // reported already: the host may be busy with another request by now
         }
+        self.advance_in_flight.remove(&url);
         let (host, site) = (self.urls[url].host(), self.urls[url].site());
         let gate = fetched.at_ms.max(now_ms) + self.hosts[host].min_interval_ms;
         self.frontier
