@@ -335,9 +335,12 @@ impl Scheduler {
         // its retry's.
         if restored.failures > 0 || u.failures() > 0 {
             u.set_failures(restored.failures);
+            // Whether this step's early retry was spent is not stored: a restart takes it as
+            // spent (a `--once` pass at each cron tick would otherwise send a dead page whose
+            // sitemap stamps its `lastmod` at every read at each pass).
             u.set_retry(match restored.failures {
                 0 => None,
-                _ => restored.due_ms.map(|due| (due, RetryCause::Failure)),
+                _ => restored.due_ms.map(|due| (due, RetryCause::RecallSpent)),
             });
         }
         // When it was last tried: what an announced change must be newer than to bring a

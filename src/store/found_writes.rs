@@ -214,7 +214,7 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
                  known_change_ms = COALESCE(v.known_change_ms, urls.known_change_ms),
                  next_due_ms = CASE WHEN v.adopted_by IS NOT NULL AND urls.kind <> 'page'
                      THEN v.now_ms
-                     WHEN v.known_change_ms IS NOT NULL
+                     WHEN v.known_change_ms IS NOT NULL AND urls.failures = 0
                      THEN CASE WHEN COALESCE(urls.next_due_ms, v.now_ms) < v.now_ms
                          THEN COALESCE(urls.next_due_ms, v.now_ms) ELSE v.now_ms END
                      ELSE urls.next_due_ms END,
@@ -231,8 +231,11 @@ static UPDATE_KNOWN: LazyLock<Texts> = LazyLock::new(|| {
 });
 
 /// Gives the known URLs `old` the hints they were named with. A lastmod newer than the URL's
-/// copy marks a known change and makes the URL due now. A URL of a site no longer
-/// scheduled becomes the naming site's, history and all: a site renamed in its schedule file
+/// copy marks a known change and makes the URL due now, unless its last checks failed (its
+/// due time is then its retry, which the scheduler alone brings forward: rewritten at every
+/// read of a sitemap stamping each `lastmod` with the read's time, it sent a dead page at
+/// each restart and `--once` pass, and `explain` showed a past due time). A URL of a site no
+/// longer scheduled becomes the naming site's, history and all: a site renamed in its schedule file
 /// is a new site to the store, and its URLs would otherwise stay with the old name, which no
 /// run plans, and never be fetched again. An adopted sitemap or feed forgets its copy, its
 /// validators and the server's ttl, and is due now, so that it is read at once and whole and

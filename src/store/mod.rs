@@ -397,6 +397,30 @@ mod tests {
             store.record_check(&obs, &update).await.unwrap();
             let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
             assert_eq!(row.known_change_ms, None);
+
+            // Failing since (two failed checks, its retry at 9,000,000): a newer lastmod is a
+            // known change, but the due time stays its retry, which the scheduler alone moves.
+            let failed = NewObservation {
+                url_id: id,
+                checked_ms: 7_000,
+                method: "GET",
+                status: Some(404),
+                ..Default::default()
+            };
+            let update = SummaryUpdate {
+                next_due_ms: 9_000_000,
+                failures: Some(2),
+                ..Default::default()
+            };
+            store.record_check(&failed, &update).await.unwrap();
+            let again = super::discovered::Discovered {
+                lastmod_ms: Some(7_500),
+                ..crate::store::test_support::page(&row.url, row.site_id, row.host_id)
+            };
+            store.upsert_discovered(&[again], 8_000).await.unwrap();
+            let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+            assert_eq!(row.known_change_ms, Some(7_500));
+            assert_eq!(row.next_due_ms, Some(9_000_000));
         }
     }
 

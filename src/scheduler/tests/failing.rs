@@ -247,13 +247,14 @@ fn a_host_taken_back_from_another_worker_has_answered_nothing_yet() {
 fn an_announced_change_brings_a_failing_page_back_once() {
     let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
     let gone = urls[3];
-    let failing_until = 2 * DAY;
+    // Restored failing (a restart spends the step's early retry), its retry due at 1 h.
     sched.restore(
         gone,
         Restored {
             last_check_ms: Some(0),
-            failures: 4,
-            due_ms: Some(failing_until),
+            last_attempt_ms: Some(0),
+            failures: 3,
+            due_ms: Some(HOUR),
             ..Restored::default()
         },
     );
@@ -270,36 +271,42 @@ fn an_announced_change_brings_a_failing_page_back_once() {
         });
         asked_at
     };
+    sched.handle_known_change(HOUR / 2, gone, HOUR / 2 - 1);
+    let asked_at = serve(&mut sched, 0, 2 * HOUR, Seen::Failed);
     assert_eq!(
-        serve(&mut sched, 0, HOUR, Seen::Failed),
-        Vec::<i64>::new(),
-        "before its retry"
+        asked_at.len(),
+        1,
+        "only its retry, not the restart's: {asked_at:?}"
     );
+    assert!(asked_at[0] >= HOUR, "{asked_at:?}");
+    assert_eq!(sched.summary(gone).failures, 4);
 
-    let lastmod = HOUR - 600_000;
-    sched.handle_known_change(HOUR, gone, lastmod);
-    let asked_at = serve(&mut sched, HOUR, 2 * HOUR, Seen::Failed);
+    // Its next retry 4 h away: a newer `lastmod` brings it at once.
+    let lastmod = 2 * HOUR - 600_000;
+    sched.handle_known_change(2 * HOUR, gone, lastmod);
+    let asked_at = serve(&mut sched, 2 * HOUR, 3 * HOUR, Seen::Failed);
     assert_eq!(asked_at.len(), 1, "{asked_at:?}");
     // At once, or when its site's budget lets the next request go (one in 14.4 minutes).
     assert!(
-        (HOUR..HOUR + 900_000).contains(&asked_at[0]),
+        (2 * HOUR..2 * HOUR + 900_000).contains(&asked_at[0]),
         "{asked_at:?}"
     );
     assert_eq!(sched.summary(gone).failures, 5);
+    let early = asked_at[0];
 
     // The same `lastmod` read again, and a newer one: the step's early retry is spent, and
     // the next waits out its back-off (8 h after the fifth failure).
-    sched.handle_known_change(2 * HOUR, gone, lastmod);
-    sched.handle_known_change(3 * HOUR, gone, 3 * HOUR - 1);
-    let retried = serve(&mut sched, 2 * HOUR, 10 * HOUR, Seen::Failed);
+    sched.handle_known_change(3 * HOUR, gone, lastmod);
+    sched.handle_known_change(4 * HOUR, gone, 4 * HOUR - 1);
+    let retried = serve(&mut sched, 3 * HOUR, 11 * HOUR, Seen::Failed);
     assert_eq!(retried.len(), 1, "{retried:?}");
-    assert!(retried[0] >= asked_at[0] + 8 * HOUR, "{retried:?}");
+    assert!(retried[0] >= early + 8 * HOUR, "{retried:?}");
 
     // That step waited out, a newer announcement brings it back again (its next retry 16 h
     // away), and a copy puts it back in the plan.
-    sched.handle_known_change(10 * HOUR, gone, 10 * HOUR - 1);
+    sched.handle_known_change(11 * HOUR, gone, 11 * HOUR - 1);
     assert_eq!(
-        serve(&mut sched, 10 * HOUR, 11 * HOUR, Seen::Changed).len(),
+        serve(&mut sched, 11 * HOUR, 12 * HOUR, Seen::Changed).len(),
         1
     );
     assert_eq!(sched.summary(gone).failures, 0);
@@ -313,16 +320,12 @@ fn an_announced_change_brings_a_failing_page_back_once() {
 fn a_feed_entry_brings_back_a_page_never_copied_not_one_put_off() {
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (never_copied, put_off) = (pages[0], pages[1]);
-    sched.restore(
-        never_copied,
-        Restored {
-            failures: 3,
-            due_ms: Some(2 * DAY),
-            ..Restored::default()
-        },
+    check_each(
+        &mut sched,
+        0,
+        &[(never_copied, Seen::Failed), (put_off, Seen::Copy)],
     );
-    check(&mut sched, 0, put_off, Seen::Copy);
-    let now = HOUR;
+    let now = HOUR / 2; // its retry, an hour after its failure, not yet due
     let request = loop {
         let request = sched
             .poll_request(now)
@@ -347,9 +350,10 @@ fn a_feed_entry_brings_back_a_page_never_copied_not_one_put_off() {
     assert_eq!(sched.summary(never_copied).failures, 0);
 }
 
-/// What an announced change must be newer than survives a restart: a failing page restored
-/// with its last attempt is not brought back by a `lastmod` between its copy and that attempt
-/// (the sitemap read again after the restart), and is by one after it.
+/// A failing page restored waits for its stored retry whatever is announced (a restart spends
+/// the step's early retry, which is not stored), and what an announced change must be newer
+/// than survives the restart: a `lastmod` between its copy and its last attempt brings
+/// nothing, one after its last check does.
 #[test]
 fn a_restored_page_remembers_when_it_was_last_tried() {
     let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
@@ -360,17 +364,29 @@ fn a_restored_page_remembers_when_it_was_last_tried() {
             last_check_ms: Some(0),
             last_attempt_ms: Some(3 * HOUR),
             failures: 4,
-            due_ms: Some(2 * DAY),
+            due_ms: Some(5 * HOUR),
             ..Restored::default()
         },
     );
     let serve = |sched: &mut Scheduler, from: i64, to: i64| {
-        drive_between(sched, from, to, |now, _, _| Fetched::at(now, Seen::Changed))[gone]
+        drive_between(sched, from, to, |now, url, _| {
+            let seen = if url == gone {
+                Seen::Failed
+            } else {
+                Seen::Changed
+            };
+            Fetched::at(now, seen)
+        })[gone]
     };
-    sched.handle_known_change(4 * HOUR, gone, 2 * HOUR);
-    assert_eq!(serve(&mut sched, 4 * HOUR, 6 * HOUR), 0);
-    sched.handle_known_change(6 * HOUR, gone, 5 * HOUR);
-    assert_eq!(serve(&mut sched, 6 * HOUR, 7 * HOUR), 1);
+    // A restart spends the step's early retry: its retry at 5 h.
+    sched.handle_known_change(4 * HOUR, gone, 4 * HOUR - 1);
+    assert_eq!(serve(&mut sched, 4 * HOUR, 6 * HOUR), 1);
+    // Then a `lastmod` between the copy and the restored last attempt brings nothing, and
+    // one after its last check does.
+    sched.handle_known_change(6 * HOUR, gone, 2 * HOUR);
+    assert_eq!(serve(&mut sched, 6 * HOUR, 7 * HOUR), 0);
+    sched.handle_known_change(7 * HOUR, gone, 7 * HOUR - 1);
+    assert_eq!(serve(&mut sched, 7 * HOUR, 8 * HOUR), 1);
 }
 
 /// A sitemap that stamps every `lastmod` with the time it is read (hourly here) announces a
