@@ -111,8 +111,8 @@ impl Scheduler {
         self.urls[url].failures() >= super::FAILING_AFTER
     }
 
-    /// How long after a failed check the URL is tried again: after one failure an hour, or its
-    /// planned interval if longer; once failing, an hour doubled at each further failure up to
+    /// How long after a failed check the URL is tried again: after one failure its planned
+    /// interval (an hour at least if the URL failed for certain); once failing, an hour doubled at each further failure up to
     /// a day, and never sooner than its site's even share of the budget would visit it (the
     /// budget holds: a site's failing URLs never take more of it than their number's share).
     /// A URL whose failures were all checks its host left unanswered (a 5xx, a timeout: a
@@ -121,7 +121,15 @@ impl Scheduler {
     /// back within hours of the server, not weeks later on a large site's even share.
     pub(super) fn retry_interval_ms(&self, url: UrlKey) -> i64 {
         if !self.is_failing(url) {
-            return (self.planned_interval_ms(url) as i64).max(super::ERROR_RETRY_MS);
+            // A check its host left unanswered (a 5xx, a 429, a timeout) goes again on the
+            // page's plan: the host's back-off spaces its requests, and a page planned every
+            // minute is not put off for an hour by its host's minute of trouble. A check the
+            // URL failed for certain (a 404) waits an hour at least.
+            let planned = self.planned_interval_ms(url) as i64;
+            return match self.urls[url].failed_for_certain() {
+                true => planned.max(super::ERROR_RETRY_MS),
+                false => planned,
+            };
         }
         let doublings = u32::from(self.urls[url].failures() - super::FAILING_AFTER).min(16);
         let backoff = (super::ERROR_RETRY_MS << doublings).min(super::MAX_FAILING_RETRY_MS);

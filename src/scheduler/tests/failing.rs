@@ -457,3 +457,51 @@ fn a_request_put_off_after_a_failure_is_not_brought_forward() {
     });
     assert_eq!(requests[page], 0, "{requests:?}");
 }
+
+/// One check its host leaves unanswered (a 503 or a 429 in a minute's trouble) puts a page
+/// planned every few minutes off until its next planned visit, not for an hour; one 404 puts
+/// it off for an hour.
+#[test]
+fn one_unanswered_check_keeps_the_pages_pace_and_one_404_waits_an_hour() {
+    for (seen, at_least, below) in [
+        (Seen::Unanswered, 0, HOUR / 2),
+        (Seen::Failed, HOUR, 2 * HOUR),
+    ] {
+        let (mut sched, _, urls) = one_host_site(2_000.0, 4, 50.0);
+        let page = urls[0];
+        // The host answers the others first: the unanswered check counts as the page's.
+        check_each(
+            &mut sched,
+            0,
+            &[
+                (urls[1], Seen::Copy),
+                (urls[2], Seen::Copy),
+                (urls[3], Seen::Copy),
+            ],
+        );
+        let mut failed_at = None;
+        let mut next = None;
+        drive_between(&mut sched, 1, 3 * HOUR, |now, url, _| {
+            if url != page {
+                return Fetched::at(now, Seen::Changed);
+            }
+            match failed_at {
+                None => {
+                    failed_at = Some(now);
+                    Fetched::at(now, seen)
+                }
+                Some(_) => {
+                    next.get_or_insert(now);
+                    Fetched::at(now, Seen::Changed)
+                }
+            }
+        });
+        let (failed_at, next) = (failed_at.expect("asked"), next.expect("asked again"));
+        assert_eq!(sched.summary(page).failures, 0, "{seen:?}: answered since");
+        assert!(
+            (at_least..below).contains(&(next - failed_at)),
+            "{seen:?}: asked again {} min after",
+            (next - failed_at) / 60_000
+        );
+    }
+}
