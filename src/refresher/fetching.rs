@@ -385,7 +385,7 @@ pub(super) async fn fetch_and_record_extracted(
         (false, _) if handed_over.is_some() => Seen::Inconclusive,
         // Another host's trouble (a redirect's target down) is judged by neither host's
         // answers: this one answered its redirect.
-        (false, _) if outcome.host_trouble() && origin_of(&outcome.final_url) != origin_of(url) => {
+        (false, _) if outcome.host_trouble() && trouble_origin(&outcome) != origin_of(url) => {
             Seen::Inconclusive
         }
         (false, _) if outcome.host_trouble() => Seen::Unanswered,
@@ -587,4 +587,48 @@ pub async fn record_error_in(
     };
     ctx.store.record_error(ctx.clock.now_ms(), &record).await?;
     Ok(())
+}
+
+/// The origin whose trouble left a check without a copy: a redirect hop's whose robots.txt
+/// could not be read (the check ends at the URL that redirected to it, which answered), else
+/// the last URL requested's.
+fn trouble_origin(outcome: &FetchOutcome) -> String {
+    match &outcome.error {
+        Some(FetchError::Disallowed {
+            url, for_now: true, ..
+        }) => Url::parse(url).map_or_else(|_| origin_of(&outcome.final_url), |hop| origin_of(&hop)),
+        _ => origin_of(&outcome.final_url),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A redirect to a host whose robots.txt cannot be read ends the check at the URL that
+    /// redirected (it answered): the trouble is the hop's host's, so the check says nothing of
+    /// the URL (helper-95 saw a redirect to a dead port count as the URL's failures). The URL's
+    /// own robots.txt out of reach is its own host's trouble.
+    #[test]
+    fn a_hops_unreadable_robots_is_the_hops_hosts_trouble() {
+        let source = Url::parse("http://a.test/r").unwrap();
+        let unreadable = |url: &str| FetchError::Disallowed {
+            url: url.to_string(),
+            rule: "robots.txt could not be read".into(),
+            for_now: true,
+        };
+        let mut outcome = FetchOutcome::new(source.clone(), 0);
+        outcome.error = Some(unreadable("http://127.0.0.1:1/x"));
+        assert_eq!(
+            trouble_origin(&outcome),
+            origin_of(&Url::parse("http://127.0.0.1:1/").unwrap())
+        );
+        outcome.error = Some(unreadable("http://a.test/r"));
+        assert_eq!(trouble_origin(&outcome), origin_of(&source));
+        outcome.error = Some(FetchError::Connect {
+            url: source.to_string(),
+            reason: "refused".into(),
+        });
+        assert_eq!(trouble_origin(&outcome), origin_of(&source));
+    }
 }
