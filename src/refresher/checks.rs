@@ -43,7 +43,7 @@ pub async fn check(ctx: &Context, due: Due) {
         ctx.count_error();
         let site = ctx.site(due.site_id).map_or("", |s| s.site.name.as_str());
         ctx.metrics.error(site, "store");
-        // Free the host; the URL is tried again after the error delay.
+        // Free the host; the URL is tried again after its planned interval, an hour at least.
         let at = ctx.clock.now_ms();
         ctx.ledger
             .fetched(at, due.url_id, Fetched::at(at, Seen::Inconclusive));

@@ -78,13 +78,16 @@ pub const DIRTY_REPLAN_GAP_MS: i64 = 10 * 60_000;
 /// leaves the priors as they are: refitted on a minute's checks, a small site's pooled prior
 /// made its pages that never change read as changing at least a few times a day.
 pub const EVIDENCE_REPLAN_GAP_MS: i64 = 60_000;
-/// After a failed check, the soonest it is tried again.
+/// After a check the URL failed for certain, or that said nothing of it, the soonest it is
+/// tried again (after one its host left unanswered, its planned interval:
+/// [`Scheduler::retry_interval_ms`]); once it is failing, its first back-off.
 pub const ERROR_RETRY_MS: i64 = 3_600_000;
 /// Checks failed in a row from which a URL is failing: it leaves its site's plan (its share of
 /// the budget goes to the pages that answer) and is tried again after [`ERROR_RETRY_MS`],
 /// doubled at each further failure up to [`MAX_FAILING_RETRY_MS`]; its retries are counted
 /// with the site's requests outside the plan. One failure (a timeout, a restart of the server)
-/// keeps the URL in the plan, tried again after an hour or its planned interval.
+/// keeps the URL in the plan, tried again at its planned interval (an hour at least after a
+/// check it failed for certain or one that said nothing of it).
 pub const FAILING_AFTER: u8 = 2;
 /// The fewest visits a day a URL is planned at, as the reports read it: a failing URL (out of
 /// the plan) and a page the plan gives nothing read as this.
@@ -335,12 +338,13 @@ impl Scheduler {
         // its retry's.
         if restored.failures > 0 || u.failures() > 0 {
             u.set_failures(restored.failures);
-            // Whether this step's early retry was spent is not stored: a restart takes it as
-            // spent (a `--once` pass at each cron tick would otherwise send a dead page whose
-            // sitemap stamps its `lastmod` at every read at each pass).
+            // Whether this step's early retry was spent is not stored: after a restart an
+            // announcement brings it no sooner than halfway through the step (a `--once` pass
+            // at each cron tick would otherwise send a dead page whose sitemap stamps its
+            // `lastmod` at every read at each pass).
             u.set_retry(match restored.failures {
                 0 => None,
-                _ => restored.due_ms.map(|due| (due, RetryCause::RecallSpent)),
+                _ => restored.due_ms.map(|due| (due, RetryCause::Restored)),
             });
         }
         // When it was last tried: what an announced change must be newer than to bring a
@@ -587,7 +591,7 @@ impl Scheduler {
         self.count_failure(url, host, fetched.seen, fetched.at_ms);
         self.replan_one(url);
         if !fetched.seen.got_copy() {
-            let interval = self.retry_interval_ms(url);
+            let interval = self.retry_interval_ms(url, fetched.seen);
             // (Read before the check's retry is set: whether this check was an early one.)
             let cause = match self.urls[url].retry() {
                 Some((_, RetryCause::Recalled)) => RetryCause::RecallSpent,

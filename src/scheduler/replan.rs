@@ -390,7 +390,8 @@ impl Scheduler {
             if days > 0.0 {
                 // Weighed by the time it covers (half from the last six hours): a minute's
                 // burst of robots.txt and sitemap reads at a start is not a daily rate.
-                let rate = s.extra_since_plan / days;
+                // (At least 0: a request given back after the last plan is subtracted here.)
+                let rate = (s.extra_since_plan / days).max(0.0);
                 let weight = 1.0 - 0.5f64.powf(days / OVERHEAD_HALF_LIFE_DAYS);
                 s.overhead_per_day += weight * (rate - s.overhead_per_day);
                 s.extra_since_plan = 0.0;

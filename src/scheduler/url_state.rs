@@ -160,6 +160,11 @@ pub enum RetryCause {
     Recalled,
     /// The early retry failed too: the retry after it waits out its back-off.
     RecallSpent,
+    /// Put back from the store, which does not keep whether the step's early retry was
+    /// spent: an announcement brings it forward, but no sooner than halfway between its last
+    /// check and its retry (so restarts, or a `--once` pass at each cron tick, send a dead
+    /// page at most twice in each step too).
+    Restored,
     /// A request put off (a fetch window, robots.txt out of reach, a host another worker
     /// holds): a time that is not the URL's, which no announcement moves.
     PutOff,

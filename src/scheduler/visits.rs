@@ -94,11 +94,15 @@ impl Scheduler {
         if u.in_flight || u.retired {
             return;
         }
-        let Some((retry, RetryCause::Failure)) = u.retry() else {
-            return;
-        };
         let tried = u.last_attempt_ms().or(u.last_check_ms());
-        let at = change_ms.max(now_ms);
+        let (retry, not_before) = match (u.retry(), tried) {
+            (Some((retry, RetryCause::Failure)), _) => (retry, now_ms),
+            (Some((retry, RetryCause::Restored)), Some(tried)) => {
+                (retry, now_ms.max(tried + (retry - tried) / 2))
+            }
+            _ => return,
+        };
+        let at = change_ms.max(not_before);
         if tried.is_none_or(|tried| change_ms > tried) && at < retry {
             self.urls[url].set_retry(Some((at, RetryCause::Recalled)));
             self.set_due(url, Some(at), 0);
@@ -111,25 +115,30 @@ impl Scheduler {
         self.urls[url].failures() >= super::FAILING_AFTER
     }
 
-    /// How long after a failed check the URL is tried again: after one failure its planned
-    /// interval (an hour at least if the URL failed for certain); once failing, an hour doubled at each further failure up to
+    /// How long after a check `seen` that gave no copy the URL is tried again: before it is
+    /// failing, its planned interval (an hour at least unless its host left it unanswered);
+    /// once failing, an hour doubled at each further failure up to
     /// a day, and never sooner than its site's even share of the budget would visit it (the
     /// budget holds: a site's failing URLs never take more of it than their number's share).
     /// A URL whose failures were all checks its host left unanswered (a 5xx, a timeout: a
     /// page served by a cache while the server behind it is down may be failing only for an
     /// hour) takes the even share only once its back-off has reached a day: before, it comes
     /// back within hours of the server, not weeks later on a large site's even share.
-    pub(super) fn retry_interval_ms(&self, url: UrlKey) -> i64 {
+    pub(super) fn retry_interval_ms(&self, url: UrlKey, seen: Seen) -> i64 {
         if !self.is_failing(url) {
             // A check its host left unanswered (a 5xx, a 429, a timeout) goes again on the
             // page's plan: the host's back-off spaces its requests, and a page planned every
             // minute is not put off for an hour by its host's minute of trouble. A check the
-            // URL failed for certain (a 404) waits an hour at least.
+            // URL failed for certain (a 404), or one that said nothing of it (its redirect's
+            // target host in trouble: nothing spaces those), waits an hour at least. Never
+            // sooner than the server's floor.
             let planned = self.planned_interval_ms(url) as i64;
-            return match self.urls[url].failed_for_certain() {
-                true => planned.max(super::ERROR_RETRY_MS),
-                false => planned,
+            let unanswered = seen == Seen::Unanswered && !self.urls[url].failed_for_certain();
+            let interval = match unanswered {
+                true => planned,
+                false => planned.max(super::ERROR_RETRY_MS),
             };
+            return interval.max(self.urls[url].min_interval_ms());
         }
         let doublings = u32::from(self.urls[url].failures() - super::FAILING_AFTER).min(16);
         let backoff = (super::ERROR_RETRY_MS << doublings).min(super::MAX_FAILING_RETRY_MS);
