@@ -19,6 +19,42 @@ fn one_host_site(
     (sched, host, urls)
 }
 
+/// Puts `url` back as a restart would: copied at 0, last tried at `tried_ms`, `failures` in a
+/// row, its retry due at `due_ms`.
+fn restore_failing(sched: &mut Scheduler, url: UrlKey, tried_ms: i64, failures: u8, due_ms: i64) {
+    sched.restore(
+        url,
+        Restored {
+            last_check_ms: Some(0),
+            last_attempt_ms: Some(tried_ms),
+            failures,
+            due_ms: Some(due_ms),
+            ..Restored::default()
+        },
+    );
+}
+
+/// Runs from `from_ms` to `to_ms`, `url` answering `seen` and the others changed: when `url`
+/// was asked.
+fn asked_between(
+    sched: &mut Scheduler,
+    url: UrlKey,
+    from_ms: i64,
+    to_ms: i64,
+    seen: Seen,
+) -> Vec<i64> {
+    let mut asked_at = Vec::new();
+    drive_between(sched, from_ms, to_ms, |now, asked, _| {
+        if asked == url {
+            asked_at.push(now);
+            Fetched::at(now, seen)
+        } else {
+            Fetched::at(now, Seen::Changed)
+        }
+    });
+    asked_at
+}
+
 /// Pages that fail at every check (gone, or broken) leave the plan after their second failure:
 /// the budget goes to the pages that answer, and the failing ones are tried again after an
 /// hour doubled at each failure, up to a day. Before, each kept its share of the plan and was
@@ -249,28 +285,9 @@ fn an_announced_change_brings_a_failing_page_back_once() {
     let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
     let gone = urls[3];
     // Restored failing, its last check at 0 and its retry at 1 h.
-    sched.restore(
-        gone,
-        Restored {
-            last_check_ms: Some(0),
-            last_attempt_ms: Some(0),
-            failures: 3,
-            due_ms: Some(HOUR),
-            ..Restored::default()
-        },
-    );
-    // When the page was asked between `from` and `to`, answering `seen`.
+    restore_failing(&mut sched, gone, 0, 3, HOUR);
     let serve = |sched: &mut Scheduler, from: i64, to: i64, seen: Seen| {
-        let mut asked_at = Vec::new();
-        drive_between(sched, from, to, |now, url, _| {
-            if url == gone {
-                asked_at.push(now);
-                Fetched::at(now, seen)
-            } else {
-                Fetched::at(now, Seen::Changed)
-            }
-        });
-        asked_at
+        asked_between(sched, gone, from, to, seen)
     };
     // After a restart, which does not know whether the step's early retry was spent: no
     // sooner than halfway through the step.
@@ -344,25 +361,9 @@ fn a_feed_entry_brings_back_a_page_never_copied_not_one_put_off() {
 fn a_restored_page_remembers_when_it_was_last_tried() {
     let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
     let gone = urls[3];
-    sched.restore(
-        gone,
-        Restored {
-            last_check_ms: Some(0),
-            last_attempt_ms: Some(3 * HOUR),
-            failures: 4,
-            due_ms: Some(11 * HOUR),
-            ..Restored::default()
-        },
-    );
+    restore_failing(&mut sched, gone, 3 * HOUR, 4, 11 * HOUR);
     let serve = |sched: &mut Scheduler, from: i64, to: i64| {
-        drive_between(sched, from, to, |now, url, _| {
-            let seen = if url == gone {
-                Seen::Failed
-            } else {
-                Seen::Changed
-            };
-            Fetched::at(now, seen)
-        })[gone]
+        asked_between(sched, gone, from, to, Seen::Failed).len()
     };
     // A `lastmod` between the copy and the restored last attempt brings nothing.
     sched.handle_known_change(8 * HOUR, gone, 2 * HOUR);
@@ -380,30 +381,14 @@ fn a_lastmod_stamped_at_every_read_sends_a_dead_page_at_most_twice_as_often() {
     let asked = |announce: bool| {
         let (mut sched, _, urls) = one_host_site(100.0, 4, 5.0);
         let gone = urls[3];
-        sched.restore(
-            gone,
-            Restored {
-                last_check_ms: Some(0),
-                last_attempt_ms: Some(0),
-                failures: 2,
-                due_ms: Some(HOUR),
-                ..Restored::default()
-            },
-        );
+        restore_failing(&mut sched, gone, 0, 2, HOUR);
         let mut asked = 0;
         for hour in 0..48 {
             let now = hour * HOUR;
             if announce {
                 sched.handle_known_change(now, gone, now - 1);
             }
-            asked += drive_between(&mut sched, now, now + HOUR, |at, url, _| {
-                let seen = if url == gone {
-                    Seen::Failed
-                } else {
-                    Seen::Changed
-                };
-                Fetched::at(at, seen)
-            })[gone];
+            asked += asked_between(&mut sched, gone, now, now + HOUR, Seen::Failed).len();
         }
         asked
     };
