@@ -8,6 +8,7 @@ use crate::estimate;
 mod budget;
 mod estimates;
 mod failing;
+mod not_made;
 mod signals;
 
 const HOUR: i64 = 3_600_000;
