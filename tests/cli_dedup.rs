@@ -50,6 +50,7 @@ async fn build_db(db: &Path) {
             kind: "page",
             discovered_from: Some("seed".into()),
             lastmod_ms: None,
+            lastmod_believed: true,
             changefreq: None,
             priority: None,
         });

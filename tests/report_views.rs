@@ -82,6 +82,7 @@ async fn store_with_pages(dir: &std::path::Path, n: usize) -> (Store, sqlx::Sqli
             kind: "page",
             discovered_from: None,
             lastmod_ms: None,
+            lastmod_believed: true,
             changefreq: None,
             priority: None,
         })

@@ -279,6 +279,7 @@ async fn discover_links(ctx: &Context, site: &SiteState, out: &DedupOutcome) -> 
             kind: "page",
             discovered_from: Some(out.url.clone()),
             lastmod_ms: None,
+            lastmod_believed: true,
             changefreq: None,
             priority: None,
         });

@@ -285,6 +285,7 @@ async fn document_row(
         kind,
         discovered_from: Some(from.to_string()),
         lastmod_ms: None,
+        lastmod_believed: true,
         changefreq: None,
         priority: None,
     };
@@ -474,6 +475,7 @@ async fn read_sitemap(
             kind: "sitemap",
             discovered_from: Some(url.to_string()),
             lastmod_ms: None,
+            lastmod_believed: true,
             changefreq: None,
             priority: None,
         });
@@ -511,7 +513,8 @@ async fn add_pages(
 ) -> anyhow::Result<Vec<(String, Option<i64>)>> {
     let mut added = Vec::new();
     let now = ctx.clock.now_ms();
-    let mut hosts: HashMap<String, i64> = HashMap::new();
+    // Each origin's host row, and whether its newer `lastmod`s are believed.
+    let mut hosts: HashMap<String, (i64, bool)> = HashMap::new();
     let mut batch: Vec<Discovered> = Vec::new();
     let mut refused = Vec::new();
     for (url, lastmod_ms, changefreq, priority) in pages {
@@ -532,12 +535,13 @@ async fn add_pages(
             refused.push((url.to_string(), RefusalReason::Robots, rule));
             continue;
         }
-        let host_id = match hosts.get(&origin) {
-            Some(&id) => id,
+        let (host_id, lastmod_believed) = match hosts.get(&origin) {
+            Some(&host) => host,
             None => {
                 let id = ctx.store.host_id(&origin).await?;
-                hosts.insert(origin, id);
-                id
+                let host = (id, ctx.ledger.believes_newer_lastmods(id));
+                hosts.insert(origin, host);
+                host
             }
         };
         let (url, lastmod_ms) = (url.to_string(), lastmod_ms.filter(|&t| t <= now));
@@ -549,6 +553,7 @@ async fn add_pages(
             kind: "page",
             discovered_from: Some(from.to_string()),
             lastmod_ms,
+            lastmod_believed,
             changefreq,
             priority,
         });

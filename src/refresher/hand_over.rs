@@ -95,6 +95,7 @@ pub async fn hand_over(
         kind,
         discovered_from: Some(row.url.clone()),
         lastmod_ms: None,
+        lastmod_believed: true,
         changefreq: None,
         priority: row.priority,
     };

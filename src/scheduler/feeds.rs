@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::clock::MS_PER_DAY;
 
+use super::announcements::Announcer;
 use super::url_state::Coverage;
 use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
 
@@ -62,6 +63,15 @@ impl Scheduler {
         // made its copy stale.
         let mut entries = entries.to_vec();
         entries.sort_by_key(|&(page, at)| (at, page));
+        // A page whose host's feed entries have proven false alarms is not covered: it goes
+        // back to its plan ([`super::announcements`]).
+        let unbelieved: Vec<UrlKey> = (self.urls[feed].feed().covers.iter().copied())
+            .filter(|&page| !self.believes_feed_entries(self.urls[page].host()))
+            .collect();
+        for page in unbelieved {
+            self.uncover(page);
+            self.schedule(page, now_ms);
+        }
         // One change listed twice (two links that name one page) is one change.
         entries.dedup();
         let last_poll = self.urls[feed].feed().last_poll_ms;
@@ -132,6 +142,11 @@ impl Scheduler {
             if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
                 continue;
             }
+            // Not believed: only noted, for the page's next check to judge.
+            if !self.believes_feed_entries(self.urls[page].host()) {
+                self.announce(page, at, Announcer::Feed);
+                continue;
+            }
             let u = &mut self.urls[page];
             match u.covered_by() {
                 // A page it does not cover is covered from a change it lists for the first time:
@@ -168,6 +183,9 @@ impl Scheduler {
                 {
                     if every_change {
                         u.evidence_mut().stats.add_exact(1.0, 0.0);
+                        if u.last_check_ms().is_some_and(|last| at > last) {
+                            u.note_feed_event();
+                        }
                     } else {
                         let last = latest.entry(page).or_insert(at);
                         *last = (*last).max(at);
@@ -176,15 +194,18 @@ impl Scheduler {
                 Some(_) => {}
             }
             self.recall_failed(now_ms, page, at);
-            if self.urls[page]
-                .last_check_ms()
-                .is_some_and(|last| at > last)
-            {
+            if self.announce(page, at, Announcer::Feed) {
                 self.mark_known(now_ms, page, at);
             }
         }
         for (page, at) in latest {
             let (from, _) = counted_from[&page];
+            if self.urls[page]
+                .last_check_ms()
+                .is_some_and(|last| at > last)
+            {
+                self.urls[page].note_feed_event();
+            }
             let stats = &mut self.urls[page].evidence_mut().stats;
             stats.events += 1.0;
             stats.exposure_days =
@@ -260,16 +281,6 @@ impl Scheduler {
             return false;
         };
         (u.evidence().evidence_until_ms.get()).is_some_and(|until| until > last)
-    }
-
-    pub(super) fn mark_known(&mut self, now_ms: i64, page: UrlKey, at_ms: i64) {
-        let u = &mut self.urls[page];
-        if u.known_change_ms().is_none() {
-            u.set_known_change_ms(Some(at_ms));
-            if !u.in_flight && !u.retired {
-                self.schedule(page, now_ms);
-            }
-        }
     }
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).

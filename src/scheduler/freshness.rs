@@ -87,7 +87,7 @@ impl Scheduler {
             quiet: self
                 .lastmod_quiet(url)
                 .map(|(_, until_ms, shown)| Quiet { until_ms, shown }),
-            known_change_ms: u.known_change_ms(),
+            known_change_ms: self.acted_known_change(url),
         })
     }
 

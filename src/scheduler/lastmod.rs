@@ -26,6 +26,7 @@
 //! after three misses). `q` is the host's, not a coin per change; taking its mean where the
 //! staleness is concave in it errs towards older copies.
 
+use super::announcements::{Announcer, Claims};
 use super::{Scheduler, UrlKey};
 
 /// Agreements before a host's `lastmod` is believed.
@@ -36,19 +37,25 @@ pub const LASTMOD_AGREEMENTS: u32 = 3;
 pub const LASTMOD_TOLERANCE: f64 = 0.1;
 
 /// What a host's sitemap `lastmod`s have shown so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct LastmodTrust {
     /// Reads that showed a change a check had seen.
     pub agreements: u32,
     /// Reads that did not.
     pub disagreements: u32,
+    /// What the checks after a newer `lastmod` found: a sitemap that stamps every `lastmod`
+    /// with the time it is read agrees with every change, and announces as many that never
+    /// came ([`super::announcements`]).
+    pub claims: Claims,
 }
 
 impl LastmodTrust {
-    /// Whether the host's `lastmod`s are believed.
+    /// Whether the host's `lastmod`s are believed: they show its pages' changes and few that
+    /// did not happen.
     pub fn believed(&self) -> bool {
         let judged = f64::from(self.agreements + self.disagreements);
-        self.agreements >= LASTMOD_AGREEMENTS
+        self.claims.believed()
+            && self.agreements >= LASTMOD_AGREEMENTS
             && f64::from(self.disagreements) <= LASTMOD_TOLERANCE * judged
     }
 
@@ -67,8 +74,9 @@ impl LastmodTrust {
 impl Scheduler {
     /// A sitemap read at `read_ms` listed `url` with `lastmod_ms` (or none): judges the host's
     /// `lastmod` against a change a check saw, and extends the span over which the sitemap kept
-    /// quiet since the copy. A newer `lastmod` is a known change (see
-    /// [`Scheduler::handle_known_change`], which the caller also calls).
+    /// quiet since the copy. A newer `lastmod` announces a change, for the page's next check to
+    /// judge, and makes the copy known stale if the host's newer `lastmod`s are believed
+    /// ([`super::announcements`]).
     pub fn handle_sitemap_listing(&mut self, url: UrlKey, read_ms: i64, lastmod_ms: Option<i64>) {
         let Some(lastmod) = lastmod_ms else {
             return;
@@ -93,6 +101,9 @@ impl Scheduler {
             let e = self.urls[url].evidence_mut();
             e.lastmod_quiet_until_ms = e.lastmod_quiet_until_ms.get().max(Some(read_ms)).into();
         }
+        if self.announce(url, lastmod, Announcer::Sitemap) {
+            self.mark_known(read_ms, url, lastmod);
+        }
     }
 
     /// The span after the copy of `url` over which its sitemap showed no change, if any, as
@@ -116,6 +127,7 @@ mod tests {
         let trust = |agreements, disagreements| LastmodTrust {
             agreements,
             disagreements,
+            ..Default::default()
         };
         assert!(!trust(0, 0).believed());
         assert!(!trust(2, 0).believed());
@@ -131,6 +143,7 @@ mod tests {
             LastmodTrust {
                 agreements,
                 disagreements,
+                ..Default::default()
             }
             .shown_share()
         };

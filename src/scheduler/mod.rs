@@ -4,7 +4,8 @@
 //! It is driven by events and answers two questions, after the shape of `quinn-proto`:
 //! - events in: [`Scheduler::add_url`] (discovered, with hints), [`Scheduler::handle_fetched`]
 //!   (a check and what it showed), [`Scheduler::handle_feed`] (a feed's entries),
-//!   [`Scheduler::handle_known_change`] (a sitemap `lastmod` newer than the copy),
+//!   [`Scheduler::handle_sitemap_listing`] (a sitemap's `lastmod`s),
+//!   [`Scheduler::handle_known_change`] (a known change the store holds),
 //!   [`Scheduler::close_host`] (back-off, Retry-After), [`Scheduler::charge`] (requests made
 //!   outside the frontier: robots.txt, sitemaps, hops, retries);
 //! - answers: [`Scheduler::poll_request`] (the URL to request now, if any) and
@@ -21,12 +22,14 @@
 //! ([`crate::plan::rate_for`]).
 //!
 //! A page is due `1/f` after its last check (`f` its planned visits per day, never sooner than a
-//! server's floor). A page whose change is known (a feed entry, a sitemap `lastmod`) goes when
-//! waiting would cost more than a visit at the plan's price ([`crate::plan::feed`]); one a feed
+//! server's floor). A page whose change is known (a feed entry, a sitemap `lastmod`, while its
+//! host's announcements of that kind are believed: [`announcements`]) goes when waiting would
+//! cost more than a visit at the plan's price ([`crate::plan::feed`]); one a feed
 //! has announced faithfully ("covered") waits for its announcements and is audited every
 //! [`AUDIT_INTERVALS`] intervals in case the feed misses its changes (a change the feed did not
 //! announce ends the coverage).
 
+mod announcements;
 mod beliefs;
 mod chunked;
 mod compact;
@@ -172,6 +175,8 @@ struct HostState {
     believe_hints: bool,
     /// What its sitemap `lastmod`s have shown.
     lastmod: lastmod::LastmodTrust,
+    /// What the checks after its feeds' entries found ([`announcements`]).
+    feed_claims: announcements::Claims,
     /// The last check of any of its URLs that left a copy (`None`: none since the start): an
     /// [`Seen::Unanswered`] check after it is the URL's failure, not the host's.
     last_answer_ms: Option<i64>,
@@ -394,44 +399,6 @@ impl Scheduler {
         }
     }
 
-    /// A request handed out was not made (outside the site's fetch window, robots.txt disallows
-    /// it for now, the host closed): the host is free at once and keeps its turn among hosts,
-    /// the site gets its credit back and the URL waits until `until_ms`.
-    pub fn defer(&mut self, now_ms: i64, url: UrlKey, until_ms: i64) {
-        if !self.take_back(now_ms, url) {
-            return;
-        }
-        // Respected by every later re-plan, like a retry.
-        self.urls[url].set_retry(Some((until_ms, RetryCause::PutOff)));
-        self.set_due(url, Some(until_ms), 0);
-    }
-
-    /// Frees the host of a request handed out but not made, and gives its site the request back
-    /// (a URL that robots.txt disallows costs nothing each time its rules are re-read); false
-    /// when the URL was not in flight (reported already).
-    fn take_back(&mut self, now_ms: i64, url: UrlKey) -> bool {
-        if !self.urls[url].in_flight {
-            return false;
-        }
-        let (host, site) = (self.urls[url].host(), self.urls[url].site());
-        self.frontier.take_back(host);
-        self.frontier.refund(site, now_ms, 1.0);
-        let advance = self.advance_in_flight.remove(&url).unwrap_or(0.0);
-        let s = &mut self.sites[site];
-        s.requests = s.requests.saturating_sub(1);
-        s.extra_since_plan -= advance;
-        self.urls[url].in_flight = false;
-        true
-    }
-
-    /// A request handed out was refused before it was made (its URL does not parse, its site is
-    /// gone): the host is free at once and the URL retired.
-    pub fn refuse(&mut self, now_ms: i64, url: UrlKey) {
-        if self.take_back(now_ms, url) {
-            self.retire(url);
-        }
-    }
-
     /// Whether a URL is retired.
     pub fn is_retired(&self, url: UrlKey) -> bool {
         self.urls[url].retired
@@ -587,6 +554,10 @@ impl Scheduler {
         if let Some(floor) = fetched.min_interval_ms {
             u.set_min_interval_ms(floor);
         }
+        // A check whose copy shows the feed's events since the last false counts its span.
+        let taken_back = self.judge_announcements(url, fetched.at_ms, fetched.seen);
+        let feed_counted = feed_counted && !taken_back;
+        let u = &mut self.urls[url];
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);
         self.count_failure(url, host, fetched.seen, fetched.at_ms);
         self.replan_one(url);
@@ -600,21 +571,6 @@ impl Scheduler {
             self.urls[url].set_retry(Some((fetched.at_ms + interval, cause)));
         }
         self.schedule(url, fetched.at_ms.max(now_ms));
-    }
-
-    /// A known change of `url` at `at_ms` (a sitemap `lastmod` newer than the copy): the copy is
-    /// known stale, and the page goes when waiting would cost more than a visit
-    /// ([`crate::plan::known_change_delay_days`]). A URL whose last check failed is tried again
-    /// at once when the change is newer than that check ([`Scheduler::recall_failed`]).
-    pub fn handle_known_change(&mut self, now_ms: i64, url: UrlKey, at_ms: i64) {
-        self.recall_failed(now_ms, url, at_ms);
-        let u = &mut self.urls[url];
-        if u.last_check_ms().is_some_and(|last| at_ms > last) && u.known_change_ms().is_none() {
-            u.set_known_change_ms(Some(at_ms));
-            if !u.in_flight && !u.retired {
-                self.schedule(url, now_ms);
-            }
-        }
     }
 
     /// Number of URLs known.

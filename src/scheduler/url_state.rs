@@ -4,6 +4,7 @@
 use crate::clock::MS_PER_DAY;
 use crate::estimate::Stats;
 
+use super::announcements::{Announcer, SinceCopy};
 use super::compact::{MaybeMs, MaybeRate, MaybeSpan};
 use super::policy::{self, PolicyKind};
 use super::{Fetched, HostKey, NewUrl, Seen, SiteKey, UrlKey};
@@ -145,6 +146,9 @@ pub struct Evidence {
     failed_for_certain: bool,
     /// Why its retry time is set, and whether an announced change may bring it forward.
     retry_cause: RetryCause,
+    /// What announced a change since the copy, and the change events its feed counted, for its
+    /// next check to judge ([`super::announcements`]).
+    since_copy: SinceCopy,
 }
 
 /// Why a URL's retry time is set ([`UrlState::retry`]), and whether a change announced after its
@@ -190,6 +194,7 @@ static NO_EVIDENCE: Evidence = Evidence {
     failures: 0,
     failed_for_certain: false,
     retry_cause: RetryCause::Failure,
+    since_copy: SinceCopy::NONE,
 };
 
 /// One URL: what every plan reads, and the box of its [`Evidence`] once it has some.
@@ -331,6 +336,31 @@ impl UrlState {
     pub fn set_known_change_ms(&mut self, at_ms: Option<i64>) {
         if at_ms.is_some() || self.evidence.is_some() {
             self.evidence_mut().known_change_ms = at_ms.into();
+        }
+    }
+
+    /// A change since the copy was announced by `kind` ([`super::announcements`]).
+    pub fn note_announcement(&mut self, kind: Announcer) {
+        let e = self.evidence_mut();
+        e.since_copy = e.since_copy.with(kind);
+    }
+
+    /// Its feed counted a change event since the copy.
+    pub fn note_feed_event(&mut self) {
+        let e = self.evidence_mut();
+        e.since_copy = e.since_copy.with_feed_event();
+    }
+
+    /// What was announced and counted since the copy.
+    pub fn since_copy(&self) -> SinceCopy {
+        self.evidence().since_copy
+    }
+
+    /// What was announced and counted since the copy, forgotten: a check judges it.
+    pub fn take_since_copy(&mut self) -> SinceCopy {
+        match self.evidence.as_deref_mut() {
+            Some(e) => std::mem::take(&mut e.since_copy),
+            None => SinceCopy::NONE,
         }
     }
 

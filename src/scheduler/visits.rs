@@ -1,7 +1,8 @@
 //! When a URL goes next: its due time after a check or an event (its plan's interval, a
 //! server's floor, a retry, a known change, a feed's coverage), and the O(1) re-plan of one page
-//! between full re-plans, how a failed check counts towards a URL leaving its plan, and how an
-//! announced change brings a failed URL's retry forward.
+//! between full re-plans, how a failed check counts towards a URL leaving its plan, how an
+//! announced change brings a failed URL's retry forward, and a request handed out but not made
+//! (put off or refused).
 
 use crate::clock::MS_PER_DAY;
 use crate::plan;
@@ -31,7 +32,11 @@ impl Scheduler {
             Some(_) => 0,
             None => (frontier::MAX_EARLY_SHARE * interval as f64) as i64,
         };
-        let due = match (u.kind, u.known_change_ms(), self.covering_feed(url)) {
+        let due = match (
+            u.kind,
+            self.acted_known_change(url),
+            self.covering_feed(url),
+        ) {
             _ if retry.is_some() => retry.unwrap_or(at_ms),
             _ if u.last_check_ms().is_none() => at_ms,
             // A covered page goes when waiting would cost more than a visit at the plan's price.
@@ -157,7 +162,8 @@ impl Scheduler {
     /// sees it in the site's overheads at the next re-plan).
     pub(super) fn unplanned_advance(&self, url: UrlKey, now_ms: i64) -> f64 {
         let u = &self.urls[url];
-        let (UrlKind::Page, Some(_), Some(last)) = (u.kind, u.known_change_ms(), u.last_check_ms())
+        let (UrlKind::Page, Some(_), Some(last)) =
+            (u.kind, self.acted_known_change(url), u.last_check_ms())
         else {
             return 0.0;
         };
@@ -200,6 +206,44 @@ impl Scheduler {
         let f = plan::rate_for(&page, mult);
         if f.is_finite() && f > 0.0 {
             self.urls[url].set_planned_per_day(f);
+        }
+    }
+
+    /// A request handed out was not made (outside the site's fetch window, robots.txt disallows
+    /// it for now, the host closed): the host is free at once and keeps its turn among hosts,
+    /// the site gets its credit back and the URL waits until `until_ms`.
+    pub fn defer(&mut self, now_ms: i64, url: UrlKey, until_ms: i64) {
+        if !self.take_back(now_ms, url) {
+            return;
+        }
+        // Respected by every later re-plan, like a retry.
+        self.urls[url].set_retry(Some((until_ms, RetryCause::PutOff)));
+        self.set_due(url, Some(until_ms), 0);
+    }
+
+    /// Frees the host of a request handed out but not made, and gives its site the request back
+    /// (a URL that robots.txt disallows costs nothing each time its rules are re-read); false
+    /// when the URL was not in flight (reported already).
+    fn take_back(&mut self, now_ms: i64, url: UrlKey) -> bool {
+        if !self.urls[url].in_flight {
+            return false;
+        }
+        let (host, site) = (self.urls[url].host(), self.urls[url].site());
+        self.frontier.take_back(host);
+        self.frontier.refund(site, now_ms, 1.0);
+        let advance = self.advance_in_flight.remove(&url).unwrap_or(0.0);
+        let s = &mut self.sites[site];
+        s.requests = s.requests.saturating_sub(1);
+        s.extra_since_plan -= advance;
+        self.urls[url].in_flight = false;
+        true
+    }
+
+    /// A request handed out was refused before it was made (its URL does not parse, its site is
+    /// gone): the host is free at once and the URL retired.
+    pub fn refuse(&mut self, now_ms: i64, url: UrlKey) {
+        if self.take_back(now_ms, url) {
+            self.retire(url);
         }
     }
 }

@@ -189,6 +189,7 @@ mod tests {
         let host_id = store.host_id("http://a.test:80").await.unwrap();
         let found = ["http://a.test/x", "http://a.test/y"].map(|url| Discovered {
             lastmod_ms: Some(500),
+            lastmod_believed: true,
             priority: Some(0.5),
             ..crate::store::test_support::page(url, site_id, host_id)
         });

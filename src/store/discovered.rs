@@ -290,6 +290,7 @@ mod tests {
                 kind,
                 discovered_from: Some("schedule".into()),
                 lastmod_ms,
+                lastmod_believed: true,
                 ..crate::store::test_support::page(url, site_id, host_id)
             };
             let sitemaps = store

@@ -31,6 +31,10 @@ pub struct Discovered {
     pub discovered_from: Option<String>,
     /// Sitemap lastmod, if any (already filtered: never in the future).
     pub lastmod_ms: Option<i64>,
+    /// Whether a `lastmod` newer than the copy is a known change: not on a host whose newer
+    /// `lastmod`s the scheduler has found to be false alarms (a sitemap stamping each with
+    /// the time it is read), where a page would otherwise show as known stale until checked.
+    pub lastmod_believed: bool,
     /// Sitemap changefreq.
     pub changefreq: Option<String>,
     /// Sitemap priority.
@@ -251,9 +255,8 @@ async fn update_known(
     let mut query = sqlx::query(text_for(&UPDATE_KNOWN, tx, old.len()));
     for d in old {
         let stored = &known[&d.url];
-        let known_change = d
-            .lastmod_ms
-            .filter(|&m| stored.copy_ms.is_some_and(|copy| m > copy));
+        let known_change = (d.lastmod_ms)
+            .filter(|&m| d.lastmod_believed && stored.copy_ms.is_some_and(|copy| m > copy));
         // The listing goes to pages only, which the statement asks of the stored row's kind.
         let listed_in = when.listing.map(|(sitemap_id, _)| sitemap_id);
         query = query

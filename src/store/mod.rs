@@ -248,6 +248,7 @@ mod tests {
         let found = Discovered {
             discovered_from: Some("seed".into()),
             lastmod_ms: Some(500),
+            lastmod_believed: true,
             changefreq: Some("daily".into()),
             priority: Some(0.5),
             ..crate::store::test_support::page("http://a.test/x", site_id, host_id)
@@ -364,6 +365,7 @@ mod tests {
             let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
             let again = super::discovered::Discovered {
                 lastmod_ms: Some(3_000),
+                lastmod_believed: true,
                 ..crate::store::test_support::page(&row.url, row.site_id, row.host_id)
             };
             store.upsert_discovered(&[again], 5_000).await.unwrap();
@@ -415,12 +417,48 @@ mod tests {
             store.record_check(&failed, &update).await.unwrap();
             let again = super::discovered::Discovered {
                 lastmod_ms: Some(7_500),
+                lastmod_believed: true,
                 ..crate::store::test_support::page(&row.url, row.site_id, row.host_id)
             };
             store.upsert_discovered(&[again], 8_000).await.unwrap();
             let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
             assert_eq!(row.known_change_ms, Some(7_500));
             assert_eq!(row.next_due_ms, Some(9_000_000));
+        }
+    }
+
+    /// A host whose newer `lastmod`s the scheduler has found to be false alarms (a sitemap
+    /// stamping each with the read's time): the `lastmod` is kept, but the copy is not known
+    /// stale and the due time stays the plan's.
+    #[tokio::test]
+    async fn a_lastmod_not_believed_is_kept_but_makes_nothing_known() {
+        let (stores, _dir) = stores("a_lastmod_not_believed_is_kept_but_makes_nothing_known").await;
+        for store in stores {
+            let id = one_url(&store).await;
+            let obs = NewObservation {
+                url_id: id,
+                checked_ms: 2_000,
+                method: "GET",
+                status: Some(200),
+                ..Default::default()
+            };
+            let update = SummaryUpdate {
+                next_due_ms: 1_000_000,
+                got_copy: true,
+                ..Default::default()
+            };
+            store.record_check(&obs, &update).await.unwrap();
+            let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+            let stamped = super::discovered::Discovered {
+                lastmod_ms: Some(3_000),
+                lastmod_believed: false,
+                ..crate::store::test_support::page(&row.url, row.site_id, row.host_id)
+            };
+            store.upsert_discovered(&[stamped], 5_000).await.unwrap();
+            let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+            assert_eq!(row.known_change_ms, None);
+            assert_eq!(row.next_due_ms, Some(1_000_000));
+            assert_eq!(row.lastmod_ms, Some(3_000));
         }
     }
 

@@ -156,6 +156,7 @@ pub fn page(url: &str, site_id: i64, host_id: i64) -> super::discovered::Discove
         kind: "page",
         discovered_from: None,
         lastmod_ms: None,
+        lastmod_believed: true,
         changefreq: None,
         priority: None,
     }

@@ -511,6 +511,21 @@ impl Ledger {
             .unwrap_or_default()
     }
 
+    /// Whether the host's feed entries dated after a page's copy are believed as changes
+    /// ([`crate::scheduler::Scheduler::believes_feed_entries`]; those of a host it has not
+    /// met yet are).
+    pub fn believes_feed_entries(&self, host_id: i64) -> bool {
+        let inner = self.lock();
+        (inner.host_keys.get(&host_id)).is_none_or(|&h| inner.sched.believes_feed_entries(h))
+    }
+
+    /// Whether the host's sitemap `lastmod`s newer than a page's copy are believed as known
+    /// changes ([`crate::scheduler::Scheduler::believes_newer_lastmods`]).
+    pub fn believes_newer_lastmods(&self, host_id: i64) -> bool {
+        let inner = self.lock();
+        (inner.host_keys.get(&host_id)).is_none_or(|&h| inner.sched.believes_newer_lastmods(h))
+    }
+
     /// Restores a host's validator trust.
     pub fn set_trust(&self, host_id: i64, trust: ValidatorTrust) {
         let mut inner = self.lock();

@@ -5,6 +5,7 @@ use super::*;
 use crate::clock::MS_PER_DAY;
 use crate::estimate;
 
+mod announcements;
 mod budget;
 mod estimates;
 mod failing;

@@ -1,0 +1,199 @@
+//! Announced changes that never came, as the server sees them. Three sites, each with four
+//! pages that never change beside four that change at every request: `s.test`'s sitemap
+//! stamps its quiet pages' `lastmod`s with the time it is read, `f.test`'s feed re-dates its
+//! entries for them at each read, and `n.test` tells the truth. Every sitemap gives the busy
+//! pages their true `lastmod`, so that the hosts' `lastmod`s earn belief. Believed, the false
+//! announcements sent the quiet pages after the reads and spent the site's budget on them.
+//! After a couple of checks that find nothing new, the host's announcements of that kind are
+//! not believed: its quiet pages are asked about as often as the honest site's, and the store
+//! does not show them as known stale.
+
+#[path = "support/recording_server.rs"]
+mod recording_server;
+#[path = "support/virtual_runs.rs"]
+mod virtual_runs;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use freshet::clock::{SharedClock, VirtualClock};
+use sqlx::{ConnectOptions, Connection};
+
+use recording_server::{RecordingServer, Reply};
+use virtual_runs::{run_schedule_until, until};
+
+/// 2021-01-01T00:00:00Z: the virtual clock's origin.
+const ORIGIN_MS: i64 = 1_609_459_200_000;
+const HOUR_MS: i64 = 3_600_000;
+const QUIET: [&str; 4] = ["/q1", "/q2", "/q3", "/q4"];
+const BUSY: [&str; 4] = ["/b1", "/b2", "/b3", "/b4"];
+const HOSTS: [&str; 3] = ["s.test", "f.test", "n.test"];
+
+fn rfc3339(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .expect("a date")
+        .to_rfc3339()
+}
+
+/// `host`'s pages, robots.txt and sitemap (the quiet pages stamped with the read's time when
+/// `stamped`, the busy ones with their last change: their last request), and its feed of the
+/// quiet pages (re-dated at each read when `redated`).
+fn serve(server: &RecordingServer, host: &str, stamped: bool, redated: bool) {
+    let changed: Arc<Mutex<HashMap<&'static str, i64>>> = Arc::default();
+    let changes = Arc::clone(&changed);
+    let base = format!("http://{host}:{}", server.addr.port());
+    server.route(
+        host,
+        "/robots.txt",
+        Reply::text("User-agent: *\nAllow: /\n"),
+    );
+    let sitemap_base = base.clone();
+    server.handle(host, "/sitemap.xml", move |request| {
+        let quiet_lastmod = if stamped { request.clock_ms } else { ORIGIN_MS };
+        let mut urls = String::new();
+        for path in QUIET {
+            urls += &format!(
+                "<url><loc>{sitemap_base}{path}</loc><lastmod>{}</lastmod></url>",
+                rfc3339(quiet_lastmod)
+            );
+        }
+        for path in BUSY {
+            let lastmod = changes.lock().unwrap().get(path).copied();
+            urls += &format!(
+                "<url><loc>{sitemap_base}{path}</loc><lastmod>{}</lastmod></url>",
+                rfc3339(lastmod.unwrap_or(ORIGIN_MS))
+            );
+        }
+        Reply::status(200)
+            .header("content-type", "application/xml")
+            .body(format!(
+                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>"#
+            ))
+            .to_response()
+    });
+    let feed_base = base.clone();
+    server.handle(host, "/feed.xml", move |request| {
+        let dated = if redated { request.clock_ms } else { ORIGIN_MS };
+        let date = chrono::DateTime::from_timestamp_millis(dated)
+            .expect("a date")
+            .to_rfc2822();
+        let items: String = QUIET
+            .iter()
+            .map(|path| {
+                format!(
+                    "<item><title>{path}</title><link>{feed_base}{path}</link>\
+                     <guid>{feed_base}{path}</guid><pubDate>{date}</pubDate></item>"
+                )
+            })
+            .collect();
+        Reply::status(200)
+            .header("content-type", "application/rss+xml")
+            .body(format!(
+                r#"<?xml version="1.0"?><rss version="2.0"><channel><title>f</title><link>{feed_base}/</link><description>f</description>{items}</channel></rss>"#
+            ))
+            .to_response()
+    });
+    for path in QUIET {
+        server.route(
+            host,
+            path,
+            Reply::html(format!(
+                "<html><body><p>{path} never changes</p></body></html>"
+            )),
+        );
+    }
+    for path in BUSY {
+        let changed = Arc::clone(&changed);
+        server.handle(host, path, move |request| {
+            changed.lock().unwrap().insert(path, request.clock_ms);
+            Reply::html(format!(
+                "<html><body><p>{path}, version {}</p></body></html>",
+                request.hit
+            ))
+            .to_response()
+        });
+    }
+}
+
+/// Requests to `host`'s paths among `paths` after `from_ms` (clock time).
+fn requests(server: &RecordingServer, host: &str, paths: &[&str], from_ms: i64) -> usize {
+    server
+        .requests_to(host)
+        .into_iter()
+        .filter(|r| r.clock_ms >= from_ms && paths.contains(&r.path.as_str()))
+        .count()
+}
+
+/// Pages of `host` the store shows as known stale (a change announced after the copy).
+async fn known_stale(db: &Path, host: &str) -> i64 {
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(db)
+        .read_only(true)
+        .connect()
+        .await
+        .expect("the database");
+    let stale: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM urls WHERE kind = 'page' AND url LIKE '%' || ? || '%'
+         AND known_change_ms > copy_ms",
+    )
+    .bind(host)
+    .fetch_one(&mut conn)
+    .await
+    .expect("the count");
+    let _ = conn.close().await;
+    stale
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stamping_sitemap_and_a_redating_feed_do_not_take_the_budget() {
+    // An hour of virtual time is a real second.
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    serve(&server, "s.test", true, false);
+    serve(&server, "f.test", false, true);
+    serve(&server, "n.test", false, false);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = dir.path().join("false_alarms.toml");
+    let mut sites = String::new();
+    for host in HOSTS {
+        // The honest site has no feed: its quiet pages are on their plan.
+        let feeds = match host {
+            "n.test" => String::new(),
+            _ => format!("feeds = [\"{}\"]\n", server.url(host, "/feed.xml")),
+        };
+        sites += &format!(
+            "[[site]]\nname = \"{host}\"\nallow_networks = [\"127.0.0.0/8\"]\n\
+             sitemaps = [\"{}\"]\n{feeds}rediscover = \"0 0 * * * *\"\n\
+             requests_per_day = 96\nhost_rate = \"60/h\"\n\n",
+            server.url(host, "/sitemap.xml"),
+        );
+    }
+    std::fs::write(&schedule, sites).unwrap();
+
+    let end = ORIGIN_MS + 24 * HOUR_MS;
+    let now = clock.clone();
+    let enough = until(move || {
+        let now = now.now_ms();
+        async move { now >= end }
+    });
+    run_schedule_until(&server, &clock, dir.path(), schedule, &HOSTS, enough).await;
+
+    let db = dir.path().join("freshet.db");
+    // Judged after the first six hours, when each host has had its first reads and checks.
+    let from = ORIGIN_MS + 6 * HOUR_MS;
+    let honest = requests(&server, "n.test", &QUIET, from);
+    for host in HOSTS {
+        let quiet = requests(&server, host, &QUIET, from);
+        let busy = requests(&server, host, &BUSY, from);
+        let reads = requests(&server, host, &["/sitemap.xml", "/feed.xml"], from);
+        let what = format!(
+            "{host}: {quiet} requests to the quiet pages (the honest site's: {honest}), {busy} \
+             to the busy ones, {reads} sitemap and feed reads"
+        );
+        eprintln!("{what}");
+        assert!(quiet <= honest + honest / 2 + 3, "{what}");
+        assert!(busy > 0, "{what}");
+        assert_eq!(known_stale(&db, host).await, 0, "{what}");
+    }
+}
