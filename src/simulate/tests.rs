@@ -92,3 +92,24 @@ fn feeds_of_latest_changes_still_put_freshet_below_the_oracle_and_never_hurt() {
 fn runs_are_deterministic() {
     assert_eq!(small(0.1, 9), small(0.1, 9));
 }
+
+/// Feeds that re-date every entry at each poll announce changes that never came. freshet
+/// stops believing them after a few checks find nothing new: its copies are about as young as
+/// with no feeds at all, and its estimate of their age stays near the truth.
+#[test]
+fn feeds_that_redate_their_entries_cost_freshet_little() {
+    let with = small_with(0.3, 1, FeedEntries::Redated);
+    let without = small(0.0, 1);
+    let age = |r: &Report| r.policies["freshet"].mean_age_days;
+    let s = with.policies["freshet"].staleness;
+    eprintln!(
+        "re-dated feeds: freshet {:.4} d (estimated {:.4}), without feeds {:.4} d, oracle {:.4} d",
+        age(&with),
+        s.estimated_mean_age_days,
+        age(&without),
+        with.policies["oracle"].mean_age_days
+    );
+    assert!(age(&with) <= 1.05 * age(&without), "{with:?} {without:?}");
+    let age_ratio = s.estimated_mean_age_days / s.true_mean_age_days;
+    assert!((0.9..=1.1).contains(&age_ratio), "{s:?}");
+}

@@ -77,6 +77,10 @@ pub enum FeedEntries {
     /// Each page once, at its latest change (as most real feeds list an article with its
     /// `updated` time): a page that changed twice since the last poll shows one change.
     LatestChange,
+    /// The pages of [`FeedEntries::LatestChange`], each dated with the time of the poll (a feed
+    /// generated on request that dates every entry with its build time): every poll
+    /// announces a change of each page it lists, most of which never happened.
+    Redated,
 }
 
 /// One page: a reusable pure type (the demo serves the same pages over HTTP).
@@ -135,7 +139,7 @@ pub struct Host {
 impl Host {
     /// What a poll at `t` shows: the most recent `capacity` entries at or before `t`, oldest
     /// first; with [`FeedEntries::LatestChange`], the `capacity` pages that changed last, each
-    /// at its latest change.
+    /// at its latest change; with [`FeedEntries::Redated`], those pages at `t`.
     pub fn feed_at(&self, t: f64, capacity: usize, entries: FeedEntries) -> Vec<(f64, usize)> {
         let end = self.feed.partition_point(|&(c, _)| c <= t);
         match entries {
@@ -151,6 +155,13 @@ impl Host {
                     .collect();
                 latest.reverse();
                 latest
+            }
+            FeedEntries::Redated => {
+                let mut listed = self.feed_at(t, capacity, FeedEntries::LatestChange);
+                for entry in &mut listed {
+                    entry.0 = t;
+                }
+                listed
             }
         }
     }
