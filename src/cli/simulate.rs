@@ -31,8 +31,9 @@ pub struct Args {
     /// with `--feed-entries latest-change` the last 20 pages that changed).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.0)]
     pub signals: f64,
-    /// What a feed lists: every change of its pages, or each page once at its latest change
-    /// (as most real feeds do).
+    /// What a feed lists: every change of its pages, each page once at its latest change (as
+    /// most real feeds do), or those pages each dated with the poll's time (a feed that
+    /// re-dates its entries: announcements of changes that never came).
     #[arg(long, value_enum, default_value_t = FeedEntries::EveryChange)]
     pub feed_entries: FeedEntries,
     /// Days before measuring starts (default: a third of the run, at most 30).
@@ -115,6 +116,7 @@ pub async fn run(args: Args) -> anyhow::Result<u8> {
         args.signals,
         match (args.signals > 0.0, args.feed_entries) {
             (true, FeedEntries::LatestChange) => " (feeds list each page's latest change)",
+            (true, FeedEntries::Redated) => " (feeds date each entry with the poll's time)",
             _ => "",
         }
     );

@@ -437,9 +437,11 @@ pub(super) async fn fetch_and_record_extracted(
             }
         }
     }
-    if lesson.is_some() {
-        // Saved with the observation that taught it, in one transaction.
-        let trust = serde_json::to_string(&ctx.ledger.trust(row.host_id)).unwrap_or_default();
+    if lesson.is_some() || matches!(seen, Seen::Changed | Seen::Unchanged) {
+        // Saved with the observation that taught it, in one transaction (a check that could
+        // compare judges the announcements made since the copy too).
+        let trust = ctx.ledger.stored_trust(row.host_id);
+        let trust = serde_json::to_string(&trust).unwrap_or_default();
         update.host_trust = Some((row.host_id, trust));
     }
     update.written_ms = Some(ctx.clock.now_ms());

@@ -338,7 +338,7 @@ async fn run_until_stopped(
         ctx.sync_rows(&rows);
     }
     for (host_id, json) in store.host_trust().await? {
-        if let Ok(trust) = serde_json::from_str(&json) {
+        if let Ok(trust) = serde_json::from_str::<ledger::StoredTrust>(&json) {
             ctx.ledger.set_trust(host_id, trust);
         }
     }

@@ -44,7 +44,8 @@ pub const FALSE_ALARM_TOLERANCE: f64 = 0.25;
 
 /// One kind of a host's announcements of changes (its feeds' entries, its sitemap's
 /// `lastmod`s), as the checks after them showed.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Claims {
     /// The judgements' summed weights: each the chance its check would have found the page
     /// unchanged had nothing changed ([`Claims::judge`]).
@@ -68,6 +69,18 @@ impl Claims {
         self.false_alarms < MIN_FALSE_ALARMS
             || f64::from(self.false_alarms) <= FALSE_ALARM_TOLERANCE * self.weight
     }
+}
+
+/// What a host's announcements of each kind have shown: kept with the host's validator trust
+/// in the store, so that a restart, or a `--once` pass at each cron tick, does not believe a
+/// stamping sitemap again until it has sent a couple of pages for nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct HostClaims {
+    /// Its feeds' entries.
+    pub feed: Claims,
+    /// Its sitemaps' `lastmod`s.
+    pub lastmod: Claims,
 }
 
 /// What announces a change of a page.
@@ -152,6 +165,22 @@ impl Scheduler {
     /// store records them as such only then).
     pub fn believes_newer_lastmods(&self, host: HostKey) -> bool {
         self.claims(host, Announcer::Sitemap).believed()
+    }
+
+    /// What `host`'s announcements have shown, to be stored.
+    pub fn host_claims(&self, host: HostKey) -> HostClaims {
+        let host = &self.hosts[host];
+        HostClaims {
+            feed: host.feed_claims,
+            lastmod: host.lastmod.claims,
+        }
+    }
+
+    /// Puts back what `host`'s announcements had shown (a start).
+    pub fn set_host_claims(&mut self, host: HostKey, claims: HostClaims) {
+        let host = &mut self.hosts[host];
+        host.feed_claims = claims.feed;
+        host.lastmod.claims = claims.lastmod;
     }
 
     /// Notes an announcement by `kind` that `url` changed at `at_ms`, to be judged by its next

@@ -52,6 +52,7 @@ pub use workers::{IdleRefill, PoolExchange, settle_pool};
 use crate::estimate::{Population, Prior, Stats, ValidatorTrust};
 use crate::plan::Multipliers;
 
+pub use announcements::HostClaims;
 pub use events::{Fetched, NewUrl, Request, Restored, SchedulerConfig, Seen, UrlSummary};
 pub use feeds::FeedListing;
 pub use freshness::Freshness;

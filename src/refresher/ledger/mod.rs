@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use crate::clock::SharedClock;
-use crate::estimate::{Stats, ValidatorTrust, changefreq_per_day};
+use crate::estimate::{Stats, changefreq_per_day};
 use crate::politeness::HeldHosts;
 use crate::scheduler::{
     FeedListing, Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey,
@@ -21,6 +21,9 @@ use crate::store::summary::{PlanUpdate, PlannedEstimate};
 use crate::store::urls::UrlRow;
 
 mod budget;
+mod trust;
+
+pub use trust::StoredTrust;
 
 use super::sample_grid::SampleGrid;
 use super::url_ids::UrlIds;
@@ -498,39 +501,6 @@ impl Ledger {
         let mut inner = self.lock();
         if let Some(&host) = inner.host_keys.get(&host_id) {
             inner.sched.set_host_interval(host, interval_ms);
-        }
-    }
-
-    /// What a host's validators have taught.
-    pub fn trust(&self, host_id: i64) -> ValidatorTrust {
-        let inner = self.lock();
-        inner
-            .host_keys
-            .get(&host_id)
-            .map(|&h| inner.sched.host_trust(h))
-            .unwrap_or_default()
-    }
-
-    /// Whether the host's feed entries dated after a page's copy are believed as changes
-    /// ([`crate::scheduler::Scheduler::believes_feed_entries`]; those of a host it has not
-    /// met yet are).
-    pub fn believes_feed_entries(&self, host_id: i64) -> bool {
-        let inner = self.lock();
-        (inner.host_keys.get(&host_id)).is_none_or(|&h| inner.sched.believes_feed_entries(h))
-    }
-
-    /// Whether the host's sitemap `lastmod`s newer than a page's copy are believed as known
-    /// changes ([`crate::scheduler::Scheduler::believes_newer_lastmods`]).
-    pub fn believes_newer_lastmods(&self, host_id: i64) -> bool {
-        let inner = self.lock();
-        (inner.host_keys.get(&host_id)).is_none_or(|&h| inner.sched.believes_newer_lastmods(h))
-    }
-
-    /// Restores a host's validator trust.
-    pub fn set_trust(&self, host_id: i64, trust: ValidatorTrust) {
-        let mut inner = self.lock();
-        if let Some(&host) = inner.host_keys.get(&host_id) {
-            inner.sched.set_host_trust(host, trust);
         }
     }
 
