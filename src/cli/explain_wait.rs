@@ -40,6 +40,7 @@ pub(super) async fn describe_wait(
     }
     let mut closed = None;
     let mut robots_unread = None;
+    let mut doubted = Vec::new();
     if let Ok(url) = url::Url::parse(&row.url) {
         let origin = crate::politeness::origin_of(&url);
         let key = crate::politeness::key_of(&origin);
@@ -49,10 +50,12 @@ pub(super) async fn describe_wait(
                 .max(host.retry_after_until_ms.unwrap_or(0));
             closed = (until > now_ms).then_some(until);
         }
-        robots_unread = store
-            .host(&origin)
-            .await?
-            .and_then(|host| unread_robots(&host));
+        let host = store.host(&origin).await?;
+        robots_unread = host.as_ref().and_then(unread_robots);
+        doubted = host.as_ref().map(doubted_announcements).unwrap_or_default();
+    }
+    for what in doubted {
+        let _ = writeln!(out, "  {what}");
     }
     if let Some(until) = closed {
         let _ = writeln!(
@@ -96,6 +99,37 @@ pub(super) async fn describe_wait(
     Ok(())
 }
 
+/// What the host announces that freshet no longer acts on: its feeds' entries, or its
+/// sitemaps' newer `lastmod`s, once the checks they sent found too many false alarms
+/// (`scheduler::announcements`), as the host's stored trust says.
+fn doubted_announcements(host: &HostRow) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Stored {
+        #[serde(default)]
+        announcements: crate::scheduler::HostClaims,
+    }
+    let Some(stored) =
+        (host.trust_json.as_deref()).and_then(|json| serde_json::from_str::<Stored>(json).ok())
+    else {
+        return Vec::new();
+    };
+    let claims = stored.announcements;
+    [
+        (claims.feed, "feed entries dated after a copy"),
+        (claims.lastmod, "sitemap `lastmod`s newer than a copy"),
+    ]
+    .into_iter()
+    .filter(|(claims, _)| !claims.believed())
+    .map(|(claims, what)| {
+        format!(
+            "not believed: its host's {what} ({} of the checks they sent found nothing new): \
+             they do not send its pages early or mark their copies stale",
+            claims.false_alarms
+        )
+    })
+    .collect()
+}
+
 /// Why the host's robots.txt, as last tried, keeps every page of it off limits (unreachable,
 /// 429 or 5xx: RFC 9309 says to assume a complete disallow), with when; `None` when it was read
 /// or never tried.
@@ -116,7 +150,7 @@ fn unread_robots(host: &HostRow) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{HostRow, unread_robots};
+    use super::{HostRow, doubted_announcements, unread_robots};
 
     #[test]
     fn a_host_is_off_limits_while_its_robots_txt_failed_only() {
@@ -145,5 +179,32 @@ mod tests {
             ..host(None, None)
         };
         assert_eq!(unread_robots(&never), None);
+    }
+
+    #[test]
+    fn a_host_whose_lastmods_proved_false_alarms_is_said_so() {
+        let host = |json: &str| HostRow {
+            id: 1,
+            origin: "http://a.test".into(),
+            robots_checked_ms: None,
+            robots_status: None,
+            robots_txt: None,
+            robots_error: None,
+            crawl_delay_ms: None,
+            backoff_until_ms: None,
+            trust_json: Some(json.into()),
+        };
+        let doubted = doubted_announcements(&host(
+            r#"{"lm_agree":1,"announcements":{"lastmod":{"weight":3.0,"false_alarms":3}}}"#,
+        ));
+        assert_eq!(doubted.len(), 1, "{doubted:?}");
+        assert!(doubted[0].contains("sitemap `lastmod`s") && doubted[0].contains("3 of"));
+        // Believed (one false alarm is forgiven), or stored before announcements were judged.
+        for json in [
+            r#"{"announcements":{"feed":{"weight":1.0,"false_alarms":1}}}"#,
+            r#"{"lm_agree":3}"#,
+        ] {
+            assert!(doubted_announcements(&host(json)).is_empty(), "{json}");
+        }
     }
 }
