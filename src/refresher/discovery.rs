@@ -539,7 +539,7 @@ async fn add_pages(
             Some(&host) => host,
             None => {
                 let id = ctx.store.host_id(&origin).await?;
-                let host = (id, ctx.ledger.believes_newer_lastmods(id));
+                let host = (id, ctx.ledger.records_newer_lastmods(id));
                 hosts.insert(origin, host);
                 host
             }

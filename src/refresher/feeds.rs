@@ -146,11 +146,11 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let mut events = Vec::new();
     for (link, at) in timed {
         if let Some(page) = ctx.store.url_row(&link).await? {
-            // A host whose feed entries have proven false alarms: the scheduler notes an
-            // entry after the copy for the page's next check to judge, and the store keeps
+            // A host whose feed entries are not believed, or not yet proven: the scheduler
+            // judges an entry after the copy by the page's next check, and the store keeps
             // only the entries before it (history, not a known change).
             let before_copy = page.copy_ms.is_some_and(|copy| at <= copy);
-            if before_copy || ctx.ledger.believes_feed_entries(page.host_id) {
+            if before_copy || ctx.ledger.records_feed_entries(page.host_id) {
                 ctx.store.add_change_events(page.id, &[at], "feed").await?;
             }
             events.push((page.id, at));

@@ -26,7 +26,13 @@
 //! A host's announcements of one kind are believed until [`MIN_FALSE_ALARMS`] false alarms
 //! are more than [`FALSE_ALARM_TOLERANCE`] of the judgements' weight ([`Claims::believed`]):
 //! an honest feed dated a little after the change it lists, with a check between, or a change
-//! the content's fingerprint does not see, costs one now and then. While not believed, an
+//! the content's fingerprint does not see, costs one now and then. Until [`ON_PROBATION`] of
+//! them have been judged, only that many are acted on ([`Claims::may_act`]), and the store
+//! records none as a known change ([`Claims::proven`]): a stamping sitemap's first read made
+//! every page it lists due at once (200 of them in an adversary's run), and a re-dating
+//! feed's sent every page early, whose skipped intervals then counted as the site's overheads
+//! and starved the plan for hours; now the first read costs two checks a host. While not
+//! believed, an
 //! announcement is only noted: the page stays on its plan, its feed does not count it as a
 //! change or cover the page, a failing page is not brought back for it, and the check its
 //! plan sends judges it all the same, so a host that mends its feed is believed again. A
@@ -42,6 +48,10 @@ pub const MIN_FALSE_ALARMS: u32 = 2;
 /// The share of its judged announcements a believed host's false alarms may be.
 pub const FALSE_ALARM_TOLERANCE: f64 = 0.25;
 
+/// Announcements of a kind a host has before its first judgements: only this many are acted
+/// on until this many have been judged.
+pub const ON_PROBATION: u32 = 2;
+
 /// One kind of a host's announcements of changes (its feeds' entries, its sitemap's
 /// `lastmod`s), as the checks after them showed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -52,12 +62,17 @@ pub struct Claims {
     pub weight: f64,
     /// Checks that found the page unchanged.
     pub false_alarms: u32,
+    /// Checks that judged an announcement.
+    pub judged: u32,
+    /// Announcements acted on before [`ON_PROBATION`] had been judged.
+    pub acted_on_probation: u32,
 }
 
 impl Claims {
     /// A check after an announcement found the page `changed`; `unchanged_anyway` is the
     /// chance it would have found it unchanged had the announcement been false (`e^{-λs}`).
     pub fn judge(&mut self, changed: bool, unchanged_anyway: f64) {
+        self.judged = self.judged.saturating_add(1);
         self.weight += unchanged_anyway.clamp(0.0, 1.0);
         if !changed {
             self.false_alarms = self.false_alarms.saturating_add(1);
@@ -68,6 +83,23 @@ impl Claims {
     pub fn believed(&self) -> bool {
         self.false_alarms < MIN_FALSE_ALARMS
             || f64::from(self.false_alarms) <= FALSE_ALARM_TOLERANCE * self.weight
+    }
+
+    /// Whether they are believed and have been judged enough to be recorded as known changes.
+    pub fn proven(&self) -> bool {
+        self.believed() && self.judged >= ON_PROBATION
+    }
+
+    /// Whether the next one may be acted on: believed, and proven or one of the first few.
+    pub fn may_act(&self) -> bool {
+        self.believed() && (self.judged >= ON_PROBATION || self.acted_on_probation < ON_PROBATION)
+    }
+
+    /// One is acted on.
+    pub fn act(&mut self) {
+        if self.judged < ON_PROBATION {
+            self.acted_on_probation = self.acted_on_probation.saturating_add(1);
+        }
     }
 }
 
@@ -155,16 +187,21 @@ impl Scheduler {
         self.mark_known(now_ms, url, at_ms);
     }
 
-    /// Whether `host`'s feed entries dated after a copy are taken as its page's changes (the
-    /// store records them as known changes only then).
+    /// Whether `host`'s feed entries dated after a copy are taken as its page's changes.
     pub fn believes_feed_entries(&self, host: HostKey) -> bool {
         self.claims(host, Announcer::Feed).believed()
     }
 
-    /// Whether `host`'s sitemap `lastmod`s newer than a copy are taken as known changes (the
-    /// store records them as such only then).
-    pub fn believes_newer_lastmods(&self, host: HostKey) -> bool {
-        self.claims(host, Announcer::Sitemap).believed()
+    /// Whether the store records `host`'s feed entries dated after a copy as known changes:
+    /// believed and past their probation.
+    pub fn records_feed_entries(&self, host: HostKey) -> bool {
+        self.claims(host, Announcer::Feed).proven()
+    }
+
+    /// Whether the store records `host`'s sitemap `lastmod`s newer than a copy as known
+    /// changes: believed and past their probation.
+    pub fn records_newer_lastmods(&self, host: HostKey) -> bool {
+        self.claims(host, Announcer::Sitemap).proven()
     }
 
     /// What `host`'s announcements have shown, to be stored.
@@ -185,7 +222,7 @@ impl Scheduler {
 
     /// Notes an announcement by `kind` that `url` changed at `at_ms`, to be judged by its next
     /// check, if that is after its copy; returns whether it is to be acted on (its host's
-    /// announcements of that kind are believed).
+    /// announcements of that kind are believed, and proven or among the first few).
     pub(super) fn announce(&mut self, url: UrlKey, at_ms: i64, kind: Announcer) -> bool {
         let u = &mut self.urls[url];
         if u.last_check_ms().is_none_or(|last| at_ms <= last) {
@@ -197,7 +234,12 @@ impl Scheduler {
         }
         u.note_announcement(kind);
         let host = u.host();
-        self.claims(host, kind).believed()
+        let claims = self.claims_mut(host, kind);
+        let act = claims.may_act();
+        if act {
+            claims.act();
+        }
+        act
     }
 
     fn claims(&self, host: HostKey, kind: Announcer) -> &Claims {
@@ -292,6 +334,20 @@ mod tests {
             claims.judge(true, 1.0);
         }
         assert!(claims.believed(), "{claims:?}");
+    }
+
+    #[test]
+    fn the_first_announcements_are_acted_on_two_at_a_time_until_two_are_judged() {
+        let mut claims = Claims::default();
+        for _ in 0..ON_PROBATION {
+            assert!(claims.may_act() && !claims.proven());
+            claims.act();
+        }
+        assert!(!claims.may_act(), "{claims:?}");
+        claims.judge(true, 1.0);
+        assert!(!claims.may_act() && !claims.proven(), "{claims:?}");
+        claims.judge(true, 1.0);
+        assert!(claims.may_act() && claims.proven(), "{claims:?}");
     }
 
     #[test]

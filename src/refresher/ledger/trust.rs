@@ -53,19 +53,19 @@ impl Ledger {
         }
     }
 
-    /// Whether the host's feed entries dated after a page's copy are believed as changes
-    /// ([`crate::scheduler::Scheduler::believes_feed_entries`]; those of a host it has not
-    /// met yet are).
-    pub fn believes_feed_entries(&self, host_id: i64) -> bool {
+    /// Whether the store records the host's feed entries dated after a page's copy as known
+    /// changes ([`crate::scheduler::Scheduler::records_feed_entries`]; not those of a host not
+    /// met yet).
+    pub fn records_feed_entries(&self, host_id: i64) -> bool {
         let inner = self.lock();
-        (inner.host_keys.get(&host_id)).is_none_or(|&h| inner.sched.believes_feed_entries(h))
+        (inner.host_keys.get(&host_id)).is_some_and(|&h| inner.sched.records_feed_entries(h))
     }
 
-    /// Whether the host's sitemap `lastmod`s newer than a page's copy are believed as known
-    /// changes ([`crate::scheduler::Scheduler::believes_newer_lastmods`]).
-    pub fn believes_newer_lastmods(&self, host_id: i64) -> bool {
+    /// Whether the store records the host's sitemap `lastmod`s newer than a page's copy as
+    /// known changes ([`crate::scheduler::Scheduler::records_newer_lastmods`]).
+    pub fn records_newer_lastmods(&self, host_id: i64) -> bool {
         let inner = self.lock();
-        (inner.host_keys.get(&host_id)).is_none_or(|&h| inner.sched.believes_newer_lastmods(h))
+        (inner.host_keys.get(&host_id)).is_some_and(|&h| inner.sched.records_newer_lastmods(h))
     }
 }
 
