@@ -344,25 +344,30 @@ mod tests {
         }
     }
 
+    /// [`one_url`], copied at 2,000 and due at 1,000,000: its id and row.
+    async fn one_copied_at_2_000(store: &super::Store) -> (i64, super::urls::UrlRow) {
+        let id = one_url(store).await;
+        let obs = NewObservation {
+            url_id: id,
+            checked_ms: 2_000,
+            method: "GET",
+            ..Default::default()
+        };
+        let update = SummaryUpdate {
+            next_due_ms: 1_000_000,
+            got_copy: true,
+            ..Default::default()
+        };
+        store.record_check(&obs, &update).await.unwrap();
+        (id, store.url_row("http://a.test/x").await.unwrap().unwrap())
+    }
+
     #[tokio::test]
     async fn a_newer_lastmod_makes_a_checked_url_due_now() {
         let (stores, _dir) = stores("a_newer_lastmod_makes_a_checked_url_due_now").await;
         for store in stores {
-            let id = one_url(&store).await;
-            let obs = NewObservation {
-                url_id: id,
-                checked_ms: 2_000,
-                method: "GET",
-                ..Default::default()
-            };
             // A check that left a copy: a lastmod after the copy is a change it lacks.
-            let update = SummaryUpdate {
-                next_due_ms: 1_000_000,
-                got_copy: true,
-                ..Default::default()
-            };
-            store.record_check(&obs, &update).await.unwrap();
-            let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+            let (id, row) = one_copied_at_2_000(&store).await;
             let again = super::discovered::Discovered {
                 lastmod_ms: Some(3_000),
                 lastmod_believed: true,
@@ -434,21 +439,7 @@ mod tests {
     async fn a_lastmod_not_believed_is_kept_but_makes_nothing_known() {
         let (stores, _dir) = stores("a_lastmod_not_believed_is_kept_but_makes_nothing_known").await;
         for store in stores {
-            let id = one_url(&store).await;
-            let obs = NewObservation {
-                url_id: id,
-                checked_ms: 2_000,
-                method: "GET",
-                status: Some(200),
-                ..Default::default()
-            };
-            let update = SummaryUpdate {
-                next_due_ms: 1_000_000,
-                got_copy: true,
-                ..Default::default()
-            };
-            store.record_check(&obs, &update).await.unwrap();
-            let row = store.url_row("http://a.test/x").await.unwrap().unwrap();
+            let (_, row) = one_copied_at_2_000(&store).await;
             let stamped = super::discovered::Discovered {
                 lastmod_ms: Some(3_000),
                 lastmod_believed: false,

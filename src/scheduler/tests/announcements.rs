@@ -27,16 +27,8 @@ enum Announced {
 }
 
 fn run_world(announced: Announced) -> Outcome {
-    let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 100.0, 0);
-    let host = sched.add_host(0, 0);
-    let feed = sched.add_url(
-        0,
-        NewUrl {
-            kind: UrlKind::Feed,
-            ..page(site, host, 1.0)
-        },
-    );
+    let (mut sched, feed, _) = feed_and_pages_on(100.0, 0);
+    let (site, host) = (sched.urls[feed].site(), sched.urls[feed].host());
     let quiet: Vec<UrlKey> = (0..4)
         .map(|_| sched.add_url(0, page(site, host, 0.01)))
         .collect();

@@ -115,8 +115,13 @@ fn check(sched: &mut Scheduler, now: i64, url: UrlKey, seen: Seen) {
 /// A scheduler with one site (1,000 requests a day) on one host without a gap, its feed, and
 /// `pages` pages.
 fn feed_and_pages(pages: usize) -> (Scheduler, UrlKey, Vec<UrlKey>) {
+    feed_and_pages_on(1000.0, pages)
+}
+
+/// [`feed_and_pages`] with `requests_per_day` for the site.
+fn feed_and_pages_on(requests_per_day: f64, pages: usize) -> (Scheduler, UrlKey, Vec<UrlKey>) {
     let mut sched = Scheduler::new(SchedulerConfig::default());
-    let site = sched.add_site(1.0, 1000.0, 0);
+    let site = sched.add_site(1.0, requests_per_day, 0);
     let host = sched.add_host(0, 0);
     let feed = sched.add_url(
         0,
