@@ -102,6 +102,8 @@ impl Scheduler {
             e.lastmod_quiet_until_ms = e.lastmod_quiet_until_ms.get().max(Some(read_ms)).into();
         }
         if self.announce(url, lastmod, Announcer::Sitemap) {
+            // (The store records it as a known change only once the host's are proven.)
+            self.recall_failed(read_ms, url, lastmod);
             self.mark_known(read_ms, url, lastmod);
         }
     }
