@@ -29,9 +29,8 @@
 //! the content's fingerprint does not see, costs one now and then. Until [`ON_PROBATION`] of
 //! them have been judged, only that many are acted on ([`Claims::may_act`]), and the store
 //! records none as a known change ([`Claims::proven`]): a stamping sitemap's first read made
-//! every page it lists due at once (200 of them in an adversary's run), and a re-dating
-//! feed's sent every page early, whose skipped intervals then counted as the site's overheads
-//! and starved the plan for hours; now the first read costs two checks a host. While not
+//! every page it lists due at once (200 of them in an adversary's run); now the first read
+//! costs two checks a host, and the announcements held back wait for their plan. While not
 //! believed, an
 //! announcement is only noted: the page stays on its plan, its feed does not count it as a
 //! change or cover the page, a failing page is not brought back for it, and the check its
