@@ -149,7 +149,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
             // A host whose feed entries are not believed, or not yet proven: the scheduler
             // judges an entry after the copy by the page's next check, and the store keeps
             // only the entries before it (history, not a known change).
-            let before_copy = page.copy_ms.is_some_and(|copy| at <= copy);
+            let before_copy = page.copy_ms.is_none_or(|copy| at <= copy);
             if before_copy || ctx.ledger.records_feed_entries(page.host_id) {
                 ctx.store.add_change_events(page.id, &[at], "feed").await?;
             }
