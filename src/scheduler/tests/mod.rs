@@ -11,6 +11,7 @@ mod estimates;
 mod failing;
 mod not_made;
 mod signals;
+mod stamped_feeds;
 
 const HOUR: i64 = 3_600_000;
 const DAY: i64 = 24 * HOUR;
