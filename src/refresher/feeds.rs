@@ -12,7 +12,7 @@ use url::Url;
 
 use crate::discover::feed;
 use crate::fetch::Method;
-use crate::scheduler::FeedListing;
+use crate::scheduler::{FeedListing, READ_STAMP_SLACK_MS};
 use crate::store::discovered::{Discovered, ReadValidators};
 use crate::store::refusals::RefusalReason;
 
@@ -69,6 +69,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
             .filter_map(|entry| entry.updated.or(entry.published))
             .map(|t| t.timestamp_millis())
             .min(),
+        requested_ms: Some(outcome.started_ms),
     };
     let mut found = Vec::new();
     let mut timed = Vec::new();
@@ -143,20 +144,34 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     }
     ctx.add_found(&found).await?;
     ctx.refuse(site, Some(url.as_str()), refused).await?;
-    let mut events = Vec::new();
+    let mut pages = Vec::new();
     for (link, at) in timed {
         if let Some(page) = ctx.store.url_row(&link).await? {
-            // A host whose feed entries are not believed, or not yet proven: the scheduler
-            // judges an entry after the copy by the page's next check, and the store keeps
-            // only the entries before it (history, not a known change).
-            let before_copy = page.copy_ms.is_none_or(|copy| at <= copy);
-            if before_copy || ctx.ledger.records_feed_entries(page.host_id) {
-                ctx.store.add_change_events(page.id, &[at], "feed").await?;
-            }
-            events.push((page.id, at));
+            pages.push((page, at));
         }
     }
+    let events: Vec<(i64, i64)> = pages.iter().map(|(page, at)| (page.id, *at)).collect();
+    let stamped_before = ctx.ledger.feed_stamps_entries(row.id);
     ctx.ledger.feed_read(now, row.id, &events, listing);
+    // A feed that stamps its entries with the time of the read names no change by them.
+    let stamps = ctx.ledger.feed_stamps_entries(row.id);
+    if stamps && !stamped_before {
+        let message = "its entries are dated at each read, not when their pages changed: \
+                       they are taken for no changes, and its pages follow their plan";
+        record_error_in(ctx, "feed", site, url.as_str(), message.to_string()).await?;
+    }
+    for (page, at) in pages {
+        if stamps && at > outcome.started_ms - READ_STAMP_SLACK_MS {
+            continue;
+        }
+        // A host whose feed entries are not believed, or not yet proven: the scheduler judges
+        // an entry after the copy by the page's next check, and the store keeps only the
+        // entries before it (history, not a known change).
+        let before_copy = page.copy_ms.is_none_or(|copy| at <= copy);
+        if before_copy || ctx.ledger.records_feed_entries(page.host_id) {
+            ctx.store.add_change_events(page.id, &[at], "feed").await?;
+        }
+    }
     let validators = ReadValidators {
         etag: outcome.etag.clone(),
         last_modified: outcome.last_modified.clone(),

@@ -22,6 +22,18 @@ use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
 /// falls in is left to the page's checks.
 pub const READ_STAMP_SLACK_MS: i64 = 60_000;
 
+/// Reads in a row whose new entries all carry the read's time after which a feed is taken to
+/// stamp its entries when it is asked for ([`FeedState::stamped_reads`]): its entries at the
+/// read then announce nothing, and its pages follow their plan. A feed generated on request
+/// lists every page it holds at every read, so announced, each read sent all of them for
+/// nothing, and their checks, finding most unchanged, took belief from every feed of the
+/// host, an honest one beside it included ([`super::announcements`]). Two reads, because a
+/// read whose few new entries all changed in the last minute happens to an honest busy feed
+/// now and then, twice in a row hardly ever.
+///
+/// [`FeedState::stamped_reads`]: super::url_state::FeedState::stamped_reads
+pub const STAMPING_READS: u8 = 2;
+
 /// Changes checks saw that a feed never listed, each at a read that could not tell (it was
 /// blind for part of the span), after which the feed is taken to miss the page's changes.
 const UNJUDGED_MISSES: u32 = 3;
@@ -38,6 +50,10 @@ pub struct FeedListing {
     pub entries: usize,
     /// The oldest time among them (clock ms), if any had one.
     pub oldest_ms: Option<i64>,
+    /// When the request for it was sent (clock ms), if known: an entry dated after this, or
+    /// less than [`READ_STAMP_SLACK_MS`] before, is dated at the read. Without it, the read's
+    /// own time stands for it.
+    pub requested_ms: Option<i64>,
 }
 
 impl FeedListing {
@@ -46,6 +62,7 @@ impl FeedListing {
         FeedListing {
             entries: entries.len(),
             oldest_ms: entries.iter().map(|&(_, at)| at).min(),
+            requested_ms: None,
         }
     }
 }
@@ -74,10 +91,15 @@ impl Scheduler {
         // made its copy stale.
         let mut entries = entries.to_vec();
         entries.sort_by_key(|&(page, at)| (at, page));
-        // A page whose host's feed entries have proven false alarms is not covered: it goes
-        // back to its plan ([`super::announcements`]).
+        let last_poll = self.urls[feed].feed().last_poll_ms;
+        let requested = listing.requested_ms.unwrap_or(now_ms).min(now_ms);
+        let at_the_read = |at: i64| at > requested - READ_STAMP_SLACK_MS;
+        let stamps_entries = self.count_stamped_read(requested, feed, &entries);
+        // A page whose host's feed entries have proven false alarms, or listed by a feed that
+        // stamps its entries, is not covered: it goes back to its plan
+        // ([`super::announcements`], [`STAMPING_READS`]).
         let unbelieved: Vec<UrlKey> = (self.urls[feed].feed().covers.iter().copied())
-            .filter(|&page| !self.believes_feed_entries(self.urls[page].host()))
+            .filter(|&page| stamps_entries || !self.believes_feed_entries(self.urls[page].host()))
             .collect();
         for page in unbelieved {
             self.uncover(page);
@@ -85,7 +107,6 @@ impl Scheduler {
         }
         // One change listed twice (two links that name one page) is one change.
         entries.dedup();
-        let last_poll = self.urls[feed].feed().last_poll_ms;
         // A feed lists its last few entries: if it is as full as it has ever been and every entry
         // is newer than the last poll, some may have been dropped, and every page it covers may
         // have changed unseen.
@@ -140,7 +161,7 @@ impl Scheduler {
         // `Last-Modified` is). Counting it as the span's only change held a page changing
         // once between reads at about two thirds of its rate.
         let stamped: HashSet<UrlKey> = (entries.iter())
-            .filter(|&&(_, at)| at > now_ms - READ_STAMP_SLACK_MS)
+            .filter(|&&(_, at)| at_the_read(at))
             .map(|&(page, _)| page)
             .collect();
         let mut counted_from: HashMap<UrlKey, (i64, bool)> = HashMap::new();
@@ -157,7 +178,11 @@ impl Scheduler {
             counted_from.insert(page, (from, overflowed && from == start));
         }
         for &(page, at) in &entries {
-            if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
+            if page == feed
+                || self.urls[page].kind != UrlKind::Page
+                || self.urls[page].retired
+                || (stamps_entries && at_the_read(at))
+            {
                 continue;
             }
             // Not believed: only noted, for the page's next check to judge.
@@ -292,17 +317,39 @@ impl Scheduler {
         f.last_poll_ms = Some(now_ms);
     }
 
-    /// Whether a read of a feed counted part of the time since the page's last check (its
-    /// evidence runs past that check): the feed's entries, not the check, are then the
-    /// evidence of that time, and the check is not counted again (also once the feed no longer
-    /// covers the page). A check that follows a counted check with no read between counts, and
-    /// the next read counts only the time after it.
-    pub(super) fn feed_counted_since_last_check(&self, page: UrlKey) -> bool {
+    /// Counts a read of `feed` requested at `requested_ms` and listing `entries` towards
+    /// [`STAMPING_READS`]: one whose entries newer than the read before, two or more, all carry
+    /// the read's time adds one; one with a new entry dated earlier starts again; any other
+    /// leaves the count. Returns whether the feed now stamps its entries.
+    fn count_stamped_read(
+        &mut self,
+        requested_ms: i64,
+        feed: UrlKey,
+        entries: &[(UrlKey, i64)],
+    ) -> bool {
+        let state = self.urls[feed].feed_mut();
+        let new =
+            || (entries.iter()).filter(|&&(_, at)| state.last_poll_ms.is_none_or(|last| at > last));
+        if new().any(|&(_, at)| at <= requested_ms - READ_STAMP_SLACK_MS) {
+            state.stamped_reads = 0;
+        } else if new().count() >= 2 {
+            state.stamped_reads = state.stamped_reads.saturating_add(1);
+        }
+        state.stamped_reads >= STAMPING_READS
+    }
+
+    /// Whether a feed stamps its entries with the time of the read ([`STAMPING_READS`]).
+    pub fn stamps_feed_entries(&self, feed: UrlKey) -> bool {
+        self.urls[feed].feed().stamped_reads >= STAMPING_READS
+    }
+
+    /// How far a read of a feed counted past the page's last check, if it did (its evidence
+    /// runs past that check): the feed's entries, not the check, are the evidence of the time
+    /// up to there, and the check counts only the rest ([`super::url_state::FeedCounted`]).
+    pub(super) fn feed_counted_past_last_check(&self, page: UrlKey) -> Option<i64> {
         let u = &self.urls[page];
-        let Some(last) = u.last_check_ms() else {
-            return false;
-        };
-        (u.evidence().evidence_until_ms.get()).is_some_and(|until| until > last)
+        let last = u.last_check_ms()?;
+        (u.evidence().evidence_until_ms.get()).filter(|&until| until > last)
     }
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).

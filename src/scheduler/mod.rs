@@ -54,7 +54,7 @@ use crate::plan::Multipliers;
 
 pub use announcements::HostClaims;
 pub use events::{Fetched, NewUrl, Request, Restored, SchedulerConfig, Seen, UrlSummary};
-pub use feeds::FeedListing;
+pub use feeds::{FeedListing, READ_STAMP_SLACK_MS, STAMPING_READS};
 pub use freshness::Freshness;
 pub use frontier::{Bucket, HostKey, SiteKey, UrlKey};
 pub use groups::section_of;
@@ -540,7 +540,8 @@ impl Scheduler {
             self.hosts[host].trust.observe(lesson);
         }
         let trust_lm = self.hosts[host].trust.trust_last_modified();
-        let feed_counted = self.feed_counted_since_last_check(url);
+        let counted_until = self.feed_counted_past_last_check(url);
+        let feed_events = self.urls[url].since_copy().feed_events();
         if self.config.policy == PolicyKind::Nutch && self.urls[url].nutch_interval_days().is_none()
         {
             let start = self.nutch_interval_days(url);
@@ -557,7 +558,13 @@ impl Scheduler {
         }
         // A check whose copy shows the feed's events since the last false counts its span.
         let taken_back = self.judge_announcements(url, fetched.at_ms, fetched.seen);
-        let feed_counted = feed_counted && !taken_back;
+        let feed_counted =
+            counted_until
+                .filter(|_| !taken_back)
+                .map(|until_ms| url_state::FeedCounted {
+                    until_ms,
+                    listed_change: feed_events > 0,
+                });
         let u = &mut self.urls[url];
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);
         self.count_failure(url, host, fetched.seen, fetched.at_ms);

@@ -46,6 +46,11 @@ pub struct FeedState {
     /// read before): what it dropped happened before this, so its silence says nothing of the
     /// time before it.
     pub blind_until_ms: Option<i64>,
+    /// Reads in a row whose entries newer than the read before (two or more) all carried the
+    /// read's own time ([`super::feeds::READ_STAMP_SLACK_MS`]): from
+    /// [`super::feeds::STAMPING_READS`] on, the feed stamps its entries when it is asked for,
+    /// and such entries announce nothing.
+    pub stamped_reads: u8,
 }
 
 impl FeedState {
@@ -59,6 +64,26 @@ impl FeedState {
     }
 }
 
+/// How much of a check's span the reads of its page's feed counted already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedCounted {
+    /// Where the reads' count ends: past the page's last check.
+    pub until_ms: i64,
+    /// Whether they counted a change of the page since its copy.
+    pub listed_change: bool,
+}
+
+impl FeedCounted {
+    /// Whether a check at `at_ms` that saw a change counts it over the time after the reads:
+    /// a change the feed listed in the span may be the one the check saw. (A read of a feed
+    /// that lists a page's changes counts silence before an entry dated in the last minute
+    /// no more: such a page's span is left to its check, [`super::feeds::READ_STAMP_SLACK_MS`].
+    /// Not counting the check at all lost the change it saw.)
+    pub fn counts_change(self, at_ms: i64) -> bool {
+        !self.listed_change && self.until_ms < at_ms
+    }
+}
+
 /// The feed part of a URL that has none.
 static NO_FEED: FeedState = FeedState {
     covers: Vec::new(),
@@ -69,6 +94,7 @@ static NO_FEED: FeedState = FeedState {
     entries_kept: 0.0,
     worth: false,
     blind_until_ms: None,
+    stamped_reads: 0,
 };
 
 /// A page's coverage by the feed that lists it: its evidence then comes from the feed.
@@ -441,15 +467,15 @@ impl UrlState {
         self.awaiting_plan = false;
     }
 
-    /// Folds one check in. A check over time a feed's read counted already is not counted again
-    /// (`feed_counted`); a check that saw a change the feed has not announced yet is judged at
-    /// the next read (see [`Coverage::unannounced`]).
+    /// Folds one check in. A check over time a feed's read counted already counts only the
+    /// rest (`feed_counted`); a check that saw a change the feed has not announced yet is judged
+    /// at the next read (see [`Coverage::unannounced`]).
     pub fn observe(
         &mut self,
         fetched: &Fetched,
         trust_last_modified: bool,
         kind: PolicyKind,
-        feed_counted: bool,
+        feed_counted: Option<FeedCounted>,
     ) {
         let at = fetched.at_ms;
         let changed = match fetched.seen {
@@ -479,7 +505,7 @@ impl UrlState {
                     coverage.unannounced = Some(Unannounced {
                         from_ms: last,
                         to_ms: at,
-                        counted: !feed_counted,
+                        counted: feed_counted.is_none_or(|f| f.counts_change(at)),
                     })
                 }
                 (true, Some(_), _) | (false, None, _) => coverage.agreements += 1,
@@ -489,15 +515,28 @@ impl UrlState {
         // A feed's own reads count too: they are what its row reports (a feed that changed at
         // 60 of 61 reads read as its site's prior, 0.77 a day, with nothing of its own).
         // Nothing plans by them: a feed is priced by the pages it covers.
-        let counts = !feed_counted;
-        if let (true, Some(last), Some(_)) = (counts, last, changed) {
-            let interval = (at - last) as f64 / MS_PER_DAY;
-            let lm_age = fetched
-                .last_modified_ms
-                .filter(|_| trust_last_modified)
-                .map(|lm| (at - lm) as f64 / MS_PER_DAY);
-            e.stats.add_check(interval, changed, lm_age);
-            e.evidence_until_ms = Some(at).into();
+        match (feed_counted, last, changed) {
+            (None, Some(last), Some(_)) => {
+                let interval = (at - last) as f64 / MS_PER_DAY;
+                let lm_age = fetched
+                    .last_modified_ms
+                    .filter(|_| trust_last_modified)
+                    .map(|lm| (at - lm) as f64 / MS_PER_DAY);
+                e.stats.add_check(interval, changed, lm_age);
+                e.evidence_until_ms = Some(at).into();
+            }
+            // A read counted the span up to `until`: the check counts the rest, where the
+            // change it saw lies unless the feed listed one in the span.
+            (Some(counted), Some(_), Some(changed)) if counted.until_ms < at => {
+                let rest = (at - counted.until_ms) as f64 / MS_PER_DAY;
+                if !changed {
+                    e.stats.add_exact(0.0, rest);
+                } else if counted.counts_change(at) {
+                    e.stats.add_changed(rest, 1.0);
+                }
+                e.evidence_until_ms = Some(at).into();
+            }
+            _ => {}
         }
         if let (Some(true), Some(last)) = (changed, last) {
             e.change_to_confirm = Some((last, at)).into();
@@ -538,10 +577,10 @@ mod tests {
         page.set_min_interval_ms(0);
         assert!(!page.has_evidence(), "a floor of none is no evidence");
         let failed = Fetched::at(1_000, Seen::Failed);
-        page.observe(&failed, false, PolicyKind::Learned, false);
+        page.observe(&failed, false, PolicyKind::Learned, None);
         assert!(!page.has_evidence(), "a failed check takes no copy");
         let copy = Fetched::at(2_000, Seen::Copy);
-        page.observe(&copy, false, PolicyKind::Learned, false);
+        page.observe(&copy, false, PolicyKind::Learned, None);
         assert_eq!(page.last_check_ms(), Some(2_000));
         let feed = UrlState::new(NewUrl {
             kind: UrlKind::Feed,

@@ -61,6 +61,13 @@ impl Ledger {
         (inner.host_keys.get(&host_id)).is_some_and(|&h| inner.sched.records_feed_entries(h))
     }
 
+    /// Whether the feed `feed_id` stamps its entries with the time of its reads
+    /// ([`crate::scheduler::STAMPING_READS`]): such entries name no change.
+    pub fn feed_stamps_entries(&self, feed_id: i64) -> bool {
+        let inner = self.lock();
+        (inner.urls.key_of(feed_id)).is_some_and(|key| inner.sched.stamps_feed_entries(key))
+    }
+
     /// Whether the store records the host's sitemap `lastmod`s newer than a page's copy as
     /// known changes ([`crate::scheduler::Scheduler::records_newer_lastmods`]).
     pub fn records_newer_lastmods(&self, host_id: i64) -> bool {

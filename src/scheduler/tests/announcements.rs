@@ -5,6 +5,8 @@
 
 use super::*;
 
+const MINUTE: i64 = 60_000;
+
 /// Pages that never change, announced at every read of their feed or sitemap, share a site
 /// (100 requests a day, one host without a gap) with pages that change hourly and that no
 /// announcement names. Returns the requests made to the quiet pages and to the busy ones
@@ -186,7 +188,12 @@ fn a_host_that_mends_its_sitemap_is_believed_again() {
 
 /// Runs the scheduler from `now` until it hands `url` out, reporting it as `seen` and anything
 /// before it as a first copy or unchanged; returns the time it went.
-fn checked_when_due(sched: &mut Scheduler, mut now: i64, url: UrlKey, seen: Seen) -> i64 {
+pub(super) fn checked_when_due(
+    sched: &mut Scheduler,
+    mut now: i64,
+    url: UrlKey,
+    seen: Seen,
+) -> i64 {
     loop {
         while let Some(req) = sched.poll_request(now) {
             let what = match sched.urls[req.url].last_check_ms() {
@@ -220,7 +227,9 @@ fn marks_made_before_a_host_lost_belief_are_not_acted_on() {
     let host = sched.urls[pages[0]].host();
     // On probation: two of four entries are acted on, and bear out.
     now += HOUR;
-    let honest: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, now - 1)).collect();
+    // (Dated 10 min before the read: entries dated at the read are taken for stamps,
+    // `stamped_feeds`.)
+    let honest: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, now - 10 * MINUTE)).collect();
     sched.handle_feed(now, feed, &honest);
     let acted: Vec<UrlKey> = (pages.iter().copied())
         .filter(|&p| sched.acted_known_change(p).is_some())
@@ -239,10 +248,11 @@ fn marks_made_before_a_host_lost_belief_are_not_acted_on() {
     }
     // Proven; now it re-dates its entries.
     now += HOUR;
-    let redated: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, now)).collect();
+    let redated_at = now - 10 * MINUTE;
+    let redated: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, redated_at)).collect();
     sched.handle_feed(now, feed, &redated);
     for &p in &pages {
-        assert_eq!(sched.acted_known_change(p), Some(now));
+        assert_eq!(sched.acted_known_change(p), Some(redated_at));
     }
     // The first page's check cannot compare: nothing is judged.
     let first = checked_when_due(&mut sched, now, pages[0], Seen::Copy);
@@ -253,7 +263,7 @@ fn marks_made_before_a_host_lost_belief_are_not_acted_on() {
     }
     assert!(!sched.believes_feed_entries(host));
     let last = pages[3];
-    assert_eq!(sched.urls[last].known_change_ms(), Some(now));
+    assert_eq!(sched.urls[last].known_change_ms(), Some(redated_at));
     assert_eq!(sched.acted_known_change(last), None);
     assert!(
         sched

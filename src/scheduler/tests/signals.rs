@@ -107,6 +107,7 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
     let listing = |oldest: i64| FeedListing {
         entries: 3,
         oldest_ms: Some(oldest * MIN),
+        requested_ms: None,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (a, b) = (pages[0], pages[1]);
@@ -145,6 +146,7 @@ fn a_feed_full_of_other_hosts_entries_holds_only_its_share_of_the_site_s_changes
         let listing = FeedListing {
             entries,
             oldest_ms: Some(MIN),
+            requested_ms: None,
         };
         // Each read lists changes made since the one before (the document's oldest entry,
         // another host's, is older: no overflow).
