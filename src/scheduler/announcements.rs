@@ -36,8 +36,10 @@
 //! change or cover the page, a failing page is not brought back for it, and the check its
 //! plan sends judges it all the same, so a host that mends its feed is believed again. A
 //! change marked known before the host lost belief is not acted on either
-//! ([`Scheduler::acted_known_change`]). Belief is kept per host, not per feed, and in memory:
-//! a restart learns it again, at a couple of checks a host.
+//! ([`Scheduler::acted_known_change`]). Belief is kept per host, not per feed, and stored with
+//! the host's validator trust. A feed that stamps its entries with the time of the read is
+//! caught before any of this, by its dates ([`super::feeds::STAMPING_READS`]): its entries
+//! announce nothing, so they raise no false alarms against an honest feed of its host.
 
 use super::{HostKey, Scheduler, Seen, UrlKey, UrlKind};
 
