@@ -152,16 +152,15 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     }
     let events: Vec<(i64, i64)> = pages.iter().map(|(page, at)| (page.id, *at)).collect();
     let stamped_before = ctx.ledger.feed_stamps_entries(row.id);
-    ctx.ledger.feed_read(now, row.id, &events, listing);
-    // A feed that stamps its entries with the time of the read names no change by them.
-    let stamps = ctx.ledger.feed_stamps_entries(row.id);
-    if stamps && !stamped_before {
+    // A read that looks stamped names no change by its entries at the read.
+    let stamped = ctx.ledger.feed_read(now, row.id, &events, listing);
+    if ctx.ledger.feed_stamps_entries(row.id) && !stamped_before {
         let message = "its entries are dated at each read, not when their pages changed: \
                        they are taken for no changes, and its pages follow their plan";
         record_error_in(ctx, "feed", site, url.as_str(), message.to_string()).await?;
     }
     for (page, at) in pages {
-        if stamps && at > outcome.started_ms - READ_STAMP_SLACK_MS {
+        if stamped && at > outcome.started_ms - READ_STAMP_SLACK_MS {
             continue;
         }
         // A host whose feed entries are not believed, or not yet proven: the scheduler judges

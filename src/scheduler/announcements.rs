@@ -136,10 +136,11 @@ impl Announcer {
     }
 }
 
-/// What announced a change of a page since its copy was taken, and how many change events its
-/// feed counted meanwhile (up to 63), in one byte of its evidence: its next check judges the
-/// announcements, and a check that finds the copy unchanged takes those events back (the
-/// feed's reads counted the span, so the check did not count it again).
+/// What announced a change of a page since its copy was taken, whether a feed's read left the
+/// span to the next check, and how many change events its feed counted meanwhile (up to 31),
+/// in one byte of its evidence: its next check judges the announcements, a check that finds
+/// the copy unchanged takes those events back (the feed's reads counted part of the span, so
+/// the check counted only the rest), and a span left to the check is counted by it whole.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SinceCopy(u8);
 
@@ -147,6 +148,20 @@ impl SinceCopy {
     /// Nothing announced, nothing counted.
     pub const NONE: SinceCopy = SinceCopy(0);
     const KINDS: u8 = 0b11;
+    const LEFT_TO_CHECK: u8 = 0b100;
+    const EVENTS_SHIFT: u8 = 3;
+
+    /// Whether a feed's read left the page's span to its next check: it listed the page at
+    /// the read's own time ([`super::feeds::READ_STAMP_SLACK_MS`]), and later reads count
+    /// nothing of the page until that check.
+    pub fn left_to_check(self) -> bool {
+        self.0 & Self::LEFT_TO_CHECK != 0
+    }
+
+    /// With the span left to the next check.
+    pub fn with_span_left_to_check(self) -> SinceCopy {
+        SinceCopy(self.0 | Self::LEFT_TO_CHECK)
+    }
 
     /// Whether `kind` announced a change.
     pub fn announced_by(self, kind: Announcer) -> bool {
@@ -165,13 +180,14 @@ impl SinceCopy {
 
     /// The change events its feed counted.
     pub fn feed_events(self) -> u8 {
-        self.0 >> 2
+        self.0 >> Self::EVENTS_SHIFT
     }
 
     /// With one more change event counted by its feed.
     pub fn with_feed_event(self) -> SinceCopy {
-        let events = (self.feed_events() + 1).min(u8::MAX >> 2);
-        SinceCopy((self.0 & Self::KINDS) | (events << 2))
+        let events = (self.feed_events() + 1).min(u8::MAX >> Self::EVENTS_SHIFT);
+        let flags = self.0 & (Self::KINDS | Self::LEFT_TO_CHECK);
+        SinceCopy(flags | (events << Self::EVENTS_SHIFT))
     }
 }
 
@@ -382,14 +398,18 @@ mod tests {
     }
 
     #[test]
-    fn a_byte_holds_the_announcers_and_up_to_63_feed_events() {
+    fn a_byte_holds_the_announcers_a_span_left_to_check_and_up_to_31_feed_events() {
         let mut since = SinceCopy::NONE.with(Announcer::Sitemap);
         for _ in 0..100 {
             since = since.with_feed_event();
         }
         since = since.with(Announcer::Feed);
-        assert_eq!(since.feed_events(), 63);
+        assert_eq!(since.feed_events(), 31);
         assert!(since.announced_by(Announcer::Feed) && since.announced_by(Announcer::Sitemap));
+        assert!(!since.left_to_check());
+        let left = since.with_span_left_to_check().with_feed_event();
+        assert!(left.left_to_check() && left.announced_by(Announcer::Feed));
+        assert_eq!(left.feed_events(), 31);
         let only_feed = SinceCopy::NONE.with(Announcer::Feed).with_feed_event();
         assert!(!only_feed.announced_by(Announcer::Sitemap));
         assert_eq!(only_feed.feed_events(), 1);

@@ -75,16 +75,17 @@ impl Scheduler {
 
     /// A feed was read at `now_ms`: `listing` is the whole document, `entries` (page, change
     /// time) the entries on the site's pages. Pages it lists are covered by it from then on; an
-    /// entry newer than a page's copy makes it known stale.
+    /// entry newer than a page's copy makes it known stale. Returns whether its entries dated
+    /// at the read were taken for no changes ([`STAMPING_READS`]): the store keeps none.
     pub fn handle_feed_read(
         &mut self,
         now_ms: i64,
         feed: UrlKey,
         entries: &[(UrlKey, i64)],
         listing: FeedListing,
-    ) {
+    ) -> bool {
         if !self.config.policy.uses_feeds() {
-            return;
+            return false;
         }
         // Oldest first, whatever the document's order (real feeds list the newest first): a
         // page's first sighting is its oldest listed change, and that change is the one that
@@ -94,7 +95,8 @@ impl Scheduler {
         let last_poll = self.urls[feed].feed().last_poll_ms;
         let requested = listing.requested_ms.unwrap_or(now_ms).min(now_ms);
         let at_the_read = |at: i64| at > requested - READ_STAMP_SLACK_MS;
-        let stamps_entries = self.count_stamped_read(requested, feed, &entries);
+        let stamped_read = self.count_stamped_read(requested, feed, &entries);
+        let stamps_entries = self.stamps_feed_entries(feed);
         // A page whose host's feed entries have proven false alarms, or listed by a feed that
         // stamps its entries, is not covered: it goes back to its plan
         // ([`super::announcements`], [`STAMPING_READS`]).
@@ -160,10 +162,18 @@ impl Scheduler {
         // likelihood of "the last change was at t": unbiased whatever came before, as a
         // `Last-Modified` is). Counting it as the span's only change held a page changing
         // once between reads at about two thirds of its rate.
-        let stamped: HashSet<UrlKey> = (entries.iter())
+        //
+        // A page listed at the read's own time has its span left to its next check, and no
+        // read counts anything of it until then ([`READ_STAMP_SLACK_MS`]): a later read that
+        // counted the silence after it put the check's change where nothing changed.
+        let mut stamped: HashSet<UrlKey> = (entries.iter())
             .filter(|&&(_, at)| at_the_read(at))
             .map(|&(page, _)| page)
             .collect();
+        stamped.extend(
+            (self.urls[feed].feed().covers.iter().copied())
+                .filter(|&page| self.urls[page].since_copy().left_to_check()),
+        );
         let mut counted_from: HashMap<UrlKey, (i64, bool)> = HashMap::new();
         let mut latest: HashMap<UrlKey, i64> = HashMap::new();
         for page in self.urls[feed].feed().covers.clone() {
@@ -178,11 +188,13 @@ impl Scheduler {
             counted_from.insert(page, (from, overflowed && from == start));
         }
         for &(page, at) in &entries {
-            if page == feed
-                || self.urls[page].kind != UrlKind::Page
-                || self.urls[page].retired
-                || (stamps_entries && at_the_read(at))
-            {
+            if page == feed || self.urls[page].kind != UrlKind::Page || self.urls[page].retired {
+                continue;
+            }
+            // A read that looks stamped, or a feed taken to stamp, announces nothing by its
+            // entries at the read: one acted on, even on probation, raised false alarms
+            // against every feed of the host.
+            if (stamped_read || stamps_entries) && at_the_read(at) {
                 continue;
             }
             // Not believed: only noted, for the page's next check to judge.
@@ -191,6 +203,9 @@ impl Scheduler {
                 continue;
             }
             let u = &mut self.urls[page];
+            if stamped.contains(&page) && u.last_check_ms().is_some() {
+                u.leave_span_to_check();
+            }
             match u.covered_by() {
                 // A page it does not cover is covered from a change it lists for the first time:
                 // an entry the last read held too was there when the page was not covered (the
@@ -315,27 +330,55 @@ impl Scheduler {
         }
         let f = self.urls[feed].feed_mut();
         f.last_poll_ms = Some(now_ms);
+        stamped_read || stamps_entries
     }
 
-    /// Counts a read of `feed` requested at `requested_ms` and listing `entries` towards
-    /// [`STAMPING_READS`]: one whose entries newer than the read before, two or more, all carry
-    /// the read's time adds one; one with a new entry dated earlier starts again; any other
-    /// leaves the count. Returns whether the feed now stamps its entries.
+    /// Whether a read of `feed` requested at `requested_ms` and listing `entries` looks
+    /// stamped, counted towards [`STAMPING_READS`]. Of its entries newer than the read before
+    /// (on the site's pages): one dated earlier than the read starts the count again; else, if
+    /// two or more are pages its last read listed, all at the read's time (re-dated), the read
+    /// looks stamped and adds one. A feed of the last minute's changes, a new page each time,
+    /// re-dates nothing. (A first read, after a start, cannot tell: the count is not kept.)
     fn count_stamped_read(
         &mut self,
         requested_ms: i64,
         feed: UrlKey,
         entries: &[(UrlKey, i64)],
     ) -> bool {
+        let state = self.urls[feed].feed();
+        let new: HashSet<UrlKey> = (entries.iter().copied())
+            .filter(|&(page, at)| {
+                let u = &self.urls[page];
+                page != feed
+                    && u.kind == UrlKind::Page
+                    && !u.retired
+                    && state.last_poll_ms.is_none_or(|last| at > last)
+            })
+            .map(|(page, _)| page)
+            .collect();
+        let relisted = (state.listed_last_read.iter())
+            .filter(|page| new.contains(page))
+            .count();
+        let dated_earlier = (entries.iter())
+            .any(|&(page, at)| new.contains(&page) && at <= requested_ms - READ_STAMP_SLACK_MS);
+        let mut listed: Vec<UrlKey> = (entries.iter())
+            .map(|&(page, _)| page)
+            .filter(|&page| page != feed && self.urls[page].kind == UrlKind::Page)
+            .collect();
+        listed.sort_unstable();
+        listed.dedup();
         let state = self.urls[feed].feed_mut();
-        let new =
-            || (entries.iter()).filter(|&&(_, at)| state.last_poll_ms.is_none_or(|last| at > last));
-        if new().any(|&(_, at)| at <= requested_ms - READ_STAMP_SLACK_MS) {
+        // (A 304 lists nothing and leaves the list.)
+        if !entries.is_empty() {
+            state.listed_last_read = listed;
+        }
+        let stamped = !dated_earlier && relisted >= 2;
+        if dated_earlier {
             state.stamped_reads = 0;
-        } else if new().count() >= 2 {
+        } else if stamped {
             state.stamped_reads = state.stamped_reads.saturating_add(1);
         }
-        state.stamped_reads >= STAMPING_READS
+        stamped
     }
 
     /// Whether a feed stamps its entries with the time of the read ([`STAMPING_READS`]).

@@ -541,7 +541,15 @@ impl Scheduler {
         }
         let trust_lm = self.hosts[host].trust.trust_last_modified();
         let counted_until = self.feed_counted_past_last_check(url);
-        let feed_events = self.urls[url].since_copy().feed_events();
+        // The change a check sees may be one a read counted (a change event since the copy),
+        // or one a read could not see (its feed was blind before an overflowed read's oldest
+        // entry, after the last check): then it is not put in the time after the reads.
+        let blind = (self.urls[url].last_check_ms())
+            .zip(self.urls[url].covered_by())
+            .is_some_and(|(last, feed)| {
+                (self.urls[feed].feed().blind_until_ms).is_some_and(|blind| blind > last)
+            });
+        let explained = blind || self.urls[url].since_copy().feed_events() > 0;
         if self.config.policy == PolicyKind::Nutch && self.urls[url].nutch_interval_days().is_none()
         {
             let start = self.nutch_interval_days(url);
@@ -563,7 +571,7 @@ impl Scheduler {
                 .filter(|_| !taken_back)
                 .map(|until_ms| url_state::FeedCounted {
                     until_ms,
-                    listed_change: feed_events > 0,
+                    explained,
                 });
         let u = &mut self.urls[url];
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);

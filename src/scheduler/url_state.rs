@@ -51,6 +51,9 @@ pub struct FeedState {
     /// [`super::feeds::STAMPING_READS`] on, the feed stamps its entries when it is asked for,
     /// and such entries announce nothing.
     pub stamped_reads: u8,
+    /// The site's pages its last read listed (sorted): a page listed again at the read's time
+    /// was re-dated.
+    pub listed_last_read: Vec<UrlKey>,
 }
 
 impl FeedState {
@@ -69,18 +72,16 @@ impl FeedState {
 pub struct FeedCounted {
     /// Where the reads' count ends: past the page's last check.
     pub until_ms: i64,
-    /// Whether they counted a change of the page since its copy.
-    pub listed_change: bool,
+    /// Whether the change a check saw may be one the reads counted (a change event of the
+    /// page since its copy) or could not see (its feed was blind for part of the span).
+    pub explained: bool,
 }
 
 impl FeedCounted {
-    /// Whether a check at `at_ms` that saw a change counts it over the time after the reads:
-    /// a change the feed listed in the span may be the one the check saw. (A read of a feed
-    /// that lists a page's changes counts silence before an entry dated in the last minute
-    /// no more: such a page's span is left to its check, [`super::feeds::READ_STAMP_SLACK_MS`].
-    /// Not counting the check at all lost the change it saw.)
+    /// Whether a check at `at_ms` that saw a change counts it over the time after the reads
+    /// (not counting the check at all lost the change it saw).
     pub fn counts_change(self, at_ms: i64) -> bool {
-        !self.listed_change && self.until_ms < at_ms
+        !self.explained && self.until_ms < at_ms
     }
 }
 
@@ -95,6 +96,7 @@ static NO_FEED: FeedState = FeedState {
     worth: false,
     blind_until_ms: None,
     stamped_reads: 0,
+    listed_last_read: Vec::new(),
 };
 
 /// A page's coverage by the feed that lists it: its evidence then comes from the feed.
@@ -124,8 +126,9 @@ pub struct Unannounced {
     pub from_ms: i64,
     /// The check (clock ms).
     pub to_ms: i64,
-    /// Whether the check counted as evidence (no read had counted part of its span): then the
-    /// change is counted already, whatever the feed's verdict.
+    /// Whether the check counted the change as evidence (over its span, or over the part of
+    /// it no read had counted): then the change is counted already, whatever the feed's
+    /// verdict.
     pub counted: bool,
 }
 
@@ -375,6 +378,12 @@ impl UrlState {
     pub fn note_feed_event(&mut self) {
         let e = self.evidence_mut();
         e.since_copy = e.since_copy.with_feed_event();
+    }
+
+    /// A feed's read left the span since the last check to the next one.
+    pub fn leave_span_to_check(&mut self) {
+        let e = self.evidence_mut();
+        e.since_copy = e.since_copy.with_span_left_to_check();
     }
 
     /// What was announced and counted since the copy.

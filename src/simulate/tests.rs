@@ -94,8 +94,9 @@ fn runs_are_deterministic() {
 }
 
 /// Feeds that re-date every entry at each poll announce changes that never came. freshet
-/// stops believing them after a few checks find nothing new: its copies are about as young as
-/// with no feeds at all, and its estimate of their age stays near the truth.
+/// sees at their second or third poll that the dates are the polls' own and takes their
+/// entries for no changes (`scheduler::feeds::STAMPING_READS`): its copies are about as young
+/// as with no feeds at all, and its estimate of their age stays near the truth.
 #[test]
 fn feeds_that_redate_their_entries_cost_freshet_little() {
     let with = small_with(0.3, 1, FeedEntries::Redated);

@@ -1,5 +1,7 @@
-//! Announcements that are false alarms: a feed that re-dates its entries at every read, a
-//! sitemap that stamps every `lastmod` with the time it is read. The checks they send find
+//! Announcements that are false alarms: a feed that re-dates its entries at every read (here
+//! a few minutes before it, as a cache rebuilt on a timer would: dated at the read itself, they
+//! are caught by their dates first, `stamped_feeds`), a sitemap that stamps every `lastmod`
+//! with the time it is read. The checks they send find
 //! nothing new; after a few the host's announcements of that kind are not believed, and the
 //! pages they name go on their plan, not at every read.
 
@@ -22,7 +24,8 @@ struct Outcome {
 enum Announced {
     /// Nothing names them.
     Nothing,
-    /// Their feed lists each with the time of the read.
+    /// Their feed lists each with the time it was rebuilt, 10 min before each read (a feed
+    /// that stamps its entries at the read is caught by its dates first, `stamped_feeds`).
     RedatingFeed,
     /// Their sitemap, read hourly, gives each the time of the read as its `lastmod`.
     StampingSitemap,
@@ -57,7 +60,9 @@ fn run_world(announced: Announced) -> Outcome {
             sched.handle_fetched(now, url, Fetched::at(now, seen));
             if url == feed {
                 let entries: Vec<(UrlKey, i64)> = match announced {
-                    Announced::RedatingFeed => quiet.iter().map(|&p| (p, now)).collect(),
+                    Announced::RedatingFeed => {
+                        quiet.iter().map(|&p| (p, now - 10 * MINUTE)).collect()
+                    }
                     Announced::StampingSitemap | Announced::Nothing => Vec::new(),
                 };
                 sched.handle_feed(now, feed, &entries);

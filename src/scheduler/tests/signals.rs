@@ -518,7 +518,7 @@ fn a_feed_that_misses_a_change_loses_the_page_until_it_lists_a_new_one() {
     sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
     check(&mut sched, 20 * MIN, a, Seen::Copy);
     sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
-    // The read of 60 counted the time since the copy: this check is not counted again.
+    // The read of 60 counted the time since the copy: this check counts only the rest.
     check(&mut sched, 70 * MIN, a, Seen::Unchanged);
     // No read since 70: this check counts, its change with it.
     check(&mut sched, 100 * MIN, a, Seen::Changed);

@@ -252,7 +252,8 @@ fn a_feed_stamping_its_entries_costs_an_honest_feed_beside_it_nothing() {
 /// One entry dated in the minute before the read, beside one dated an hour before: the first
 /// teaches nothing of when its page changed, so its span is left to the page's next check,
 /// which counts a change somewhere in the time after the first read (the first read counted
-/// the time before); the second counts as a change at its time, with the time after it.
+/// the time before), whatever reads came between; the second counts as a change at its time,
+/// with the time after it.
 #[test]
 fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
     let (mut sched, feed, pages) = feed_and_pages(2);
@@ -271,17 +272,24 @@ fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
     sched.handle_feed(first_read, feed, &[(dated, 0), (stamped, 0)]);
     let before = sched.urls[stamped].stats().clone();
     let read = now + 2 * HOUR;
-    sched.handle_feed(
-        read,
-        feed,
-        &[(dated, read - HOUR), (stamped, read - 10_000)],
-    );
+    // (The feed has held more entries than these two, so the read did not overflow.)
+    let both = [(dated, read - HOUR), (stamped, read - 10_000)];
+    let listing = FeedListing {
+        entries: 10,
+        oldest_ms: Some(0),
+        requested_ms: None,
+    };
+    sched.handle_feed_read(read, feed, &both, listing);
     assert!(!sched.stamps_feed_entries(feed));
     assert_eq!(sched.urls[dated].stats().events, 1.0);
     assert_eq!(*sched.urls[stamped].stats(), before);
     // The entry still makes the page known stale, and its check follows.
     assert_eq!(sched.acted_known_change(stamped), Some(read - 10_000));
-    let check = checked_when_due(&mut sched, read, stamped, Seen::Changed);
+    // A read before the check counts nothing of the page: the change lies before it.
+    let next_read = read + HOUR / 2;
+    sched.handle_feed_read(next_read, feed, &both, listing);
+    assert_eq!(*sched.urls[stamped].stats(), before);
+    let check = checked_when_due(&mut sched, next_read, stamped, Seen::Changed);
     let changed = &sched.urls[stamped].stats().changed_intervals;
     assert_eq!(changed.len(), 1, "{changed:?}");
     // The first read counted the time up to it.
