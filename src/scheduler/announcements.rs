@@ -138,9 +138,9 @@ impl Announcer {
 
 /// What announced a change of a page since its copy was taken, whether a feed's read left the
 /// span to the next check, and how many change events its feed counted meanwhile (up to 31),
-/// in one byte of its evidence: its next check judges the announcements, a check that finds
-/// the copy unchanged takes those events back (the feed's reads counted part of the span, so
-/// the check counted only the rest), and a span left to the check is counted by it whole.
+/// in one byte of its evidence: its next check that gets a copy judges the announcements, one
+/// that finds the copy unchanged takes those events back (and counts its whole span), and a
+/// span left to the check is counted by it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SinceCopy(u8);
 
@@ -294,6 +294,11 @@ impl Scheduler {
     /// change events its feed counted meanwhile if the copy is unchanged. Returns whether it
     /// took any back: the check then counts its span itself.
     pub(super) fn judge_announcements(&mut self, url: UrlKey, at_ms: i64, seen: Seen) -> bool {
+        // A check that got no copy leaves all of it for the next (a span left to the check
+        // stays so: a read after it would count the silence where the change lies).
+        if !seen.got_copy() {
+            return false;
+        }
         let since_copy = self.urls[url].take_since_copy();
         let changed = match seen {
             Seen::Changed => true,

@@ -97,6 +97,7 @@ impl Scheduler {
         let at_the_read = |at: i64| at > requested - READ_STAMP_SLACK_MS;
         let stamped_read = self.count_stamped_read(requested, feed, &entries);
         let stamps_entries = self.stamps_feed_entries(feed);
+        let ignores_stamps = stamped_read || stamps_entries;
         // A page whose host's feed entries have proven false alarms, or listed by a feed that
         // stamps its entries, is not covered: it goes back to its plan
         // ([`super::announcements`], [`STAMPING_READS`]).
@@ -194,7 +195,13 @@ impl Scheduler {
             // A read that looks stamped, or a feed taken to stamp, announces nothing by its
             // entries at the read: one acted on, even on probation, raised false alarms
             // against every feed of the host.
-            if (stamped_read || stamps_entries) && at_the_read(at) {
+            if ignores_stamps && at_the_read(at) {
+                if self.urls[page]
+                    .last_check_ms()
+                    .is_some_and(|last| at > last)
+                {
+                    self.urls[page].leave_span_to_check();
+                }
                 continue;
             }
             // Not believed: only noted, for the page's next check to judge.
@@ -203,7 +210,7 @@ impl Scheduler {
                 continue;
             }
             let u = &mut self.urls[page];
-            if stamped.contains(&page) && u.last_check_ms().is_some() {
+            if stamped.contains(&page) && u.last_check_ms().is_some_and(|last| at > last) {
                 u.leave_span_to_check();
             }
             match u.covered_by() {
@@ -304,7 +311,10 @@ impl Scheduler {
             };
             // (A feed that may list only a page's latest change lists a later one instead.)
             let listed = entries.iter().any(|&(p, at)| {
-                p == page && at > seen.from_ms && (at <= seen.to_ms || !every_change)
+                p == page
+                    && at > seen.from_ms
+                    && (at <= seen.to_ms || !every_change)
+                    && !(ignores_stamps && at_the_read(at))
             });
             let missed = if listed {
                 coverage.agreements += 1;
@@ -330,7 +340,7 @@ impl Scheduler {
         }
         let f = self.urls[feed].feed_mut();
         f.last_poll_ms = Some(now_ms);
-        stamped_read || stamps_entries
+        ignores_stamps
     }
 
     /// Whether a read of `feed` requested at `requested_ms` and listing `entries` looks

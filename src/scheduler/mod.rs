@@ -541,15 +541,15 @@ impl Scheduler {
         }
         let trust_lm = self.hosts[host].trust.trust_last_modified();
         let counted_until = self.feed_counted_past_last_check(url);
-        // The change a check sees may be one a read counted (a change event since the copy),
-        // or one a read could not see (its feed was blind before an overflowed read's oldest
-        // entry, after the last check): then it is not put in the time after the reads.
+        // Part of the span a read could not see (its feed was blind before an overflowed
+        // read's oldest entry, after the last check), and the change a check sees may be one a
+        // read counted (a change event since the copy).
         let blind = (self.urls[url].last_check_ms())
             .zip(self.urls[url].covered_by())
             .is_some_and(|(last, feed)| {
                 (self.urls[feed].feed().blind_until_ms).is_some_and(|blind| blind > last)
             });
-        let explained = blind || self.urls[url].since_copy().feed_events() > 0;
+        let explained = self.urls[url].since_copy().feed_events() > 0;
         if self.config.policy == PolicyKind::Nutch && self.urls[url].nutch_interval_days().is_none()
         {
             let start = self.nutch_interval_days(url);
@@ -572,6 +572,7 @@ impl Scheduler {
                 .map(|until_ms| url_state::FeedCounted {
                     until_ms,
                     explained,
+                    blind,
                 });
         let u = &mut self.urls[url];
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);

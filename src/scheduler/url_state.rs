@@ -73,15 +73,20 @@ pub struct FeedCounted {
     /// Where the reads' count ends: past the page's last check.
     pub until_ms: i64,
     /// Whether the change a check saw may be one the reads counted (a change event of the
-    /// page since its copy) or could not see (its feed was blind for part of the span).
+    /// page since its copy).
     pub explained: bool,
+    /// Whether part of the span went unseen by the reads and uncounted (an overflowed read
+    /// was blind before its oldest entry, after the last check): the check then counts
+    /// nothing, whatever it saw (counting the rest only as silence, or its change after the
+    /// reads, leaned one way or the other).
+    pub blind: bool,
 }
 
 impl FeedCounted {
     /// Whether a check at `at_ms` that saw a change counts it over the time after the reads
     /// (not counting the check at all lost the change it saw).
     pub fn counts_change(self, at_ms: i64) -> bool {
-        !self.explained && self.until_ms < at_ms
+        !self.explained && !self.blind && self.until_ms < at_ms
     }
 }
 
@@ -536,7 +541,7 @@ impl UrlState {
             }
             // A read counted the span up to `until`: the check counts the rest, where the
             // change it saw lies unless the feed listed one in the span.
-            (Some(counted), Some(_), Some(changed)) if counted.until_ms < at => {
+            (Some(counted), Some(_), Some(changed)) if counted.until_ms < at && !counted.blind => {
                 let rest = (at - counted.until_ms) as f64 / MS_PER_DAY;
                 if !changed {
                     e.stats.add_exact(0.0, rest);

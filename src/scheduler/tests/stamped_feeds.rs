@@ -252,8 +252,8 @@ fn a_feed_stamping_its_entries_costs_an_honest_feed_beside_it_nothing() {
 /// One entry dated in the minute before the read, beside one dated an hour before: the first
 /// teaches nothing of when its page changed, so its span is left to the page's next check,
 /// which counts a change somewhere in the time after the first read (the first read counted
-/// the time before), whatever reads came between; the second counts as a change at its time,
-/// with the time after it.
+/// the time before), whatever reads came between, a failed check's too; the second counts as
+/// a change at its time, with the time after it.
 #[test]
 fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
     let (mut sched, feed, pages) = feed_and_pages(2);
@@ -285,11 +285,15 @@ fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
     assert_eq!(*sched.urls[stamped].stats(), before);
     // The entry still makes the page known stale, and its check follows.
     assert_eq!(sched.acted_known_change(stamped), Some(read - 10_000));
-    // A read before the check counts nothing of the page: the change lies before it.
+    // A read before the check counts nothing of the page (the change lies before it), nor
+    // does one after a check that got no copy.
     let next_read = read + HOUR / 2;
     sched.handle_feed_read(next_read, feed, &both, listing);
     assert_eq!(*sched.urls[stamped].stats(), before);
-    let check = checked_when_due(&mut sched, next_read, stamped, Seen::Changed);
+    let failed = checked_when_due(&mut sched, next_read, stamped, Seen::Failed);
+    sched.handle_feed_read(failed + 1, feed, &both, listing);
+    assert_eq!(*sched.urls[stamped].stats(), before);
+    let check = checked_when_due(&mut sched, failed + 1, stamped, Seen::Changed);
     let changed = &sched.urls[stamped].stats().changed_intervals;
     assert_eq!(changed.len(), 1, "{changed:?}");
     // The first read counted the time up to it.
