@@ -5,6 +5,55 @@
 use super::announcements::checked_when_due;
 use super::*;
 
+/// Pages that never change (`quiet`) and pages that change every `period` (`busy`), the i-th
+/// of them at `i * period / busy.len()` past each multiple of it, all on a feed's site and
+/// host.
+struct Pages {
+    quiet: Vec<UrlKey>,
+    busy: Vec<UrlKey>,
+    period: i64,
+}
+
+impl Pages {
+    fn add(sched: &mut Scheduler, feed: UrlKey, quiet: usize, busy: usize, period: i64) -> Pages {
+        let (site, host) = (sched.urls[feed].site(), sched.urls[feed].host());
+        let mut add = |n: usize, hint: f64| -> Vec<UrlKey> {
+            (0..n)
+                .map(|_| sched.add_url(0, page(site, host, hint)))
+                .collect()
+        };
+        let quiet = add(quiet, 0.01);
+        let busy = add(busy, (DAY / period) as f64);
+        Pages {
+            quiet,
+            busy,
+            period,
+        }
+    }
+
+    /// The latest change of the i-th busy page at or before `at`.
+    fn latest_change(&self, i: usize, at: i64) -> i64 {
+        let offset = i as i64 * self.period / self.busy.len() as i64;
+        (at - offset).div_euclid(self.period) * self.period + offset
+    }
+
+    /// How many busy pages' copies (taken at `copied_at`, by URL) are stale at `at`.
+    fn busy_stale(&self, copied_at: &[Option<i64>], at: i64) -> u32 {
+        let stale =
+            |(i, &p): (usize, &UrlKey)| copied_at[p].is_none_or(|c| self.latest_change(i, at) > c);
+        self.busy.iter().enumerate().filter(|&e| stale(e)).count() as u32
+    }
+
+    /// What a check of `url` at `now` sees, its last copy taken at `copied_at`.
+    fn seen(&self, url: UrlKey, copied_at: Option<i64>, now: i64) -> Seen {
+        match (copied_at, self.busy.iter().position(|&b| b == url)) {
+            (None, _) => Seen::Copy,
+            (Some(last), Some(i)) if self.latest_change(i, now) > last => Seen::Changed,
+            (Some(_), _) => Seen::Unchanged,
+        }
+    }
+}
+
 /// What a day and a quarter of one site showed: 20 pages that never change and 20 that change
 /// every 6 h (staggered, 18 min apart), all listed by one feed, 300 requests a day, one host
 /// without a gap.
@@ -35,16 +84,8 @@ enum Listed {
 
 fn run_world(listed: Listed) -> Outcome {
     let (mut sched, feed, _) = feed_and_pages_on(300.0, 0);
-    let (site, host) = (sched.urls[feed].site(), sched.urls[feed].host());
-    let quiet: Vec<UrlKey> = (0..20)
-        .map(|_| sched.add_url(0, page(site, host, 0.01)))
-        .collect();
-    let busy: Vec<UrlKey> = (0..20)
-        .map(|_| sched.add_url(0, page(site, host, 4.0)))
-        .collect();
-    let offset = |i: usize| i as i64 * PERIOD / 20;
-    let latest_change =
-        |i: usize, at: i64| (at - offset(i)).div_euclid(PERIOD) * PERIOD + offset(i);
+    let pages = Pages::add(&mut sched, feed, 20, 20, PERIOD);
+    let (quiet, busy) = (&pages.quiet, &pages.busy);
     let mut copied_at = vec![None::<i64>; sched.url_count()];
     let mut page_requests = vec![0; HOURS];
     let mut busy_rates = vec![0.0; HOURS];
@@ -62,21 +103,14 @@ fn run_world(listed: Listed) -> Outcome {
                     / busy.len() as f64;
             }
             if next_sample >= 6 * HOUR {
-                for (i, &p) in busy.iter().enumerate() {
-                    samples += 1;
-                    stale +=
-                        u32::from(copied_at[p].is_none_or(|c| latest_change(i, next_sample) > c));
-                }
+                samples += busy.len() as u32;
+                stale += pages.busy_stale(&copied_at, next_sample);
             }
             next_sample += 10 * 60_000;
         }
         while let Some(req) = sched.poll_request(now) {
             let url = req.url;
-            let seen = match (copied_at[url], busy.iter().position(|&b| b == url)) {
-                (None, _) => Seen::Copy,
-                (Some(last), Some(i)) if latest_change(i, now) > last => Seen::Changed,
-                (Some(_), _) => Seen::Unchanged,
-            };
+            let seen = pages.seen(url, copied_at[url], now);
             copied_at[url] = Some(now);
             if url != feed {
                 page_requests[(now / HOUR) as usize] += 1;
@@ -87,7 +121,7 @@ fn run_world(listed: Listed) -> Outcome {
                     .chain(
                         busy.iter()
                             .enumerate()
-                            .map(|(i, &p)| (p, latest_change(i, now).max(0))),
+                            .map(|(i, &p)| (p, pages.latest_change(i, now).max(0))),
                     )
                     .filter(|_| listed != Listed::Nothing)
                     .map(|(p, at)| {
@@ -171,7 +205,6 @@ struct TwoFeeds {
 }
 
 fn run_two_feeds(second_lists: bool) -> TwoFeeds {
-    const PERIOD: i64 = 2 * HOUR;
     let (mut sched, honest, _) = feed_and_pages_on(300.0, 0);
     let (site, host) = (sched.urls[honest].site(), sched.urls[honest].host());
     let stamping = sched.add_url(
@@ -181,38 +214,25 @@ fn run_two_feeds(second_lists: bool) -> TwoFeeds {
             ..page(site, host, 1.0)
         },
     );
-    let quiet: Vec<UrlKey> = (0..10)
-        .map(|_| sched.add_url(0, page(site, host, 0.01)))
-        .collect();
-    let busy: Vec<UrlKey> = (0..5)
-        .map(|_| sched.add_url(0, page(site, host, 12.0)))
-        .collect();
-    let offset = |i: usize| i as i64 * PERIOD / 5;
-    let latest_change =
-        |i: usize, at: i64| (at - offset(i)).div_euclid(PERIOD) * PERIOD + offset(i);
+    let pages = Pages::add(&mut sched, honest, 10, 5, 2 * HOUR);
+    let (quiet, busy) = (&pages.quiet, &pages.busy);
     let mut copied_at = vec![None::<i64>; sched.url_count()];
     let (mut stale, mut samples, mut next_sample) = (0, 0, 6 * HOUR);
     let mut now = 0;
     while now < 2 * DAY {
         while next_sample <= now {
-            for (i, &p) in busy.iter().enumerate() {
-                samples += 1;
-                stale += u32::from(copied_at[p].is_none_or(|c| latest_change(i, next_sample) > c));
-            }
+            samples += busy.len() as u32;
+            stale += pages.busy_stale(&copied_at, next_sample);
             next_sample += 10 * 60_000;
         }
         while let Some(req) = sched.poll_request(now) {
             let url = req.url;
-            let seen = match (copied_at[url], busy.iter().position(|&b| b == url)) {
-                (None, _) => Seen::Copy,
-                (Some(last), Some(i)) if latest_change(i, now) > last => Seen::Changed,
-                (Some(_), _) => Seen::Unchanged,
-            };
+            let seen = pages.seen(url, copied_at[url], now);
             copied_at[url] = Some(now);
             sched.handle_fetched(now, url, Fetched::at(now, seen));
             if url == honest {
                 let entries: Vec<(UrlKey, i64)> = (busy.iter().enumerate())
-                    .map(|(i, &p)| (p, latest_change(i, now).max(0)))
+                    .map(|(i, &p)| (p, pages.latest_change(i, now).max(0)))
                     .collect();
                 sched.handle_feed(now, honest, &entries);
             } else if url == stamping {
