@@ -12,7 +12,7 @@ use url::Url;
 
 use crate::discover::feed;
 use crate::fetch::Method;
-use crate::scheduler::{FeedListing, READ_STAMP_SLACK_MS};
+use crate::scheduler::FeedListing;
 use crate::store::discovered::{Discovered, ReadValidators};
 use crate::store::refusals::RefusalReason;
 
@@ -160,7 +160,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         record_error_in(ctx, "feed", site, url.as_str(), message.to_string()).await?;
     }
     for (page, at) in pages {
-        if stamped && at > outcome.started_ms - READ_STAMP_SLACK_MS {
+        if stamped && listing.dated_at_the_read(at, now) {
             continue;
         }
         // A host whose feed entries are not believed, or not yet proven: the scheduler judges

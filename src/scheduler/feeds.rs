@@ -65,6 +65,13 @@ impl FeedListing {
             requested_ms: None,
         }
     }
+
+    /// Whether an entry dated `at_ms`, in this listing read at `now_ms`, is dated at the read
+    /// ([`READ_STAMP_SLACK_MS`]).
+    pub fn dated_at_the_read(&self, at_ms: i64, now_ms: i64) -> bool {
+        let requested = self.requested_ms.unwrap_or(now_ms).min(now_ms);
+        at_ms > requested - READ_STAMP_SLACK_MS
+    }
 }
 
 impl Scheduler {
@@ -93,9 +100,8 @@ impl Scheduler {
         let mut entries = entries.to_vec();
         entries.sort_by_key(|&(page, at)| (at, page));
         let last_poll = self.urls[feed].feed().last_poll_ms;
-        let requested = listing.requested_ms.unwrap_or(now_ms).min(now_ms);
-        let at_the_read = |at: i64| at > requested - READ_STAMP_SLACK_MS;
-        let stamped_read = self.count_stamped_read(requested, feed, &entries);
+        let at_the_read = |at: i64| listing.dated_at_the_read(at, now_ms);
+        let stamped_read = self.count_stamped_read(feed, &entries, at_the_read);
         let stamps_entries = self.stamps_feed_entries(feed);
         let ignores_stamps = stamped_read || stamps_entries;
         // A page whose host's feed entries have proven false alarms, or listed by a feed that
@@ -195,13 +201,14 @@ impl Scheduler {
             // A read that looks stamped, or a feed taken to stamp, announces nothing by its
             // entries at the read: one acted on, even on probation, raised false alarms
             // against every feed of the host.
-            if ignores_stamps && at_the_read(at) {
-                if self.urls[page]
+            if at_the_read(at)
+                && self.urls[page]
                     .last_check_ms()
                     .is_some_and(|last| at > last)
-                {
-                    self.urls[page].leave_span_to_check();
-                }
+            {
+                self.urls[page].leave_span_to_check();
+            }
+            if ignores_stamps && at_the_read(at) {
                 continue;
             }
             // Not believed: only noted, for the page's next check to judge.
@@ -210,9 +217,6 @@ impl Scheduler {
                 continue;
             }
             let u = &mut self.urls[page];
-            if stamped.contains(&page) && u.last_check_ms().is_some_and(|last| at > last) {
-                u.leave_span_to_check();
-            }
             match u.covered_by() {
                 // A page it does not cover is covered from a change it lists for the first time:
                 // an entry the last read held too was there when the page was not covered (the
@@ -343,40 +347,35 @@ impl Scheduler {
         ignores_stamps
     }
 
-    /// Whether a read of `feed` requested at `requested_ms` and listing `entries` looks
-    /// stamped, counted towards [`STAMPING_READS`]. Of its entries newer than the read before
-    /// (on the site's pages): one dated earlier than the read starts the count again; else, if
-    /// two or more are pages its last read listed, all at the read's time (re-dated), the read
-    /// looks stamped and adds one. A feed of the last minute's changes, a new page each time,
-    /// re-dates nothing. (A first read, after a start, cannot tell: the count is not kept.)
+    /// Whether a read of `feed` listing `entries` looks stamped, counted towards
+    /// [`STAMPING_READS`]. Of its entries newer than the read before (on the site's pages):
+    /// one not `at_the_read` starts the count again; else, if two or more are pages its last
+    /// read listed, all at the read's time (re-dated), the read looks stamped and adds one. A
+    /// feed of the last minute's changes, a new page each time, re-dates nothing. (A first
+    /// read, after a start, cannot tell: the count is not kept.)
     fn count_stamped_read(
         &mut self,
-        requested_ms: i64,
         feed: UrlKey,
         entries: &[(UrlKey, i64)],
+        at_the_read: impl Fn(i64) -> bool,
     ) -> bool {
         let state = self.urls[feed].feed();
-        let new: HashSet<UrlKey> = (entries.iter().copied())
+        let mut listed: Vec<(UrlKey, i64)> = (entries.iter().copied())
+            .filter(|&(page, _)| page != feed && self.urls[page].kind == UrlKind::Page)
+            .collect();
+        let new: Vec<(UrlKey, i64)> = (listed.iter().copied())
             .filter(|&(page, at)| {
-                let u = &self.urls[page];
-                page != feed
-                    && u.kind == UrlKind::Page
-                    && !u.retired
-                    && state.last_poll_ms.is_none_or(|last| at > last)
+                !self.urls[page].retired && state.last_poll_ms.is_none_or(|last| at > last)
             })
-            .map(|(page, _)| page)
             .collect();
+        let new_pages: HashSet<UrlKey> = new.iter().map(|&(page, _)| page).collect();
         let relisted = (state.listed_last_read.iter())
-            .filter(|page| new.contains(page))
+            .filter(|page| new_pages.contains(page))
             .count();
-        let dated_earlier = (entries.iter())
-            .any(|&(page, at)| new.contains(&page) && at <= requested_ms - READ_STAMP_SLACK_MS);
-        let mut listed: Vec<UrlKey> = (entries.iter())
-            .map(|&(page, _)| page)
-            .filter(|&page| page != feed && self.urls[page].kind == UrlKind::Page)
-            .collect();
+        let dated_earlier = new.iter().any(|&(_, at)| !at_the_read(at));
         listed.sort_unstable();
-        listed.dedup();
+        listed.dedup_by_key(|&mut (page, _)| page);
+        let listed = listed.into_iter().map(|(page, _)| page).collect();
         let state = self.urls[feed].feed_mut();
         // (A 304 lists nothing and leaves the list.)
         if !entries.is_empty() {
