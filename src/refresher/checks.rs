@@ -12,8 +12,9 @@ use crate::fetch::Method;
 use crate::schedule;
 use crate::scheduler::{Fetched, Seen, UrlKind};
 
+use super::admission::admitted;
 use super::context::Context;
-use super::fetching::{admitted, fetch_and_record_extracted};
+use super::fetching::fetch_and_record_extracted;
 use super::ledger::Due;
 use super::waits::{Step, StepTimes};
 

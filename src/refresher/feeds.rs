@@ -16,9 +16,10 @@ use crate::scheduler::FeedListing;
 use crate::store::discovered::{Discovered, ReadValidators};
 use crate::store::refusals::RefusalReason;
 
+use super::admission::admitted;
 use super::context::{Context, SiteState};
 use super::discovery::MAX_DOCUMENT_BYTES;
-use super::fetching::{admitted, fetch_and_record, record_error_in};
+use super::fetching::{fetch_and_record, record_error_in};
 use super::ledger::Due;
 
 /// Reads one feed.

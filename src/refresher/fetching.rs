@@ -1,13 +1,11 @@
-//! One request of a check, a feed read or a discovery pass, made politely and recorded: the URL
-//! admitted (its site's fetch window, robots.txt as it reads now, its host not closed), fetched
-//! conditionally with robots.txt asked on every redirect hop, the observation committed with the
-//! URL's new summary in one transaction and reported to the scheduler; problems recorded.
+//! One request of a check, a feed read or a discovery pass, made politely and recorded (once
+//! [`super::admission`] let it through): fetched conditionally with robots.txt asked on every
+//! redirect hop, the observation committed with the URL's new summary in one transaction and
+//! reported to the scheduler; problems recorded.
 
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
-
-use tracing::{debug, info, warn};
+use tracing::{debug, warn};
 use url::Url;
 
 use crate::dedup::content::content_fp;
@@ -25,127 +23,11 @@ use super::context::{Context, Counters, SiteState};
 use super::evidence::{
     PreviousCopy, Response, counted, detect_change, detect_content_change, empty_body_error,
 };
-use super::ledger::Due;
-use super::robots_rules::{self, RobotsGate};
+use super::robots_rules::RobotsGate;
 use super::waits::{Step, StepTimes};
 
-/// The shortest wait before a URL robots.txt disallowed is judged again (clock ms), should the
-/// rules expire at once.
-const MIN_ROBOTS_WAIT_MS: i64 = 60_000;
 /// How often a commit that failed is tried again before the check is given up (and recorded).
 const COMMIT_TRIES: u32 = 5;
-
-/// The site, stored row and URL of a request handed out, if it may be made now ([`admit`]); a
-/// URL whose site or row is gone is refused.
-pub async fn admitted<'a>(
-    ctx: &'a Context,
-    due: &Due,
-) -> anyhow::Result<Option<(&'a SiteState, CheckRow, Url)>> {
-    let row = ctx
-        .store
-        .check_row(due.url_id)
-        .await
-        .with_context(|| format!("reading the stored row of URL {}", due.url_id))?;
-    let (Some(site), Some(row)) = (ctx.site(due.site_id), row) else {
-        ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
-        return Ok(None);
-    };
-    Ok(admit(ctx, site, &row).await?.map(|url| (site, row, url)))
-}
-
-/// Whether a URL handed out may be requested now: inside the site's fetch window (else it is
-/// deferred to the window's opening) and allowed by robots.txt as it reads now. A Disallow is a
-/// verdict of the rules in force, not of the URL: the URL waits until those rules expire and is
-/// judged again by the rules read then (a robots.txt 5xx disallows everything only for the
-/// moment). The URL's `disallowed` flag says what the last verdict was, for the reports.
-/// Gives the parsed URL when it may.
-async fn admit(ctx: &Context, site: &SiteState, row: &CheckRow) -> anyhow::Result<Option<Url>> {
-    let now = ctx.clock.now_ms();
-    if let Some(resumes_ms) = site.site.fetch_resumes_ms(ctx.clock.now()) {
-        ctx.ledger.defer(now, row.id, resumes_ms);
-        return Ok(None);
-    }
-    let url = match Url::parse(&row.url) {
-        Ok(url) => url,
-        Err(err) => {
-            ctx.ledger.refuse(now, row.id);
-            record_error(ctx, site, &row.url, format!("unparsable URL: {err}")).await?;
-            return Ok(None);
-        }
-    };
-    if row.kind == "page"
-        && let Some(rule) = site.site.refused_by(&url)
-    {
-        // Found before the schedule's `include` / `exclude` said no: it stays known, with its
-        // history, but is not fetched again while the schedule says so, and explain says why.
-        ctx.ledger.refuse(now, row.id);
-        ctx.store.set_unplanned(row.id).await?;
-        let refused = vec![(row.url.clone(), RefusalReason::Filter, rule)];
-        ctx.refuse(site, Some("check"), refused).await?;
-        return Ok(None);
-    }
-    let origin = origin_of(&url);
-    if not_now(ctx, row, &origin) {
-        return Ok(None);
-    }
-    let (robots, until_ms) = robots_rules::rules_until(ctx, site, &origin).await;
-    if let Some(interval) = ctx.robots.interval(&origin) {
-        ctx.ledger
-            .set_host_interval(row.host_id, crate::clock::duration_ms(interval));
-    }
-    // robots.txt not read because of a shutdown or a closed host says nothing about the URL.
-    if not_now(ctx, row, &origin) {
-        return Ok(None);
-    }
-    if let Some(rule) = robots.disallowed_by(url.as_str()) {
-        debug!(url = %url, %rule, "disallowed by robots.txt: not fetched while these rules hold");
-        ctx.ledger
-            .defer(now, row.id, until_ms.max(now + MIN_ROBOTS_WAIT_MS));
-        if row.disallowed == 0 {
-            ctx.store.set_disallowed(row.id, true).await?;
-            let rule = format!("{origin}/robots.txt: {rule}");
-            let refused = vec![(row.url.clone(), RefusalReason::Robots, rule)];
-            ctx.refuse(site, Some("check"), refused).await?;
-        }
-        return Ok(None);
-    }
-    if row.disallowed != 0 {
-        ctx.store.set_disallowed(row.id, false).await?;
-    }
-    Ok(Some(url))
-}
-
-/// Whether a request to `origin` must wait: shutdown was asked (the URL goes back as it was),
-/// another worker holds its host (the URL waits for the next lease round), or its host is
-/// closed by back-off or Retry-After for longer than freshet waits (the URL and the host wait
-/// until it opens, and the log says so). Hands the URL back when so.
-fn not_now(ctx: &Context, row: &CheckRow, origin: &str) -> bool {
-    let now = ctx.clock.now_ms();
-    if ctx.is_stopping() {
-        ctx.ledger.defer(now, row.id, now);
-        return true;
-    }
-    if let Some(leasing) = &ctx.leasing
-        && !leasing.held.holds(&crate::politeness::key_of(origin), now)
-    {
-        // Another worker holds the host now (its robots.txt is not this worker's to judge).
-        ctx.ledger
-            .defer(now, row.id, now + leasing.renew_every_ms());
-        return true;
-    }
-    if let Some(until_ms) = ctx.pool.closed_beyond_patience(origin) {
-        info!(
-            url = %row.url,
-            host = %crate::politeness::key_of(origin),
-            until = %crate::clock::ms_to_rfc3339(until_ms),
-            "host closed (back-off or Retry-After): skipped until it opens"
-        );
-        ctx.ledger.close_host(row.host_id, until_ms);
-        ctx.ledger.defer(now, row.id, until_ms);
-        return true;
-    }
-    false
-}
 
 /// Fetches a page, feed or sitemap conditionally, records the observation with the URL's new
 /// summary in one transaction, and returns the outcome. Pages and feeds are reported to the

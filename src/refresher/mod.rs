@@ -28,6 +28,7 @@
 //! ([`crate::politeness::saved`]). A one-pass run skips hosts closed for longer than the pass,
 //! and says so ([`RunSummary::skipped_hosts`]).
 
+mod admission;
 mod checks;
 mod context;
 mod dedup_hook;
@@ -38,6 +39,7 @@ mod discovery_due;
 mod evidence;
 mod feeds;
 mod fetching;
+mod found_pages;
 mod hand_over;
 mod lease_state;
 mod leases;

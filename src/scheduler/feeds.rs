@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use crate::clock::MS_PER_DAY;
 
 use super::announcements::Announcer;
+use super::feed_state::FeedCounted;
 use super::url_state::Coverage;
 use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
 
@@ -31,7 +32,7 @@ pub const READ_STAMP_SLACK_MS: i64 = 60_000;
 /// read whose few new entries all changed in the last minute happens to an honest busy feed
 /// now and then, twice in a row hardly ever.
 ///
-/// [`FeedState::stamped_reads`]: super::url_state::FeedState::stamped_reads
+/// [`FeedState::stamped_reads`]: super::feed_state::FeedState::stamped_reads
 pub const STAMPING_READS: u8 = 2;
 
 /// Changes checks saw that a feed never listed, each at a read that could not tell (it was
@@ -396,12 +397,25 @@ impl Scheduler {
     }
 
     /// How far a read of a feed counted past the page's last check, if it did (its evidence
-    /// runs past that check): the feed's entries, not the check, are the evidence of the time
-    /// up to there, and the check counts only the rest ([`super::url_state::FeedCounted`]).
-    pub(super) fn feed_counted_past_last_check(&self, page: UrlKey) -> Option<i64> {
+    /// runs past that check), and what that leaves a check to count: the feed's entries, not
+    /// the check, are the evidence of the time up to there, and the check counts only the rest
+    /// ([`FeedCounted`]). Read before the check is judged: the check may end the coverage.
+    pub(super) fn feed_counted_past_last_check(&self, page: UrlKey) -> Option<FeedCounted> {
         let u = &self.urls[page];
         let last = u.last_check_ms()?;
-        (u.evidence().evidence_until_ms.get()).filter(|&until| until > last)
+        let until_ms = (u.evidence().evidence_until_ms.get()).filter(|&until| until > last)?;
+        // Part of the span a read could not see (its feed was blind before an overflowed
+        // read's oldest entry, after the last check), and the change a check sees may be one a
+        // read counted (a change event since the copy).
+        let blind = u.covered_by().is_some_and(|feed| {
+            (self.urls[feed].feed().blind_until_ms).is_some_and(|blind| blind > last)
+        });
+        let explained = u.since_copy().feed_events() > 0;
+        Some(FeedCounted {
+            until_ms,
+            explained,
+            blind,
+        })
     }
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).

@@ -35,6 +35,7 @@ mod chunked;
 mod compact;
 mod due_queue;
 mod events;
+mod feed_state;
 mod feeds;
 mod freshness;
 pub mod frontier;
@@ -540,16 +541,7 @@ impl Scheduler {
             self.hosts[host].trust.observe(lesson);
         }
         let trust_lm = self.hosts[host].trust.trust_last_modified();
-        let counted_until = self.feed_counted_past_last_check(url);
-        // Part of the span a read could not see (its feed was blind before an overflowed
-        // read's oldest entry, after the last check), and the change a check sees may be one a
-        // read counted (a change event since the copy).
-        let blind = (self.urls[url].last_check_ms())
-            .zip(self.urls[url].covered_by())
-            .is_some_and(|(last, feed)| {
-                (self.urls[feed].feed().blind_until_ms).is_some_and(|blind| blind > last)
-            });
-        let explained = self.urls[url].since_copy().feed_events() > 0;
+        let feed_counted = self.feed_counted_past_last_check(url);
         if self.config.policy == PolicyKind::Nutch && self.urls[url].nutch_interval_days().is_none()
         {
             let start = self.nutch_interval_days(url);
@@ -566,14 +558,7 @@ impl Scheduler {
         }
         // A check whose copy shows the feed's events since the last false counts its span.
         let taken_back = self.judge_announcements(url, fetched.at_ms, fetched.seen);
-        let feed_counted =
-            counted_until
-                .filter(|_| !taken_back)
-                .map(|until_ms| url_state::FeedCounted {
-                    until_ms,
-                    explained,
-                    blind,
-                });
+        let feed_counted = feed_counted.filter(|_| !taken_back);
         let u = &mut self.urls[url];
         u.observe(&fetched, trust_lm, self.config.policy, feed_counted);
         self.count_failure(url, host, fetched.seen, fetched.at_ms);

@@ -9,6 +9,8 @@ use super::compact::{MaybeMs, MaybeRate, MaybeSpan};
 use super::policy::{self, PolicyKind};
 use super::{Fetched, HostKey, NewUrl, Seen, SiteKey, UrlKey};
 
+use super::feed_state::{FeedCounted, FeedState, NO_FEED};
+
 /// A page (kept fresh) or a feed (read for the changes it announces).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UrlKind {
@@ -17,92 +19,6 @@ pub enum UrlKind {
     /// A feed (RSS, Atom, JSON Feed).
     Feed,
 }
-
-/// A feed's part: the pages it covers and the time it has watched them.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FeedState {
-    /// Pages it has listed (and still covers).
-    pub covers: Vec<UrlKey>,
-    /// When it was last read.
-    pub last_poll_ms: Option<i64>,
-    /// The most entries it has listed at once (its capacity, as far as can be seen), the site's
-    /// pages' and others' alike.
-    pub most_entries: usize,
-    /// Whether it has shown that it lists every change: a document of it listed one of the
-    /// site's pages at two times. Until then it may list each page once, at its latest change
-    /// (most feeds do). One such read is taken as proof, though two links that name one page
-    /// could pass for it: asking for a second left the feeds of `simulate --hosts 200 --budget
-    /// 0.2 --signals 0.2` on the less informative rule longer, and freshet went from 0.9993 to
-    /// 1.0006 times the oracle's mean age.
-    pub lists_every_change: bool,
-    /// Entries it has listed over all its reads, and of them the site's pages': what of its
-    /// capacity their changes have.
-    pub entries_listed: f64,
-    pub entries_kept: f64,
-    /// Whether it is worth its polls (see [`super::replan`]): only then do the pages it covers
-    /// wait for its announcements instead of following the plan.
-    pub worth: bool,
-    /// The oldest entry of its last read that overflowed (listed only changes newer than the
-    /// read before): what it dropped happened before this, so its silence says nothing of the
-    /// time before it.
-    pub blind_until_ms: Option<i64>,
-    /// Reads in a row whose entries newer than the read before (two or more) all carried the
-    /// read's own time ([`super::feeds::READ_STAMP_SLACK_MS`]): from
-    /// [`super::feeds::STAMPING_READS`] on, the feed stamps its entries when it is asked for,
-    /// and such entries announce nothing.
-    pub stamped_reads: u8,
-    /// The site's pages its last read listed (sorted): a page listed again at the read's time
-    /// was re-dated.
-    pub listed_last_read: Vec<UrlKey>,
-}
-
-impl FeedState {
-    /// The share of its entries that are the site's pages (1 before a read).
-    pub fn own_share(&self) -> f64 {
-        if self.entries_listed > 0.0 {
-            (self.entries_kept / self.entries_listed).clamp(0.0, 1.0)
-        } else {
-            1.0
-        }
-    }
-}
-
-/// How much of a check's span the reads of its page's feed counted already.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FeedCounted {
-    /// Where the reads' count ends: past the page's last check.
-    pub until_ms: i64,
-    /// Whether the change a check saw may be one the reads counted (a change event of the
-    /// page since its copy).
-    pub explained: bool,
-    /// Whether part of the span went unseen by the reads and uncounted (an overflowed read
-    /// was blind before its oldest entry, after the last check): the check then counts
-    /// nothing, whatever it saw (counting the rest only as silence, or its change after the
-    /// reads, leaned one way or the other).
-    pub blind: bool,
-}
-
-impl FeedCounted {
-    /// Whether a check at `at_ms` that saw a change counts it over the time after the reads
-    /// (not counting the check at all lost the change it saw).
-    pub fn counts_change(self, at_ms: i64) -> bool {
-        !self.explained && !self.blind && self.until_ms < at_ms
-    }
-}
-
-/// The feed part of a URL that has none.
-static NO_FEED: FeedState = FeedState {
-    covers: Vec::new(),
-    last_poll_ms: None,
-    most_entries: 0,
-    lists_every_change: false,
-    entries_listed: 0.0,
-    entries_kept: 0.0,
-    worth: false,
-    blind_until_ms: None,
-    stamped_reads: 0,
-    listed_last_read: Vec::new(),
-};
 
 /// A page's coverage by the feed that lists it: its evidence then comes from the feed.
 #[derive(Debug, Clone, PartialEq)]
