@@ -16,9 +16,10 @@ mod virtual_runs;
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use freshet::clock::{SharedClock, VirtualClock};
+use freshet::clock::{Clock, SharedClock, VirtualClock};
 use sqlx::{ConnectOptions, Connection};
 
 use recording_server::{RecordingServer, Reply};
@@ -240,4 +241,135 @@ async fn a_stamping_sitemap_and_a_redating_feed_do_not_take_the_budget() {
         let stamping = feed_errors.iter().any(|m| m.contains("dated at each read"));
         assert_eq!(stamping, host == "f.test", "{what}: {feed_errors:?}");
     }
+}
+
+/// What the store holds of `host`'s feed: errors saying its entries are dated at each read,
+/// whether it is kept as stamping, its reads in a row that looked stamped, and what its last
+/// read left as stored.
+async fn stamping_as_stored(db: &Path, host: &str) -> (usize, bool, u64, Option<String>) {
+    let Ok(mut conn) = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(db)
+        .read_only(true)
+        .connect()
+        .await
+    else {
+        return (0, false, 0, None); // not made yet
+    };
+    let errors: Vec<String> = sqlx::query_scalar(
+        "SELECT message FROM errors WHERE scope = 'feed' AND url LIKE '%' || ? || '%'",
+    )
+    .bind(host)
+    .fetch_all(&mut conn)
+    .await
+    .unwrap_or_default();
+    let feed: Option<(Option<i64>, Option<String>)> = sqlx::query_as(
+        "SELECT stamps_entries_since_ms, last_read_json FROM urls
+         WHERE kind = 'feed' AND url LIKE '%' || ? || '%'",
+    )
+    .bind(host)
+    .fetch_optional(&mut conn)
+    .await
+    .ok()
+    .flatten();
+    let _ = conn.close().await;
+    let said = errors
+        .iter()
+        .filter(|m| m.contains("dated at each read"))
+        .count();
+    let (since, json) = feed.unwrap_or_default();
+    let reads: serde_json::Value =
+        serde_json::from_str(json.as_deref().unwrap_or_default()).unwrap_or_default();
+    let stamped_reads = reads["stamped_reads"].as_u64().unwrap_or(0);
+    (said, since.is_some(), stamped_reads, json)
+}
+
+/// The test's virtual clock, moved on by hand between runs (a restart a week later).
+#[derive(Debug)]
+struct JumpingClock {
+    running: VirtualClock,
+    jumped_ms: AtomicI64,
+}
+
+impl Clock for JumpingClock {
+    fn now_ms(&self) -> i64 {
+        self.running.now_ms() + self.jumped_ms.load(Ordering::SeqCst)
+    }
+
+    fn speed(&self) -> f64 {
+        self.running.speed()
+    }
+}
+
+/// A feed that re-dates its entries at each read, read once in each of several runs a week
+/// apart (as a `run --once` pass from cron reads it): what its reads showed is kept with the
+/// feed's row, so each read goes on from the one before instead of starting again, the third
+/// judges it, and the run after knows it at its first read. Before, every read was a first
+/// read, taken at its word, and the feed was never judged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_read_once_a_run_is_judged_over_restarts() {
+    let jumping = Arc::new(JumpingClock {
+        running: VirtualClock::new(ORIGIN_MS, 3_600.0),
+        jumped_ms: AtomicI64::new(0),
+    });
+    let clock: SharedClock = jumping.clone();
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    serve(&server, "f.test", false, true);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = dir.path().join("restarts.toml");
+    let site = format!(
+        "[[site]]\nname = \"f.test\"\nallow_networks = [\"127.0.0.0/8\"]\n\
+         sitemaps = [\"{}\"]\nfeeds = [\"{}\"]\nrediscover = \"0 0 * * * *\"\n\
+         requests_per_day = 96\nhost_rate = \"60/h\"\n",
+        server.url("f.test", "/sitemap.xml"),
+        server.url("f.test", "/feed.xml"),
+    );
+    std::fs::write(&schedule, site).unwrap();
+    let db = dir.path().join("freshet.db");
+    let mut runs = Vec::new();
+    for _ in 0..4 {
+        // A run until its first read of the feed is stored (or half a day passes: the
+        // asserts say so), then a week without one.
+        let started_ms = clock.now_ms();
+        let stored_before = stamping_as_stored(&db, "f.test").await.3;
+        let (now, watched) = (clock.clone(), db.clone());
+        let read_stored = until(move || {
+            let (now, db, before) = (now.now_ms(), watched.clone(), stored_before.clone());
+            async move {
+                now >= started_ms + 12 * HOUR_MS
+                    || stamping_as_stored(&db, "f.test").await.3 != before
+            }
+        });
+        let hosts = ["f.test"];
+        run_schedule_until(
+            &server,
+            &clock,
+            dir.path(),
+            schedule.clone(),
+            &hosts,
+            read_stored,
+        )
+        .await;
+        let reads = requests(&server, "f.test", &["/feed.xml"], started_ms);
+        let (said, kept, stamped_reads, _) = stamping_as_stored(&db, "f.test").await;
+        runs.push((reads, said, kept, stamped_reads));
+        jumping
+            .jumped_ms
+            .fetch_add(7 * 24 * HOUR_MS + HOUR_MS, Ordering::SeqCst);
+    }
+    let what = format!("by run (feed reads, errors said, kept, stamped reads): {runs:?}");
+    eprintln!("{what}");
+    // Each run reads the feed once; the second read is the first that can tell (it re-lists
+    // the pages the first listed, at the read's time); the third judges it, and the fourth
+    // is known to stamp at once (the scheduler's `stamped_feeds` tests show that such a read
+    // announces nothing).
+    assert_eq!(
+        runs,
+        [
+            (1, 0, false, 0),
+            (1, 0, false, 1),
+            (1, 1, true, 2),
+            (1, 1, true, 3)
+        ],
+        "{what}"
+    );
 }

@@ -155,10 +155,20 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let stamped_before = ctx.ledger.feed_stamps_entries(row.id);
     // A read that looks stamped names no change by its entries at the read.
     let stamped = ctx.ledger.feed_read(now, row.id, &events, listing);
-    if ctx.ledger.feed_stamps_entries(row.id) && !stamped_before {
+    let stamps_now = ctx.ledger.feed_stamps_entries(row.id);
+    if stamps_now && !stamped_before {
         let message = "its entries are dated at each read, not when their pages changed: \
                        they are taken for no changes, and its pages follow their plan";
         record_error_in(ctx, "feed", site, url.as_str(), message.to_string()).await?;
+    } else if stamped_before && !stamps_now {
+        info!(feed = %url, "the feed dates an entry before the read again: its entries are taken at their word");
+    }
+    // Kept with the feed's row, so a restart, or the next `--once` pass, goes on from them
+    // (and says the judgement once).
+    if let Some(reads) = ctx.ledger.feed_reads(row.id) {
+        ctx.store
+            .save_feed_reads(row.id, &reads, stamps_now, now)
+            .await?;
     }
     for (page, at) in pages {
         if stamped && listing.dated_at_the_read(at, now) {

@@ -71,6 +71,8 @@ pub struct Restored {
     pub known_change_ms: Option<i64>,
     /// Checks it has had in all (their count, for its site's priors: [`Scheduler::restore`]).
     pub checks: u64,
+    /// For a feed: its reads in a row that looked stamped ([`super::STAMPING_READS`]).
+    pub feed_stamped_reads: u8,
 }
 
 /// What a check showed about the content.

@@ -40,6 +40,11 @@ pub struct FeedState {
     /// The site's pages its last read listed (sorted): a page listed again at the read's time
     /// was re-dated.
     pub listed_last_read: Vec<UrlKey>,
+    /// When an earlier run planned its next read, kept until its first read here: what it
+    /// covers and how full it runs live in memory, so until a read shows them again the plan
+    /// takes it for a feed worth nothing, read weekly (after a restart, a feed read every half
+    /// hour went unread for a week).
+    pub due_before_start_ms: Option<i64>,
 }
 
 impl FeedState {
@@ -88,4 +93,5 @@ pub(super) static NO_FEED: FeedState = FeedState {
     blind_until_ms: None,
     stamped_reads: 0,
     listed_last_read: Vec::new(),
+    due_before_start_ms: None,
 };

@@ -10,7 +10,7 @@ use crate::clock::MS_PER_DAY;
 use super::announcements::Announcer;
 use super::feed_state::FeedCounted;
 use super::url_state::Coverage;
-use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
+use super::{FEED_TRUST_CHECKS, Restored, Scheduler, UrlKey, UrlKind};
 
 /// An entry dated less than this before the read carries the time the feed was generated, not
 /// when its page changed (a feed that stamps every entry with the time it is asked for, or a
@@ -353,7 +353,8 @@ impl Scheduler {
     /// one not `at_the_read` starts the count again; else, if two or more are pages its last
     /// read listed, all at the read's time (re-dated), the read looks stamped and adds one. A
     /// feed of the last minute's changes, a new page each time, re-dates nothing. (A first
-    /// read, after a start, cannot tell: the count is not kept.)
+    /// read after a start goes on from what the run before kept: [`Scheduler::restore_feed`],
+    /// [`Scheduler::restore_feed_listing`].)
     fn count_stamped_read(
         &mut self,
         feed: UrlKey,
@@ -389,6 +390,42 @@ impl Scheduler {
             state.stamped_reads = state.stamped_reads.saturating_add(1);
         }
         stamped
+    }
+
+    /// Puts back what an earlier run knew of a feed, until its first read here: its reads in a
+    /// row that looked stamped (at [`STAMPING_READS`], its entries at the read name no change
+    /// from its first read on; a new entry dated earlier starts the count again,
+    /// [`Scheduler::count_stamped_read`]) and when it planned the next read
+    /// ([`super::feed_state::FeedState::due_before_start_ms`]).
+    pub(super) fn restore_feed(&mut self, feed: UrlKey, restored: &Restored) {
+        if self.urls[feed].kind != UrlKind::Feed || self.urls[feed].feed().last_poll_ms.is_some() {
+            return;
+        }
+        let state = self.urls[feed].feed_mut();
+        state.stamped_reads = state.stamped_reads.max(restored.feed_stamped_reads);
+        if restored.failures == 0 {
+            state.due_before_start_ms = restored.due_ms;
+        }
+    }
+
+    /// Puts back the pages an earlier run's last read of a feed listed, before the feed's
+    /// first read here (after one, its own list stands): that read can then tell re-dated
+    /// pages as the run before would have.
+    pub fn restore_feed_listing(&mut self, feed: UrlKey, mut listed: Vec<UrlKey>) {
+        if self.urls[feed].kind != UrlKind::Feed || self.urls[feed].feed().last_poll_ms.is_some() {
+            return;
+        }
+        listed.retain(|&page| page != feed && self.urls[page].kind == UrlKind::Page);
+        listed.sort_unstable();
+        listed.dedup();
+        self.urls[feed].feed_mut().listed_last_read = listed;
+    }
+
+    /// What a feed's reads have shown towards [`STAMPING_READS`], to keep over a restart: its
+    /// reads in a row that looked stamped and the pages its last read listed.
+    pub fn feed_reads(&self, feed: UrlKey) -> (u8, &[UrlKey]) {
+        let state = self.urls[feed].feed();
+        (state.stamped_reads, &state.listed_last_read)
     }
 
     /// Whether a feed stamps its entries with the time of the read ([`STAMPING_READS`]).

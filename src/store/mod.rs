@@ -33,6 +33,7 @@ pub mod dedup;
 pub mod discovered;
 pub mod documents;
 pub mod errors;
+pub mod feed_reads;
 mod found_writes;
 mod group_commit;
 pub mod hosts;

@@ -98,6 +98,14 @@ pub struct UrlRow {
     /// ([`crate::scheduler::Seen::Failed`]; migration 0027).
     #[sqlx(default)]
     pub failures: i64,
+    /// For a feed: since when it is taken to date its entries at each read (migration 0028;
+    /// `None`: it is not).
+    #[sqlx(default)]
+    pub stamps_entries_since_ms: Option<i64>,
+    /// For a feed: what its reads showed of that ([`super::feed_reads::FeedReads`] as JSON;
+    /// migration 0028).
+    #[sqlx(default)]
+    pub last_read_json: Option<String>,
 }
 
 /// The part of a URL's row a check reads ([`Store::check_row`]): what it is, where, and the
@@ -199,6 +207,8 @@ impl UrlRow {
             copy_ms: None,
             waits_for_feed_id: None,
             failures: 0,
+            stamps_entries_since_ms: None,
+            last_read_json: None,
         }
     }
 }

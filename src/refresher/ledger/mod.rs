@@ -16,11 +16,13 @@ use crate::scheduler::{
     FeedListing, Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey,
     UrlKey, UrlKind, UrlSummary, section_of,
 };
+use crate::store::feed_reads::FeedReads;
 use crate::store::reports::FreshnessSample;
 use crate::store::summary::{PlanUpdate, PlannedEstimate};
 use crate::store::urls::UrlRow;
 
 mod budget;
+mod feed_reads;
 mod trust;
 
 pub use trust::StoredTrust;
@@ -57,6 +59,8 @@ fn restored_of(row: &UrlRow) -> Restored {
         min_interval_ms: row.min_interval_ms.unwrap_or(0),
         known_change_ms: row.known_change_ms,
         checks: u64::try_from(row.checks).unwrap_or(0),
+        feed_stamped_reads: FeedReads::parse(row.last_read_json.as_deref())
+            .map_or(0, |reads| reads.stamped_reads),
     }
 }
 
@@ -89,6 +93,8 @@ struct Inner {
     last_added_ms: Option<i64>,
     /// The samples' grid once started, with the samples judged and not taken yet.
     sampling: Option<Sampling>,
+    /// Feeds' pages an earlier run's last read listed (row ids), put back at their first read.
+    stored_listings: HashMap<UrlKey, Vec<i64>>,
 }
 
 /// The instants the copies are judged at, on the refresher's clock, and what was judged.
@@ -168,6 +174,7 @@ impl Ledger {
                 saved_spent: Vec::new(),
                 last_added_ms: None,
                 sampling: None,
+                stored_listings: HashMap::new(),
             }),
             returned: tokio::sync::Notify::new(),
             held: None,
@@ -210,6 +217,7 @@ impl Ledger {
             for row in rows {
                 if let Some(key) = inner.urls.key_of(row.id) {
                     inner.sched.restore(key, restored_of(row));
+                    inner.keep_stored_listing(key, row);
                 }
             }
         }
@@ -366,6 +374,7 @@ impl Ledger {
                 },
             );
             inner.sched.restore(key, restored_of(row));
+            inner.keep_stored_listing(key, row);
             inner.urls.push(row.id, key);
             inner.last_added_ms = Some(now_ms);
         }
@@ -476,6 +485,7 @@ impl Ledger {
             .iter()
             .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
             .collect();
+        inner.restore_stored_listing(feed);
         let stamped = inner.sched.handle_feed_read(now_ms, feed, &keyed, listing);
         drop(inner);
         self.returned.notify_one();

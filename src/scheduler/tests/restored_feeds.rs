@@ -1,0 +1,97 @@
+//! What a run starts from for a feed an earlier run read ([`Restored`]): when it planned the
+//! feed's next read, and what its reads showed of whether the feed stamps its entries.
+
+use super::*;
+
+/// A restart keeps a feed on the cadence its coverage earned (`due_ms` as the run before
+/// planned it): what it covers lives in memory, so before its first read here the plan takes
+/// it for a feed worth nothing, and it went unread for a week (`MIN_FEED_POLLS`).
+#[test]
+fn a_restarted_feed_is_read_when_the_run_before_planned_it() {
+    let first_read_after_start = |due_ms: Option<i64>| {
+        let (mut sched, feed, pages) = feed_and_pages(5);
+        let start = 10 * DAY;
+        let last_read = start - HOUR;
+        for &url in pages.iter().chain([&feed]) {
+            let restored = Restored {
+                last_check_ms: Some(last_read),
+                due_ms: if url == feed { due_ms } else { None },
+                ..Restored::default()
+            };
+            sched.restore(url, restored);
+        }
+        let mut now = start;
+        while now < start + 2 * DAY {
+            while let Some(req) = sched.poll_request(now) {
+                if req.url == feed {
+                    return Some(now);
+                }
+                sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Unchanged));
+            }
+            now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
+        }
+        None
+    };
+    let start = 10 * DAY;
+    let read = first_read_after_start(Some(start - HOUR + HOUR / 2));
+    assert!(read.is_some_and(|at| at <= start + HOUR), "{read:?}");
+    assert_eq!(
+        first_read_after_start(None),
+        None,
+        "a plan without it waits a week"
+    );
+}
+
+/// A feed an earlier run took to stamp its entries ([`Restored::stamps_entries`]) is known to at
+/// its first read after the start: its entries at the read make no page known stale (before the
+/// judgement was kept, that read announced every page it listed, and each check that followed
+/// was a false alarm against the host). A new entry dated before the read undoes it.
+#[test]
+fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
+    let first_read_after_start = |restored: bool| {
+        let (mut sched, feed, pages) = feed_and_pages(3);
+        let stamps_entries = Restored {
+            feed_stamped_reads: if restored { STAMPING_READS } else { 0 },
+            ..Restored::default()
+        };
+        sched.restore(feed, stamps_entries);
+        let mut now = 0;
+        while pages
+            .iter()
+            .any(|&u| sched.urls[u].last_check_ms().is_none())
+        {
+            while let Some(req) = sched.poll_request(now) {
+                sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+            }
+            now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
+        }
+        let read = now + HOUR;
+        let listing = FeedListing {
+            entries: 10,
+            oldest_ms: Some(0),
+            requested_ms: None,
+        };
+        let at_the_read: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, read - 10_000)).collect();
+        let ignored = sched.handle_feed_read(read, feed, &at_the_read, listing);
+        let announced = (pages.iter())
+            .filter(|&&p| sched.acted_known_change(p).is_some())
+            .count();
+        (sched, feed, pages, read, ignored, announced)
+    };
+    let (_, _, _, _, ignored, announced) = first_read_after_start(false);
+    assert!(!ignored);
+    // (Probation acts on the host's first two announcements only.)
+    assert_eq!(announced, 2, "a first read cannot tell on its own");
+    let (mut sched, feed, pages, read, ignored, announced) = first_read_after_start(true);
+    assert!(ignored && sched.stamps_feed_entries(feed));
+    assert_eq!(announced, 0);
+    let later = read + HOUR;
+    let listing = FeedListing {
+        entries: 10,
+        oldest_ms: Some(0),
+        requested_ms: None,
+    };
+    sched.handle_feed_read(later, feed, &[(pages[0], later - HOUR / 2)], listing);
+    assert!(!sched.stamps_feed_entries(feed));
+    assert_eq!(sched.acted_known_change(pages[0]), Some(later - HOUR / 2));
+}
