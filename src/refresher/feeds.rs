@@ -163,13 +163,6 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     } else if stamped_before && !stamps_now {
         info!(feed = %url, "the feed dates an entry before the read again: its entries are taken at their word");
     }
-    // Kept with the feed's row, so a restart, or the next `--once` pass, goes on from them
-    // (and says the judgement once).
-    if let Some(reads) = ctx.ledger.feed_reads(row.id) {
-        ctx.store
-            .save_feed_reads(row.id, &reads, stamps_now, now)
-            .await?;
-    }
     for (page, at) in pages {
         if stamped && listing.dated_at_the_read(at, now) {
             continue;
@@ -188,6 +181,13 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         min_interval_ms: None,
     };
     ctx.store.set_validators(row.id, &validators).await?;
+    // Kept with the feed's row, so a restart, or the next `--once` pass, goes on from them
+    // (and says the judgement once).
+    if let Some(reads) = ctx.ledger.feed_reads(row.id) {
+        ctx.store
+            .save_feed_reads(row.id, &reads, stamps_now, now)
+            .await?;
+    }
     info!(feed = %url, entries = doc.entries.len(), "feed read");
     save_feed_plan(ctx, row.id).await
 }

@@ -73,6 +73,8 @@ pub struct Restored {
     pub checks: u64,
     /// For a feed: its reads in a row that looked stamped ([`super::STAMPING_READS`]).
     pub feed_stamped_reads: u8,
+    /// Its planned visits a day (for a feed, its reads a day).
+    pub planned_per_day: Option<f64>,
 }
 
 /// What a check showed about the content.

@@ -40,11 +40,11 @@ pub struct FeedState {
     /// The site's pages its last read listed (sorted): a page listed again at the read's time
     /// was re-dated.
     pub listed_last_read: Vec<UrlKey>,
-    /// When an earlier run planned its next read, kept until its first read here: what it
-    /// covers and how full it runs live in memory, so until a read shows them again the plan
-    /// takes it for a feed worth nothing, read weekly (after a restart, a feed read every half
-    /// hour went unread for a week).
-    pub due_before_start_ms: Option<i64>,
+    /// The reads a day an earlier run (or the worker that read it last) planned for it: its
+    /// cadence until its first read here. What it covers and how full it runs live in memory,
+    /// so until a read shows them again the plan took it for a feed worth nothing, read
+    /// weekly: after a restart, a feed read 19 times in 12 hours went unread for a week.
+    pub planned_before_start: Option<f64>,
 }
 
 impl FeedState {
@@ -93,5 +93,5 @@ pub(super) static NO_FEED: FeedState = FeedState {
     blind_until_ms: None,
     stamped_reads: 0,
     listed_last_read: Vec::new(),
-    due_before_start_ms: None,
+    planned_before_start: None,
 };

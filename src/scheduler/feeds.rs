@@ -392,27 +392,32 @@ impl Scheduler {
         stamped
     }
 
-    /// Puts back what an earlier run knew of a feed, until its first read here: its reads in a
-    /// row that looked stamped (at [`STAMPING_READS`], its entries at the read name no change
-    /// from its first read on; a new entry dated earlier starts the count again,
-    /// [`Scheduler::count_stamped_read`]) and when it planned the next read
-    /// ([`super::feed_state::FeedState::due_before_start_ms`]).
-    pub(super) fn restore_feed(&mut self, feed: UrlKey, restored: &Restored) {
-        if self.urls[feed].kind != UrlKind::Feed || self.urls[feed].feed().last_poll_ms.is_some() {
+    /// Puts back what an earlier run, or the worker that read it last, knew of a feed: its
+    /// reads a day as planned then (its cadence until its first read here,
+    /// [`super::feed_state::FeedState::planned_before_start`]) and its reads in a row that
+    /// looked stamped (at [`STAMPING_READS`], its entries at the read name no change from its
+    /// first read on; a new entry dated earlier starts the count again,
+    /// [`Scheduler::count_stamped_read`]). Taken while it has not been read here, or when the
+    /// stored row holds a newer read (`newer_read`: another worker's).
+    pub(super) fn restore_feed(&mut self, feed: UrlKey, restored: &Restored, newer_read: bool) {
+        let unread = self.urls[feed].feed().last_poll_ms.is_none();
+        if self.urls[feed].kind != UrlKind::Feed || !(unread || newer_read) {
             return;
         }
         let state = self.urls[feed].feed_mut();
-        state.stamped_reads = state.stamped_reads.max(restored.feed_stamped_reads);
-        if restored.failures == 0 {
-            state.due_before_start_ms = restored.due_ms;
+        state.stamped_reads = restored.feed_stamped_reads;
+        if unread {
+            state.planned_before_start = restored
+                .planned_per_day
+                .filter(|&per_day| per_day.is_finite() && per_day > 0.0);
         }
     }
 
-    /// Puts back the pages an earlier run's last read of a feed listed, before the feed's
-    /// first read here (after one, its own list stands): that read can then tell re-dated
-    /// pages as the run before would have.
+    /// Puts back the pages the last read of a feed the store knows listed (an earlier run's,
+    /// or another worker's newer one), before its next read here: that read can then tell
+    /// re-dated pages as the one before would have.
     pub fn restore_feed_listing(&mut self, feed: UrlKey, mut listed: Vec<UrlKey>) {
-        if self.urls[feed].kind != UrlKind::Feed || self.urls[feed].feed().last_poll_ms.is_some() {
+        if self.urls[feed].kind != UrlKind::Feed {
             return;
         }
         listed.retain(|&page| page != feed && self.urls[page].kind == UrlKind::Page);

@@ -333,7 +333,7 @@ impl Scheduler {
                 1
             };
         }
-        self.restore_feed(url, &restored);
+        self.restore_feed(url, &restored, newer_check);
         let u = &mut self.urls[url];
         // A URL never checked has none to put back, and is given no box of evidence.
         if restored.stats != Stats::default() || restored.last_check_ms.is_some() {

@@ -32,10 +32,6 @@ impl Scheduler {
             Some(_) => 0,
             None => (frontier::MAX_EARLY_SHARE * interval as f64) as i64,
         };
-        // A feed not read yet in this run goes when the run before planned it, if sooner.
-        let due_before_start = (u.kind == UrlKind::Feed && u.feed().last_poll_ms.is_none())
-            .then(|| u.feed().due_before_start_ms)
-            .flatten();
         let due = match (
             u.kind,
             self.acted_known_change(url),
@@ -43,7 +39,6 @@ impl Scheduler {
         ) {
             _ if retry.is_some() => retry.unwrap_or(at_ms),
             _ if u.last_check_ms().is_none() => at_ms,
-            _ if let Some(before) = due_before_start => before.min(last + interval.max(floor)),
             // A covered page goes when waiting would cost more than a visit at the plan's price.
             (UrlKind::Page, Some(known), Some(_)) => match self.visit_price(url) {
                 Some(price) => {

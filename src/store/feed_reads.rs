@@ -54,3 +54,59 @@ impl Store {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::test_support::{page, site_and_host, stores};
+
+    /// The reads and the judgement round-trip on both databases; the judgement keeps the time
+    /// it was first made while it holds, and is cleared once it does not.
+    #[tokio::test]
+    async fn a_feeds_reads_and_judgement_are_kept_with_its_row() {
+        let (stores, _dir) = stores("a_feeds_reads_and_judgement_are_kept_with_its_row").await;
+        for store in stores {
+            let (site_id, host_id) = site_and_host(&store).await;
+            let feed = super::super::discovered::Discovered {
+                kind: "feed",
+                ..page("http://a.test/feed.xml", site_id, host_id)
+            };
+            store.upsert_discovered(&[feed], 0).await.unwrap();
+            let id = (store.url_row("http://a.test/feed.xml").await.unwrap())
+                .expect("the feed's row")
+                .id;
+            let kept = |row: UrlRowKept| row;
+            let read = |store: &Store| {
+                let store = store.clone();
+                async move {
+                    let row = store.url_row_by_id(id).await.unwrap().expect("the row");
+                    kept((
+                        FeedReads::parse(row.last_read_json.as_deref()),
+                        row.stamps_entries_since_ms,
+                    ))
+                }
+            };
+            assert_eq!(read(&store).await, (None, None));
+            let one = FeedReads {
+                stamped_reads: 1,
+                listed: vec![3, 7],
+            };
+            store.save_feed_reads(id, &one, false, 100).await.unwrap();
+            assert_eq!(read(&store).await, (Some(one), None));
+            let two = FeedReads {
+                stamped_reads: 2,
+                listed: vec![3, 7],
+            };
+            store.save_feed_reads(id, &two, true, 200).await.unwrap();
+            store.save_feed_reads(id, &two, true, 300).await.unwrap();
+            assert_eq!(read(&store).await, (Some(two), Some(200)));
+            store
+                .save_feed_reads(id, &FeedReads::default(), false, 400)
+                .await
+                .unwrap();
+            assert_eq!(read(&store).await, (Some(FeedReads::default()), None));
+        }
+    }
+
+    type UrlRowKept = (Option<FeedReads>, Option<i64>);
+}

@@ -9,8 +9,9 @@ use crate::store::urls::UrlRow;
 use super::{Inner, Ledger};
 
 impl Inner {
-    /// Keeps the pages a feed's stored last read listed until its first read here: they may
-    /// not all be known yet while the rows are being added.
+    /// Keeps the pages a feed's stored last read listed until its next read here (they may not
+    /// all be known yet while the rows are being added): an earlier run's, or another worker's
+    /// newer one.
     pub(super) fn keep_stored_listing(&mut self, feed: UrlKey, row: &UrlRow) {
         if let Some(reads) = FeedReads::parse(row.last_read_json.as_deref())
             && !reads.listed.is_empty()
@@ -19,7 +20,7 @@ impl Inner {
         }
     }
 
-    /// Puts back the pages a feed's stored last read listed, at its first read here.
+    /// Puts back the pages a feed's stored last read listed, at its next read here.
     pub(super) fn restore_stored_listing(&mut self, feed: UrlKey) {
         if let Some(ids) = self.stored_listings.remove(&feed) {
             let keys = ids.iter().filter_map(|&id| self.urls.key_of(id)).collect();

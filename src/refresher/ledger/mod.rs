@@ -13,8 +13,8 @@ use crate::clock::SharedClock;
 use crate::estimate::{Stats, changefreq_per_day};
 use crate::politeness::HeldHosts;
 use crate::scheduler::{
-    FeedListing, Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey,
-    UrlKey, UrlKind, UrlSummary, section_of,
+    FeedListing, Fetched, HostKey, NewUrl, Request, Restored, STAMPING_READS, Scheduler,
+    SchedulerConfig, SiteKey, UrlKey, UrlKind, UrlSummary, section_of,
 };
 use crate::store::feed_reads::FeedReads;
 use crate::store::reports::FreshnessSample;
@@ -59,8 +59,16 @@ fn restored_of(row: &UrlRow) -> Restored {
         min_interval_ms: row.min_interval_ms.unwrap_or(0),
         known_change_ms: row.known_change_ms,
         checks: u64::try_from(row.checks).unwrap_or(0),
-        feed_stamped_reads: FeedReads::parse(row.last_read_json.as_deref())
-            .map_or(0, |reads| reads.stamped_reads),
+        planned_per_day: row.planned_per_day,
+        // (Judged, should its reads not parse.)
+        feed_stamped_reads: FeedReads::parse(row.last_read_json.as_deref()).map_or(
+            if row.stamps_entries_since_ms.is_some() {
+                STAMPING_READS
+            } else {
+                0
+            },
+            |reads| reads.stamped_reads,
+        ),
     }
 }
 
@@ -216,8 +224,12 @@ impl Ledger {
             let mut inner = self.lock();
             for row in rows {
                 if let Some(key) = inner.urls.key_of(row.id) {
+                    // (A feed's listing is taken from another worker's newer read only.)
+                    let newer = (row.copy_ms).is_some_and(|at| inner.sched.is_newer_copy(key, at));
                     inner.sched.restore(key, restored_of(row));
-                    inner.keep_stored_listing(key, row);
+                    if newer {
+                        inner.keep_stored_listing(key, row);
+                    }
                 }
             }
         }

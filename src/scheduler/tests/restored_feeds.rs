@@ -3,46 +3,71 @@
 
 use super::*;
 
-/// A restart keeps a feed on the cadence its coverage earned (`due_ms` as the run before
-/// planned it): what it covers lives in memory, so before its first read here the plan takes
-/// it for a feed worth nothing, and it went unread for a week (`MIN_FEED_POLLS`).
-#[test]
-fn a_restarted_feed_is_read_when_the_run_before_planned_it() {
-    let first_read_after_start = |due_ms: Option<i64>| {
-        let (mut sched, feed, pages) = feed_and_pages(5);
-        let start = 10 * DAY;
-        let last_read = start - HOUR;
-        for &url in pages.iter().chain([&feed]) {
-            let restored = Restored {
-                last_check_ms: Some(last_read),
-                due_ms: if url == feed { due_ms } else { None },
-                ..Restored::default()
-            };
-            sched.restore(url, restored);
-        }
-        let mut now = start;
-        while now < start + 2 * DAY {
-            while let Some(req) = sched.poll_request(now) {
-                if req.url == feed {
-                    return Some(now);
-                }
-                sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Unchanged));
-            }
-            now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
-        }
-        None
-    };
+/// The feed reads of a run started at `start` on a feed last read an hour before, planned
+/// then at `planned_per_day` (`None`: nothing stored), over `hours`; each read answered `seen`
+/// (`Changed`: a read listing its five pages, dated before their copies; else a fetch that
+/// read nothing).
+fn feed_reads_after_start(planned_per_day: Option<f64>, seen: Seen, hours: i64) -> Vec<i64> {
+    let (mut sched, feed, pages) = feed_and_pages(5);
     let start = 10 * DAY;
-    let read = first_read_after_start(Some(start - HOUR + HOUR / 2));
-    assert!(read.is_some_and(|at| at <= start + HOUR), "{read:?}");
-    assert_eq!(
-        first_read_after_start(None),
-        None,
-        "a plan without it waits a week"
-    );
+    for &url in pages.iter().chain([&feed]) {
+        let restored = Restored {
+            last_check_ms: Some(start - HOUR),
+            planned_per_day: if url == feed { planned_per_day } else { None },
+            ..Restored::default()
+        };
+        sched.restore(url, restored);
+    }
+    let listed: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, start - 2 * DAY)).collect();
+    let mut reads = Vec::new();
+    let mut now = start;
+    while now < start + hours * HOUR {
+        while let Some(req) = sched.poll_request(now) {
+            if req.url != feed {
+                sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Unchanged));
+                continue;
+            }
+            reads.push(now);
+            sched.handle_fetched(now, feed, Fetched::at(now, seen));
+            if seen == Seen::Changed {
+                let listing = FeedListing {
+                    entries: 5,
+                    oldest_ms: Some(start - 2 * DAY),
+                    requested_ms: None,
+                };
+                sched.handle_feed_read(now, feed, &listed, listing);
+            }
+        }
+        now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
+    }
+    reads
 }
 
-/// A feed an earlier run took to stamp its entries ([`Restored::stamps_entries`]) is known to at
+/// A restart keeps a feed on the cadence the run before planned for it (its stored planned
+/// reads a day): what it covers lives in memory, so before its first read here the plan took
+/// it for a feed worth nothing, and it went unread for a week (`MIN_FEED_POLLS`). Its first
+/// read does not send it again at once, and a feed whose reads fail is not read faster than
+/// that cadence.
+#[test]
+fn a_restarted_feed_keeps_the_cadence_the_run_before_planned() {
+    let start = 10 * DAY;
+    let hourly = feed_reads_after_start(Some(24.0), Seen::Changed, 3);
+    assert!(
+        hourly.first().is_some_and(|&at| at <= start + HOUR),
+        "{hourly:?}"
+    );
+    let gaps: Vec<i64> = hourly.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.iter().all(|&gap| gap >= HOUR / 2), "{hourly:?}");
+    assert_eq!(
+        feed_reads_after_start(None, Seen::Changed, 48),
+        [] as [i64; 0],
+        "a week"
+    );
+    let failing = feed_reads_after_start(Some(24.0), Seen::Unanswered, 12);
+    assert!(!failing.is_empty() && failing.len() <= 13, "{failing:?}");
+}
+
+/// A feed an earlier run took to stamp its entries ([`Restored::feed_stamped_reads`]) is known to at
 /// its first read after the start: its entries at the read make no page known stale (before the
 /// judgement was kept, that read announced every page it listed, and each check that followed
 /// was a false alarm against the host). A new entry dated before the read undoes it.
