@@ -156,13 +156,6 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     // A read that looks stamped names no change by its entries at the read.
     let stamped = ctx.ledger.feed_read(now, row.id, &events, listing);
     let stamps_now = ctx.ledger.feed_stamps_entries(row.id);
-    if stamps_now && !stamped_before {
-        let message = "its entries are dated at each read, not when their pages changed: \
-                       they are taken for no changes, and its pages follow their plan";
-        record_error_in(ctx, "feed", site, url.as_str(), message.to_string()).await?;
-    } else if stamped_before && !stamps_now {
-        info!(feed = %url, "the feed dates an entry before the read again: its entries are taken at their word");
-    }
     for (page, at) in pages {
         if stamped && listing.dated_at_the_read(at, now) {
             continue;
@@ -187,6 +180,13 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         ctx.store
             .save_feed_reads(row.id, &reads, stamps_now, now)
             .await?;
+    }
+    if stamps_now && !stamped_before {
+        let message = "its entries are dated at each read, not when their pages changed: \
+                       they are taken for no changes, and its pages follow their plan";
+        record_error_in(ctx, "feed", site, url.as_str(), message.to_string()).await?;
+    } else if stamped_before && !stamps_now {
+        info!(feed = %url, "the feed dates an entry before the read again: its entries are taken at their word");
     }
     info!(feed = %url, entries = doc.entries.len(), "feed read");
     save_feed_plan(ctx, row.id).await

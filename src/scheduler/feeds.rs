@@ -10,7 +10,7 @@ use crate::clock::MS_PER_DAY;
 use super::announcements::Announcer;
 use super::feed_state::FeedCounted;
 use super::url_state::Coverage;
-use super::{FEED_TRUST_CHECKS, Restored, Scheduler, UrlKey, UrlKind};
+use super::{FEED_TRUST_CHECKS, Restored, Scheduler, Seen, UrlKey, UrlKind};
 
 /// An entry dated less than this before the read carries the time the feed was generated, not
 /// when its page changed (a feed that stamps every entry with the time it is asked for, or a
@@ -410,6 +410,16 @@ impl Scheduler {
             state.planned_before_start = restored
                 .planned_per_day
                 .filter(|&per_day| per_day.is_finite() && per_day > 0.0);
+        }
+    }
+
+    /// A fetch of a feed got a document other than its copy, or its first: what it covers is
+    /// learnt from it (if it parses), and the cadence an earlier run planned is dropped
+    /// ([`super::feed_state::FeedState::planned_before_start`]). An unchanged one (a 304)
+    /// lists what the read before listed, and keeps it.
+    pub(super) fn feed_fetched(&mut self, feed: UrlKey, seen: Seen) {
+        if self.urls[feed].kind == UrlKind::Feed && matches!(seen, Seen::Changed | Seen::Copy) {
+            self.urls[feed].feed_mut().planned_before_start = None;
         }
     }
 

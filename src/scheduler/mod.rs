@@ -552,6 +552,7 @@ impl Scheduler {
         if self.urls[url].kind == UrlKind::Page && fetched.seen.got_copy() {
             self.sites[site].checks += 1;
         }
+        self.feed_fetched(url, fetched.seen);
         let u = &mut self.urls[url];
         u.in_flight = false;
         if let Some(floor) = fetched.min_interval_ms {

@@ -522,11 +522,13 @@ impl Scheduler {
         let rarely = MIN_FEED_POLLS.min(cap);
         let covers = &self.urls[feed].feed().covers;
         if covers.is_empty() {
-            // Not read here yet: read as the run before planned it, until a read shows again
-            // what it covers.
-            let state = self.urls[feed].feed();
-            let before = (state.planned_before_start).filter(|_| state.last_poll_ms.is_none());
-            return (before.map_or(rarely, |per_day| per_day.min(cap)), false);
+            // Not read here yet, or answered unchanged since (a 304: it lists what it listed
+            // then): read as the run before planned it, never more rarely than weekly.
+            let before = self.urls[feed].feed().planned_before_start;
+            return (
+                before.map_or(rarely, |per_day| per_day.max(rarely).min(cap)),
+                false,
+            );
         }
         // The site's pages are listed in key order: a covered page is found by bisection, where
         // a map of every page of the site, made for each feed, cost a site of a million pages

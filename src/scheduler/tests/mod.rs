@@ -10,6 +10,7 @@ mod budget;
 mod estimates;
 mod failing;
 mod not_made;
+mod partly_counted;
 mod restored_feeds;
 mod signals;
 mod stamped_feeds;

@@ -5,8 +5,8 @@ use super::*;
 
 /// The feed reads of a run started at `start` on a feed last read an hour before, planned
 /// then at `planned_per_day` (`None`: nothing stored), over `hours`; each read answered `seen`
-/// (`Changed`: a read listing its five pages, dated before their copies; else a fetch that
-/// read nothing).
+/// (`Changed`: a read listing its five pages, dated before their copies; `Unchanged`: a 304;
+/// else a fetch that read nothing).
 fn feed_reads_after_start(planned_per_day: Option<f64>, seen: Seen, hours: i64) -> Vec<i64> {
     let (mut sched, feed, pages) = feed_and_pages(5);
     let start = 10 * DAY;
@@ -29,13 +29,19 @@ fn feed_reads_after_start(planned_per_day: Option<f64>, seen: Seen, hours: i64) 
             }
             reads.push(now);
             sched.handle_fetched(now, feed, Fetched::at(now, seen));
-            if seen == Seen::Changed {
-                let listing = FeedListing {
-                    entries: 5,
-                    oldest_ms: Some(start - 2 * DAY),
-                    requested_ms: None,
-                };
-                sched.handle_feed_read(now, feed, &listed, listing);
+            match seen {
+                Seen::Changed => {
+                    let listing = FeedListing {
+                        entries: 5,
+                        oldest_ms: Some(start - 2 * DAY),
+                        requested_ms: None,
+                    };
+                    sched.handle_feed_read(now, feed, &listed, listing);
+                }
+                Seen::Unchanged => {
+                    sched.handle_feed_read(now, feed, &[], FeedListing::default());
+                }
+                _ => {}
             }
         }
         now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
@@ -65,6 +71,20 @@ fn a_restarted_feed_keeps_the_cadence_the_run_before_planned() {
     );
     let failing = feed_reads_after_start(Some(24.0), Seen::Unanswered, 12);
     assert!(!failing.is_empty() && failing.len() <= 13, "{failing:?}");
+    // A 304 lists what the run before read: the cadence holds past the regular re-plans (a
+    // feed that covers nothing here yet was priced weekly from the first of them on).
+    let not_modified = feed_reads_after_start(Some(24.0), Seen::Unchanged, 12);
+    assert!(not_modified.len() >= 9, "{not_modified:?}");
+    // Never more rarely than a feed that covers nothing (a failing feed's plan was stored at
+    // next to nothing, and it came back a year later).
+    let stored_failing = feed_reads_after_start(Some(1e-6), Seen::Changed, 8 * 24);
+    let weekly = start - HOUR + 7 * DAY;
+    assert!(
+        stored_failing
+            .first()
+            .is_some_and(|&at| at <= weekly + HOUR),
+        "{stored_failing:?}"
+    );
 }
 
 /// A feed an earlier run took to stamp its entries ([`Restored::feed_stamped_reads`]) is known to at

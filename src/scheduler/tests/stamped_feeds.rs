@@ -323,3 +323,37 @@ fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
         "{changed:?} {span_days}"
     );
 }
+
+/// A feed of the last minute's changes (each read lists new pages changed just before it, and
+/// the older entries at their own times) re-dates nothing: it is never taken to stamp, however
+/// many of its entries fall in the minute before a read.
+#[test]
+fn a_feed_of_the_last_minutes_changes_is_not_taken_to_stamp() {
+    let (mut sched, feed, pages) = feed_and_pages(10);
+    let mut now = 0;
+    while pages
+        .iter()
+        .any(|&u| sched.urls[u].last_check_ms().is_none())
+    {
+        while let Some(req) = sched.poll_request(now) {
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+        }
+        now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
+    }
+    let listing = FeedListing {
+        entries: 10,
+        oldest_ms: Some(0),
+        requested_ms: None,
+    };
+    let mut entries: Vec<(UrlKey, i64)> = Vec::new();
+    for read in 0..5 {
+        let at = now + (read + 1) * HOUR;
+        // Two pages changed in the minute before this read, on top of the earlier ones.
+        for &page in &pages[2 * read as usize..2 * read as usize + 2] {
+            entries.push((page, at - 20_000));
+        }
+        let ignored = sched.handle_feed_read(at, feed, &entries, listing);
+        assert!(!ignored, "read {read} taken for stamped");
+        assert!(!sched.stamps_feed_entries(feed), "read {read}");
+    }
+}
