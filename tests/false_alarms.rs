@@ -23,7 +23,7 @@ use freshet::clock::{Clock, SharedClock, VirtualClock};
 use sqlx::{ConnectOptions, Connection};
 
 use recording_server::{RecordingServer, Reply};
-use virtual_runs::{run_schedule_until, until};
+use virtual_runs::{clock_reaches, run_schedule_until, until};
 
 /// 2021-01-01T00:00:00Z: the virtual clock's origin.
 const ORIGIN_MS: i64 = 1_609_459_200_000;
@@ -197,12 +197,7 @@ async fn a_stamping_sitemap_and_a_redating_feed_do_not_take_the_budget() {
     }
     std::fs::write(&schedule, sites).unwrap();
 
-    let end = ORIGIN_MS + 24 * HOUR_MS;
-    let now = clock.clone();
-    let enough = until(move || {
-        let now = now.now_ms();
-        async move { now >= end }
-    });
+    let enough = clock_reaches(clock.clone(), ORIGIN_MS + 24 * HOUR_MS);
     run_schedule_until(&server, &clock, dir.path(), schedule, &HOSTS, enough).await;
 
     let db = dir.path().join("freshet.db");

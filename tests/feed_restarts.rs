@@ -14,7 +14,7 @@ use std::sync::Arc;
 use freshet::clock::{SharedClock, VirtualClock};
 
 use recording_server::{RecordingServer, Reply};
-use virtual_runs::{run_schedule_until, until};
+use virtual_runs::{clock_reaches, run_schedule_until};
 
 /// 2021-01-01T00:00:00Z: the virtual clock's origin.
 const ORIGIN_MS: i64 = 1_609_459_200_000;
@@ -114,14 +114,7 @@ async fn a_feed_worth_reading_often_is_read_as_often_after_a_restart() {
         server.url(HOST, "/feed.xml"),
     );
     std::fs::write(&schedule, site).unwrap();
-    let run_for = |hours: i64| {
-        let now = clock.clone();
-        let end = clock.now_ms() + hours * HOUR_MS;
-        until(move || {
-            let now = now.now_ms();
-            async move { now >= end }
-        })
-    };
+    let run_for = |hours: i64| clock_reaches(clock.clone(), clock.now_ms() + hours * HOUR_MS);
     let hosts = [HOST];
     run_schedule_until(
         &server,

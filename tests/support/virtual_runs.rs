@@ -23,6 +23,15 @@ pub async fn until<F: Future<Output = bool>>(mut done: impl FnMut() -> F) {
     }
 }
 
+/// Waits until `clock` reads `end_ms` or later (a run's end), or five real minutes pass.
+pub async fn clock_reaches(clock: SharedClock, end_ms: i64) {
+    until(move || {
+        let now = clock.now_ms();
+        async move { now >= end_ms }
+    })
+    .await
+}
+
 /// Runs the refresher (the learned policy, one worker) on `dir`'s `freshet.db` and
 /// `schedule`, `hosts` resolved to the server, until `enough` ends.
 pub async fn run_schedule_until(

@@ -121,6 +121,22 @@ fn feed_and_pages(pages: usize) -> (Scheduler, UrlKey, Vec<UrlKey>) {
     feed_and_pages_on(1000.0, pages)
 }
 
+/// Hands out every request from time 0, each answered with a first copy, until each of `urls`
+/// has one; gives the time then.
+fn copies_of_all(sched: &mut Scheduler, urls: &[UrlKey]) -> i64 {
+    let mut now = 0;
+    while urls
+        .iter()
+        .any(|&u| sched.urls[u].last_check_ms().is_none())
+    {
+        while let Some(req) = sched.poll_request(now) {
+            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
+        }
+        now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
+    }
+    now
+}
+
 /// [`feed_and_pages`] with `requests_per_day` for the site.
 fn feed_and_pages_on(requests_per_day: f64, pages: usize) -> (Scheduler, UrlKey, Vec<UrlKey>) {
     let mut sched = Scheduler::new(SchedulerConfig::default());

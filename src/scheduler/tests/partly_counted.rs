@@ -11,16 +11,7 @@ use super::*;
 fn covered_and_counted() -> (Scheduler, UrlKey, UrlKey, UrlKey, i64) {
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (p, q) = (pages[0], pages[1]);
-    let mut now = 0;
-    while [feed, p, q]
-        .iter()
-        .any(|&u| sched.urls[u].last_check_ms().is_none())
-    {
-        while let Some(req) = sched.poll_request(now) {
-            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
-        }
-        now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
-    }
+    let now = copies_of_all(&mut sched, &[feed, p, q]);
     let listing = FeedListing {
         entries: 2,
         oldest_ms: Some(0),

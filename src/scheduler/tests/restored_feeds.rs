@@ -100,16 +100,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
             ..Restored::default()
         };
         sched.restore(feed, stamps_entries);
-        let mut now = 0;
-        while pages
-            .iter()
-            .any(|&u| sched.urls[u].last_check_ms().is_none())
-        {
-            while let Some(req) = sched.poll_request(now) {
-                sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
-            }
-            now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
-        }
+        let now = copies_of_all(&mut sched, &pages);
         let read = now + HOUR;
         let listing = FeedListing {
             entries: 10,

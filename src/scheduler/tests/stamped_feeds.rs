@@ -278,16 +278,7 @@ fn a_feed_stamping_its_entries_costs_an_honest_feed_beside_it_nothing() {
 fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (dated, stamped) = (pages[0], pages[1]);
-    let mut now = 0;
-    while [feed, dated, stamped]
-        .iter()
-        .any(|&u| sched.urls[u].last_check_ms().is_none())
-    {
-        while let Some(req) = sched.poll_request(now) {
-            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
-        }
-        now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
-    }
+    let now = copies_of_all(&mut sched, &[feed, dated, stamped]);
     let first_read = now;
     sched.handle_feed(first_read, feed, &[(dated, 0), (stamped, 0)]);
     let before = sched.urls[stamped].stats().clone();
@@ -330,16 +321,7 @@ fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
 #[test]
 fn a_feed_of_the_last_minutes_changes_is_not_taken_to_stamp() {
     let (mut sched, feed, pages) = feed_and_pages(10);
-    let mut now = 0;
-    while pages
-        .iter()
-        .any(|&u| sched.urls[u].last_check_ms().is_none())
-    {
-        while let Some(req) = sched.poll_request(now) {
-            sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Copy));
-        }
-        now = sched.poll_timeout().expect("URLs stay queued").max(now + 1);
-    }
+    let now = copies_of_all(&mut sched, &pages);
     let listing = FeedListing {
         entries: 10,
         oldest_ms: Some(0),
