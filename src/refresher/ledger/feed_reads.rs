@@ -2,11 +2,21 @@
 //! scheduler (which counts them by URL key) and the store (which keeps them by row id with the
 //! feed's row, [`FeedReads`]): put back at a start, handed out after each read.
 
-use crate::scheduler::UrlKey;
+use crate::scheduler::{STAMPING_READS, UrlKey};
 use crate::store::feed_reads::FeedReads;
 use crate::store::urls::UrlRow;
 
 use super::{Inner, Ledger};
+
+/// A feed's reads in a row that looked stamped, as its row keeps them (judged, should they not
+/// parse while the judgement stands).
+pub(super) fn stored_stamped_reads(row: &UrlRow) -> u8 {
+    match FeedReads::parse(row.last_read_json.as_deref()) {
+        Some(reads) => reads.stamped_reads,
+        None if row.stamps_entries_since_ms.is_some() => STAMPING_READS,
+        None => 0,
+    }
+}
 
 impl Inner {
     /// Keeps the pages a feed's stored last read listed until its next read here (they may not

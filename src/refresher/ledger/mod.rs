@@ -13,10 +13,9 @@ use crate::clock::SharedClock;
 use crate::estimate::{Stats, changefreq_per_day};
 use crate::politeness::HeldHosts;
 use crate::scheduler::{
-    FeedListing, Fetched, HostKey, NewUrl, Request, Restored, STAMPING_READS, Scheduler,
-    SchedulerConfig, SiteKey, UrlKey, UrlKind, UrlSummary, section_of,
+    FeedListing, Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey,
+    UrlKey, UrlKind, UrlSummary, section_of,
 };
-use crate::store::feed_reads::FeedReads;
 use crate::store::reports::FreshnessSample;
 use crate::store::summary::{PlanUpdate, PlannedEstimate};
 use crate::store::urls::UrlRow;
@@ -60,15 +59,7 @@ fn restored_of(row: &UrlRow) -> Restored {
         known_change_ms: row.known_change_ms,
         checks: u64::try_from(row.checks).unwrap_or(0),
         planned_per_day: row.planned_per_day,
-        // (Judged, should its reads not parse.)
-        feed_stamped_reads: FeedReads::parse(row.last_read_json.as_deref()).map_or(
-            if row.stamps_entries_since_ms.is_some() {
-                STAMPING_READS
-            } else {
-                0
-            },
-            |reads| reads.stamped_reads,
-        ),
+        feed_stamped_reads: feed_reads::stored_stamped_reads(row),
     }
 }
 
