@@ -393,7 +393,7 @@ impl Scheduler {
     }
 
     /// Puts back what an earlier run, or the worker that read it last, knew of a feed: its
-    /// reads a day as planned then (its cadence until its first read here,
+    /// reads a day as planned then (its cadence until a fetch here gets another document,
     /// [`super::feed_state::FeedState::planned_before_start`]) and its reads in a row that
     /// looked stamped (at [`STAMPING_READS`], its entries at the read name no change from its
     /// first read on; a new entry dated earlier starts the count again,
