@@ -75,6 +75,8 @@ pub struct Restored {
     pub feed_stamped_reads: u8,
     /// Its planned visits a day (for a feed, its reads a day).
     pub planned_per_day: Option<f64>,
+    /// For a feed: what its reads have shown of it.
+    pub feed_shown: super::FeedShown,
 }
 
 /// What a check showed about the content.

@@ -40,16 +40,58 @@ pub struct FeedState {
     /// The site's pages its last read listed (sorted): a page listed again at the read's time
     /// was re-dated.
     pub listed_last_read: Vec<UrlKey>,
-    /// The reads a day an earlier run (or the worker that read it last) planned for it: its
-    /// cadence while it covers nothing here, until a fetch of it gets a document other than
-    /// the one read then ([`super::Scheduler::feed_fetched`]; a 304 keeps it). What it covers
+    /// The reads a day an earlier run (or the worker that read it last) planned for it: the
+    /// least of its cadence (all of it while it covers nothing here), until a fetch of it gets
+    /// a document other than the one read then ([`super::Scheduler::feed_fetched`]; a 304 keeps it). What it covers
     /// and how full it runs live in memory, so until a read shows them again the plan took it
     /// for a feed worth nothing, read weekly: after a restart, a feed read 19 times in 12 hours
     /// went unread for a week.
     pub planned_before_start: Option<f64>,
+    /// When an earlier run last read it, while it has not been read here: pages it covered
+    /// then wait for it again at once ([`super::Scheduler::restore_coverage`]), and its first
+    /// read here that does not reach back to this instant (full, its oldest entry newer) may
+    /// have dropped their changes, and sends them back to their plan.
+    pub read_before_start_ms: Option<i64>,
+}
+
+/// What a feed's reads have shown of it, kept over a restart with its row: without it, the
+/// first plan of a run priced a feed that covers pages as one whose capacity is two entries,
+/// read monthly as futile.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FeedShown {
+    /// [`FeedState::most_entries`].
+    pub most_entries: usize,
+    /// [`FeedState::lists_every_change`].
+    pub lists_every_change: bool,
+    /// [`FeedState::entries_listed`].
+    pub entries_listed: f64,
+    /// [`FeedState::entries_kept`].
+    pub entries_kept: f64,
 }
 
 impl FeedState {
+    /// What its reads have shown, to keep.
+    pub fn shown(&self) -> FeedShown {
+        FeedShown {
+            most_entries: self.most_entries,
+            lists_every_change: self.lists_every_change,
+            entries_listed: self.entries_listed,
+            entries_kept: self.entries_kept,
+        }
+    }
+
+    /// Takes up what reads elsewhere (an earlier run, another worker) have shown: the most
+    /// entries either saw, proof of every change from either, and the counts of whichever
+    /// saw more entries.
+    pub fn take_up(&mut self, shown: &FeedShown) {
+        self.most_entries = self.most_entries.max(shown.most_entries);
+        self.lists_every_change |= shown.lists_every_change;
+        if shown.entries_listed > self.entries_listed {
+            self.entries_listed = shown.entries_listed;
+            self.entries_kept = shown.entries_kept.clamp(0.0, shown.entries_listed);
+        }
+    }
+
     /// The share of its entries that are the site's pages (1 before a read).
     pub fn own_share(&self) -> f64 {
         if self.entries_listed > 0.0 {
@@ -96,4 +138,5 @@ pub(super) static NO_FEED: FeedState = FeedState {
     stamped_reads: 0,
     listed_last_read: Vec::new(),
     planned_before_start: None,
+    read_before_start_ms: None,
 };

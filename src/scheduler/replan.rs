@@ -520,15 +520,31 @@ impl Scheduler {
             .min(FEED_HOST_SHARE * self.host_limit_per_day(host_key))
             .max(MIN_FEED_POLLS.min(self.host_limit_per_day(host_key)));
         let rarely = MIN_FEED_POLLS.min(cap);
+        // Not read here yet, or answered unchanged since (a 304: it lists what it listed then):
+        // read as the run before planned it, never more rarely than weekly, and never more
+        // rarely while the pages restored as waiting for it price it lower (its row may keep
+        // nothing of its capacity, and a feed of two entries priced forty daily pages as
+        // futile: read monthly).
+        let before = (self.urls[feed].feed().planned_before_start)
+            .map(|per_day| per_day.max(rarely).min(cap));
+        let (polls, worth) = self.feed_polls_priced(feed, pages, rates, multipliers, host, cap);
+        (polls.max(before.unwrap_or(0.0)), worth)
+    }
+
+    /// [`Self::feed_polls`] by what the feed covers and has shown alone, under its `cap`.
+    fn feed_polls_priced(
+        &self,
+        feed: UrlKey,
+        pages: &SitePages,
+        rates: &[f64],
+        multipliers: &plan::Multipliers,
+        host: usize,
+        cap: f64,
+    ) -> (f64, bool) {
+        let rarely = MIN_FEED_POLLS.min(cap);
         let covers = &self.urls[feed].feed().covers;
         if covers.is_empty() {
-            // Not read here yet, or answered unchanged since (a 304: it lists what it listed
-            // then): read as the run before planned it, never more rarely than weekly.
-            let before = self.urls[feed].feed().planned_before_start;
-            return (
-                before.map_or(rarely, |per_day| per_day.max(rarely).min(cap)),
-                false,
-            );
+            return (rarely, false);
         }
         // The site's pages are listed in key order: a covered page is found by bisection, where
         // a map of every page of the site, made for each feed, cost a site of a million pages

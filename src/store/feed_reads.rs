@@ -6,13 +6,26 @@ use serde::{Deserialize, Serialize};
 
 use super::Store;
 
-/// A feed's reads towards the judgement, as the store keeps them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A feed's reads towards the judgement, and what else they have shown of it
+/// ([`crate::scheduler::FeedShown`]), as the store keeps them (a row written before the
+/// latter were kept reads them as none shown yet).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FeedReads {
     /// Reads in a row that looked stamped.
     pub stamped_reads: u8,
     /// The row ids of the site's pages its last read listed.
     pub listed: Vec<i64>,
+    /// The most entries it has listed at once.
+    #[serde(default)]
+    pub most_entries: usize,
+    /// Whether one of its documents listed a page at two times.
+    #[serde(default)]
+    pub lists_every_change: bool,
+    /// Entries it has listed over all its reads, and of them the site's pages'.
+    #[serde(default)]
+    pub entries_listed: f64,
+    #[serde(default)]
+    pub entries_kept: f64,
 }
 
 impl FeedReads {
@@ -90,12 +103,17 @@ mod tests {
             let one = FeedReads {
                 stamped_reads: 1,
                 listed: vec![3, 7],
+                most_entries: 20,
+                lists_every_change: true,
+                entries_listed: 60.0,
+                entries_kept: 45.0,
             };
             store.save_feed_reads(id, &one, false, 100).await.unwrap();
             assert_eq!(read(&store).await, (Some(one), None));
             let two = FeedReads {
                 stamped_reads: 2,
                 listed: vec![3, 7],
+                ..FeedReads::default()
             };
             store.save_feed_reads(id, &two, true, 200).await.unwrap();
             store.save_feed_reads(id, &two, true, 300).await.unwrap();
@@ -106,6 +124,18 @@ mod tests {
                 .unwrap();
             assert_eq!(read(&store).await, (Some(FeedReads::default()), None));
         }
+    }
+
+    /// A row written before a feed's capacity and the rest were kept reads as none shown.
+    #[test]
+    fn reads_stored_before_the_rest_was_kept_read_as_none_shown() {
+        let reads = FeedReads::parse(Some(r#"{"stamped_reads":1,"listed":[4]}"#));
+        let want = FeedReads {
+            stamped_reads: 1,
+            listed: vec![4],
+            ..FeedReads::default()
+        };
+        assert_eq!(reads, Some(want));
     }
 
     type UrlRowKept = (Option<FeedReads>, Option<i64>);

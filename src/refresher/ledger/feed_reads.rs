@@ -1,8 +1,10 @@
-//! A feed's reads towards the judgement that it dates its entries at each read, between the
-//! scheduler (which counts them by URL key) and the store (which keeps them by row id with the
-//! feed's row, [`FeedReads`]): put back at a start, handed out after each read.
+//! What a feed's reads have shown (towards the judgement that it dates its entries at each
+//! read, its capacity and the rest) and which pages waited for it, between the scheduler
+//! (which knows them by URL key) and the store (which keeps them by row id: the feed's with its
+//! row, [`FeedReads`], and a page's with its plan): put back at a start, handed out after each
+//! read.
 
-use crate::scheduler::{STAMPING_READS, UrlKey};
+use crate::scheduler::{FeedShown, STAMPING_READS, UrlKey};
 use crate::store::feed_reads::FeedReads;
 use crate::store::urls::UrlRow;
 
@@ -18,6 +20,18 @@ pub(super) fn stored_stamped_reads(row: &UrlRow) -> u8 {
     }
 }
 
+/// What a feed's reads have shown of it, as its row keeps them (none, should they not parse).
+pub(super) fn stored_shown(row: &UrlRow) -> FeedShown {
+    FeedReads::parse(row.last_read_json.as_deref()).map_or_else(FeedShown::default, |reads| {
+        FeedShown {
+            most_entries: reads.most_entries,
+            lists_every_change: reads.lists_every_change,
+            entries_listed: reads.entries_listed.max(0.0),
+            entries_kept: reads.entries_kept.max(0.0),
+        }
+    })
+}
+
 impl Inner {
     /// Keeps the pages a feed's stored last read listed until its next read here (they may not
     /// all be known yet while the rows are being added): an earlier run's, or another worker's
@@ -27,6 +41,30 @@ impl Inner {
             && !reads.listed.is_empty()
         {
             self.stored_listings.insert(feed, reads.listed);
+        }
+    }
+
+    /// A URL was added from its row (after the scheduler restored it, and with its row id
+    /// known): a page that waited for a feed when it was last planned waits for it again
+    /// ([`crate::scheduler::Scheduler::restore_coverage`]) once both are known here (rows come
+    /// in batches by id, and a page's feed may come in a later one, when the pages kept
+    /// waiting for it are taken up).
+    pub(super) fn restore_stored_waits(&mut self, key: UrlKey, row: &UrlRow) {
+        if row.kind == "feed"
+            && let Some(pages) = self.stored_waits.remove(&row.id)
+        {
+            for page in pages {
+                self.sched.restore_coverage(page, key);
+            }
+        }
+        let Some(feed_id) = row.waits_for_feed_id.filter(|_| row.kind == "page") else {
+            return;
+        };
+        match self.urls.key_of(feed_id) {
+            Some(feed) => {
+                self.sched.restore_coverage(key, feed);
+            }
+            None => self.stored_waits.entry(feed_id).or_default().push(key),
         }
     }
 
@@ -44,10 +82,14 @@ impl Ledger {
     pub fn feed_reads(&self, feed_id: i64) -> Option<FeedReads> {
         let inner = self.lock();
         let key = inner.urls.key_of(feed_id)?;
-        let (stamped_reads, listed) = inner.sched.feed_reads(key);
+        let (stamped_reads, listed, shown) = inner.sched.feed_reads(key);
         Some(FeedReads {
             stamped_reads,
             listed: listed.iter().map(|&page| inner.urls.id_of(page)).collect(),
+            most_entries: shown.most_entries,
+            lists_every_change: shown.lists_every_change,
+            entries_listed: shown.entries_listed,
+            entries_kept: shown.entries_kept,
         })
     }
 }

@@ -60,6 +60,7 @@ fn restored_of(row: &UrlRow) -> Restored {
         checks: u64::try_from(row.checks).unwrap_or(0),
         planned_per_day: row.planned_per_day,
         feed_stamped_reads: feed_reads::stored_stamped_reads(row),
+        feed_shown: feed_reads::stored_shown(row),
     }
 }
 
@@ -94,6 +95,9 @@ struct Inner {
     sampling: Option<Sampling>,
     /// Feeds' pages an earlier run's last read listed (row ids), put back at their first read.
     stored_listings: HashMap<UrlKey, Vec<i64>>,
+    /// Pages added from their rows that waited for a feed when last planned, by the feed's
+    /// row id, while that feed is not known here.
+    stored_waits: HashMap<i64, Vec<UrlKey>>,
 }
 
 /// The instants the copies are judged at, on the refresher's clock, and what was judged.
@@ -174,6 +178,7 @@ impl Ledger {
                 last_added_ms: None,
                 sampling: None,
                 stored_listings: HashMap::new(),
+                stored_waits: HashMap::new(),
             }),
             returned: tokio::sync::Notify::new(),
             held: None,
@@ -379,6 +384,7 @@ impl Ledger {
             inner.sched.restore(key, restored_of(row));
             inner.keep_stored_listing(key, row);
             inner.urls.push(row.id, key);
+            inner.restore_stored_waits(key, row);
             inner.last_added_ms = Some(now_ms);
         }
     }

@@ -2,6 +2,7 @@
 //! feed's next read, and what its reads showed of whether the feed stamps its entries.
 
 use super::*;
+use crate::estimate::Stats;
 
 /// The feed reads of a run started at `start` on a feed last read an hour before, planned
 /// then at `planned_per_day` (`None`: nothing stored), over `hours`; each read answered `seen`
@@ -130,4 +131,134 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
     sched.handle_feed_read(later, feed, &[(pages[0], later - HOUR / 2)], listing);
     assert!(!sched.stamps_feed_entries(feed));
     assert_eq!(sched.acted_known_change(pages[0]), Some(later - HOUR / 2));
+}
+
+/// A run started at `start` (ten days in) on a feed and `n` pages an earlier run knew: each
+/// page's copy an hour old and a change a day by its ten days of checks, waiting for the feed
+/// when last planned ([`Scheduler::restore_coverage`]), and the feed read an hour before the
+/// start, its reads having shown `shown`. Re-planned at the start. The host takes a request
+/// every ten minutes.
+fn restarted_with_coverage(n: usize, shown: FeedShown) -> (Scheduler, UrlKey, Vec<UrlKey>) {
+    let mut sched = Scheduler::new(SchedulerConfig::default());
+    let site = sched.add_site(1.0, 50.0, 0);
+    // 144 requests a day: the feed may take a quarter of them.
+    let host = sched.add_host(10 * 60_000, 0);
+    let feed_url = NewUrl {
+        kind: UrlKind::Feed,
+        ..page(site, host, 1.0)
+    };
+    let feed = sched.add_url(0, feed_url);
+    let pages: Vec<UrlKey> = (0..n)
+        .map(|_| sched.add_url(0, page(site, host, 1.0)))
+        .collect();
+    let start = 10 * DAY;
+    for &page in &pages {
+        let restored = Restored {
+            last_check_ms: Some(start - HOUR),
+            stats: Stats {
+                events: 10.0,
+                exposure_days: 10.0,
+                changed_intervals: Vec::new(),
+            },
+            checks: 10,
+            due_ms: Some(start + DAY),
+            ..Restored::default()
+        };
+        sched.restore(page, restored);
+    }
+    let restored = Restored {
+        last_check_ms: Some(start - HOUR),
+        checks: 50,
+        planned_per_day: Some(24.0),
+        feed_shown: shown,
+        ..Restored::default()
+    };
+    sched.restore(feed, restored);
+    for &page in &pages {
+        assert!(sched.restore_coverage(page, feed), "restored");
+        assert!(!sched.restore_coverage(page, feed), "once");
+    }
+    sched.replan(start, true);
+    (sched, feed, pages)
+}
+
+/// What forty reads of a feed of the twenty latest changes showed.
+const TWENTY_LATEST: FeedShown = FeedShown {
+    most_entries: 20,
+    lists_every_change: false,
+    entries_listed: 800.0,
+    entries_kept: 800.0,
+};
+
+/// Pages that waited for their feed's announcements wait for them again from the start of a
+/// run, before its first read (they went back to their plan until two checks each had proven
+/// the feed again), and the feed is priced by what its reads had shown: taken for one that
+/// holds two entries, the feed was futile and no page waited.
+#[test]
+fn pages_that_waited_for_their_feed_wait_from_the_start() {
+    let (sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
+    for &page in &pages {
+        assert_eq!(sched.covering_feed(page), Some(feed));
+    }
+    assert_eq!(sched.feed_reads(feed).2, TWENTY_LATEST);
+    let (sched, _, pages) = restarted_with_coverage(40, FeedShown::default());
+    assert_eq!(sched.covering_feed(pages[0]), None, "a feed of two entries");
+}
+
+/// The first read after the start: one that reaches back to the read before keeps the pages
+/// waiting, and the change it lists from before it is counted by the page's next check over
+/// its whole span (counted from the read on, the check put it in the minutes after the read);
+/// one as full as the feed has been whose oldest entry is newer than the read before may
+/// have dropped changes of the time between, and its pages go back to their plan.
+#[test]
+fn the_first_read_after_the_start_is_judged_against_the_read_before() {
+    let start = 10 * DAY;
+    let read = start + HOUR;
+    let entries = |pages: &[UrlKey], oldest: i64| -> Vec<(UrlKey, i64)> {
+        let mut listed = vec![(pages[0], read - HOUR / 2)];
+        listed.extend((0..19).map(|i| (pages[1 + i], oldest)));
+        listed
+    };
+    let listing = |oldest: i64| FeedListing {
+        entries: 20,
+        oldest_ms: Some(oldest),
+        requested_ms: None,
+    };
+    let (mut sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
+    let oldest = start - DAY;
+    sched.handle_feed_read(read, feed, &entries(&pages, oldest), listing(oldest));
+    assert_eq!(sched.covering_feed(pages[1]), Some(feed), "reached back");
+    assert_eq!(sched.acted_known_change(pages[0]), Some(read - HOUR / 2));
+    let before = sched.urls[pages[0]].evidence().stats.clone();
+    // (The feed may come first: its cadence before the start is due.)
+    let mut check = read + HOUR;
+    loop {
+        match sched.poll_request(check) {
+            Some(req) if req.url == pages[0] => break,
+            Some(req) => {
+                assert_eq!(req.url, feed, "the page known stale before any other");
+                sched.handle_fetched(check, feed, Fetched::at(check, Seen::Unchanged));
+            }
+            None => check = sched.poll_timeout().expect("queued").max(check + 1),
+        }
+    }
+    sched.handle_fetched(check, pages[0], Fetched::at(check, Seen::Changed));
+    let after = &sched.urls[pages[0]].evidence().stats;
+    let span_days = (check - (start - HOUR)) as f64 / DAY as f64;
+    assert_eq!(after.changed_intervals.len(), 1, "{after:?}");
+    assert!(
+        (after.changed_intervals[0].0 - span_days).abs() < 1e-9,
+        "counted over {} days, not {span_days}",
+        after.changed_intervals[0].0
+    );
+    assert_eq!(after.events, before.events);
+
+    let (mut sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
+    let oldest = start - HOUR / 2;
+    sched.handle_feed_read(read, feed, &entries(&pages, oldest), listing(oldest));
+    assert_eq!(
+        sched.covering_feed(pages[1]),
+        None,
+        "may have dropped changes"
+    );
 }
