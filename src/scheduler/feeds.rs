@@ -447,10 +447,10 @@ impl Scheduler {
     /// that no feed covers yet; its first read here judges whether it reached back to the read
     /// before ([`FeedState::read_before_start_ms`]). Whether it was applied.
     ///
-    /// What is not kept: a change a check saw that the feed had not listed yet (judged at the
-    /// next read, [`super::url_state::Coverage::unannounced`]) and the wait of a page the feed
-    /// lost since the plan was last saved (every quarter of an hour and at the end of a run):
-    /// after a kill such a page waits again, until the feed misses another of its changes.
+    /// A page whose check saw a change the feed has not listed yet is not kept as waiting
+    /// ([`Scheduler::waits_to_keep`]); the wait of a page the feed lost since the plan was
+    /// last saved (every quarter of an hour and at the end of a run) is: after a kill such a
+    /// page waits again, until the feed misses another of its changes.
     ///
     /// [`FeedState::read_before_start_ms`]: super::feed_state::FeedState::read_before_start_ms
     pub fn restore_coverage(&mut self, page: UrlKey, feed: UrlKey) -> bool {
@@ -553,6 +553,19 @@ impl Scheduler {
                 .covers
                 .retain(|&p| p != page);
         }
+    }
+
+    /// The feed a page waits for as the store keeps it for a later run
+    /// ([`Scheduler::restore_coverage`]): [`Scheduler::covering_feed`], but none while a
+    /// change a check saw waits for the feed's next read to judge it
+    /// ([`super::url_state::Coverage::unannounced`], not kept): a run that ends first, as each
+    /// `run --once` pass may, would otherwise put the page back as waiting at every start,
+    /// and a feed that misses its changes would never be found out.
+    pub fn waits_to_keep(&self, url: UrlKey) -> Option<UrlKey> {
+        let coverage = self.urls[url].evidence().coverage.as_deref()?;
+        (coverage.unannounced.is_none())
+            .then(|| self.covering_feed(url))
+            .flatten()
     }
 
     /// The feed whose announcements a page waits for, if it is worth its polls (only pages are

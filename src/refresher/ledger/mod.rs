@@ -120,7 +120,7 @@ impl Inner {
             rate: None,
             waits_for_feed_id: self
                 .sched
-                .covering_feed(key)
+                .waits_to_keep(key)
                 .map(|feed| self.urls.id_of(feed)),
         })
     }

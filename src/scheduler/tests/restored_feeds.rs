@@ -262,3 +262,50 @@ fn the_first_read_after_the_start_is_judged_against_the_read_before() {
         "may have dropped changes"
     );
 }
+
+/// A change a check saw that the feed has not listed yet is judged at the feed's next read,
+/// and not kept: until then the page is not kept as waiting for the feed (a `run --once` pass
+/// that ends before that read would put it back as waiting at each start, and a feed that
+/// misses its changes would never be found out). The read that lists it keeps it again.
+#[test]
+fn a_page_whose_unlisted_change_waits_for_judgement_is_not_kept_as_waiting() {
+    let start = 10 * DAY;
+    let (mut sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
+    let read = start + HOUR;
+    let listing = FeedListing {
+        entries: 20,
+        oldest_ms: Some(start - DAY),
+        requested_ms: None,
+    };
+    let listed: Vec<(UrlKey, i64)> = (pages[1..21].iter()).map(|&p| (p, start - DAY)).collect();
+    sched.handle_feed_read(read, feed, &listed, listing);
+    assert_eq!(sched.waits_to_keep(pages[0]), Some(feed));
+    let mut now = read;
+    loop {
+        match sched.poll_request(now) {
+            Some(req) if req.url == pages[0] => break,
+            Some(req) => sched.handle_fetched(now, req.url, Fetched::at(now, Seen::Unchanged)),
+            None => now = sched.poll_timeout().expect("queued").max(now + 1),
+        }
+    }
+    sched.handle_fetched(now, pages[0], Fetched::at(now, Seen::Changed));
+    assert_eq!(
+        sched.covering_feed(pages[0]),
+        Some(feed),
+        "judged at the next read"
+    );
+    assert_eq!(sched.waits_to_keep(pages[0]), None);
+    let next = now + HOUR;
+    let mut listed = listed;
+    listed[19] = (pages[0], now - 1);
+    let listing = FeedListing {
+        oldest_ms: Some(start - DAY),
+        ..listing
+    };
+    sched.handle_feed_read(next, feed, &listed, listing);
+    assert_eq!(
+        sched.waits_to_keep(pages[0]),
+        Some(feed),
+        "listed: proven again"
+    );
+}
