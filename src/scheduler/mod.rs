@@ -43,6 +43,7 @@ mod groups;
 mod lastmod;
 pub mod policy;
 mod replan;
+mod restored_feeds;
 mod site_pages;
 mod sitemaps;
 mod url_state;
