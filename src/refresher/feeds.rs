@@ -53,7 +53,10 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     };
     let doc = match feed::parse(body, &url) {
         Ok(doc) => doc,
-        Err(err) => return record_error_in(ctx, "feed", site, url.as_str(), err.to_string()).await,
+        Err(err) => {
+            ctx.ledger.feed_unreadable(now, row.id);
+            return record_error_in(ctx, "feed", site, url.as_str(), err.to_string()).await;
+        }
     };
     if let Some(ttl) = doc.ttl_minutes {
         ctx.store

@@ -42,8 +42,8 @@ pub struct FeedState {
     pub listed_last_read: Vec<UrlKey>,
     /// The reads a day an earlier run (or the worker that read it last) planned for it: the
     /// least of its cadence (all of it while it covers nothing here), until a fetch of it gets
-    /// a document other than the one read then ([`super::Scheduler::feed_fetched`]; a 304
-    /// keeps it). Until a read shows what it covers and how full it runs, the plan took it for
+    /// a document other than the one read then ([`super::Scheduler::feed_fetched`]) or a
+    /// document that lists entries (a 304 lists none and keeps it). Until a read shows what it covers and how full it runs, the plan took it for
     /// a feed worth nothing, read weekly: after a restart, a feed read 19 times in 12 hours
     /// went unread for a week.
     pub planned_before_start: Option<f64>,

@@ -150,6 +150,11 @@ impl Scheduler {
             page != feed && u.kind == UrlKind::Page && !u.retired && !listed.insert(page)
         });
         let state = self.urls[feed].feed_mut();
+        // A document read (not a 304): what it covers and how full it runs are known from here
+        // on, and the cadence an earlier run planned is no longer needed.
+        if listing.entries > 0 {
+            state.planned_before_start = None;
+        }
         state.lists_every_change |= repeats;
         let every_change = state.lists_every_change;
         state.most_entries = state.most_entries.max(listing.entries);
@@ -437,6 +442,23 @@ impl Scheduler {
             explained,
             blind,
         })
+    }
+
+    /// A fetch of a feed got a document that does not parse: it announces nothing, and as
+    /// after an overflow, its pages go back to their plan until it proves itself again (pages
+    /// that waited for it, restored at a start, waited for it all the run).
+    pub fn feed_unreadable(&mut self, now_ms: i64, feed: UrlKey) {
+        if self.urls[feed].kind != UrlKind::Feed {
+            return;
+        }
+        for page in self.urls[feed].feed().covers.clone() {
+            if let Some(coverage) = self.urls[page].evidence_mut().coverage.as_deref_mut() {
+                coverage.agreements = 0;
+            }
+            if !self.urls[page].in_flight {
+                self.schedule(page, now_ms);
+            }
+        }
     }
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).

@@ -38,9 +38,10 @@ impl Scheduler {
     /// proven ([`FEED_TRUST_CHECKS`]), where it went back to its plan until two checks had
     /// proven the feed again (in `tests/feed_restarts.rs`, 79 page requests in the day after a
     /// restart against 59 in the day before). Only under a policy that reads feeds, while the
-    /// feed has not been read here, is on a host held here (another worker reads it, and this
-    /// one would never judge it) and is not taken to stamp its entries, on a page of its site
-    /// that no feed covers yet; its first read here judges whether it reached back to the read
+    /// feed has not been read here, is on the page's host or one held here (on another host
+    /// another worker may read it, and this one would never judge it; a start adds every row
+    /// before it gains its first host) and is not taken to stamp its entries, on a page of its
+    /// site that no feed covers yet; its first read here judges whether it reached back to the read
     /// before ([`FeedState::read_before_start_ms`]). Whether it was applied.
     ///
     /// A page whose check saw a change the feed has not listed yet is not kept as waiting
@@ -64,7 +65,7 @@ impl Scheduler {
             || p.site() != f.site()
             || p.covered_by().is_some()
             || f.feed().last_poll_ms.is_some()
-            || !self.is_held_here(feed)
+            || (f.host() != p.host() && !self.is_held_here(feed))
             || self.stamps_feed_entries(feed)
         {
             return false;

@@ -475,6 +475,14 @@ impl Ledger {
         self.returned.notify_one();
     }
 
+    /// A feed's document did not parse ([`crate::scheduler::Scheduler::feed_unreadable`]).
+    pub fn feed_unreadable(&self, now_ms: i64, feed_id: i64) {
+        let mut inner = self.lock();
+        if let Some(key) = inner.urls.key_of(feed_id) {
+            inner.sched.feed_unreadable(now_ms, key);
+        }
+    }
+
     /// A feed was read: `listing` is what the document held, `entries` (URL row id, change
     /// time) its entries on the site's pages. A 304 lists nothing. Returns whether its entries
     /// dated at the read name no change: the read looked stamped, or the feed is taken to

@@ -309,3 +309,71 @@ fn a_page_whose_unlisted_change_waits_for_judgement_is_not_kept_as_waiting() {
         "listed: proven again"
     );
 }
+
+/// A feed whose document does not parse announces nothing: the pages that waited for it
+/// (restored at the start, they waited all the run) go back to their plan until it proves
+/// itself again.
+#[test]
+fn pages_stop_waiting_for_a_feed_whose_document_does_not_parse() {
+    let (mut sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
+    assert_eq!(sched.covering_feed(pages[0]), Some(feed));
+    sched.feed_unreadable(10 * DAY + HOUR, feed);
+    assert!(pages.iter().all(|&p| sched.covering_feed(p).is_none()));
+}
+
+/// The cadence an earlier run planned for a feed holds until a read here lists entries (a
+/// 304 lists none): the same document read again in a 200 shows what it covers.
+#[test]
+fn a_read_listing_entries_ends_the_cadence_the_run_before_planned() {
+    let (mut sched, feed, pages) = feed_and_pages(3);
+    let restored = Restored {
+        last_check_ms: Some(DAY),
+        planned_per_day: Some(24.0),
+        ..Restored::default()
+    };
+    sched.restore(feed, restored);
+    let read = 2 * DAY;
+    sched.handle_feed_read(read, feed, &[], FeedListing::default());
+    assert_eq!(
+        sched.urls[feed].feed().planned_before_start,
+        Some(24.0),
+        "a 304"
+    );
+    let listed: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, DAY / 2)).collect();
+    sched.handle_feed_read(read + HOUR, feed, &listed, FeedListing::of(&listed));
+    assert_eq!(sched.urls[feed].feed().planned_before_start, None);
+}
+
+/// With several workers a start adds every row before it gains a host: a wait is restored
+/// for a feed on the page's own host (whoever gains the host reads the feed and checks the
+/// page), not for one on another host held elsewhere (its holder reads it, and this worker
+/// would never judge it).
+#[test]
+fn a_wait_is_restored_for_a_feed_on_the_pages_host_or_one_held_here() {
+    let restore_on = |same_host: bool| {
+        let mut sched = Scheduler::new(SchedulerConfig::default());
+        let site = sched.add_site(1.0, 50.0, 0);
+        let (a, b) = (sched.add_host(0, 0), sched.add_host(0, 0));
+        sched.set_host_elsewhere(a, true);
+        let feed_host = if same_host { b } else { a };
+        let feed_url = NewUrl {
+            kind: UrlKind::Feed,
+            ..page(site, feed_host, 1.0)
+        };
+        let feed = sched.add_url(0, feed_url);
+        let on_b = sched.add_url(0, page(site, b, 1.0));
+        let on_a = sched.add_url(0, page(site, a, 1.0));
+        let restored = Restored {
+            last_check_ms: Some(DAY),
+            ..Restored::default()
+        };
+        sched.restore(feed, restored);
+        (
+            sched.restore_coverage(on_b, feed),
+            sched.restore_coverage(on_a, feed),
+        )
+    };
+    // The feed on b (held here): both; on a (elsewhere): the page on a only.
+    assert_eq!(restore_on(true), (true, true));
+    assert_eq!(restore_on(false), (false, true));
+}
