@@ -42,9 +42,22 @@ pub async fn run_schedule_until(
     hosts: &[&str],
     enough: impl Future<Output = ()> + Send + 'static,
 ) {
+    let db = dir.join("freshet.db");
+    run_schedule_on_until(server, clock, db, schedule, hosts, enough).await;
+}
+
+/// [`run_schedule_until`] on the database `db` (a SQLite file or a postgres:// URL).
+pub async fn run_schedule_on_until(
+    server: &RecordingServer,
+    clock: &SharedClock,
+    db: PathBuf,
+    schedule: PathBuf,
+    hosts: &[&str],
+    enough: impl Future<Output = ()> + Send + 'static,
+) {
     let options = RunOptions {
         schedules: vec![schedule],
-        db_path: dir.join("freshet.db"),
+        db_path: db,
         once: false,
         clock: clock.clone(),
         resolve: server.resolve(hosts),
