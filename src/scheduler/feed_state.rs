@@ -57,7 +57,8 @@ pub struct FeedState {
 /// What a feed's reads have shown of it, kept over a restart with its row: without it, the
 /// first plan of a run priced a feed that covers pages as one whose capacity is two entries,
 /// read monthly as futile.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct FeedShown {
     /// [`FeedState::most_entries`].
     pub most_entries: usize,

@@ -170,14 +170,7 @@ impl Scheduler {
         if overflowed || dropped_before_start {
             self.urls[feed].feed_mut().blind_until_ms =
                 if overflowed { Some(start) } else { oldest };
-            for page in self.urls[feed].feed().covers.clone() {
-                if let Some(coverage) = self.urls[page].evidence_mut().coverage.as_deref_mut() {
-                    coverage.agreements = 0;
-                }
-                if !self.urls[page].in_flight {
-                    self.schedule(page, now_ms);
-                }
-            }
+            self.unprove(now_ms, feed);
         }
         // What the read saw completely: every change since the last read, or after an overflow
         // every change since its oldest entry, that entry included (read from now backwards,
@@ -448,9 +441,15 @@ impl Scheduler {
     /// after an overflow, its pages go back to their plan until it proves itself again (pages
     /// that waited for it, restored at a start, waited for it all the run).
     pub fn feed_unreadable(&mut self, now_ms: i64, feed: UrlKey) {
-        if self.urls[feed].kind != UrlKind::Feed {
-            return;
+        if self.urls[feed].kind == UrlKind::Feed {
+            self.unprove(now_ms, feed);
         }
+    }
+
+    /// The pages `feed` covers go back to their plan until it proves itself again for each
+    /// ([`FEED_TRUST_CHECKS`]): after a read that overflowed or may have dropped changes, or
+    /// a document that does not parse.
+    fn unprove(&mut self, now_ms: i64, feed: UrlKey) {
         for page in self.urls[feed].feed().covers.clone() {
             if let Some(coverage) = self.urls[page].evidence_mut().coverage.as_deref_mut() {
                 coverage.agreements = 0;

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Store;
+use crate::scheduler::FeedShown;
 
 /// A feed's reads towards the judgement, and what else they have shown of it
 /// ([`crate::scheduler::FeedShown`]), as the store keeps them (a row written before the
@@ -15,17 +16,9 @@ pub struct FeedReads {
     pub stamped_reads: u8,
     /// The row ids of the site's pages its last read listed.
     pub listed: Vec<i64>,
-    /// The most entries it has listed at once.
-    #[serde(default)]
-    pub most_entries: usize,
-    /// Whether one of its documents listed a page at two times.
-    #[serde(default)]
-    pub lists_every_change: bool,
-    /// Entries it has listed over all its reads, and of them the site's pages'.
-    #[serde(default)]
-    pub entries_listed: f64,
-    #[serde(default)]
-    pub entries_kept: f64,
+    /// Its capacity and the rest, as fields of the same object.
+    #[serde(flatten)]
+    pub shown: FeedShown,
 }
 
 impl FeedReads {
@@ -103,10 +96,12 @@ mod tests {
             let one = FeedReads {
                 stamped_reads: 1,
                 listed: vec![3, 7],
-                most_entries: 20,
-                lists_every_change: true,
-                entries_listed: 60.0,
-                entries_kept: 45.0,
+                shown: FeedShown {
+                    most_entries: 20,
+                    lists_every_change: true,
+                    entries_listed: 60.0,
+                    entries_kept: 45.0,
+                },
             };
             store.save_feed_reads(id, &one, false, 100).await.unwrap();
             assert_eq!(read(&store).await, (Some(one), None));
@@ -126,9 +121,15 @@ mod tests {
         }
     }
 
-    /// A row written before a feed's capacity and the rest were kept reads as none shown.
+    /// A row written before a feed's capacity and the rest were kept reads as none shown; the
+    /// rest is kept as fields of the same object.
     #[test]
     fn reads_stored_before_the_rest_was_kept_read_as_none_shown() {
+        let json = r#"{"stamped_reads":0,"listed":[],"most_entries":20,"lists_every_change":true,"entries_listed":3.0,"entries_kept":2.0}"#;
+        let reads = FeedReads::parse(Some(json)).expect("parses");
+        assert_eq!(reads.shown.most_entries, 20);
+        assert!(reads.shown.lists_every_change);
+        assert_eq!(serde_json::to_string(&reads).unwrap(), json);
         let reads = FeedReads::parse(Some(r#"{"stamped_reads":1,"listed":[4]}"#));
         let want = FeedReads {
             stamped_reads: 1,

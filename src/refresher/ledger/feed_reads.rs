@@ -2,9 +2,9 @@
 //! read, its capacity and the rest) and which pages waited for it, between the scheduler
 //! (which knows them by URL key) and the store (which keeps them by row id: the feed's with its
 //! row, [`FeedReads`], and a page's with its plan): put back at a start, handed out after each
-//! read.
+//! read. Each read (or a document that does not parse) goes to the scheduler through here.
 
-use crate::scheduler::{FeedShown, STAMPING_READS, UrlKey};
+use crate::scheduler::{FeedListing, FeedShown, STAMPING_READS, UrlKey};
 use crate::store::feed_reads::FeedReads;
 use crate::store::urls::UrlRow;
 
@@ -20,16 +20,10 @@ pub(super) fn stored_stamped_reads(row: &UrlRow) -> u8 {
     }
 }
 
-/// What a feed's reads have shown of it, as its row keeps them (none, should they not parse).
+/// What a feed's reads have shown of it, as its row keeps them (none, should they not parse;
+/// counts out of range are not taken up, [`FeedShown`]'s `take_up`).
 pub(super) fn stored_shown(row: &UrlRow) -> FeedShown {
-    FeedReads::parse(row.last_read_json.as_deref()).map_or_else(FeedShown::default, |reads| {
-        FeedShown {
-            most_entries: reads.most_entries,
-            lists_every_change: reads.lists_every_change,
-            entries_listed: reads.entries_listed.max(0.0),
-            entries_kept: reads.entries_kept.max(0.0),
-        }
-    })
+    FeedReads::parse(row.last_read_json.as_deref()).map_or_else(FeedShown::default, |r| r.shown)
 }
 
 impl Inner {
@@ -78,6 +72,40 @@ impl Inner {
 }
 
 impl Ledger {
+    /// A feed's document did not parse ([`crate::scheduler::Scheduler::feed_unreadable`]).
+    pub fn feed_unreadable(&self, now_ms: i64, feed_id: i64) {
+        let mut inner = self.lock();
+        if let Some(key) = inner.urls.key_of(feed_id) {
+            inner.sched.feed_unreadable(now_ms, key);
+        }
+    }
+
+    /// A feed was read: `listing` is what the document held, `entries` (URL row id, change
+    /// time) its entries on the site's pages. A 304 lists nothing. Returns whether its entries
+    /// dated at the read name no change: the read looked stamped, or the feed is taken to
+    /// stamp its entries ([`crate::scheduler::STAMPING_READS`]).
+    pub fn feed_read(
+        &self,
+        now_ms: i64,
+        feed_id: i64,
+        entries: &[(i64, i64)],
+        listing: FeedListing,
+    ) -> bool {
+        let mut inner = self.lock();
+        let Some(feed) = inner.urls.key_of(feed_id) else {
+            return false;
+        };
+        let keyed: Vec<(UrlKey, i64)> = entries
+            .iter()
+            .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
+            .collect();
+        inner.restore_stored_listing(feed);
+        let stamped = inner.sched.handle_feed_read(now_ms, feed, &keyed, listing);
+        drop(inner);
+        self.returned.notify_one();
+        stamped
+    }
+
     /// What the reads of the feed `feed_id` have shown towards the judgement, for the store.
     pub fn feed_reads(&self, feed_id: i64) -> Option<FeedReads> {
         let inner = self.lock();
@@ -86,10 +114,7 @@ impl Ledger {
         Some(FeedReads {
             stamped_reads,
             listed: listed.iter().map(|&page| inner.urls.id_of(page)).collect(),
-            most_entries: shown.most_entries,
-            lists_every_change: shown.lists_every_change,
-            entries_listed: shown.entries_listed,
-            entries_kept: shown.entries_kept,
+            shown,
         })
     }
 }

@@ -13,8 +13,8 @@ use crate::clock::SharedClock;
 use crate::estimate::{Stats, changefreq_per_day};
 use crate::politeness::HeldHosts;
 use crate::scheduler::{
-    FeedListing, Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey,
-    UrlKey, UrlKind, UrlSummary, section_of,
+    Fetched, HostKey, NewUrl, Request, Restored, Scheduler, SchedulerConfig, SiteKey, UrlKey,
+    UrlKind, UrlSummary, section_of,
 };
 use crate::store::reports::FreshnessSample;
 use crate::store::summary::{PlanUpdate, PlannedEstimate};
@@ -473,40 +473,6 @@ impl Ledger {
         }
         drop(inner);
         self.returned.notify_one();
-    }
-
-    /// A feed's document did not parse ([`crate::scheduler::Scheduler::feed_unreadable`]).
-    pub fn feed_unreadable(&self, now_ms: i64, feed_id: i64) {
-        let mut inner = self.lock();
-        if let Some(key) = inner.urls.key_of(feed_id) {
-            inner.sched.feed_unreadable(now_ms, key);
-        }
-    }
-
-    /// A feed was read: `listing` is what the document held, `entries` (URL row id, change
-    /// time) its entries on the site's pages. A 304 lists nothing. Returns whether its entries
-    /// dated at the read name no change: the read looked stamped, or the feed is taken to
-    /// stamp its entries ([`crate::scheduler::STAMPING_READS`]).
-    pub fn feed_read(
-        &self,
-        now_ms: i64,
-        feed_id: i64,
-        entries: &[(i64, i64)],
-        listing: FeedListing,
-    ) -> bool {
-        let mut inner = self.lock();
-        let Some(feed) = inner.urls.key_of(feed_id) else {
-            return false;
-        };
-        let keyed: Vec<(UrlKey, i64)> = entries
-            .iter()
-            .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
-            .collect();
-        inner.restore_stored_listing(feed);
-        let stamped = inner.sched.handle_feed_read(now_ms, feed, &keyed, listing);
-        drop(inner);
-        self.returned.notify_one();
-        stamped
     }
 
     /// One URL's planned rate and due time as the scheduler holds them now (what [`Self::plans`]
