@@ -5,7 +5,8 @@
 //! plan. And the pages that waited for their feed's announcements went back to their plan
 //! until two checks each proved the feed again: a day of visits to pages that had not changed.
 //! A restarted run now reads the feed when the run before planned to, and its pages go on
-//! waiting for it.
+//! waiting for it. Kept knowledge must also follow the feed when it changes: a capacity cut
+//! while freshet was stopped is learnt anew.
 
 #[path = "support/postgres.rs"]
 mod postgres;
@@ -26,23 +27,90 @@ const ORIGIN_MS: i64 = 1_609_459_200_000;
 const HOUR_MS: i64 = 3_600_000;
 const HOST: &str = "h.test";
 
-/// A site's pages and how they change: each every `period_ms`, page `i` at `i × stagger_ms`
-/// past each period's start. Its feed lists each page at its latest change (as most feeds
-/// do), with an `ETag` (read more often than the pages change, it mostly answers 304; a first
-/// read after a restart answered 304 lists what the run before read, which
-/// `scheduler::tests::restored_feeds` follows).
+/// A site's pages and how they change ([`Changes`]). Its feed lists each page at its latest
+/// change (as most feeds do), with an `ETag` (read more often than the pages change, it mostly
+/// answers 304; a first read after a restart answered 304 lists what the run before read,
+/// which `scheduler::tests::restored_feeds` follows).
 #[derive(Clone, Copy)]
 struct Pages {
     count: usize,
-    period_ms: i64,
-    stagger_ms: i64,
+    changes: Changes,
+    /// From this instant on the feed lists only its latest few entries (clock ms, how many):
+    /// its capacity was cut. Until then, and without, it lists every page.
+    cut: Option<(i64, usize)>,
 }
 
+/// When the pages change.
+#[derive(Clone, Copy)]
+enum Changes {
+    /// Each every `period_ms`, page `i` at `i × stagger_ms` past each period's start.
+    Periodic { period_ms: i64, stagger_ms: i64 },
+    /// At random, `per_day` times a day on average (in each minute with the same chance,
+    /// drawn by a hash of the page and the minute: the same in every run), the world freshet's
+    /// estimator assumes.
+    Random { per_day: f64 },
+}
+
+const MINUTE_MS: i64 = 60_000;
+
 impl Pages {
+    /// Whether page `i` changes in the minute starting at `minute_ms` ([`Changes::Random`]).
+    fn changes_in(i: usize, minute_ms: i64, per_day: f64) -> bool {
+        // splitmix64 of the page and the minute.
+        let mut x = ((i as u64) << 40) ^ (minute_ms / MINUTE_MS) as u64;
+        x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+        (x as f64) < per_day / 1_440.0 * u64::MAX as f64
+    }
+
     /// Page `i`'s latest change at or before `at_ms`.
     fn latest_change(self, i: usize, at_ms: i64) -> i64 {
-        let phase = ORIGIN_MS + i as i64 * self.stagger_ms;
-        phase + (at_ms - phase).div_euclid(self.period_ms) * self.period_ms
+        match self.changes {
+            Changes::Periodic {
+                period_ms,
+                stagger_ms,
+            } => {
+                let phase = ORIGIN_MS + i as i64 * stagger_ms;
+                phase + (at_ms - phase).div_euclid(period_ms) * period_ms
+            }
+            Changes::Random { per_day } => {
+                let mut minute = at_ms.div_euclid(MINUTE_MS) * MINUTE_MS;
+                while minute > ORIGIN_MS - 24 * HOUR_MS && !Self::changes_in(i, minute, per_day) {
+                    minute -= MINUTE_MS;
+                }
+                minute
+            }
+        }
+    }
+
+    /// Page `i`'s first change after `at_ms`.
+    fn next_change(self, i: usize, at_ms: i64) -> i64 {
+        match self.changes {
+            Changes::Periodic { period_ms, .. } => self.latest_change(i, at_ms) + period_ms,
+            Changes::Random { per_day } => {
+                let mut minute = at_ms.div_euclid(MINUTE_MS) * MINUTE_MS + MINUTE_MS;
+                while !Self::changes_in(i, minute, per_day) {
+                    minute += MINUTE_MS;
+                }
+                minute
+            }
+        }
+    }
+
+    /// The pages the feed lists at `at_ms`: the latest changed first, as many as it holds.
+    fn listed(self, at_ms: i64) -> Vec<usize> {
+        let mut pages: Vec<(i64, usize)> = (0..self.count)
+            .map(|i| (self.latest_change(i, at_ms), i))
+            .collect();
+        pages.sort_by_key(|&(at, i)| (std::cmp::Reverse(at), i));
+        let holds = match self.cut {
+            Some((from_ms, holds)) if at_ms >= from_ms => holds,
+            _ => self.count,
+        };
+        pages.truncate(holds);
+        pages.into_iter().map(|(_, i)| i).collect()
     }
 
     /// The latest change of any page: the feed's version.
@@ -85,7 +153,7 @@ fn serve(server: &RecordingServer, pages: Pages) {
         if request.header("if-none-match") == Some(etag.as_str()) {
             return Reply::status(304).header("etag", &etag).to_response();
         }
-        let items: String = (0..pages.count)
+        let items: String = (pages.listed(request.clock_ms).into_iter())
             .map(|i| {
                 let changed = rfc2822(pages.latest_change(i, request.clock_ms));
                 format!(
@@ -138,19 +206,48 @@ fn page_visits(server: &RecordingServer, pages: Pages, from_ms: i64, to_ms: i64)
             .iter()
             .filter(|&&t| (from_ms..to_ms).contains(&t))
             .count();
-        let mut change = pages.latest_change(i, from_ms) + pages.period_ms;
+        let mut change = pages.next_change(i, from_ms);
         while change < to_ms {
             if let Some(&seen) = at.iter().find(|&&t| t >= change) {
                 lag_ms += seen - change;
                 changes += 1;
             }
-            change += pages.period_ms;
+            change = pages.next_change(i, change);
         }
     }
     (
         count,
         lag_ms as f64 / changes.max(1) as f64 / HOUR_MS as f64,
     )
+}
+
+/// The copies' mean age between two instants (hours), as the server's log and the world's
+/// changes tell it: at each instant a copy is as old as the time since the first change after
+/// the request that fetched it (0 while none came), averaged over the pages and the time.
+fn mean_age_hours(server: &RecordingServer, pages: Pages, from_ms: i64, to_ms: i64) -> f64 {
+    let requests = server.requests_to(HOST);
+    let mut age_ms2 = 0.0;
+    for i in 0..pages.count {
+        let mut visits: Vec<i64> = (requests.iter())
+            .filter(|r| r.path == format!("/p{i}") && r.clock_ms < to_ms)
+            .map(|r| r.clock_ms)
+            .collect();
+        visits.sort_unstable();
+        visits.push(to_ms);
+        // From each fetch (the last before `from_ms` first) to the next.
+        let first = visits.partition_point(|&t| t <= from_ms).saturating_sub(1);
+        for pair in visits[first..].windows(2) {
+            let (fetched, next) = (pair[0], pair[1]);
+            let stale_from = pages.next_change(i, fetched).max(from_ms);
+            let until = next.min(to_ms);
+            if stale_from < until {
+                let change = pages.next_change(i, fetched);
+                let (a, b) = ((stale_from - change) as f64, (until - change) as f64);
+                age_ms2 += (b * b - a * a) / 2.0;
+            }
+        }
+    }
+    age_ms2 / (pages.count as f64 * (to_ms - from_ms) as f64) / HOUR_MS as f64
 }
 
 /// Runs the site of `pages` with `requests_per_day` for `before_hours`, stops, and runs it
@@ -194,8 +291,11 @@ async fn a_feed_worth_reading_often_is_read_as_often_after_a_restart() {
     // Five pages that change together every two hours.
     let pages = Pages {
         count: 5,
-        period_ms: 2 * HOUR_MS,
-        stagger_ms: 0,
+        changes: Changes::Periodic {
+            period_ms: 2 * HOUR_MS,
+            stagger_ms: 0,
+        },
+        cut: None,
     };
     let (server, restarted_ms) = run_and_restart(pages, 100, 24, 12, None).await;
     let before = feed_reads(&server, restarted_ms - 12 * HOUR_MS, restarted_ms);
@@ -232,8 +332,11 @@ async fn waiting_pages_after_a_restart(postgres: Option<String>) {
     // Twenty pages that change once a day, an hour and 12 minutes apart.
     let pages = Pages {
         count: 20,
-        period_ms: 24 * HOUR_MS,
-        stagger_ms: 72 * 60_000,
+        changes: Changes::Periodic {
+            period_ms: 24 * HOUR_MS,
+            stagger_ms: 72 * MINUTE_MS,
+        },
+        cut: None,
     };
     let (server, restarted_ms) = run_and_restart(pages, 100, 72, 24, postgres).await;
     let day = 24 * HOUR_MS;
@@ -256,4 +359,37 @@ async fn waiting_pages_after_a_restart(postgres: Option<String>) {
     // against 30 in the first 12 hours after the restart), and the feed read as often.
     assert!(5 * after <= 6 * before, "{what}");
     assert!(2 * feed_after >= feed_before, "{what}");
+}
+
+/// A feed whose capacity is cut while freshet is stopped (it listed all twenty pages, now
+/// only the latest two: a blog's "show at most" setting), its pages changing at random about
+/// once a day: the first run learnt that the pages may wait for its announcements, and the
+/// second must find out that it now holds two. Judged by the largest document it ever listed,
+/// a feed is never full again, so its overflows went unseen: the pages whose changes it dropped
+/// waited for announcements that never came, and its silence was counted as their quiet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_whose_feed_was_cut_short_do_not_wait_for_it() {
+    let day = 24 * HOUR_MS;
+    let pages = Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: Some((ORIGIN_MS + 72 * HOUR_MS, 2)),
+    };
+    let (server, restarted_ms) = run_and_restart(pages, 40, 72, 48, None).await;
+    let age_before = mean_age_hours(&server, pages, restarted_ms - day, restarted_ms);
+    let age_after = mean_age_hours(&server, pages, restarted_ms + day, restarted_ms + 2 * day);
+    let (before, lag_before) = page_visits(&server, pages, restarted_ms - day, restarted_ms);
+    let (after, lag_after) =
+        page_visits(&server, pages, restarted_ms + day, restarted_ms + 2 * day);
+    let feed_after = feed_reads(&server, restarted_ms + day, restarted_ms + 2 * day);
+    let what = format!(
+        "the day before the cut: mean age {age_before:.2} h, {before} page requests, a change \
+         waited {lag_before:.2} h for its visit; the second day after it: {age_after:.2} h, \
+         {after} requests, {lag_after:.2} h, {feed_after} feed reads"
+    );
+    eprintln!("{what}");
+    assert!(before >= 20, "every change was visited: {what}");
+    // Seen: 1.34 h (twice; the feed then read 16 times a day), and 2.06 and 2.07 h with the
+    // capacity never cut (6 reads a day).
+    assert!(age_after <= 1.7, "{what}");
 }

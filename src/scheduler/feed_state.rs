@@ -11,20 +11,9 @@ pub struct FeedState {
     pub covers: Vec<UrlKey>,
     /// When it was last read.
     pub last_poll_ms: Option<i64>,
-    /// The most entries it has listed at once (its capacity, as far as can be seen), the site's
-    /// pages' and others' alike.
-    pub most_entries: usize,
-    /// Whether it has shown that it lists every change: a document of it listed one of the
-    /// site's pages at two times. Until then it may list each page once, at its latest change
-    /// (most feeds do). One such read is taken as proof, though two links that name one page
-    /// could pass for it: asking for a second left the feeds of `simulate --hosts 200 --budget
-    /// 0.2 --signals 0.2` on the less informative rule longer, and freshet went from 0.9993 to
-    /// 1.0006 times the oracle's mean age.
-    pub lists_every_change: bool,
-    /// Entries it has listed over all its reads, and of them the site's pages': what of its
-    /// capacity their changes have.
-    pub entries_listed: f64,
-    pub entries_kept: f64,
+    /// What its reads have shown of it (capacity, every change, the site's share of its
+    /// entries): kept over a restart with its row.
+    pub shown: FeedShown,
     /// Whether it is worth its polls (see [`super::replan`]): only then do the pages it covers
     /// wait for its announcements instead of following the plan.
     pub worth: bool,
@@ -60,37 +49,58 @@ pub struct FeedState {
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct FeedShown {
-    /// [`FeedState::most_entries`].
+    /// The most entries it lists at once (its capacity, as far as can be seen), the site's
+    /// pages' and others' alike: the most a document of it has listed, until
+    /// [`CAPACITY_READS`] documents in a row list fewer, whose most it is then. A feed whose
+    /// capacity was cut (a blog's "show at most" setting) would otherwise never be full again,
+    /// and its overflows, which drop changes of the pages waiting for it, never seen.
     pub most_entries: usize,
-    /// [`FeedState::lists_every_change`].
+    /// Documents in a row that listed fewer entries than [`FeedShown::most_entries`], and the
+    /// most of them.
+    pub reads_below_most: u8,
+    pub most_below: usize,
+    /// Whether it has shown that it lists every change: a document of it listed one of the
+    /// site's pages at two times. Until then it may list each page once, at its latest change
+    /// (most feeds do). One such read is taken as proof, though two links that name one page
+    /// could pass for it: asking for a second left the feeds of `simulate --hosts 200 --budget
+    /// 0.2 --signals 0.2` on the less informative rule longer, and freshet went from 0.9993 to
+    /// 1.0006 times the oracle's mean age.
     pub lists_every_change: bool,
-    /// [`FeedState::entries_listed`].
+    /// Entries it has listed over all its reads, and of them the site's pages': what of its
+    /// capacity their changes have.
     pub entries_listed: f64,
-    /// [`FeedState::entries_kept`].
     pub entries_kept: f64,
 }
 
-impl FeedState {
-    /// What its reads have shown, to keep.
-    pub fn shown(&self) -> FeedShown {
-        FeedShown {
-            most_entries: self.most_entries,
-            lists_every_change: self.lists_every_change,
-            entries_listed: self.entries_listed,
-            entries_kept: self.entries_kept,
-        }
+/// Documents in a row that list fewer entries than a feed's capacity after which its capacity is
+/// the most they listed ([`FeedShown::most_entries`]).
+pub const CAPACITY_READS: u8 = 4;
+
+impl FeedShown {
+    /// Whether a document listing `entries` is as full as the feed runs (a feed of one entry
+    /// or none is taken to hold two).
+    pub fn full(&self, entries: usize) -> bool {
+        entries >= self.most_entries.max(2)
     }
 
-    /// Takes up what reads elsewhere (an earlier run, another worker) have shown: the most
-    /// entries either saw, proof of every change from either, and the counts of whichever
-    /// saw more entries.
-    pub fn take_up(&mut self, shown: &FeedShown) {
-        self.most_entries = self.most_entries.max(shown.most_entries);
-        self.lists_every_change |= shown.lists_every_change;
-        if shown.entries_listed > self.entries_listed {
-            self.entries_listed = shown.entries_listed;
-            self.entries_kept = shown.entries_kept.clamp(0.0, shown.entries_listed);
+    /// Takes in a document that listed `entries` entries, `kept` of them the site's pages.
+    pub fn document_read(&mut self, entries: usize, kept: usize) {
+        if entries == 0 {
+            return;
         }
+        if entries >= self.most_entries {
+            self.most_entries = entries;
+            (self.reads_below_most, self.most_below) = (0, 0);
+        } else {
+            self.reads_below_most += 1;
+            self.most_below = self.most_below.max(entries);
+            if self.reads_below_most >= CAPACITY_READS {
+                self.most_entries = self.most_below;
+                (self.reads_below_most, self.most_below) = (0, 0);
+            }
+        }
+        self.entries_listed += entries as f64;
+        self.entries_kept += kept.min(entries) as f64;
     }
 
     /// The share of its entries that are the site's pages (1 before a read).
@@ -99,6 +109,25 @@ impl FeedState {
             (self.entries_kept / self.entries_listed).clamp(0.0, 1.0)
         } else {
             1.0
+        }
+    }
+}
+
+impl FeedState {
+    /// Takes up what reads elsewhere (an earlier run, another worker) have shown, from a read
+    /// newer than any here: its capacity as that read left it (a cut capacity stays cut),
+    /// proof of every change from either, and the counts of whichever saw more entries.
+    pub fn take_up(&mut self, shown: &FeedShown) {
+        let mine = &mut self.shown;
+        if shown.most_entries > 0 {
+            mine.most_entries = shown.most_entries;
+            mine.reads_below_most = shown.reads_below_most.min(CAPACITY_READS - 1);
+            mine.most_below = shown.most_below.min(shown.most_entries);
+        }
+        mine.lists_every_change |= shown.lists_every_change;
+        if shown.entries_listed > mine.entries_listed {
+            mine.entries_listed = shown.entries_listed;
+            mine.entries_kept = shown.entries_kept.clamp(0.0, shown.entries_listed);
         }
     }
 }
@@ -130,10 +159,14 @@ impl FeedCounted {
 pub(super) static NO_FEED: FeedState = FeedState {
     covers: Vec::new(),
     last_poll_ms: None,
-    most_entries: 0,
-    lists_every_change: false,
-    entries_listed: 0.0,
-    entries_kept: 0.0,
+    shown: FeedShown {
+        most_entries: 0,
+        reads_below_most: 0,
+        most_below: 0,
+        lists_every_change: false,
+        entries_listed: 0.0,
+        entries_kept: 0.0,
+    },
     worth: false,
     blind_until_ms: None,
     stamped_reads: 0,

@@ -135,7 +135,7 @@ impl Scheduler {
         // is newer than the last poll, some may have been dropped, and every page it covers may
         // have changed unseen.
         let oldest = listing.oldest_ms.map(|at| at.min(now_ms));
-        let full = listing.entries >= self.urls[feed].feed().most_entries.max(2);
+        let full = self.urls[feed].feed().shown.full(listing.entries);
         let overflowed = full && last_poll.is_some_and(|last| oldest.is_some_and(|o| o > last));
         // A first read after a start that does not reach back to the read before it may have
         // dropped changes of the time between (a long stop): as after an overflow, its pages
@@ -155,11 +155,9 @@ impl Scheduler {
         if listing.entries > 0 {
             state.planned_before_start = None;
         }
-        state.lists_every_change |= repeats;
-        let every_change = state.lists_every_change;
-        state.most_entries = state.most_entries.max(listing.entries);
-        state.entries_listed += listing.entries as f64;
-        state.entries_kept += entries.len().min(listing.entries) as f64;
+        state.shown.lists_every_change |= repeats;
+        let every_change = state.shown.lists_every_change;
+        (state.shown).document_read(listing.entries, entries.len());
         let start = match (last_poll, oldest) {
             (Some(_), Some(oldest)) if overflowed => oldest,
             (Some(last), _) => last,

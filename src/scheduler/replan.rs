@@ -566,10 +566,10 @@ impl Scheduler {
         // A feed that may list each page once, at its latest change, fills with the pages that
         // changed, not with their changes (plan::polls_to_keep_up).
         let page_rates: Vec<f64> = covered.iter().map(|p| p.rate_per_day).collect();
-        let state = self.urls[feed].feed();
-        let capacity = (state.most_entries as f64 * state.own_share()).max(2.0);
+        let shown = &self.urls[feed].feed().shown;
+        let capacity = (shown.most_entries as f64 * shown.own_share()).max(2.0);
         let no_overflow =
-            plan::polls_to_keep_up(&page_rates, 0.5 * capacity, state.lists_every_change);
+            plan::polls_to_keep_up(&page_rates, 0.5 * capacity, shown.lists_every_change);
         if no_overflow > cap {
             return (FUTILE_FEED_POLLS.min(cap), false);
         }

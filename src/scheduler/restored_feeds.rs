@@ -110,7 +110,7 @@ impl Scheduler {
     /// capacity and the rest ([`super::FeedShown`]).
     pub fn feed_reads(&self, feed: UrlKey) -> (u8, &[UrlKey], super::FeedShown) {
         let state = self.urls[feed].feed();
-        (state.stamped_reads, &state.listed_last_read, state.shown())
+        (state.stamped_reads, &state.listed_last_read, state.shown)
     }
 
     /// The feed a page waits for as the store keeps it for a later run

@@ -98,6 +98,8 @@ mod tests {
                 listed: vec![3, 7],
                 shown: FeedShown {
                     most_entries: 20,
+                    reads_below_most: 2,
+                    most_below: 12,
                     lists_every_change: true,
                     entries_listed: 60.0,
                     entries_kept: 45.0,
@@ -125,11 +127,22 @@ mod tests {
     /// rest is kept as fields of the same object.
     #[test]
     fn reads_stored_before_the_rest_was_kept_read_as_none_shown() {
-        let json = r#"{"stamped_reads":0,"listed":[],"most_entries":20,"lists_every_change":true,"entries_listed":3.0,"entries_kept":2.0}"#;
+        let json = r#"{"stamped_reads":0,"listed":[],"most_entries":20,"reads_below_most":1,"most_below":7,"lists_every_change":true,"entries_listed":3.0,"entries_kept":2.0}"#;
         let reads = FeedReads::parse(Some(json)).expect("parses");
         assert_eq!(reads.shown.most_entries, 20);
+        assert_eq!(
+            (reads.shown.reads_below_most, reads.shown.most_below),
+            (1, 7)
+        );
         assert!(reads.shown.lists_every_change);
         assert_eq!(serde_json::to_string(&reads).unwrap(), json);
+        // Before a cut capacity was followed: no reads below it.
+        let before = r#"{"stamped_reads":0,"listed":[],"most_entries":20,"lists_every_change":true,"entries_listed":3.0,"entries_kept":2.0}"#;
+        let reads = FeedReads::parse(Some(before)).expect("parses");
+        assert_eq!(
+            (reads.shown.most_entries, reads.shown.reads_below_most),
+            (20, 0)
+        );
         let reads = FeedReads::parse(Some(r#"{"stamped_reads":1,"listed":[4]}"#));
         let want = FeedReads {
             stamped_reads: 1,

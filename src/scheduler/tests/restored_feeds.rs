@@ -185,6 +185,8 @@ fn restarted_with_coverage(n: usize, shown: FeedShown) -> (Scheduler, UrlKey, Ve
 /// What forty reads of a feed of the twenty latest changes showed.
 const TWENTY_LATEST: FeedShown = FeedShown {
     most_entries: 20,
+    reads_below_most: 0,
+    most_below: 0,
     lists_every_change: false,
     entries_listed: 800.0,
     entries_kept: 800.0,

@@ -127,6 +127,57 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
     assert_eq!(sched.watched(a), Some((120 * MIN, 260 * MIN)));
 }
 
+/// A feed whose capacity was cut (ten entries, then three) is full again at three once
+/// [`CAPACITY_READS`](crate::scheduler::feed_state::CAPACITY_READS) documents in a row have
+/// listed fewer than ten: a read of three entries all
+/// newer than the read before then overflowed, and the feed's silence says nothing of the time
+/// before its oldest entry. Judged by the largest document ever, it was never full again, and
+/// the changes it dropped were counted as quiet.
+#[test]
+fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
+    const MIN: i64 = 60_000;
+    let listing = |entries: usize, oldest: i64| FeedListing {
+        entries,
+        oldest_ms: Some(oldest * MIN),
+        requested_ms: None,
+    };
+    let (mut sched, feed, pages) = feed_and_pages(2);
+    let (a, b) = (pages[0], pages[1]);
+    let kept = [(a, 5 * MIN), (b, 6 * MIN)];
+    sched.handle_feed_read(10 * MIN, feed, &kept, listing(10, 1));
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    check(&mut sched, 20 * MIN, b, Seen::Copy);
+    // Reads that each reach back past the read before: nothing dropped, ten entries and then
+    // three (the cut).
+    let mut at = 30;
+    for entries in [10, 3, 3, 3] {
+        sched.handle_feed_read(at * MIN, feed, &[(b, (at - 5) * MIN)], listing(entries, 1));
+        at += 10;
+    }
+    assert_eq!(
+        sched.urls[feed].feed().shown.most_entries,
+        10,
+        "three reads below"
+    );
+    sched.handle_feed_read(at * MIN, feed, &[(b, (at - 5) * MIN)], listing(3, 1));
+    assert_eq!(sched.urls[feed].feed().shown.most_entries, 3, "the fourth");
+    assert_eq!(sched.watched(a), Some((20 * MIN, at * MIN)));
+    // Three entries, all newer than the read before: full, so some may have been dropped.
+    let last = at;
+    at += 60;
+    sched.handle_feed_read(at * MIN, feed, &[(b, (at - 5) * MIN)], listing(3, at - 20));
+    assert_eq!(
+        sched.watched(a),
+        Some(((at - 20) * MIN, at * MIN)),
+        "blind before"
+    );
+    assert!((at - 20) > last);
+    // A document as long as before the cut is the capacity again at once.
+    at += 10;
+    sched.handle_feed_read(at * MIN, feed, &[(b, (at - 5) * MIN)], listing(10, 1));
+    assert_eq!(sched.urls[feed].feed().shown.most_entries, 10);
+}
+
 /// What a feed holds for the site's pages is its largest document times the share of its
 /// entries that are theirs: a feed whose documents hold 1,000 entries, ten of them the site's
 /// pages, fills with their changes as soon as a feed of ten entries does, not a hundred times
