@@ -51,14 +51,17 @@ pub struct FeedState {
 pub struct FeedShown {
     /// The most entries it lists at once (its capacity, as far as can be seen), the site's
     /// pages' and others' alike: the most a document of it has listed, until
-    /// [`CAPACITY_READS`] documents in a row list fewer, whose most it is then. A feed whose
-    /// capacity was cut (a blog's "show at most" setting) would otherwise never be full again,
-    /// and its overflows, which drop changes of the pages waiting for it, never seen.
+    /// [`CAPACITY_READS`] documents in a row list one smaller number of entries, which is its
+    /// capacity then. A feed whose capacity was cut (a blog's "show at most" setting) would
+    /// otherwise never be full again, and its overflows, which drop changes of the pages
+    /// waiting for it, never seen. A cap lists the same number at every read; a feed of the
+    /// last day's changes lists fewer as they age out over a quiet night, and taken to be cut
+    /// to those it would look full, and overflowed, at the next two new entries.
     pub most_entries: usize,
-    /// Documents in a row that listed fewer entries than [`FeedShown::most_entries`], and the
-    /// most of them.
+    /// Documents in a row that listed the same number of entries, `count_below`, fewer than
+    /// [`FeedShown::most_entries`].
     pub reads_below_most: u8,
-    pub most_below: usize,
+    pub count_below: usize,
     /// Whether it has shown that it lists every change: a document of it listed one of the
     /// site's pages at two times. Until then it may list each page once, at its latest change
     /// (most feeds do). One such read is taken as proof, though two links that name one page
@@ -72,8 +75,8 @@ pub struct FeedShown {
     pub entries_kept: f64,
 }
 
-/// Documents in a row that list fewer entries than a feed's capacity after which its capacity is
-/// the most they listed ([`FeedShown::most_entries`]).
+/// Documents in a row that list one number of entries, fewer than a feed's capacity, after which
+/// that number is its capacity ([`FeedShown::most_entries`]).
 pub const CAPACITY_READS: u8 = 4;
 
 impl FeedShown {
@@ -90,13 +93,14 @@ impl FeedShown {
         }
         if entries >= self.most_entries {
             self.most_entries = entries;
-            (self.reads_below_most, self.most_below) = (0, 0);
+            (self.reads_below_most, self.count_below) = (0, 0);
+        } else if entries != self.count_below {
+            (self.reads_below_most, self.count_below) = (1, entries);
         } else {
             self.reads_below_most += 1;
-            self.most_below = self.most_below.max(entries);
             if self.reads_below_most >= CAPACITY_READS {
-                self.most_entries = self.most_below;
-                (self.reads_below_most, self.most_below) = (0, 0);
+                self.most_entries = entries;
+                (self.reads_below_most, self.count_below) = (0, 0);
             }
         }
         self.entries_listed += entries as f64;
@@ -122,7 +126,7 @@ impl FeedState {
         if shown.most_entries > 0 {
             mine.most_entries = shown.most_entries;
             mine.reads_below_most = shown.reads_below_most.min(CAPACITY_READS - 1);
-            mine.most_below = shown.most_below.min(shown.most_entries);
+            mine.count_below = shown.count_below.min(shown.most_entries);
         }
         mine.lists_every_change |= shown.lists_every_change;
         if shown.entries_listed > mine.entries_listed {
@@ -162,7 +166,7 @@ pub(super) static NO_FEED: FeedState = FeedState {
     shown: FeedShown {
         most_entries: 0,
         reads_below_most: 0,
-        most_below: 0,
+        count_below: 0,
         lists_every_change: false,
         entries_listed: 0.0,
         entries_kept: 0.0,
@@ -174,3 +178,63 @@ pub(super) static NO_FEED: FeedState = FeedState {
     planned_before_start: None,
     read_before_start_ms: None,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The capacity of a feed that lists `counts` in turn.
+    fn capacity(counts: &[usize]) -> usize {
+        let mut shown = FeedShown::default();
+        for &n in counts {
+            shown.document_read(n, n);
+        }
+        shown.most_entries
+    }
+
+    #[test]
+    fn a_capacity_is_cut_by_documents_listing_one_smaller_number_in_a_row() {
+        assert_eq!(capacity(&[20, 20, 5, 5, 5]), 20, "three below");
+        assert_eq!(capacity(&[20, 20, 5, 5, 5, 5]), 5, "the fourth");
+        assert_eq!(
+            capacity(&[20, 5, 5, 5, 20, 5, 5, 5]),
+            20,
+            "a full one between"
+        );
+        assert_eq!(capacity(&[20, 5, 5, 5, 5, 20]), 20, "back up at once");
+        // A 304 or an empty document lists nothing and changes nothing.
+        assert_eq!(capacity(&[20, 5, 0, 5, 5, 0, 5]), 5);
+        // A feed of the last day's changes: fewer as they age out, then more again.
+        assert_eq!(capacity(&[9, 7, 4, 2, 1, 3, 6, 8, 5, 2]), 9);
+    }
+
+    /// A read newer than any here (an earlier run's, another worker's) brings its capacity,
+    /// a cut one included; a row that shows nothing keeps what is known here.
+    #[test]
+    fn a_newer_read_s_capacity_is_taken_whole() {
+        let mut state = FeedState::default();
+        state.shown.document_read(20, 20);
+        let mut cut = FeedShown::default();
+        for _ in 0..=CAPACITY_READS {
+            cut.document_read(if cut.most_entries == 0 { 20 } else { 2 }, 2);
+        }
+        assert_eq!(cut.most_entries, 2);
+        state.take_up(&cut);
+        assert_eq!(state.shown.most_entries, 2);
+        state.take_up(&FeedShown::default());
+        assert_eq!(state.shown.most_entries, 2);
+        let stored = FeedShown {
+            most_entries: 20,
+            reads_below_most: 200,
+            count_below: 50,
+            ..FeedShown::default()
+        };
+        state.take_up(&stored);
+        let taken = (state.shown.reads_below_most, state.shown.count_below);
+        assert_eq!(
+            taken,
+            (CAPACITY_READS - 1, 20),
+            "counts out of range are bounded"
+        );
+    }
+}

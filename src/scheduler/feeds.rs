@@ -131,9 +131,9 @@ impl Scheduler {
         }
         // One change listed twice (two links that name one page) is one change.
         entries.dedup();
-        // A feed lists its last few entries: if it is as full as it has ever been and every entry
-        // is newer than the last poll, some may have been dropped, and every page it covers may
-        // have changed unseen.
+        // A feed lists its last few entries: if it is as full as it runs (its capacity,
+        // `FeedShown::most_entries`) and every entry is newer than the last poll, some may have
+        // been dropped, and every page it covers may have changed unseen.
         let oldest = listing.oldest_ms.map(|at| at.min(now_ms));
         let full = self.urls[feed].feed().shown.full(listing.entries);
         let overflowed = full && last_poll.is_some_and(|last| oldest.is_some_and(|o| o > last));

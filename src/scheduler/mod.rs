@@ -56,7 +56,7 @@ use crate::plan::Multipliers;
 
 pub use announcements::HostClaims;
 pub use events::{Fetched, NewUrl, Request, Restored, SchedulerConfig, Seen, UrlSummary};
-pub use feed_state::FeedShown;
+pub use feed_state::{CAPACITY_READS, FeedShown};
 pub use feeds::{FeedListing, READ_STAMP_SLACK_MS, STAMPING_READS};
 pub use freshness::Freshness;
 pub use frontier::{Bucket, HostKey, SiteKey, UrlKey};

@@ -12,7 +12,7 @@ impl Scheduler {
     /// reads a day as planned then (the least of its cadence until a fetch here gets another
     /// document, [`super::feed_state::FeedState::planned_before_start`]), when it was read
     /// then ([`super::feed_state::FeedState::read_before_start_ms`]), what its reads showed
-    /// of its capacity and the rest ([`super::FeedShown`], the most either side saw), and its
+    /// of its capacity and the rest ([`super::FeedShown`], as the newer read left it), and its
     /// reads in a row that looked stamped (at [`super::STAMPING_READS`], its entries at the
     /// read name no change from its first read on; a new entry dated earlier starts the count
     /// again, [`Scheduler::count_stamped_read`]). Taken while it has not been read here, or

@@ -99,7 +99,7 @@ mod tests {
                 shown: FeedShown {
                     most_entries: 20,
                     reads_below_most: 2,
-                    most_below: 12,
+                    count_below: 12,
                     lists_every_change: true,
                     entries_listed: 60.0,
                     entries_kept: 45.0,
@@ -127,11 +127,11 @@ mod tests {
     /// rest is kept as fields of the same object.
     #[test]
     fn reads_stored_before_the_rest_was_kept_read_as_none_shown() {
-        let json = r#"{"stamped_reads":0,"listed":[],"most_entries":20,"reads_below_most":1,"most_below":7,"lists_every_change":true,"entries_listed":3.0,"entries_kept":2.0}"#;
+        let json = r#"{"stamped_reads":0,"listed":[],"most_entries":20,"reads_below_most":1,"count_below":7,"lists_every_change":true,"entries_listed":3.0,"entries_kept":2.0}"#;
         let reads = FeedReads::parse(Some(json)).expect("parses");
         assert_eq!(reads.shown.most_entries, 20);
         assert_eq!(
-            (reads.shown.reads_below_most, reads.shown.most_below),
+            (reads.shown.reads_below_most, reads.shown.count_below),
             (1, 7)
         );
         assert!(reads.shown.lists_every_change);

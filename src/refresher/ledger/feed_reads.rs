@@ -21,7 +21,7 @@ pub(super) fn stored_stamped_reads(row: &UrlRow) -> u8 {
 }
 
 /// What a feed's reads have shown of it, as its row keeps them (none, should they not parse;
-/// counts out of range are not taken up, [`FeedShown`]'s `take_up`).
+/// counts out of range are not taken up, `FeedState::take_up`).
 pub(super) fn stored_shown(row: &UrlRow) -> FeedShown {
     FeedReads::parse(row.last_read_json.as_deref()).map_or_else(FeedShown::default, |r| r.shown)
 }

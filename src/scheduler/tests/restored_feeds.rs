@@ -186,7 +186,7 @@ fn restarted_with_coverage(n: usize, shown: FeedShown) -> (Scheduler, UrlKey, Ve
 const TWENTY_LATEST: FeedShown = FeedShown {
     most_entries: 20,
     reads_below_most: 0,
-    most_below: 0,
+    count_below: 0,
     lists_every_change: false,
     entries_listed: 800.0,
     entries_kept: 800.0,

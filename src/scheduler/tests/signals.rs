@@ -128,9 +128,8 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
 }
 
 /// A feed whose capacity was cut (ten entries, then three) is full again at three once
-/// [`CAPACITY_READS`](crate::scheduler::feed_state::CAPACITY_READS) documents in a row have
-/// listed fewer than ten: a read of three entries all
-/// newer than the read before then overflowed, and the feed's silence says nothing of the time
+/// [`CAPACITY_READS`] documents in a row have listed three: a read of three entries all newer
+/// than the read before then overflowed, and the feed's silence says nothing of the time
 /// before its oldest entry. Judged by the largest document ever, it was never full again, and
 /// the changes it dropped were counted as quiet.
 #[test]
@@ -178,7 +177,7 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
     assert_eq!(sched.urls[feed].feed().shown.most_entries, 10);
 }
 
-/// What a feed holds for the site's pages is its largest document times the share of its
+/// What a feed holds for the site's pages is its capacity (its largest document) times the share of its
 /// entries that are theirs: a feed whose documents hold 1,000 entries, ten of them the site's
 /// pages, fills with their changes as soon as a feed of ten entries does, not a hundred times
 /// later.
