@@ -15,6 +15,7 @@ use crate::fetch::Method;
 use crate::scheduler::FeedListing;
 use crate::store::discovered::{Discovered, ReadValidators};
 use crate::store::refusals::RefusalReason;
+use crate::store::summary::PlanUpdate;
 
 use super::admission::admitted;
 use super::context::{Context, SiteState};
@@ -40,9 +41,8 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let now = ctx.clock.now_ms();
     if outcome.status == Some(304) {
         // Nothing new: the feed has watched its pages for one more interval.
-        ctx.ledger
-            .feed_read(now, row.id, &[], FeedListing::default());
-        return save_feed_plan(ctx, row.id).await;
+        let read = (ctx.ledger).feed_read(now, row.id, &[], FeedListing::default());
+        return save_plans(ctx, read.plans).await;
     }
     let Some(body) = outcome
         .body
@@ -54,7 +54,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let doc = match feed::parse(body, &url) {
         Ok(doc) => doc,
         Err(err) => {
-            ctx.ledger.feed_unreadable(now, row.id);
+            save_plans(ctx, ctx.ledger.feed_unreadable(now, row.id)).await?;
             return record_error_in(ctx, "feed", site, url.as_str(), err.to_string()).await;
         }
     };
@@ -157,7 +157,8 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let events: Vec<(i64, i64)> = pages.iter().map(|(page, at)| (page.id, *at)).collect();
     let stamped_before = ctx.ledger.feed_stamps_entries(row.id);
     // A read that looks stamped names no change by its entries at the read.
-    let stamped = ctx.ledger.feed_read(now, row.id, &events, listing);
+    let read = ctx.ledger.feed_read(now, row.id, &events, listing);
+    let stamped = read.stamped;
     let stamps_now = ctx.ledger.feed_stamps_entries(row.id);
     for (page, at) in pages {
         if stamped && listing.dated_at_the_read(at, now) {
@@ -192,15 +193,16 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         info!(feed = %url, "the feed dates an entry before the read again: its entries are taken at their word");
     }
     info!(feed = %url, entries = doc.entries.len(), "feed read");
-    save_feed_plan(ctx, row.id).await
+    save_plans(ctx, read.plans).await
 }
 
-/// Stores the feed's next read as the scheduler planned it after the read: the check's commit
-/// stored the due time from before the entries were counted, which could lie in the past and
-/// stay there in `report hosts` until the next read.
-async fn save_feed_plan(ctx: &Context, feed_id: i64) -> anyhow::Result<()> {
-    if let Some(plan) = ctx.ledger.plan_of(feed_id) {
-        ctx.store.save_plan(vec![plan]).await?;
+/// Stores the plans a read moved (the ledger's `FeedRead::plans`): the feed's next read
+/// as the scheduler planned it after the read (the check's commit stored the due time from
+/// before the entries were counted, which could lie in the past and stay there in `report
+/// hosts` until the next read), and its pages' plans with whether each waits for it.
+async fn save_plans(ctx: &Context, plans: Vec<PlanUpdate>) -> anyhow::Result<()> {
+    if !plans.is_empty() {
+        ctx.store.save_plan(plans).await?;
     }
     Ok(())
 }

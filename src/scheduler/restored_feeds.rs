@@ -113,6 +113,12 @@ impl Scheduler {
         (state.stamped_reads, &state.listed_last_read, state.shown)
     }
 
+    /// The pages `feed` covers (none for a page): whether each waits for it is kept with its
+    /// plan ([`Scheduler::waits_to_keep`]).
+    pub fn feed_covers(&self, feed: UrlKey) -> &[UrlKey] {
+        &self.urls[feed].feed().covers
+    }
+
     /// The feed a page waits for as the store keeps it for a later run
     /// ([`Scheduler::restore_coverage`]): [`Scheduler::covering_feed`], but none while a
     /// change a check saw waits for the feed's next read to judge it

@@ -2,10 +2,12 @@
 //! read, its capacity and the rest) and which pages waited for it, between the scheduler
 //! (which knows them by URL key) and the store (which keeps them by row id: the feed's with its
 //! row, [`FeedReads`], and a page's with its plan): put back at a start, handed out after each
-//! read. Each read (or a document that does not parse) goes to the scheduler through here.
+//! read with the plans the read moved. Each read (or a document that does not parse) goes to
+//! the scheduler through here.
 
 use crate::scheduler::{FeedListing, FeedShown, STAMPING_READS, UrlKey};
 use crate::store::feed_reads::FeedReads;
+use crate::store::summary::PlanUpdate;
 use crate::store::urls::UrlRow;
 
 use super::{Inner, Ledger};
@@ -26,7 +28,35 @@ pub(super) fn stored_shown(row: &UrlRow) -> FeedShown {
     FeedReads::parse(row.last_read_json.as_deref()).map_or_else(FeedShown::default, |r| r.shown)
 }
 
+/// What a read of a feed asks of the refresher.
+#[derive(Debug, Default)]
+pub struct FeedRead {
+    /// Whether its entries dated at the read name no change: the read looked stamped, or the
+    /// feed is taken to stamp its entries ([`STAMPING_READS`]).
+    pub stamped: bool,
+    /// The plans of the feed and of the pages it covered before the read or covers after it
+    /// (on hosts held here), to save at once: whether a page waits for the feed is kept with
+    /// its plan ([`crate::scheduler::Scheduler::waits_to_keep`]), and a read that ends or
+    /// proves a wait was saved with the next save of every plan, up to a quarter of an hour
+    /// later: a kill before it put a page the feed had just lost back to waiting for it.
+    pub plans: Vec<PlanUpdate>,
+}
+
 impl Inner {
+    /// [`FeedRead::plans`] after a read of `feed`, which covered `covered_before`.
+    fn plans_after_read(&self, feed: UrlKey, mut pages: Vec<UrlKey>) -> Vec<PlanUpdate> {
+        pages.extend_from_slice(self.sched.feed_covers(feed));
+        pages.sort_unstable();
+        pages.dedup();
+        let held = pages
+            .into_iter()
+            .filter(|&page| self.sched.is_held_here(page));
+        std::iter::once(feed)
+            .chain(held)
+            .filter_map(|key| self.plan_update(key, self.urls.id_of(key)))
+            .collect()
+    }
+
     /// Keeps the pages a feed's stored last read listed until its next read here (they may not
     /// all be known yet while the rows are being added): an earlier run's, or another worker's
     /// newer one.
@@ -73,37 +103,41 @@ impl Inner {
 
 impl Ledger {
     /// A feed's document did not parse ([`crate::scheduler::Scheduler::feed_unreadable`]).
-    pub fn feed_unreadable(&self, now_ms: i64, feed_id: i64) {
+    /// Returns the plans to save now ([`FeedRead::plans`]).
+    pub fn feed_unreadable(&self, now_ms: i64, feed_id: i64) -> Vec<PlanUpdate> {
         let mut inner = self.lock();
-        if let Some(key) = inner.urls.key_of(feed_id) {
-            inner.sched.feed_unreadable(now_ms, key);
-        }
+        let Some(feed) = inner.urls.key_of(feed_id) else {
+            return Vec::new();
+        };
+        let covered_before = inner.sched.feed_covers(feed).to_vec();
+        inner.sched.feed_unreadable(now_ms, feed);
+        inner.plans_after_read(feed, covered_before)
     }
 
     /// A feed was read: `listing` is what the document held, `entries` (URL row id, change
-    /// time) its entries on the site's pages. A 304 lists nothing. Returns whether its entries
-    /// dated at the read name no change: the read looked stamped, or the feed is taken to
-    /// stamp its entries ([`crate::scheduler::STAMPING_READS`]).
+    /// time) its entries on the site's pages. A 304 lists nothing.
     pub fn feed_read(
         &self,
         now_ms: i64,
         feed_id: i64,
         entries: &[(i64, i64)],
         listing: FeedListing,
-    ) -> bool {
+    ) -> FeedRead {
         let mut inner = self.lock();
         let Some(feed) = inner.urls.key_of(feed_id) else {
-            return false;
+            return FeedRead::default();
         };
         let keyed: Vec<(UrlKey, i64)> = entries
             .iter()
             .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
             .collect();
         inner.restore_stored_listing(feed);
+        let covered_before = inner.sched.feed_covers(feed).to_vec();
         let stamped = inner.sched.handle_feed_read(now_ms, feed, &keyed, listing);
+        let plans = inner.plans_after_read(feed, covered_before);
         drop(inner);
         self.returned.notify_one();
-        stamped
+        FeedRead { stamped, plans }
     }
 
     /// What the reads of the feed `feed_id` have shown towards the judgement, for the store.

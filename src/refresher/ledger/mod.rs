@@ -475,14 +475,6 @@ impl Ledger {
         self.returned.notify_one();
     }
 
-    /// One URL's planned rate and due time as the scheduler holds them now (what [`Self::plans`]
-    /// gives for every URL).
-    pub fn plan_of(&self, url_id: i64) -> Option<PlanUpdate> {
-        let inner = self.lock();
-        let key = inner.urls.key_of(url_id)?;
-        inner.plan_update(key, url_id)
-    }
-
     /// A host is closed until `until_ms` (back-off, Retry-After): nothing of it is handed out
     /// before then.
     pub fn close_host(&self, host_id: i64, until_ms: i64) {

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use super::*;
 use crate::clock::ManualClock;
-use crate::scheduler::{Fetched, Seen};
+use crate::scheduler::{FeedListing, Fetched, Seen};
 
 const QUARTER: i64 = 15 * 60_000;
 const START: i64 = 20_000 * 86_400_000;
@@ -117,4 +117,84 @@ fn plans_carry_the_estimates_a_refit_moved_until_they_are_saved() {
     ledger.estimates_saved(&outdated);
     assert!(!ledger.estimates_outdated());
     assert!(ledger.plans(0..10).iter().all(|plan| plan.rate.is_none()));
+}
+
+/// A read that sends a feed's waiting pages back to their plan hands out their plans at once,
+/// no longer waiting, for the store (kept only with the next save of every plan, a kill before
+/// it put them back to waiting at the next start); one that keeps them waiting says so too.
+#[test]
+fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
+    const HOUR: i64 = 3_600_000;
+    const FEED: i64 = 1;
+    let ledger = Ledger::new(SchedulerConfig::default());
+    ledger.add_site(1, 1.0, 200.0, START);
+    // A feed of twenty entries read an hour before the start, covering five pages that each
+    // changed about once a day over ten days of checks and waited for it.
+    let shown = r#"{"stamped_reads":0,"listed":[],"most_entries":20,"entries_listed":800.0,"entries_kept":800.0}"#;
+    let feed = UrlRow {
+        checks: 50,
+        last_checked_ms: Some(START - HOUR),
+        last_status: Some(200),
+        copy_ms: Some(START - HOUR),
+        planned_per_day: Some(24.0),
+        next_due_ms: Some(START),
+        last_read_json: Some(shown.to_string()),
+        ..UrlRow::for_tests(FEED, "feed")
+    };
+    let stats = r#"{"events":10.0,"exposure_days":10.0,"changed_intervals":[]}"#;
+    let pages: Vec<UrlRow> = (2..7)
+        .map(|id| UrlRow {
+            checks: 10,
+            last_checked_ms: Some(START - HOUR),
+            last_status: Some(200),
+            copy_ms: Some(START - HOUR),
+            next_due_ms: Some(START + 86_400_000),
+            stats: Some(stats.to_string()),
+            waits_for_feed_id: Some(FEED),
+            ..UrlRow::for_tests(id, "page")
+        })
+        .collect();
+    let rows: Vec<UrlRow> = std::iter::once(feed).chain(pages).collect();
+    ledger.sync(&rows, START, |_| ("http://a.test".to_string(), 0, START));
+    let waits = |plans: &[PlanUpdate]| -> Vec<Option<i64>> {
+        (2..7)
+            .map(|id| {
+                let plan = plans.iter().find(|plan| plan.url_id == id);
+                plan.expect("the page's plan").waits_for_feed_id
+            })
+            .collect()
+    };
+    let due = ledger.poll(START).expect("the feed is due");
+    assert_eq!(due.url_id, FEED);
+    assert_eq!(waits(&ledger.plans(0..10)), vec![Some(FEED); 5], "restored");
+    // Its first read reaches back to the read before: they go on waiting.
+    ledger.fetched(START, FEED, Fetched::at(START, Seen::Copy));
+    let listing = |oldest_ms: i64| FeedListing {
+        entries: 20,
+        oldest_ms: Some(oldest_ms),
+        requested_ms: None,
+    };
+    let read = ledger.feed_read(START, FEED, &[], listing(START - 2 * HOUR));
+    assert_eq!(read.plans[0].url_id, FEED, "the feed's own plan first");
+    assert_eq!(waits(&read.plans), vec![Some(FEED); 5]);
+    // The next is full and reaches back no further than half an hour: changes may have been
+    // dropped, and the pages go back to their plan.
+    let mut next = START;
+    loop {
+        next = ledger.timeout().expect("URLs stay queued").max(next + 1);
+        if let Some(due) = ledger.poll(next) {
+            if due.url_id == FEED {
+                break;
+            }
+            ledger.fetched(next, due.url_id, Fetched::at(next, Seen::Unchanged));
+        }
+    }
+    assert!(
+        next - HOUR / 2 > START,
+        "read {} min after",
+        (next - START) / 60_000
+    );
+    ledger.fetched(next, FEED, Fetched::at(next, Seen::Copy));
+    let read = ledger.feed_read(next, FEED, &[], listing(next - HOUR / 2));
+    assert_eq!(waits(&read.plans), vec![None; 5], "back to their plan");
 }
