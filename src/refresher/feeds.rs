@@ -15,7 +15,6 @@ use crate::fetch::Method;
 use crate::scheduler::FeedListing;
 use crate::store::discovered::{Discovered, ReadValidators};
 use crate::store::refusals::RefusalReason;
-use crate::store::summary::PlanUpdate;
 
 use super::admission::admitted;
 use super::context::{Context, SiteState};
@@ -42,7 +41,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     if outcome.status == Some(304) {
         // Nothing new: the feed has watched its pages for one more interval.
         let read = (ctx.ledger).feed_read(now, row.id, &[], FeedListing::default());
-        return save_plans(ctx, read.plans).await;
+        return save_plans(ctx, &read.moved).await;
     }
     let Some(body) = outcome
         .body
@@ -54,8 +53,9 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let doc = match feed::parse(body, &url) {
         Ok(doc) => doc,
         Err(err) => {
-            save_plans(ctx, ctx.ledger.feed_unreadable(now, row.id)).await?;
-            return record_error_in(ctx, "feed", site, url.as_str(), err.to_string()).await;
+            let moved = ctx.ledger.feed_unreadable(now, row.id);
+            record_error_in(ctx, "feed", site, url.as_str(), err.to_string()).await?;
+            return save_plans(ctx, &moved).await;
         }
     };
     if let Some(ttl) = doc.ttl_minutes {
@@ -193,14 +193,16 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         info!(feed = %url, "the feed dates an entry before the read again: its entries are taken at their word");
     }
     info!(feed = %url, entries = doc.entries.len(), "feed read");
-    save_plans(ctx, read.plans).await
+    save_plans(ctx, &read.moved).await
 }
 
-/// Stores the plans a read moved (the ledger's `FeedRead::plans`): the feed's next read
-/// as the scheduler planned it after the read (the check's commit stored the due time from
-/// before the entries were counted, which could lie in the past and stay there in `report
-/// hosts` until the next read), and its pages' plans with whether each waits for it.
-async fn save_plans(ctx: &Context, plans: Vec<PlanUpdate>) -> anyhow::Result<()> {
+/// Stores the plans a read moved (the ledger's `FeedRead::moved`), as they are now: the
+/// feed's next read as the scheduler planned it after the read (the check's commit stored the
+/// due time from before the entries were counted, which could lie in the past and stay there
+/// in `report hosts` until the next read), and the plans of the pages whose wait for it the
+/// read proved or ended.
+async fn save_plans(ctx: &Context, url_ids: &[i64]) -> anyhow::Result<()> {
+    let plans = ctx.ledger.plans_of(url_ids);
     if !plans.is_empty() {
         ctx.store.save_plan(plans).await?;
     }

@@ -45,9 +45,10 @@ impl Scheduler {
     /// before ([`FeedState::read_before_start_ms`]). Whether it was applied.
     ///
     /// A page whose check saw a change the feed has not listed yet is not kept as waiting
-    /// ([`Scheduler::waits_to_keep`]); the wait of a page the feed lost since the plan was
-    /// last saved (every quarter of an hour and at the end of a run) is: after a kill such a
-    /// page waits again, until the feed misses another of its changes.
+    /// ([`Scheduler::waits_to_keep`]). A read that proves or ends a wait has the page's plan
+    /// saved at once; a page whose check was in flight at that read keeps what its row said
+    /// until the next save of every plan (each quarter of an hour, and at the end of a run):
+    /// after a kill before it, such a page waits again until the feed misses another change.
     ///
     /// [`FeedState::read_before_start_ms`]: super::feed_state::FeedState::read_before_start_ms
     pub fn restore_coverage(&mut self, page: UrlKey, feed: UrlKey) -> bool {
@@ -117,6 +118,13 @@ impl Scheduler {
     /// plan ([`Scheduler::waits_to_keep`]).
     pub fn feed_covers(&self, feed: UrlKey) -> &[UrlKey] {
         &self.urls[feed].feed().covers
+    }
+
+    /// Whether a change a check of `page` saw awaits its feed's next read
+    /// ([`super::url_state::Coverage::unannounced`]): meanwhile the page's wait is not kept.
+    pub fn awaits_feed_judgement(&self, page: UrlKey) -> bool {
+        let coverage = self.urls[page].evidence().coverage.as_deref();
+        coverage.is_some_and(|c| c.unannounced.is_some())
     }
 
     /// The feed a page waits for as the store keeps it for a later run

@@ -34,26 +34,54 @@ pub struct FeedRead {
     /// Whether its entries dated at the read name no change: the read looked stamped, or the
     /// feed is taken to stamp its entries ([`STAMPING_READS`]).
     pub stamped: bool,
-    /// The plans of the feed and of the pages it covered before the read or covers after it
-    /// (on hosts held here), to save at once: whether a page waits for the feed is kept with
-    /// its plan ([`crate::scheduler::Scheduler::waits_to_keep`]), and a read that ends or
-    /// proves a wait was saved with the next save of every plan, up to a quarter of an hour
-    /// later: a kill before it put a page the feed had just lost back to waiting for it.
-    pub plans: Vec<PlanUpdate>,
+    /// The URLs (row ids) whose plans to save at once ([`Ledger::plans_of`], read when they are
+    /// saved: a check that lands meanwhile moves them again): the feed's, and those of the
+    /// pages on hosts held here whose wait for it the read proved or ended, or that it covered
+    /// and that wait for it no more. Whether a page waits for its feed is kept with its plan
+    /// ([`crate::scheduler::Scheduler::waits_to_keep`]); saved only with every plan, each
+    /// quarter of an hour, a wait the read had ended came back after a kill before that save.
+    /// (A page whose check is in flight has no plan to save: its row keeps what it said until
+    /// that save.)
+    pub moved: Vec<i64>,
 }
 
+/// Pages a feed covered before a read: the feed each waited for then, and whether a change its
+/// check saw awaited the read's judgement (then its row may still say it waits, as the plan
+/// saved before the check did).
+type WaitsBefore = Vec<(UrlKey, Option<UrlKey>, bool)>;
+
 impl Inner {
-    /// [`FeedRead::plans`] after a read of `feed`, which covered `covered_before`.
-    fn plans_after_read(&self, feed: UrlKey, mut pages: Vec<UrlKey>) -> Vec<PlanUpdate> {
-        pages.extend_from_slice(self.sched.feed_covers(feed));
+    /// [`WaitsBefore`] of `feed`.
+    fn waits_before(&self, feed: UrlKey) -> WaitsBefore {
+        (self.sched.feed_covers(feed).iter())
+            .map(|&page| {
+                let judged = self.sched.awaits_feed_judgement(page);
+                (page, self.sched.waits_to_keep(page), judged)
+            })
+            .collect()
+    }
+
+    /// [`FeedRead::moved`] after a read of `feed`: the feed, and the pages whose wait the
+    /// read proved or ended, or that awaited its judgement.
+    fn moved_by_read(&self, feed: UrlKey, before: WaitsBefore) -> Vec<i64> {
+        let waited = |page: UrlKey| before.iter().find(|b| b.0 == page).and_then(|b| b.1);
+        let moved_before = (before.iter())
+            .filter(|&&(page, waited, judged)| judged || self.sched.waits_to_keep(page) != waited)
+            .map(|&(page, _, _)| page);
+        let proved = (self.sched.feed_covers(feed).iter().copied()).filter(|&page| {
+            self.sched
+                .waits_to_keep(page)
+                .is_some_and(|f| waited(page) != Some(f))
+        });
+        let mut pages: Vec<UrlKey> = moved_before
+            .chain(proved)
+            .filter(|&page| self.sched.is_held_here(page))
+            .collect();
         pages.sort_unstable();
         pages.dedup();
-        let held = pages
-            .into_iter()
-            .filter(|&page| self.sched.is_held_here(page));
         std::iter::once(feed)
-            .chain(held)
-            .filter_map(|key| self.plan_update(key, self.urls.id_of(key)))
+            .chain(pages)
+            .map(|key| self.urls.id_of(key))
             .collect()
     }
 
@@ -103,15 +131,24 @@ impl Inner {
 
 impl Ledger {
     /// A feed's document did not parse ([`crate::scheduler::Scheduler::feed_unreadable`]).
-    /// Returns the plans to save now ([`FeedRead::plans`]).
-    pub fn feed_unreadable(&self, now_ms: i64, feed_id: i64) -> Vec<PlanUpdate> {
+    /// Returns the URLs whose plans to save now ([`FeedRead::moved`]).
+    pub fn feed_unreadable(&self, now_ms: i64, feed_id: i64) -> Vec<i64> {
         let mut inner = self.lock();
         let Some(feed) = inner.urls.key_of(feed_id) else {
             return Vec::new();
         };
-        let covered_before = inner.sched.feed_covers(feed).to_vec();
+        let before = inner.waits_before(feed);
         inner.sched.feed_unreadable(now_ms, feed);
-        inner.plans_after_read(feed, covered_before)
+        inner.moved_by_read(feed, before)
+    }
+
+    /// The plans of the URLs `url_ids` as the scheduler holds them now, for the store (none
+    /// for a URL not due at all, or in flight).
+    pub fn plans_of(&self, url_ids: &[i64]) -> Vec<PlanUpdate> {
+        let inner = self.lock();
+        (url_ids.iter())
+            .filter_map(|&id| inner.plan_update(inner.urls.key_of(id)?, id))
+            .collect()
     }
 
     /// A feed was read: `listing` is what the document held, `entries` (URL row id, change
@@ -132,12 +169,12 @@ impl Ledger {
             .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
             .collect();
         inner.restore_stored_listing(feed);
-        let covered_before = inner.sched.feed_covers(feed).to_vec();
+        let before = inner.waits_before(feed);
         let stamped = inner.sched.handle_feed_read(now_ms, feed, &keyed, listing);
-        let plans = inner.plans_after_read(feed, covered_before);
+        let moved = inner.moved_by_read(feed, before);
         drop(inner);
         self.returned.notify_one();
-        FeedRead { stamped, plans }
+        FeedRead { stamped, moved }
     }
 
     /// What the reads of the feed `feed_id` have shown towards the judgement, for the store.

@@ -119,9 +119,10 @@ fn plans_carry_the_estimates_a_refit_moved_until_they_are_saved() {
     assert!(ledger.plans(0..10).iter().all(|plan| plan.rate.is_none()));
 }
 
-/// A read that sends a feed's waiting pages back to their plan hands out their plans at once,
-/// no longer waiting, for the store (kept only with the next save of every plan, a kill before
-/// it put them back to waiting at the next start); one that keeps them waiting says so too.
+/// A read that sends a feed's waiting pages back to their plan (a change a check saw that it
+/// does not list, an overflow) names them for the store to save their plans at once, no longer
+/// waiting (saved only with every plan, a kill before that put them back to waiting at the next
+/// start); a read that moves no wait names only the feed.
 #[test]
 fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
     const HOUR: i64 = 3_600_000;
@@ -164,37 +165,65 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
             })
             .collect()
     };
-    let due = ledger.poll(START).expect("the feed is due");
-    assert_eq!(due.url_id, FEED);
+    // (The first poll plans, before anything is due.)
+    assert!(ledger.poll(START - 1).is_none());
     assert_eq!(waits(&ledger.plans(0..10)), vec![Some(FEED); 5], "restored");
-    // Its first read reaches back to the read before: they go on waiting.
-    ledger.fetched(START, FEED, Fetched::at(START, Seen::Copy));
     let listing = |oldest_ms: i64| FeedListing {
         entries: 20,
         oldest_ms: Some(oldest_ms),
         requested_ms: None,
     };
-    let read = ledger.feed_read(START, FEED, &[], listing(START - 2 * HOUR));
-    assert_eq!(read.plans[0].url_id, FEED, "the feed's own plan first");
-    assert_eq!(waits(&read.plans), vec![Some(FEED); 5]);
-    // The next is full and reaches back no further than half an hour: changes may have been
-    // dropped, and the pages go back to their plan.
-    let mut next = START;
-    loop {
-        next = ledger.timeout().expect("URLs stay queued").max(next + 1);
-        if let Some(due) = ledger.poll(next) {
+    // Hands out what is due until the feed's turn, checking the pages (`changed`: whether the
+    // first of them has changed); the feed's time.
+    let feed_turn = |mut now: i64, changed: &mut Option<i64>| -> i64 {
+        loop {
+            now = ledger.timeout().expect("URLs stay queued").max(now + 1);
+            assert!(now < START + 30 * 86_400_000, "the feed's turn came");
+            let Some(due) = ledger.poll(now) else {
+                continue;
+            };
             if due.url_id == FEED {
-                break;
+                ledger.fetched(now, FEED, Fetched::at(now, Seen::Copy));
+                return now;
             }
-            ledger.fetched(next, due.url_id, Fetched::at(next, Seen::Unchanged));
+            let seen = match changed {
+                None => {
+                    *changed = Some(due.url_id);
+                    Seen::Changed
+                }
+                Some(_) => Seen::Unchanged,
+            };
+            ledger.fetched(now, due.url_id, Fetched::at(now, seen));
         }
-    }
+    };
+    // Reads that reach back past the read before (nothing dropped) move only the feed's own
+    // plan, until one comes after a check saw a change the feed had not listed: that read
+    // does not list it either, and the page waits no more.
+    let (mut last_read, mut changed) = (START - HOUR, None);
+    let read = loop {
+        let read_at = feed_turn(last_read, &mut changed);
+        let read = ledger.feed_read(read_at, FEED, &[], listing(last_read - HOUR));
+        last_read = read_at;
+        if changed.is_some() {
+            break read;
+        }
+        assert_eq!(read.moved, vec![FEED], "nothing moved but the feed's plan");
+    };
+    let changed = changed.expect("a page was checked");
+    assert_eq!(read.moved, vec![FEED, changed]);
+    assert_eq!(ledger.plans_of(&read.moved)[1].waits_for_feed_id, None);
+    // A read full and reaching back only halfway to the read before: changes may have been
+    // dropped, and the other pages go back to their plan.
+    let read_at = feed_turn(last_read, &mut Some(changed));
+    let halfway = last_read + (read_at - last_read) / 2;
+    assert!(halfway > last_read);
+    let read = ledger.feed_read(read_at, FEED, &[], listing(halfway));
+    let others: Vec<i64> = (2..7).filter(|&id| id != changed).collect();
+    assert_eq!(read.moved[1..], others);
+    let plans = ledger.plans_of(&read.moved);
     assert!(
-        next - HOUR / 2 > START,
-        "read {} min after",
-        (next - START) / 60_000
+        plans[1..]
+            .iter()
+            .all(|plan| plan.waits_for_feed_id.is_none())
     );
-    ledger.fetched(next, FEED, Fetched::at(next, Seen::Copy));
-    let read = ledger.feed_read(next, FEED, &[], listing(next - HOUR / 2));
-    assert_eq!(waits(&read.plans), vec![None; 5], "back to their plan");
 }
