@@ -73,7 +73,7 @@ pub(super) async fn describe_wait(
         );
     }
     // As of the last save of its plan (every quarter of an hour, at a stop, and at a read of
-    // its feed that proved or ended its wait); a URL out of the plan waits for nothing.
+    // its feed that ended its wait); a URL out of the plan waits for nothing.
     if let Some(feed_id) = row.waits_for_feed_id.filter(|_| row.next_due_ms.is_some()) {
         let feed = store.url_row_by_id(feed_id).await?;
         let feed = feed.as_ref().map_or("its feed", |f| f.url.as_str());

@@ -158,6 +158,9 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let stamped_before = ctx.ledger.feed_stamps_entries(row.id);
     // A read that looks stamped names no change by its entries at the read.
     let read = ctx.ledger.feed_read(now, row.id, &events, listing);
+    // At once: a page the read sent back to its plan is due soon, and one handed out before
+    // the save has no plan to save.
+    save_plans(ctx, &read.moved).await?;
     let stamped = read.stamped;
     let stamps_now = ctx.ledger.feed_stamps_entries(row.id);
     for (page, at) in pages {
@@ -193,7 +196,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         info!(feed = %url, "the feed dates an entry before the read again: its entries are taken at their word");
     }
     info!(feed = %url, entries = doc.entries.len(), "feed read");
-    save_plans(ctx, &read.moved).await
+    Ok(())
 }
 
 /// Stores the plans a read moved (the ledger's `FeedRead::moved`), as they are now: the

@@ -36,12 +36,15 @@ pub struct FeedRead {
     pub stamped: bool,
     /// The URLs (row ids) whose plans to save at once ([`Ledger::plans_of`], read when they are
     /// saved: a check that lands meanwhile moves them again): the feed's, and those of the
-    /// pages on hosts held here whose wait for it the read proved or ended, or that it covered
-    /// and that wait for it no more. Whether a page waits for its feed is kept with its plan
+    /// pages on hosts held here whose wait for it the read ended, or whose check's change
+    /// awaited its judgement (a check proves a wait, a read only ends one or keeps it). Whether
+    /// a page waits for its feed is kept with its plan
     /// ([`crate::scheduler::Scheduler::waits_to_keep`]); saved only with every plan, each
     /// quarter of an hour, a wait the read had ended came back after a kill before that save.
-    /// (A page whose check is in flight has no plan to save: its row keeps what it said until
-    /// that save.)
+    /// A page whose check is in flight when the plans are read has none to save, and a check's
+    /// commit does not write the wait: such a page's row, and one whose wait a check ended or
+    /// made wait for the read's judgement, say what they said until the next save of every
+    /// plan.
     pub moved: Vec<i64>,
 }
 
@@ -62,19 +65,12 @@ impl Inner {
     }
 
     /// [`FeedRead::moved`] after a read of `feed`: the feed, and the pages whose wait the
-    /// read proved or ended, or that awaited its judgement.
+    /// read ended, or that awaited its judgement. (A page the read begins to cover has no
+    /// agreement yet, and waits for nothing.)
     fn moved_by_read(&self, feed: UrlKey, before: WaitsBefore) -> Vec<i64> {
-        let waited = |page: UrlKey| before.iter().find(|b| b.0 == page).and_then(|b| b.1);
-        let moved_before = (before.iter())
-            .filter(|&&(page, waited, judged)| judged || self.sched.waits_to_keep(page) != waited)
-            .map(|&(page, _, _)| page);
-        let proved = (self.sched.feed_covers(feed).iter().copied()).filter(|&page| {
-            self.sched
-                .waits_to_keep(page)
-                .is_some_and(|f| waited(page) != Some(f))
-        });
-        let mut pages: Vec<UrlKey> = moved_before
-            .chain(proved)
+        let mut pages: Vec<UrlKey> = (before.into_iter())
+            .filter(|&(page, waited, judged)| judged || self.sched.waits_to_keep(page) != waited)
+            .map(|(page, _, _)| page)
             .filter(|&page| self.sched.is_held_here(page))
             .collect();
         pages.sort_unstable();
