@@ -203,7 +203,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
 /// feed's next read as the scheduler planned it after the read (the check's commit stored the
 /// due time from before the entries were counted, which could lie in the past and stay there
 /// in `report hosts` until the next read), and the plans of the pages whose wait for it the
-/// read proved or ended.
+/// read ended or whose check's change it judged.
 async fn save_plans(ctx: &Context, url_ids: &[i64]) -> anyhow::Result<()> {
     let plans = ctx.ledger.plans_of(url_ids);
     if !plans.is_empty() {

@@ -13,6 +13,7 @@ mod not_made;
 mod partly_counted;
 mod restored_feeds;
 mod signals;
+mod sitemap_signals;
 mod stamped_feeds;
 
 const HOUR: i64 = 3_600_000;
