@@ -65,14 +65,15 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     }
     // The whole document, before entries are left out: whether the read overflowed is judged
     // on it ([`FeedListing`]).
-    let listing = FeedListing {
-        entries: doc.entries.len(),
-        oldest_ms: doc
-            .entries
-            .iter()
+    let dates = || {
+        (doc.entries.iter())
             .filter_map(|entry| entry.updated.or(entry.published))
             .map(|t| t.timestamp_millis())
-            .min(),
+    };
+    let listing = FeedListing {
+        entries: doc.entries.len(),
+        oldest_ms: dates().min(),
+        newest_ms: dates().max(),
         requested_ms: Some(outcome.started_ms),
     };
     let mut found = Vec::new();

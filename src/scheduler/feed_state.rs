@@ -86,17 +86,23 @@ impl FeedShown {
         entries >= self.most_entries.max(2)
     }
 
-    /// Takes in a document that listed `entries` entries, `kept` of them the site's pages.
-    pub fn document_read(&mut self, entries: usize, kept: usize) {
+    /// Takes in a document that listed `entries` entries, `kept` of them the site's pages, and
+    /// whether it `lists_news`: an entry newer than the read before (or dates that cannot
+    /// tell). A document that lists fewer than the capacity and nothing new neither counts
+    /// towards a cut nor breaks a run of reads: it may be the last one read again (a server
+    /// without validators), and a feed of the last days' changes re-read over a quiet spell
+    /// would otherwise be taken to be cut to what it lists then, and its next new entries for
+    /// an overflow.
+    pub fn document_read(&mut self, entries: usize, kept: usize, lists_news: bool) {
         if entries == 0 {
             return;
         }
         if entries >= self.most_entries {
             self.most_entries = entries;
             (self.reads_below_most, self.count_below) = (0, 0);
-        } else if entries != self.count_below {
+        } else if lists_news && entries != self.count_below {
             (self.reads_below_most, self.count_below) = (1, entries);
-        } else {
+        } else if lists_news {
             self.reads_below_most += 1;
             if self.reads_below_most >= CAPACITY_READS {
                 self.most_entries = entries;
@@ -187,9 +193,26 @@ mod tests {
     fn capacity(counts: &[usize]) -> usize {
         let mut shown = FeedShown::default();
         for &n in counts {
-            shown.document_read(n, n);
+            shown.document_read(n, n, true);
         }
         shown.most_entries
+    }
+
+    /// A feed of the last days' changes read again and again unchanged (no validators) over a
+    /// quiet spell: the documents list nothing new, and the capacity stays.
+    #[test]
+    fn documents_that_list_nothing_new_do_not_cut_the_capacity() {
+        let mut shown = FeedShown::default();
+        shown.document_read(20, 20, true);
+        shown.document_read(6, 6, true);
+        for _ in 0..10 {
+            shown.document_read(6, 6, false);
+        }
+        assert_eq!(shown.most_entries, 20, "re-reads of one document");
+        for _ in 1..CAPACITY_READS {
+            shown.document_read(6, 6, true);
+        }
+        assert_eq!(shown.most_entries, 6, "the run goes on across the re-reads");
     }
 
     #[test]
@@ -213,10 +236,10 @@ mod tests {
     #[test]
     fn a_newer_read_s_capacity_is_taken_whole() {
         let mut state = FeedState::default();
-        state.shown.document_read(20, 20);
+        state.shown.document_read(20, 20, true);
         let mut cut = FeedShown::default();
         for _ in 0..=CAPACITY_READS {
-            cut.document_read(if cut.most_entries == 0 { 20 } else { 2 }, 2);
+            cut.document_read(if cut.most_entries == 0 { 20 } else { 2 }, 2, true);
         }
         assert_eq!(cut.most_entries, 2);
         state.take_up(&cut);

@@ -51,6 +51,9 @@ pub struct FeedListing {
     pub entries: usize,
     /// The oldest time among them (clock ms), if any had one.
     pub oldest_ms: Option<i64>,
+    /// The newest time among them: a document whose entries are all older than the read
+    /// before lists nothing new (a feed re-read unchanged, from a server without validators).
+    pub newest_ms: Option<i64>,
     /// When the request for it was sent (clock ms), if known: an entry dated after this, or
     /// less than [`READ_STAMP_SLACK_MS`] before, is dated at the read. Without it, the read's
     /// own time stands for it.
@@ -63,6 +66,7 @@ impl FeedListing {
         FeedListing {
             entries: entries.len(),
             oldest_ms: entries.iter().map(|&(_, at)| at).min(),
+            newest_ms: entries.iter().map(|&(_, at)| at).max(),
             requested_ms: None,
         }
     }
@@ -157,7 +161,11 @@ impl Scheduler {
         }
         state.shown.lists_every_change |= repeats;
         let every_change = state.shown.lists_every_change;
-        (state.shown).document_read(listing.entries, entries.len());
+        let lists_news = match (last_poll.or(read_before_start), listing.newest_ms) {
+            (Some(before), Some(newest)) => newest > before,
+            _ => true,
+        };
+        (state.shown).document_read(listing.entries, entries.len(), lists_news);
         let start = match (last_poll, oldest) {
             (Some(_), Some(oldest)) if overflowed => oldest,
             (Some(last), _) => last,

@@ -171,6 +171,7 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
     let listing = |oldest_ms: i64| FeedListing {
         entries: 20,
         oldest_ms: Some(oldest_ms),
+        newest_ms: None,
         requested_ms: None,
     };
     // Hands out what is due until the feed's turn, checking the pages (`changed`: whether the

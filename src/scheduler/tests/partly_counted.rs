@@ -15,6 +15,7 @@ fn covered_and_counted() -> (Scheduler, UrlKey, UrlKey, UrlKey, i64) {
     let listing = FeedListing {
         entries: 2,
         oldest_ms: Some(0),
+        newest_ms: None,
         requested_ms: None,
     };
     let listed = [(p, 1), (q, 2)];
@@ -59,6 +60,7 @@ fn a_check_after_an_overflowed_read_counts_nothing() {
     let listing = FeedListing {
         entries: 2,
         oldest_ms: Some(overflowed - 20 * 60_000),
+        newest_ms: None,
         requested_ms: None,
     };
     sched.handle_feed_read(overflowed, feed, &newer, listing);

@@ -35,6 +35,7 @@ fn feed_reads_after_start(planned_per_day: Option<f64>, seen: Seen, hours: i64) 
                     let listing = FeedListing {
                         entries: 5,
                         oldest_ms: Some(start - 2 * DAY),
+                        newest_ms: None,
                         requested_ms: None,
                     };
                     sched.handle_feed_read(now, feed, &listed, listing);
@@ -106,6 +107,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
         let listing = FeedListing {
             entries: 10,
             oldest_ms: Some(0),
+            newest_ms: None,
             requested_ms: None,
         };
         let at_the_read: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, read - 10_000)).collect();
@@ -126,6 +128,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
     let listing = FeedListing {
         entries: 10,
         oldest_ms: Some(0),
+        newest_ms: None,
         requested_ms: None,
     };
     sched.handle_feed_read(later, feed, &[(pages[0], later - HOUR / 2)], listing);
@@ -224,6 +227,7 @@ fn the_first_read_after_the_start_is_judged_against_the_read_before() {
     let listing = |oldest: i64| FeedListing {
         entries: 20,
         oldest_ms: Some(oldest),
+        newest_ms: None,
         requested_ms: None,
     };
     let (mut sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
@@ -277,6 +281,7 @@ fn a_page_whose_unlisted_change_waits_for_judgement_is_not_kept_as_waiting() {
     let listing = FeedListing {
         entries: 20,
         oldest_ms: Some(start - DAY),
+        newest_ms: None,
         requested_ms: None,
     };
     let listed: Vec<(UrlKey, i64)> = (pages[1..21].iter()).map(|&p| (p, start - DAY)).collect();

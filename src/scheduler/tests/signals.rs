@@ -107,6 +107,7 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
     let listing = |oldest: i64| FeedListing {
         entries: 3,
         oldest_ms: Some(oldest * MIN),
+        newest_ms: None,
         requested_ms: None,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
@@ -135,22 +136,35 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
 #[test]
 fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
     const MIN: i64 = 60_000;
-    let listing = |entries: usize, oldest: i64| FeedListing {
+    let listing = |entries: usize, oldest: i64, newest: i64| FeedListing {
         entries,
         oldest_ms: Some(oldest * MIN),
+        newest_ms: Some(newest * MIN),
         requested_ms: None,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (a, b) = (pages[0], pages[1]);
     let kept = [(a, 5 * MIN), (b, 6 * MIN)];
-    sched.handle_feed_read(10 * MIN, feed, &kept, listing(10, 1));
+    sched.handle_feed_read(10 * MIN, feed, &kept, listing(10, 1, 6));
     check(&mut sched, 20 * MIN, a, Seen::Copy);
     check(&mut sched, 20 * MIN, b, Seen::Copy);
     // Reads that each reach back past the read before: nothing dropped, ten entries and then
     // three (the cut).
     let mut at = 30;
     for entries in [10, 3, 3, 3] {
-        sched.handle_feed_read(at * MIN, feed, &[(b, (at - 5) * MIN)], listing(entries, 1));
+        sched.handle_feed_read(
+            at * MIN,
+            feed,
+            &[(b, (at - 5) * MIN)],
+            listing(entries, 1, at - 5),
+        );
+        at += 10;
+    }
+    // The last document read again and again (no validators): nothing in it is newer than the
+    // read before, so it says nothing of a cut.
+    let newest = at - 15;
+    for _ in 0..2 * CAPACITY_READS {
+        sched.handle_feed_read(at * MIN, feed, &[(b, newest * MIN)], listing(3, 1, newest));
         at += 10;
     }
     assert_eq!(
@@ -158,13 +172,23 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
         10,
         "three reads below"
     );
-    sched.handle_feed_read(at * MIN, feed, &[(b, (at - 5) * MIN)], listing(3, 1));
+    sched.handle_feed_read(
+        at * MIN,
+        feed,
+        &[(b, (at - 5) * MIN)],
+        listing(3, 1, at - 5),
+    );
     assert_eq!(sched.urls[feed].feed().shown.most_entries, 3, "the fourth");
     assert_eq!(sched.watched(a), Some((20 * MIN, at * MIN)));
     // Three entries, all newer than the read before: full, so some may have been dropped.
     let last = at;
     at += 60;
-    sched.handle_feed_read(at * MIN, feed, &[(b, (at - 5) * MIN)], listing(3, at - 20));
+    sched.handle_feed_read(
+        at * MIN,
+        feed,
+        &[(b, (at - 5) * MIN)],
+        listing(3, at - 20, at - 5),
+    );
     assert_eq!(
         sched.watched(a),
         Some(((at - 20) * MIN, at * MIN)),
@@ -173,7 +197,12 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
     assert!((at - 20) > last);
     // A document as long as before the cut is the capacity again at once.
     at += 10;
-    sched.handle_feed_read(at * MIN, feed, &[(b, (at - 5) * MIN)], listing(10, 1));
+    sched.handle_feed_read(
+        at * MIN,
+        feed,
+        &[(b, (at - 5) * MIN)],
+        listing(10, 1, at - 5),
+    );
     assert_eq!(sched.urls[feed].feed().shown.most_entries, 10);
 }
 
@@ -196,6 +225,7 @@ fn a_feed_full_of_other_hosts_entries_holds_only_its_share_of_the_site_s_changes
         let listing = FeedListing {
             entries,
             oldest_ms: Some(MIN),
+            newest_ms: None,
             requested_ms: None,
         };
         // Each read lists changes made since the one before (the document's oldest entry,

@@ -288,6 +288,7 @@ fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
     let listing = FeedListing {
         entries: 10,
         oldest_ms: Some(0),
+        newest_ms: None,
         requested_ms: None,
     };
     sched.handle_feed_read(read, feed, &both, listing);
@@ -325,6 +326,7 @@ fn a_feed_of_the_last_minutes_changes_is_not_taken_to_stamp() {
     let listing = FeedListing {
         entries: 10,
         oldest_ms: Some(0),
+        newest_ms: None,
         requested_ms: None,
     };
     let mut entries: Vec<(UrlKey, i64)> = Vec::new();
