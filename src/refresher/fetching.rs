@@ -310,12 +310,14 @@ pub(super) async fn fetch_and_record_extracted(
                 update.etag = None;
                 update.last_modified = None;
             }
-            if let Some((summary, stats)) = ctx.ledger.fetched(now, row.id, fetched) {
+            if let Some(after) = ctx.ledger.fetched(now, row.id, fetched) {
+                let summary = after.summary;
                 update.next_due_ms = summary.due_ms.unwrap_or(now);
                 update.rate = Some(summary.estimate);
                 update.planned_per_day = Some(summary.planned_per_day);
-                update.stats = Some(stats);
+                update.stats = Some(after.stats);
                 update.failures = Some(summary.failures);
+                update.waits_for_feed_id = Some(after.waits_for_feed_id);
             }
         }
     }

@@ -46,10 +46,7 @@ impl Scheduler {
     ///
     /// A page whose check saw a change the feed has not listed yet is not kept as waiting
     /// ([`Scheduler::waits_to_keep`]). A read that ends a wait has the page's plan saved at
-    /// once; a check's commit does not write the wait, so a page whose check was in flight
-    /// then, or whose wait a check ended, keeps what its row said until the next save of every
-    /// plan (each quarter of an hour, and at the end of a run): after a kill before it, such a
-    /// page waits again until the feed misses another change.
+    /// once, and each check's commit writes the wait with the page's plan.
     ///
     /// [`FeedState::read_before_start_ms`]: super::feed_state::FeedState::read_before_start_ms
     pub fn restore_coverage(&mut self, page: UrlKey, feed: UrlKey) -> bool {

@@ -256,6 +256,48 @@ mod tests {
         }
     }
 
+    /// A check of the scheduler's writes the page's wait for its feed with its plan; a check
+    /// that is not the scheduler's (a sitemap's read), and one that commits after a later
+    /// check, leave it.
+    #[tokio::test]
+    async fn a_check_writes_the_wait_with_its_plan() {
+        let (stores, _dir) =
+            crate::store::test_support::stores("a_check_writes_the_wait_with_its_plan").await;
+        for store in stores {
+            let (feed, page) = two_urls(&store).await;
+            let waits = |wait: Option<Option<i64>>| SummaryUpdate {
+                waits_for_feed_id: wait,
+                ..due(100, "p")
+            };
+            let wait_of = async || {
+                let row = store.url_row("http://a.test/b").await.unwrap().unwrap();
+                row.waits_for_feed_id
+            };
+            let steps = [
+                (
+                    10,
+                    Some(Some(feed)),
+                    Some(feed),
+                    "a check that starts a wait",
+                ),
+                (20, None, Some(feed), "not the scheduler's check"),
+                (30, Some(Some(feed)), Some(feed), "a check that keeps it"),
+                (25, Some(None), Some(feed), "a late check"),
+                (40, Some(None), None, "a check that ends it"),
+                (50, None, None, "not the scheduler's check"),
+            ];
+            for (at, wait, stored, what) in steps {
+                let update = waits(wait);
+                (store
+                    .record_check(&observed(page, at, false), &update)
+                    .await)
+                    .unwrap();
+                assert_eq!(wait_of().await, stored, "{what} at {at}");
+            }
+            store.close().await;
+        }
+    }
+
     #[tokio::test]
     async fn other_workers_read_a_check_by_when_it_was_written_not_when_it_started() {
         let (stores, _dir) = crate::store::test_support::stores("read_checks_by_written").await;

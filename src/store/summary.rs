@@ -43,6 +43,11 @@ pub struct SummaryUpdate {
     /// changed since their last read ([`UrlScope::WrittenAfter`]); its request may have
     /// started long before.
     pub written_ms: Option<i64>,
+    /// The scheduler's check: `Some` of the feed (row id) whose announcements the URL waits for
+    /// after it ([`crate::scheduler::Scheduler::waits_to_keep`]; `Some(None)`: none), written
+    /// with its plan, so that a check that ends a wait or starts one is kept by a kill right
+    /// after it. `None`: not the scheduler's check (a sitemap's read); the stored wait stands.
+    pub waits_for_feed_id: Option<Option<i64>>,
 }
 
 /// A re-planned URL.

@@ -33,6 +33,10 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
         ("next_due_ms", "v.next_due_ms"),
         ("stats", "COALESCE(v.stats, urls.stats)"),
         ("failures", "COALESCE(v.failures, urls.failures)"),
+        (
+            "waits_for_feed_id",
+            "CASE WHEN v.sets_wait THEN v.waits_for_feed_id ELSE urls.waits_for_feed_id END",
+        ),
     ]
     .map(|(column, new)| unless_later(column, new));
     let copy = [
@@ -74,12 +78,13 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
             "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
                     fingerprint, content_changed, content_fingerprint, min_interval_ms,
                     rate_per_day, rate_low, rate_high, rate_shape, rate_scale, planned_per_day,
-                    next_due_ms, stats, failures, written_ms) AS (VALUES {})
+                    next_due_ms, stats, failures, written_ms, sets_wait, waits_for_feed_id)
+                    AS (VALUES {})
              UPDATE urls SET checks = urls.checks + 1, changes = urls.changes + v.changed,
                  content_changes = urls.content_changes + v.content_changed,
                  {set}
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 22)
+            placeholder_rows(n, 24)
         )
     })
 });
@@ -136,7 +141,9 @@ pub(super) async fn update_summaries(
             .bind(update.next_due_ms)
             .bind(&update.stats)
             .bind(update.failures.map(i64::from))
-            .bind(update.written_ms);
+            .bind(update.written_ms)
+            .bind(update.waits_for_feed_id.is_some())
+            .bind(update.waits_for_feed_id.flatten());
     }
     query.execute(&mut *tx).await?;
     Ok(tx)

@@ -41,10 +41,8 @@ pub struct FeedRead {
     /// a page waits for its feed is kept with its plan
     /// ([`crate::scheduler::Scheduler::waits_to_keep`]); saved only with every plan, each
     /// quarter of an hour, a wait the read had ended came back after a kill before that save.
-    /// A page whose check is in flight when the plans are read has none to save, and a check's
-    /// commit does not write the wait: such a page's row, and one whose wait a check ended or
-    /// made wait for the read's judgement, say what they said until the next save of every
-    /// plan.
+    /// A page whose check is in flight when the plans are read has none to save: its check's
+    /// commit writes its wait ([`super::AfterCheck`]).
     pub moved: Vec<i64>,
 }
 

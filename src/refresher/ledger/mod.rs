@@ -100,6 +100,17 @@ struct Inner {
     stored_waits: HashMap<i64, Vec<UrlKey>>,
 }
 
+/// What the store keeps of a URL after its check ([`Ledger::fetched`]).
+pub struct AfterCheck {
+    /// Its estimate and plan.
+    pub summary: UrlSummary,
+    /// Its folded evidence (JSON).
+    pub stats: String,
+    /// The feed (row id) it waits for after the check, as kept for a later run
+    /// ([`crate::scheduler::Scheduler::waits_to_keep`]).
+    pub waits_for_feed_id: Option<i64>,
+}
+
 /// The instants the copies are judged at, on the refresher's clock, and what was judged.
 struct Sampling {
     clock: SharedClock,
@@ -422,21 +433,19 @@ impl Ledger {
         self.lock().sched.due_by(at_ms)
     }
 
-    /// Reports a check; returns what the store should keep of the URL, and its folded evidence.
-    pub fn fetched(
-        &self,
-        now_ms: i64,
-        url_id: i64,
-        fetched: Fetched,
-    ) -> Option<(UrlSummary, String)> {
+    /// Reports a check; returns what the store should keep of the URL.
+    pub fn fetched(&self, now_ms: i64, url_id: i64, fetched: Fetched) -> Option<AfterCheck> {
         let mut inner = self.lock();
         let key = inner.urls.key_of(url_id)?;
         inner.sched.handle_fetched(now_ms, key, fetched);
-        let stats = serde_json::to_string(inner.sched.stats(key)).unwrap_or_default();
-        let summary = inner.sched.summary(key);
+        let after = AfterCheck {
+            stats: serde_json::to_string(inner.sched.stats(key)).unwrap_or_default(),
+            summary: inner.sched.summary(key),
+            waits_for_feed_id: (inner.sched.waits_to_keep(key)).map(|feed| inner.urls.id_of(feed)),
+        };
         drop(inner);
         self.returned.notify_one();
-        Some((summary, stats))
+        Some(after)
     }
 
     /// Waits until a URL handed out comes back (at once if one came back since the last wait):

@@ -122,7 +122,8 @@ fn plans_carry_the_estimates_a_refit_moved_until_they_are_saved() {
 /// A read that sends a feed's waiting pages back to their plan (a change a check saw that it
 /// does not list, an overflow) names them for the store to save their plans at once, no longer
 /// waiting (saved only with every plan, a kill before that put them back to waiting at the next
-/// start); a read that moves no wait names only the feed.
+/// start); a read that moves no wait names only the feed. Each check hands the store the page's
+/// wait with its plan.
 #[test]
 fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
     const HOUR: i64 = 3_600_000;
@@ -194,7 +195,12 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
                 }
                 Some(_) => Seen::Unchanged,
             };
-            ledger.fetched(now, due.url_id, Fetched::at(now, seen));
+            let after = ledger.fetched(now, due.url_id, Fetched::at(now, seen));
+            // The store keeps the wait with the check: none for the page whose change awaits
+            // the feed's judgement (or whose wait a read ended), the feed for the others.
+            let kept = (*changed != Some(due.url_id)).then_some(FEED);
+            let after = after.expect("a page of the ledger");
+            assert_eq!(after.waits_for_feed_id, kept, "page {}", due.url_id);
         }
     };
     // Reads that reach back past the read before (nothing dropped) move only the feed's own
