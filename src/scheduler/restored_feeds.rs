@@ -81,6 +81,33 @@ impl Scheduler {
         true
     }
 
+    /// Takes up a page's wait as the store keeps it (`feed`: the feed it waits for, or none),
+    /// written by the worker that holds or held its host: of a page another worker checked, and
+    /// of each page of a host this worker gains. A wait known here only from the store (its
+    /// feed not read here) goes when the row no longer names its feed: the holder's read or
+    /// check ended it, and taking it over as it was left the page waiting for announcements
+    /// the feed had shown it misses, until it missed another change. A wait the row names is
+    /// put back as at a start ([`Scheduler::restore_coverage`]). A feed read here judged its
+    /// pages itself, and their waits stand. Whether anything changed.
+    pub fn take_up_wait(&mut self, page: UrlKey, feed: Option<UrlKey>) -> bool {
+        let current = self.urls[page].covered_by();
+        if current == feed {
+            return false;
+        }
+        let mut changed = false;
+        if let Some(current) = current
+            && self.urls[current].feed().last_poll_ms.is_none()
+        {
+            self.uncover(page);
+            self.dirty = true;
+            changed = true;
+        }
+        match feed {
+            Some(feed) => self.restore_coverage(page, feed) || changed,
+            None => changed,
+        }
+    }
+
     /// A fetch of a feed got a document other than its copy, or its first: what it covers is
     /// learnt from it (if it parses), and the cadence an earlier run planned is dropped
     /// ([`super::feed_state::FeedState::planned_before_start`]). An unchanged one (a 304)

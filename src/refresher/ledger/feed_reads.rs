@@ -114,6 +114,24 @@ impl Inner {
         }
     }
 
+    /// A known page's row, taken over from another worker ([`super::Ledger::take_over`]): its
+    /// wait as that worker left it ([`crate::scheduler::Scheduler::take_up_wait`]). A feed not
+    /// known here yet is waited for as at a start ([`Inner::restore_stored_waits`]).
+    pub(super) fn take_up_stored_wait(&mut self, key: UrlKey, row: &UrlRow) {
+        if row.kind != "page" {
+            return;
+        }
+        let feed_id = row.waits_for_feed_id;
+        let feed = feed_id.and_then(|id| self.urls.key_of(id));
+        self.sched.take_up_wait(key, feed);
+        if let (Some(feed_id), None) = (feed_id, feed) {
+            let waiting = self.stored_waits.entry(feed_id).or_default();
+            if !waiting.contains(&key) {
+                waiting.push(key);
+            }
+        }
+    }
+
     /// Puts back the pages a feed's stored last read listed, at its next read here.
     pub(super) fn restore_stored_listing(&mut self, feed: UrlKey) {
         if let Some(ids) = self.stored_listings.remove(&feed) {

@@ -220,7 +220,7 @@ impl Ledger {
     }
 
     /// Takes up what the rows say of URLs it knows (another worker checked them: their
-    /// evidence, due time and known change), and adds the ones it does not.
+    /// evidence, due time, known change and wait for a feed), and adds the ones it does not.
     pub fn take_over(
         &self,
         rows: &[UrlRow],
@@ -237,6 +237,12 @@ impl Ledger {
                     if newer {
                         inner.keep_stored_listing(key, row);
                     }
+                }
+            }
+            // Once every feed among the rows is taken up (when it was read, by whom).
+            for row in rows {
+                if let Some(key) = inner.urls.key_of(row.id) {
+                    inner.take_up_stored_wait(key, row);
                 }
             }
         }

@@ -119,19 +119,13 @@ fn plans_carry_the_estimates_a_refit_moved_until_they_are_saved() {
     assert!(ledger.plans(0..10).iter().all(|plan| plan.rate.is_none()));
 }
 
-/// A read that sends a feed's waiting pages back to their plan (a change a check saw that it
-/// does not list, an overflow) names them for the store to save their plans at once, no longer
-/// waiting (saved only with every plan, a kill before that put them back to waiting at the next
-/// start); a read that moves no wait names only the feed. Each check hands the store the page's
-/// wait with its plan.
-#[test]
-fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
-    const HOUR: i64 = 3_600_000;
-    const FEED: i64 = 1;
-    let ledger = Ledger::new(SchedulerConfig::default());
-    ledger.add_site(1, 1.0, 200.0, START);
-    // A feed of twenty entries read an hour before the start, covering five pages that each
-    // changed about once a day over ten days of checks and waited for it.
+const HOUR: i64 = 3_600_000;
+const FEED: i64 = 1;
+
+/// The rows of a feed (row 1) and pages 2 to 6, as a run before left them: a feed of twenty
+/// entries read an hour before the start, covering five pages that each changed about once a
+/// day over ten days of checks and waited for it.
+fn feed_and_waiting_pages() -> Vec<UrlRow> {
     let shown = r#"{"stamped_reads":0,"listed":[],"most_entries":20,"entries_listed":800.0,"entries_kept":800.0}"#;
     let feed = UrlRow {
         checks: 50,
@@ -156,7 +150,19 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
             ..UrlRow::for_tests(id, "page")
         })
         .collect();
-    let rows: Vec<UrlRow> = std::iter::once(feed).chain(pages).collect();
+    std::iter::once(feed).chain(pages).collect()
+}
+
+/// A read that sends a feed's waiting pages back to their plan (a change a check saw that it
+/// does not list, an overflow) names them for the store to save their plans at once, no longer
+/// waiting (saved only with every plan, a kill before that put them back to waiting at the next
+/// start); a read that moves no wait names only the feed. Each check hands the store the page's
+/// wait with its plan.
+#[test]
+fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
+    let ledger = Ledger::new(SchedulerConfig::default());
+    ledger.add_site(1, 1.0, 200.0, START);
+    let rows = feed_and_waiting_pages();
     ledger.sync(&rows, START, |_| ("http://a.test".to_string(), 0, START));
     let waits = |plans: &[PlanUpdate]| -> Vec<Option<i64>> {
         (2..7)
@@ -233,4 +239,41 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
             .iter()
             .all(|plan| plan.waits_for_feed_id.is_none())
     );
+}
+
+/// Rows taken over from another worker (its checks, read at a round, or the rows of a host
+/// this worker gains) bring each page's wait as that worker left it: a wait known here only
+/// from a start goes when the row no longer names the feed, and one the row names comes back.
+/// Taken over as they were at the start, the pages waited for announcements the feed had
+/// been shown to miss.
+#[test]
+fn pages_taken_over_wait_as_their_rows_say() {
+    let ledger = Ledger::new(SchedulerConfig::default());
+    ledger.add_site(1, 1.0, 200.0, START);
+    let mut rows = feed_and_waiting_pages();
+    let gate = |_: &UrlRow| ("http://a.test".to_string(), 0, START);
+    ledger.sync(&rows, START, gate);
+    let waits = |ledger: &Ledger| -> Vec<Option<i64>> {
+        let ids: Vec<i64> = (2..7).collect();
+        (ledger.plans_of(&ids).iter())
+            .map(|plan| plan.waits_for_feed_id)
+            .collect()
+    };
+    assert!(ledger.poll(START - 1).is_none());
+    assert_eq!(waits(&ledger), vec![Some(FEED); 5], "restored");
+    // The other worker's check of page 2 saw a change its feed had not listed, and its read
+    // then ended the waits of pages 3 and 4.
+    for row in &mut rows[1..4] {
+        row.waits_for_feed_id = None;
+        row.last_checked_ms = Some(START + HOUR);
+        row.copy_ms = Some(START + HOUR);
+    }
+    ledger.take_over(&rows, START + 2 * HOUR, gate);
+    let expected = [None, None, None, Some(FEED), Some(FEED)];
+    assert_eq!(waits(&ledger), expected);
+    // Its later read proved the feed again for page 3.
+    rows[2].waits_for_feed_id = Some(FEED);
+    ledger.take_over(&rows[2..3], START + 3 * HOUR, gate);
+    let expected = [None, Some(FEED), None, Some(FEED), Some(FEED)];
+    assert_eq!(waits(&ledger), expected);
 }

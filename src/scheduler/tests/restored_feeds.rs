@@ -384,3 +384,31 @@ fn a_wait_is_restored_for_a_feed_on_the_pages_host_or_one_held_here() {
     assert_eq!(restore_on(true), (true, true));
     assert_eq!(restore_on(false), (false, true));
 }
+
+/// A wait taken over from the store (another worker checked the page, or this one gains its
+/// host): one known here only from the store goes when the row no longer names the feed (the
+/// holder's read or check ended it), and comes back when it does; once the feed is read here,
+/// its reads judge its pages, and a row's wait changes nothing.
+#[test]
+fn a_wait_taken_over_is_the_one_the_store_keeps() {
+    let (mut sched, feed, pages) = restarted_with_coverage(4, TWENTY_LATEST);
+    assert!(sched.take_up_wait(pages[0], None), "ended elsewhere");
+    assert_eq!(sched.covering_feed(pages[0]), None);
+    assert!(!sched.feed_covers(feed).contains(&pages[0]));
+    assert!(!sched.take_up_wait(pages[1], Some(feed)), "kept elsewhere");
+    assert_eq!(sched.covering_feed(pages[1]), Some(feed));
+    assert!(sched.take_up_wait(pages[0], Some(feed)), "waits again");
+    assert_eq!(sched.waits_to_keep(pages[0]), Some(feed));
+    // A read here that reaches back to the read before: its pages go on waiting, on its word.
+    let start = 10 * DAY;
+    let listing = FeedListing {
+        entries: 3,
+        oldest_ms: Some(start - 2 * HOUR),
+        newest_ms: Some(start - 2 * HOUR),
+        requested_ms: None,
+    };
+    sched.handle_feed_read(start + HOUR, feed, &[], listing);
+    assert_eq!(sched.covering_feed(pages[2]), Some(feed));
+    assert!(!sched.take_up_wait(pages[2], None), "judged here");
+    assert_eq!(sched.covering_feed(pages[2]), Some(feed));
+}
