@@ -73,7 +73,9 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let listing = FeedListing {
         entries: doc.entries.len(),
         oldest_ms: dates().min(),
-        newest_ms: dates().max(),
+        // (An entry dated after the request, an event's or a scheduled post's, is new at
+        // every read.)
+        newest_ms: dates().filter(|&at| at <= outcome.started_ms).max(),
         requested_ms: Some(outcome.started_ms),
     };
     let mut found = Vec::new();
@@ -186,7 +188,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     // (and says the judgement once).
     if let Some(reads) = ctx.ledger.feed_reads(row.id) {
         ctx.store
-            .save_feed_reads(row.id, &reads, stamps_now, now)
+            .save_feed_reads(row.id, &reads, stamps_now, now, ctx.clock.now_ms())
             .await?;
     }
     if stamps_now && !stamped_before {

@@ -9,8 +9,10 @@ use super::UrlKey;
 pub struct FeedState {
     /// Pages it has listed (and still covers).
     pub covers: Vec<UrlKey>,
-    /// When it was last read.
+    /// When it was last read here (see [`super::Scheduler::feed_read_here`]).
     pub last_poll_ms: Option<i64>,
+    /// Its host's count of times it was given away when it was last read here.
+    pub poll_holding: u32,
     /// What its reads have shown of it (capacity, every change, the site's share of its
     /// entries): kept over a restart with its row.
     pub shown: FeedShown,
@@ -169,6 +171,7 @@ impl FeedCounted {
 pub(super) static NO_FEED: FeedState = FeedState {
     covers: Vec::new(),
     last_poll_ms: None,
+    poll_holding: 0,
     shown: FeedShown {
         most_entries: 0,
         reads_below_most: 0,
@@ -209,6 +212,8 @@ mod tests {
             shown.document_read(6, 6, false);
         }
         assert_eq!(shown.most_entries, 20, "re-reads of one document");
+        // One of the last day's entries aged out, nothing new came: no run starts at five.
+        shown.document_read(5, 5, false);
         for _ in 1..CAPACITY_READS {
             shown.document_read(6, 6, true);
         }

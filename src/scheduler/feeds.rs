@@ -51,8 +51,9 @@ pub struct FeedListing {
     pub entries: usize,
     /// The oldest time among them (clock ms), if any had one.
     pub oldest_ms: Option<i64>,
-    /// The newest time among them: a document whose entries are all older than the read
-    /// before lists nothing new (a feed re-read unchanged, from a server without validators).
+    /// The newest time among them no later than the request: a document whose entries are all
+    /// no newer than the read before lists nothing new (a feed re-read unchanged, from a
+    /// server without validators). `None`: no dates to tell, taken as new.
     pub newest_ms: Option<i64>,
     /// When the request for it was sent (clock ms), if known: an entry dated after this, or
     /// less than [`READ_STAMP_SLACK_MS`] before, is dated at the read. Without it, the read's
@@ -104,7 +105,7 @@ impl Scheduler {
         // made its copy stale.
         let mut entries = entries.to_vec();
         entries.sort_by_key(|&(page, at)| (at, page));
-        let last_poll = self.urls[feed].feed().last_poll_ms;
+        let last_poll = self.feed_read_here(feed);
         let at_the_read = |at: i64| listing.dated_at_the_read(at, now_ms);
         let stamped_read = self.count_stamped_read(feed, &entries, at_the_read);
         let stamps_entries = self.stamps_feed_entries(feed);
@@ -367,8 +368,10 @@ impl Scheduler {
                 self.uncover(page);
             }
         }
+        let holding = self.hosts[self.urls[feed].host()].given_away;
         let f = self.urls[feed].feed_mut();
         f.last_poll_ms = Some(now_ms);
+        f.poll_holding = holding;
         ignores_stamps
     }
 
@@ -385,13 +388,14 @@ impl Scheduler {
         entries: &[(UrlKey, i64)],
         at_the_read: impl Fn(i64) -> bool,
     ) -> bool {
+        let last_poll = self.feed_read_here(feed);
         let state = self.urls[feed].feed();
         let mut listed: Vec<(UrlKey, i64)> = (entries.iter().copied())
             .filter(|&(page, _)| page != feed && self.urls[page].kind == UrlKind::Page)
             .collect();
         let new: Vec<(UrlKey, i64)> = (listed.iter().copied())
             .filter(|&(page, at)| {
-                !self.urls[page].retired && state.last_poll_ms.is_none_or(|last| at > last)
+                !self.urls[page].retired && last_poll.is_none_or(|last| at > last)
             })
             .collect();
         let new_pages: HashSet<UrlKey> = new.iter().map(|&(page, _)| page).collect();
@@ -464,6 +468,18 @@ impl Scheduler {
                 self.schedule(page, now_ms);
             }
         }
+    }
+
+    /// When `feed` was last read here, since this worker last gained its host: a read before
+    /// another worker took the host says nothing of what that worker's reads and checks found
+    /// (which waits its reads ended, where its pages' spans end), and the rows it wrote are
+    /// taken up as an earlier run's are ([`Scheduler::restore_feed`],
+    /// [`Scheduler::take_up_wait`]). Taken for read here for good, a worker that got a host
+    /// back kept waits the other had ended, and judged its first read against its own old one.
+    pub fn feed_read_here(&self, feed: UrlKey) -> Option<i64> {
+        let f = self.urls[feed].feed();
+        let holding = self.hosts[self.urls[feed].host()].given_away;
+        f.last_poll_ms.filter(|_| f.poll_holding == holding)
     }
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).

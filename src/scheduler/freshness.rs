@@ -71,7 +71,7 @@ impl Scheduler {
         let (feed, since, taken) = (coverage.feed, coverage.since_ms, u.last_check_ms()?);
         let f = self.urls[feed].feed();
         let from = taken.max(since).max(f.blind_until_ms.unwrap_or(i64::MIN));
-        let until = f.last_poll_ms?;
+        let until = self.feed_read_here(feed)?;
         (until > from).then_some((from, until))
     }
 

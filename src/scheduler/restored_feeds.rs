@@ -16,10 +16,11 @@ impl Scheduler {
     /// reads in a row that looked stamped (at [`super::STAMPING_READS`], its entries at the
     /// read name no change from its first read on; a new entry dated earlier starts the count
     /// again, [`Scheduler::count_stamped_read`]). Taken while it has not been read here, or
-    /// when the stored row holds a newer read (`newer_read`: another worker's).
-    pub(super) fn restore_feed(&mut self, feed: UrlKey, restored: &Restored, newer_read: bool) {
-        let unread = self.urls[feed].feed().last_poll_ms.is_none();
-        if self.urls[feed].kind != UrlKind::Feed || !(unread || newer_read) {
+    /// when the stored row holds the latest read known here (`latest_read`: another worker's
+    /// newer one, or the same one again, whose row's account of it is saved after its check).
+    pub(super) fn restore_feed(&mut self, feed: UrlKey, restored: &Restored, latest_read: bool) {
+        let unread = self.feed_read_here(feed).is_none();
+        if self.urls[feed].kind != UrlKind::Feed || !(unread || latest_read) {
             return;
         }
         let state = self.urls[feed].feed_mut();
@@ -50,6 +51,14 @@ impl Scheduler {
     ///
     /// [`FeedState::read_before_start_ms`]: super::feed_state::FeedState::read_before_start_ms
     pub fn restore_coverage(&mut self, page: UrlKey, feed: UrlKey) -> bool {
+        let covered = self.cover_as_before(page, feed);
+        self.dirty |= covered;
+        covered
+    }
+
+    /// [`Scheduler::restore_coverage`] but for the plan, which takes it up at its next
+    /// solve.
+    fn cover_as_before(&mut self, page: UrlKey, feed: UrlKey) -> bool {
         let (p, f) = (&self.urls[page], &self.urls[feed]);
         let Some(read_before) = (f.kind == UrlKind::Feed)
             .then(|| f.feed().read_before_start_ms)
@@ -63,7 +72,7 @@ impl Scheduler {
             || f.retired
             || p.site() != f.site()
             || p.covered_by().is_some()
-            || f.feed().last_poll_ms.is_some()
+            || self.feed_read_here(feed).is_some()
             || (f.host() != p.host() && !self.is_held_here(feed))
             || self.stamps_feed_entries(feed)
         {
@@ -77,7 +86,6 @@ impl Scheduler {
             agreements: FEED_TRUST_CHECKS,
         }));
         self.urls[feed].feed_mut().covers.push(page);
-        self.dirty = true;
         true
     }
 
@@ -87,8 +95,11 @@ impl Scheduler {
     /// feed not read here) goes when the row no longer names its feed: the holder's read or
     /// check ended it, and taking it over as it was left the page waiting for announcements
     /// the feed had shown it misses, until it missed another change. A wait the row names is
-    /// put back as at a start ([`Scheduler::restore_coverage`]). A feed read here judged its
-    /// pages itself, and their waits stand. Whether anything changed.
+    /// put back as at a start ([`Scheduler::restore_coverage`]). A feed read here (since this
+    /// worker last gained its host, [`Scheduler::feed_read_here`]) judged its pages itself,
+    /// and their waits stand. The row's due time, taken up with it, already follows the wait;
+    /// the plan takes the change up at its next solve (as a read's changes to coverage),
+    /// not sooner: with several workers most rounds move a wait. Whether anything changed.
     pub fn take_up_wait(&mut self, page: UrlKey, feed: Option<UrlKey>) -> bool {
         let current = self.urls[page].covered_by();
         if current == feed {
@@ -96,14 +107,13 @@ impl Scheduler {
         }
         let mut changed = false;
         if let Some(current) = current
-            && self.urls[current].feed().last_poll_ms.is_none()
+            && self.feed_read_here(current).is_none()
         {
             self.uncover(page);
-            self.dirty = true;
             changed = true;
         }
         match feed {
-            Some(feed) => self.restore_coverage(page, feed) || changed,
+            Some(feed) => self.cover_as_before(page, feed) || changed,
             None => changed,
         }
     }

@@ -20,6 +20,9 @@ use crate::clock::MS_PER_DAY;
 impl Scheduler {
     /// Another worker holds `host` (`true`: nothing of it is handed out) or this one does.
     pub fn set_host_elsewhere(&mut self, host: HostKey, elsewhere: bool) {
+        if elsewhere && !self.frontier.is_elsewhere(host) {
+            self.hosts[host].given_away += 1;
+        }
         self.frontier.set_elsewhere(host, elsewhere);
         if elsewhere {
             // What it answered while held here says nothing of its pages' checks once it
@@ -143,6 +146,13 @@ impl Scheduler {
     pub fn is_newer_copy(&self, url: UrlKey, copy_ms: i64) -> bool {
         let u = &self.urls[url];
         !u.in_flight && u.last_check_ms().is_none_or(|known| copy_ms > known)
+    }
+
+    /// [`Scheduler::is_newer_copy`], or the copy known here: a row of the same check written
+    /// again (a feed's, with what its read showed, is saved after the read's check).
+    pub fn is_latest_copy(&self, url: UrlKey, copy_ms: i64) -> bool {
+        let u = &self.urls[url];
+        !u.in_flight && u.last_check_ms().is_none_or(|known| copy_ms >= known)
     }
 }
 

@@ -31,13 +31,17 @@ impl FeedReads {
 
 impl Store {
     /// Keeps a feed's reads, and whether it is taken to stamp its entries: from the first read
-    /// that took it so (`since_ms` then, kept while it stays so), cleared once it is not.
+    /// that took it so (`now_ms` then, kept while it stays so), cleared once it is not. The
+    /// row counts as written at `written_ms` (unless it was later): saved after the read's
+    /// check, what the read showed is taken up by the other workers at their next round
+    /// ([`super::urls::UrlScope::WrittenAfter`]), not only with the feed's next check.
     pub async fn save_feed_reads(
         &self,
         url_id: i64,
         reads: &FeedReads,
         stamps_entries: bool,
         now_ms: i64,
+        written_ms: i64,
     ) -> sqlx::Result<()> {
         let json = serde_json::to_string(reads).unwrap_or_default();
         self.write("save_feed_reads", |mut tx| {
@@ -45,12 +49,15 @@ impl Store {
             async move {
                 sqlx::query(
                     "UPDATE urls SET last_read_json = $1, stamps_entries_since_ms = \
-                 CASE WHEN $2 = 1 THEN COALESCE(stamps_entries_since_ms, $3) ELSE NULL END \
-                 WHERE id = $4",
+                 CASE WHEN $2 = 1 THEN COALESCE(stamps_entries_since_ms, $3) ELSE NULL END, \
+                 written_ms = CASE WHEN written_ms IS NULL OR written_ms < $4 THEN $4 \
+                 ELSE written_ms END \
+                 WHERE id = $5",
                 )
                 .bind(json)
                 .bind(i64::from(stamps_entries))
                 .bind(now_ms)
+                .bind(written_ms)
                 .bind(url_id)
                 .execute(&mut *tx)
                 .await?;
@@ -65,6 +72,7 @@ impl Store {
 mod tests {
     use super::*;
     use crate::store::test_support::{page, site_and_host, stores};
+    use crate::store::urls::{UrlPages, UrlScope};
 
     /// The reads and the judgement round-trip on both databases; the judgement keeps the time
     /// it was first made while it holds, and is cleared once it does not.
@@ -105,21 +113,44 @@ mod tests {
                     entries_kept: 45.0,
                 },
             };
-            store.save_feed_reads(id, &one, false, 100).await.unwrap();
+            store
+                .save_feed_reads(id, &one, false, 100, 150)
+                .await
+                .unwrap();
             assert_eq!(read(&store).await, (Some(one), None));
             let two = FeedReads {
                 stamped_reads: 2,
                 listed: vec![3, 7],
                 ..FeedReads::default()
             };
-            store.save_feed_reads(id, &two, true, 200).await.unwrap();
-            store.save_feed_reads(id, &two, true, 300).await.unwrap();
+            store
+                .save_feed_reads(id, &two, true, 200, 250)
+                .await
+                .unwrap();
+            store
+                .save_feed_reads(id, &two, true, 300, 120)
+                .await
+                .unwrap();
             assert_eq!(read(&store).await, (Some(two), Some(200)));
             store
-                .save_feed_reads(id, &FeedReads::default(), false, 400)
+                .save_feed_reads(id, &FeedReads::default(), false, 400, 450)
                 .await
                 .unwrap();
             assert_eq!(read(&store).await, (Some(FeedReads::default()), None));
+            // Each save moves the row's `written_ms` on (other workers take it up at their next
+            // round), never back.
+            let written_after = async |at: i64| {
+                let mut pages = UrlPages::new(UrlScope::WrittenAfter(at), 10);
+                let rows = pages.next(&store).await.unwrap().unwrap_or_default();
+                rows.iter().any(|row| row.id == id)
+            };
+            assert!(written_after(449).await);
+            assert!(!written_after(450).await);
+            store
+                .save_feed_reads(id, &FeedReads::default(), false, 500, 300)
+                .await
+                .unwrap();
+            assert!(written_after(449).await, "not moved back");
         }
     }
 

@@ -100,7 +100,10 @@ impl Inner {
             && let Some(pages) = self.stored_waits.remove(&row.id)
         {
             for page in pages {
-                self.sched.restore_coverage(page, key);
+                if self.parked_waits.get(&page) == Some(&row.id) {
+                    self.parked_waits.remove(&page);
+                    self.sched.restore_coverage(page, key);
+                }
             }
         }
         let Some(feed_id) = row.waits_for_feed_id.filter(|_| row.kind == "page") else {
@@ -110,7 +113,14 @@ impl Inner {
             Some(feed) => {
                 self.sched.restore_coverage(key, feed);
             }
-            None => self.stored_waits.entry(feed_id).or_default().push(key),
+            None => self.park_wait(key, feed_id),
+        }
+    }
+
+    /// Keeps that `page` waits for the feed of row `feed_id`, not known here yet.
+    fn park_wait(&mut self, page: UrlKey, feed_id: i64) {
+        if self.parked_waits.insert(page, feed_id) != Some(feed_id) {
+            self.stored_waits.entry(feed_id).or_default().push(page);
         }
     }
 
@@ -124,10 +134,10 @@ impl Inner {
         let feed_id = row.waits_for_feed_id;
         let feed = feed_id.and_then(|id| self.urls.key_of(id));
         self.sched.take_up_wait(key, feed);
-        if let (Some(feed_id), None) = (feed_id, feed) {
-            let waiting = self.stored_waits.entry(feed_id).or_default();
-            if !waiting.contains(&key) {
-                waiting.push(key);
+        match (feed_id, feed) {
+            (Some(feed_id), None) => self.park_wait(key, feed_id),
+            _ => {
+                self.parked_waits.remove(&key);
             }
         }
     }

@@ -98,6 +98,10 @@ struct Inner {
     /// Pages added from their rows that waited for a feed when last planned, by the feed's
     /// row id, while that feed is not known here.
     stored_waits: HashMap<i64, Vec<UrlKey>>,
+    /// The feed (row id) each page of `stored_waits` waits for as its latest row says: a
+    /// later row that names another, or none, leaves a stale entry there, which this does
+    /// not match.
+    parked_waits: HashMap<UrlKey, i64>,
 }
 
 /// What the store keeps of a URL after its check ([`Ledger::fetched`]).
@@ -190,6 +194,7 @@ impl Ledger {
                 sampling: None,
                 stored_listings: HashMap::new(),
                 stored_waits: HashMap::new(),
+                parked_waits: HashMap::new(),
             }),
             returned: tokio::sync::Notify::new(),
             held: None,
@@ -231,15 +236,16 @@ impl Ledger {
             let mut inner = self.lock();
             for row in rows {
                 if let Some(key) = inner.urls.key_of(row.id) {
-                    // (A feed's listing is taken from another worker's newer read only.)
-                    let newer = (row.copy_ms).is_some_and(|at| inner.sched.is_newer_copy(key, at));
+                    // (A feed's listing is taken from another worker's latest read only.)
+                    let latest =
+                        (row.copy_ms).is_some_and(|at| inner.sched.is_latest_copy(key, at));
                     inner.sched.restore(key, restored_of(row));
-                    if newer {
+                    if latest {
                         inner.keep_stored_listing(key, row);
                     }
                 }
             }
-            // Once every feed among the rows is taken up (when it was read, by whom).
+            // Once every feed among the rows is taken up (when it was last read).
             for row in rows {
                 if let Some(key) = inner.urls.key_of(row.id) {
                     inner.take_up_stored_wait(key, row);

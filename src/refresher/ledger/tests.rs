@@ -181,6 +181,7 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
         newest_ms: None,
         requested_ms: None,
     };
+    let waiting_checks = std::cell::Cell::new(0);
     // Hands out what is due until the feed's turn, checking the pages (`changed`: whether the
     // first of them has changed); the feed's time.
     let feed_turn = |mut now: i64, changed: &mut Option<i64>| -> i64 {
@@ -207,6 +208,7 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
             let kept = (*changed != Some(due.url_id)).then_some(FEED);
             let after = after.expect("a page of the ledger");
             assert_eq!(after.waits_for_feed_id, kept, "page {}", due.url_id);
+            waiting_checks.set(waiting_checks.get() + usize::from(kept.is_some()));
         }
     };
     // Reads that reach back past the read before (nothing dropped) move only the feed's own
@@ -230,6 +232,7 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
     let read_at = feed_turn(last_read, &mut Some(changed));
     let halfway = last_read + (read_at - last_read) / 2;
     assert!(halfway > last_read);
+    assert!(waiting_checks.get() > 0, "a waiting page was checked");
     let read = ledger.feed_read(read_at, FEED, &[], listing(halfway));
     let others: Vec<i64> = (2..7).filter(|&id| id != changed).collect();
     assert_eq!(read.moved[1..], others);
@@ -276,4 +279,28 @@ fn pages_taken_over_wait_as_their_rows_say() {
     ledger.take_over(&rows[2..3], START + 3 * HOUR, gate);
     let expected = [None, Some(FEED), None, Some(FEED), Some(FEED)];
     assert_eq!(waits(&ledger), expected);
+}
+
+/// A page whose row waits for a feed not known yet waits for it once the feed's row comes,
+/// unless a later row of the page no longer names it.
+#[test]
+fn a_wait_for_a_feed_not_known_yet_follows_the_pages_latest_row() {
+    let ledger = Ledger::new(SchedulerConfig::default());
+    ledger.add_site(1, 1.0, 200.0, START);
+    let mut rows = feed_and_waiting_pages();
+    let gate = |_: &UrlRow| ("http://a.test".to_string(), 0, START);
+    let feed = rows.remove(0);
+    ledger.sync(&rows, START, gate);
+    rows[0].waits_for_feed_id = None;
+    ledger.take_over(&rows[..1], START, gate);
+    ledger.sync(&[feed], START, gate);
+    assert!(ledger.poll(START - 1).is_none());
+    let ids: Vec<i64> = (2..7).collect();
+    let waits: Vec<Option<i64>> = (ledger.plans_of(&ids).iter())
+        .map(|plan| plan.waits_for_feed_id)
+        .collect();
+    assert_eq!(
+        waits,
+        [None, Some(FEED), Some(FEED), Some(FEED), Some(FEED)]
+    );
 }

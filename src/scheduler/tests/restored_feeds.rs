@@ -388,7 +388,8 @@ fn a_wait_is_restored_for_a_feed_on_the_pages_host_or_one_held_here() {
 /// A wait taken over from the store (another worker checked the page, or this one gains its
 /// host): one known here only from the store goes when the row no longer names the feed (the
 /// holder's read or check ended it), and comes back when it does; once the feed is read here,
-/// its reads judge its pages, and a row's wait changes nothing.
+/// its reads judge its pages, and a row's wait changes nothing, until another worker takes the
+/// host: once it is back here, the rows that worker wrote stand.
 #[test]
 fn a_wait_taken_over_is_the_one_the_store_keeps() {
     let (mut sched, feed, pages) = restarted_with_coverage(4, TWENTY_LATEST);
@@ -411,4 +412,82 @@ fn a_wait_taken_over_is_the_one_the_store_keeps() {
     assert_eq!(sched.covering_feed(pages[2]), Some(feed));
     assert!(!sched.take_up_wait(pages[2], None), "judged here");
     assert_eq!(sched.covering_feed(pages[2]), Some(feed));
+    // Another worker takes the host, reads the feed and ends page 2's wait; this one gets the
+    // host back: its own read says nothing of what the other's found, and the rows stand.
+    let host = sched.urls[feed].host();
+    sched.set_host_elsewhere(host, true);
+    assert_eq!(sched.feed_read_here(feed), None, "given away");
+    sched.set_host_elsewhere(host, false);
+    let their_read = Restored {
+        last_check_ms: Some(start + 3 * HOUR),
+        feed_shown: TWENTY_LATEST,
+        ..Restored::default()
+    };
+    sched.restore(feed, their_read);
+    assert!(sched.take_up_wait(pages[2], None), "ended there");
+    assert_eq!(sched.covering_feed(pages[2]), None);
+    assert!(
+        sched.take_up_wait(pages[2], Some(feed)),
+        "proven there again"
+    );
+    assert_eq!(sched.covering_feed(pages[2]), Some(feed));
+    // Its first read here is judged against the other's last.
+    assert_eq!(sched.feed_read_here(feed), None);
+    sched.handle_feed_read(start + 4 * HOUR, feed, &[], listing);
+    assert_eq!(sched.feed_read_here(feed), Some(start + 4 * HOUR));
+}
+
+/// What a read showed of its feed is saved after its check: another worker may take up the
+/// row of the read before that save, and takes up the row of the same read again once it is
+/// saved (here, a worker that read the feed while it held its host, and now another holds
+/// it). A row of a read older than one known here changes nothing.
+#[test]
+fn a_feeds_row_of_the_latest_read_is_taken_up_again() {
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let listed = [(pages[0], DAY - 3 * HOUR)];
+    sched.handle_feed_read(DAY - 2 * HOUR, feed, &listed, FeedListing::of(&listed));
+    sched.handle_fetched(
+        DAY - 2 * HOUR,
+        feed,
+        Fetched::at(DAY - 2 * HOUR, Seen::Copy),
+    );
+    let row_of = |read_ms: i64, shown: FeedShown| Restored {
+        last_check_ms: Some(read_ms),
+        feed_shown: shown,
+        ..Restored::default()
+    };
+    let cut = FeedShown {
+        most_entries: 3,
+        ..TWENTY_LATEST
+    };
+    sched.restore(feed, row_of(DAY, TWENTY_LATEST));
+    assert_eq!(sched.feed_reads(feed).2.most_entries, 20, "a newer read");
+    sched.restore(feed, row_of(DAY, cut));
+    assert_eq!(
+        sched.feed_reads(feed).2.most_entries,
+        3,
+        "the same read, saved"
+    );
+    sched.restore(feed, row_of(DAY - HOUR, TWENTY_LATEST));
+    assert_eq!(sched.feed_reads(feed).2.most_entries, 3, "an older read");
+}
+
+/// The first read after a start lists something new when an entry is newer than the read
+/// before the start: a document of entries all older (read again unchanged) counts nothing
+/// towards a cut of its capacity.
+#[test]
+fn the_first_read_after_a_start_lists_news_against_the_read_before() {
+    let (mut sched, feed, _) = restarted_with_coverage(2, TWENTY_LATEST);
+    let start = 10 * DAY;
+    let listing = |newest: i64| FeedListing {
+        entries: 3,
+        oldest_ms: Some(start - 3 * HOUR),
+        newest_ms: Some(newest),
+        requested_ms: None,
+    };
+    let below = |sched: &Scheduler| sched.feed_reads(feed).2.reads_below_most;
+    sched.handle_feed_read(start + HOUR, feed, &[], listing(start - 2 * HOUR));
+    assert_eq!(below(&sched), 0, "older than the read before the start");
+    sched.handle_feed_read(start + 2 * HOUR, feed, &[], listing(start + 3 * HOUR / 2));
+    assert_eq!(below(&sched), 1, "newer than the read before");
 }
