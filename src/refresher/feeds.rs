@@ -7,7 +7,7 @@
 //! its own host; an entry on another host is taken only if that host is one of the site's and
 //! its robots.txt lists the feed (a cross-submission), else it is refused and recorded.
 
-use tracing::info;
+use tracing::{info, warn};
 use url::Url;
 
 use crate::discover::feed;
@@ -41,7 +41,8 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     if outcome.status == Some(304) {
         // Nothing new: the feed has watched its pages for one more interval.
         let read = (ctx.ledger).feed_read(now, row.id, &[], FeedListing::default());
-        return save_plans(ctx, &read.moved).await;
+        save_plans(ctx, site, &read.moved).await;
+        return Ok(());
     }
     let Some(body) = outcome
         .body
@@ -55,7 +56,8 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         Err(err) => {
             let moved = ctx.ledger.feed_unreadable(now, row.id);
             record_error_in(ctx, "feed", site, url.as_str(), err.to_string()).await?;
-            return save_plans(ctx, &moved).await;
+            save_plans(ctx, site, &moved).await;
+            return Ok(());
         }
     };
     if let Some(ttl) = doc.ttl_minutes {
@@ -163,7 +165,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let read = ctx.ledger.feed_read(now, row.id, &events, listing);
     // At once: a page the read sent back to its plan is due soon, and one handed out before
     // the save has no plan to save.
-    save_plans(ctx, &read.moved).await?;
+    save_plans(ctx, site, &read.moved).await;
     let stamped = read.stamped;
     let stamps_now = ctx.ledger.feed_stamps_entries(row.id);
     for (page, at) in pages {
@@ -206,13 +208,19 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
 /// feed's next read as the scheduler planned it after the read (the check's commit stored the
 /// due time from before the entries were counted, which could lie in the past and stay there
 /// in `report hosts` until the next read), and the plans of the pages whose wait for it the
-/// read ended or whose check's change it judged.
-async fn save_plans(ctx: &Context, url_ids: &[i64]) -> anyhow::Result<()> {
+/// read ended or whose check's change it judged. A save that fails is logged and counted as
+/// a store error, and the read goes on (its change events, validators and what it showed):
+/// the save of every plan, each quarter of an hour, takes the plans up.
+async fn save_plans(ctx: &Context, site: &SiteState, url_ids: &[i64]) {
     let plans = ctx.ledger.plans_of(url_ids);
-    if !plans.is_empty() {
-        ctx.store.save_plan(plans).await?;
+    if plans.is_empty() {
+        return;
     }
-    Ok(())
+    if let Err(err) = ctx.store.save_plan(plans).await {
+        warn!(site = %site.site.name, error = %err, "the plans a feed read moved were not saved: the next save of every plan takes them up");
+        ctx.count_error();
+        ctx.metrics.error(&site.site.name, "store");
+    }
 }
 
 /// The hosts among the site's own whose robots.txt lists `feed` in a `Sitemap:` line (a feed is
