@@ -212,9 +212,14 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
 /// a store error, and the read goes on (its change events, validators and what it showed):
 /// the save of every plan, each quarter of an hour, takes the plans up.
 async fn save_plans(ctx: &Context, site: &SiteState, url_ids: &[i64]) {
-    let plans = ctx.ledger.plans_of(url_ids);
+    let mut plans = ctx.ledger.plans_of(url_ids);
     if plans.is_empty() {
         return;
+    }
+    // The other workers take up the waits it ended at their next round.
+    let written_ms = Some(ctx.clock.now_ms());
+    for plan in &mut plans {
+        plan.written_ms = written_ms;
     }
     if let Err(err) = ctx.store.save_plan(plans).await {
         warn!(site = %site.site.name, error = %err, "the plans a feed read moved were not saved: the next save of every plan takes them up");

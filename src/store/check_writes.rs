@@ -197,6 +197,7 @@ mod tests {
                 watched: None,
                 rate: None,
                 waits_for_feed_id: None,
+                written_ms: None,
             }];
             let (o1, u1) = (observed(a, 10, true), due(100, "a1"));
             let (o2, u2) = (observed(b, 20, false), due(200, "b1"));

@@ -513,6 +513,7 @@ mod tests {
                 watched,
                 rate: None,
                 waits_for_feed_id: None,
+                written_ms: None,
             };
             store
                 .save_plan(vec![plan(Some((2_000, 5_000)))])

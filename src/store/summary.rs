@@ -68,6 +68,11 @@ pub struct PlanUpdate {
     pub rate: Option<PlannedEstimate>,
     /// The feed (its row id) whose announcements it waits for instead of its plan.
     pub waits_for_feed_id: Option<i64>,
+    /// When the plan was handed to the store (clock ms), for a plan the other workers should
+    /// take up at their next round ([`super::urls::UrlScope::WrittenAfter`]: a feed read's,
+    /// which ends waits); the row's `written_ms` moves on to it, never back. `None`: the save
+    /// of every plan, which each worker makes of its own.
+    pub written_ms: Option<i64>,
 }
 
 /// An estimate written with a plan, and the last check it follows: a row whose last check is
@@ -111,7 +116,8 @@ impl Store {
                             .bind_real(rate.map(|e| e.high.min(1e12)))
                             .bind_real(rate.map(|e| e.shape))
                             .bind_real(rate.map(|e| e.rate))
-                            .bind(row.waits_for_feed_id);
+                            .bind(row.waits_for_feed_id)
+                            .bind(row.written_ms);
                     }
                     query.execute(&mut *tx).await?;
                 }
@@ -149,15 +155,17 @@ static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
         format!(
             "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms,
                     after_check_ms, rate_per_day, rate_low, rate_high, rate_shape, rate_scale,
-                    waits_for_feed_id)
+                    waits_for_feed_id, written_ms)
                  AS (VALUES {})
              UPDATE urls SET planned_per_day = v.planned_per_day, next_due_ms = v.next_due_ms,
                  waits_for_feed_id = v.waits_for_feed_id,
+                 written_ms = CASE WHEN v.written_ms IS NOT NULL AND (urls.written_ms IS NULL
+                     OR urls.written_ms < v.written_ms) THEN v.written_ms ELSE urls.written_ms END,
                  watched_from_ms = COALESCE(v.watched_from_ms, urls.watched_from_ms),
                  watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms),
                  {estimate}
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 12)
+            placeholder_rows(n, 13)
         )
     })
 });
@@ -206,6 +214,7 @@ mod tests {
                         after_check_ms: 0,
                     }),
                     waits_for_feed_id: (i % 4 == 1).then_some(ids[0]),
+                    written_ms: None,
                 })
                 .collect();
             // An estimate already stored stands where the plan brings none.
@@ -289,6 +298,7 @@ mod tests {
                         next_due_ms: 9_000,
                         watched: None,
                         waits_for_feed_id: None,
+                        written_ms: None,
                         rate: Some(PlannedEstimate {
                             estimate: estimate(i),
                             after_check_ms,
@@ -322,6 +332,41 @@ mod tests {
                 rates(&store).await,
                 vec![(Some(8.0), Some(11.0)), (Some(2.0), Some(5.0))]
             );
+            store.close().await;
+        }
+    }
+
+    /// A feed read's plans move their rows' `written_ms` on, for the other workers' next
+    /// round; the save of every plan, and an older time, leave it.
+    #[tokio::test]
+    async fn a_plan_written_for_the_other_workers_moves_its_row_on() {
+        let (stores, _dir) = crate::store::test_support::stores("plan_written_ms").await;
+        for store in stores {
+            let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
+            let found = crate::store::test_support::page("http://a.test/p", site_id, host_id);
+            let id = store.upsert_discovered(&[found], 0).await.unwrap()[0];
+            let written_after = async |at: i64| {
+                let scope = crate::store::urls::UrlScope::WrittenAfter(at);
+                let mut pages = crate::store::urls::UrlPages::new(scope, 10);
+                let rows = pages.next(&store).await.unwrap().unwrap_or_default();
+                rows.iter().any(|row| row.id == id)
+            };
+            let plan = |written_ms| PlanUpdate {
+                url_id: id,
+                planned_per_day: 1.0,
+                next_due_ms: 9_000,
+                watched: None,
+                rate: None,
+                waits_for_feed_id: None,
+                written_ms,
+            };
+            store.save_plan(vec![plan(None)]).await.unwrap();
+            assert!(!written_after(0).await, "the save of every plan");
+            store.save_plan(vec![plan(Some(500))]).await.unwrap();
+            assert!(written_after(499).await && !written_after(500).await);
+            store.save_plan(vec![plan(Some(300))]).await.unwrap();
+            store.save_plan(vec![plan(None)]).await.unwrap();
+            assert!(written_after(499).await, "never moved back");
             store.close().await;
         }
     }

@@ -137,6 +137,7 @@ impl Inner {
                 .sched
                 .waits_to_keep(key)
                 .map(|feed| self.urls.id_of(feed)),
+            written_ms: None,
         })
     }
 
