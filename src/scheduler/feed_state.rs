@@ -11,7 +11,8 @@ pub struct FeedState {
     pub covers: Vec<UrlKey>,
     /// When it was last read here (see [`super::Scheduler::feed_read_here`]).
     pub last_poll_ms: Option<i64>,
-    /// Its host's count of times it was given away when it was last read here.
+    /// Its host's holding when it was last read here (the count of
+    /// [`super::Scheduler::host_gained`]).
     pub poll_holding: u32,
     /// What its reads have shown of it (capacity, every change, the site's share of its
     /// entries): kept over a restart with its row.

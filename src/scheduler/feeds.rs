@@ -126,7 +126,12 @@ impl Scheduler {
         // next check (counted from the read on, a change it lists from before the read was
         // counted by that check over the minutes after the read).
         let read_before_start = match last_poll {
-            None => self.urls[feed].feed_mut().read_before_start_ms.take(),
+            // (The later of the stored read and one of its own from before the host was
+            // given away, should no row have come since.)
+            None => {
+                let f = self.urls[feed].feed_mut();
+                f.read_before_start_ms.take().max(f.last_poll_ms)
+            }
             Some(_) => None,
         };
         if read_before_start.is_some() {
@@ -368,7 +373,7 @@ impl Scheduler {
                 self.uncover(page);
             }
         }
-        let holding = self.hosts[self.urls[feed].host()].given_away;
+        let holding = self.hosts[self.urls[feed].host()].holdings;
         let f = self.urls[feed].feed_mut();
         f.last_poll_ms = Some(now_ms);
         f.poll_holding = holding;
@@ -470,16 +475,19 @@ impl Scheduler {
         }
     }
 
-    /// When `feed` was last read here, since this worker last gained its host: a read before
-    /// another worker took the host says nothing of what that worker's reads and checks found
-    /// (which waits its reads ended, where its pages' spans end), and the rows it wrote are
-    /// taken up as an earlier run's are ([`Scheduler::restore_feed`],
-    /// [`Scheduler::take_up_wait`]). Taken for read here for good, a worker that got a host
-    /// back kept waits the other had ended, and judged its first read against its own old one.
+    /// When `feed` was last read here, while its host is held here and since this worker last
+    /// gained it ([`Scheduler::host_gained`]; a read in flight when the host went finishes in
+    /// the holding before): a read of an earlier holding says nothing of what another
+    /// worker's reads and checks found meanwhile (which waits its reads ended, where its
+    /// pages' spans end), and the rows it wrote are taken up as an earlier run's are
+    /// ([`Scheduler::restore_feed`], [`Scheduler::take_up_wait`]). Taken for read here for
+    /// good, a worker that got a host back kept waits the other had ended, and judged its
+    /// first read against its own old one.
     pub fn feed_read_here(&self, feed: UrlKey) -> Option<i64> {
         let f = self.urls[feed].feed();
-        let holding = self.hosts[self.urls[feed].host()].given_away;
-        f.last_poll_ms.filter(|_| f.poll_holding == holding)
+        let host = self.urls[feed].host();
+        let holding = self.hosts[host].holdings;
+        (f.last_poll_ms).filter(|_| f.poll_holding == holding && !self.frontier.is_elsewhere(host))
     }
 
     /// Ends a page's coverage by its feed (the feed missed one of its changes).

@@ -184,9 +184,9 @@ struct HostState {
     /// The last check of any of its URLs that left a copy (`None`: none since the start): an
     /// [`Seen::Unanswered`] check after it is the URL's failure, not the host's.
     last_answer_ms: Option<i64>,
-    /// Times another worker took it from this one: a feed on it read before the last is not
-    /// read here since ([`Scheduler::feed_read_here`]).
-    given_away: u32,
+    /// Times this worker gained it ([`Scheduler::host_gained`]): a feed on it read in an
+    /// earlier holding is not read here since ([`Scheduler::feed_read_here`]).
+    holdings: u32,
 }
 
 /// The scheduler (see the module docs).
@@ -338,11 +338,7 @@ impl Scheduler {
                 1
             };
         }
-        // A feed's row written after its read (what the read showed, saved after its check's
-        // commit) is taken up again from a row of the same read.
-        let latest_read =
-            (restored.last_check_ms).is_some_and(|at| known.is_none_or(|last| at >= last));
-        self.restore_feed(url, &restored, latest_read);
+        self.restore_feed(url, &restored, known);
         let u = &mut self.urls[url];
         // A URL never checked has none to put back, and is given no box of evidence.
         if restored.stats != Stats::default() || restored.last_check_ms.is_some() {

@@ -15,12 +15,26 @@ impl Scheduler {
     /// of its capacity and the rest ([`super::FeedShown`], as the newer read left it), and its
     /// reads in a row that looked stamped (at [`super::STAMPING_READS`], its entries at the
     /// read name no change from its first read on; a new entry dated earlier starts the count
-    /// again, [`Scheduler::count_stamped_read`]). Taken while it has not been read here, or
-    /// when the stored row holds the latest read known here (`latest_read`: another worker's
-    /// newer one, or the same one again, whose row's account of it is saved after its check).
-    pub(super) fn restore_feed(&mut self, feed: UrlKey, restored: &Restored, latest_read: bool) {
+    /// again, [`Scheduler::count_stamped_read`]). `known_ms`: the last read known here before
+    /// the row. Taken from a row of a read no older than that: while the feed has not been
+    /// read here ([`Scheduler::feed_read_here`]), from a newer read (another worker's), and,
+    /// on a host another worker holds (or held until this one gains it), from a row of the
+    /// same read saved again (what a read showed is saved after its check's commit, and the
+    /// check may have been taken up first). On a host held here, this worker's own reads
+    /// stand: its row may lag them.
+    pub(super) fn restore_feed(
+        &mut self,
+        feed: UrlKey,
+        restored: &Restored,
+        known_ms: Option<i64>,
+    ) {
+        let read_ms = restored.last_check_ms;
+        let newer = read_ms.is_some_and(|at| known_ms.is_none_or(|known| at > known));
+        let same = read_ms.is_some() && read_ms == known_ms;
+        let older = read_ms.is_some_and(|at| known_ms.is_some_and(|known| at < known));
         let unread = self.feed_read_here(feed).is_none();
-        if self.urls[feed].kind != UrlKind::Feed || !(unread || latest_read) {
+        let saved_again = same && !self.is_held_here(feed);
+        if self.urls[feed].kind != UrlKind::Feed || older || !(unread || newer || saved_again) {
             return;
         }
         let state = self.urls[feed].feed_mut();

@@ -20,15 +20,20 @@ use crate::clock::MS_PER_DAY;
 impl Scheduler {
     /// Another worker holds `host` (`true`: nothing of it is handed out) or this one does.
     pub fn set_host_elsewhere(&mut self, host: HostKey, elsewhere: bool) {
-        if elsewhere && !self.frontier.is_elsewhere(host) {
-            self.hosts[host].given_away += 1;
-        }
         self.frontier.set_elsewhere(host, elsewhere);
         if elsewhere {
             // What it answered while held here says nothing of its pages' checks once it
             // comes back: another worker's meanwhile are judged by that worker.
             self.hosts[host].last_answer_ms = None;
         }
+    }
+
+    /// This worker gained `host` (from another worker, from none, or again after its lease
+    /// lapsed: another may have held it meanwhile): what its reads of the feeds on it showed
+    /// before is another holding's ([`Scheduler::feed_read_here`]).
+    pub fn host_gained(&mut self, host: HostKey) {
+        self.hosts[host].holdings += 1;
+        self.set_host_elsewhere(host, false);
     }
 
     /// With several workers, this one's part of each site's budget (by site key): the visits a
@@ -148,11 +153,13 @@ impl Scheduler {
         !u.in_flight && u.last_check_ms().is_none_or(|known| copy_ms > known)
     }
 
-    /// [`Scheduler::is_newer_copy`], or the copy known here: a row of the same check written
-    /// again (a feed's, with what its read showed, is saved after the read's check).
+    /// [`Scheduler::is_newer_copy`], or, on a host another worker holds (or held until this
+    /// one gains it), the copy known here: a row of the same check written again (a feed's,
+    /// with what its read showed, is saved after the read's check).
     pub fn is_latest_copy(&self, url: UrlKey, copy_ms: i64) -> bool {
         let u = &self.urls[url];
-        !u.in_flight && u.last_check_ms().is_none_or(|known| copy_ms >= known)
+        self.is_newer_copy(url, copy_ms)
+            || (!self.is_held_here(url) && !u.in_flight && u.last_check_ms() == Some(copy_ms))
     }
 }
 

@@ -213,15 +213,18 @@ impl Ledger {
         self.lock().politeness_hosts.keys().cloned().collect()
     }
 
-    /// This worker holds the host `key` (`open_at_ms`: when its politeness lets it be
-    /// contacted, as the database says) or another worker does (`None`).
+    /// This worker gained the host `key` (`open_at_ms`: when its politeness lets it be
+    /// contacted, as the database says), or another worker holds it (`None`).
     pub fn set_held(&self, key: &str, open_at_ms: Option<i64>) {
         let mut inner = self.lock();
         if let Some(&host) = inner.politeness_hosts.get(key) {
-            if let Some(open_at) = open_at_ms {
-                inner.sched.close_host(host, open_at);
+            match open_at_ms {
+                Some(open_at) => {
+                    inner.sched.close_host(host, open_at);
+                    inner.sched.host_gained(host);
+                }
+                None => inner.sched.set_host_elsewhere(host, true),
             }
-            inner.sched.set_host_elsewhere(host, open_at_ms.is_none());
         }
     }
 

@@ -417,7 +417,7 @@ fn a_wait_taken_over_is_the_one_the_store_keeps() {
     let host = sched.urls[feed].host();
     sched.set_host_elsewhere(host, true);
     assert_eq!(sched.feed_read_here(feed), None, "given away");
-    sched.set_host_elsewhere(host, false);
+    sched.host_gained(host);
     let their_read = Restored {
         last_check_ms: Some(start + 3 * HOUR),
         feed_shown: TWENTY_LATEST,
@@ -435,22 +435,30 @@ fn a_wait_taken_over_is_the_one_the_store_keeps() {
     assert_eq!(sched.feed_read_here(feed), None);
     sched.handle_feed_read(start + 4 * HOUR, feed, &[], listing);
     assert_eq!(sched.feed_read_here(feed), Some(start + 4 * HOUR));
+    // A read in flight when the host goes lands in the holding before the next.
+    sched.set_host_elsewhere(host, true);
+    sched.handle_feed_read(start + 5 * HOUR, feed, &[], listing);
+    assert_eq!(sched.feed_read_here(feed), None, "while elsewhere");
+    sched.host_gained(host);
+    assert_eq!(
+        sched.feed_read_here(feed),
+        None,
+        "a read of the holding before"
+    );
 }
 
 /// What a read showed of its feed is saved after its check: another worker may take up the
 /// row of the read before that save, and takes up the row of the same read again once it is
 /// saved (here, a worker that read the feed while it held its host, and now another holds
-/// it). A row of a read older than one known here changes nothing.
+/// it). A row of a read older than one known here changes nothing, nor, while the host is
+/// held here, a row of this worker's own read (its reads stand; the row may lag them).
 #[test]
 fn a_feeds_row_of_the_latest_read_is_taken_up_again() {
     let (mut sched, feed, pages) = feed_and_pages(1);
-    let listed = [(pages[0], DAY - 3 * HOUR)];
-    sched.handle_feed_read(DAY - 2 * HOUR, feed, &listed, FeedListing::of(&listed));
-    sched.handle_fetched(
-        DAY - 2 * HOUR,
-        feed,
-        Fetched::at(DAY - 2 * HOUR, Seen::Copy),
-    );
+    copies_of_all(&mut sched, &[feed]);
+    let own_read = sched.urls[feed].last_check_ms().expect("read here");
+    let listed = [(pages[0], own_read)];
+    sched.handle_feed_read(own_read, feed, &listed, FeedListing::of(&listed));
     let row_of = |read_ms: i64, shown: FeedShown| Restored {
         last_check_ms: Some(read_ms),
         feed_shown: shown,
@@ -460,16 +468,16 @@ fn a_feeds_row_of_the_latest_read_is_taken_up_again() {
         most_entries: 3,
         ..TWENTY_LATEST
     };
+    let capacity = |sched: &Scheduler| sched.feed_reads(feed).2.most_entries;
+    sched.restore(feed, row_of(own_read, cut));
+    assert_eq!(capacity(&sched), 1, "its own read, held here");
+    sched.set_host_elsewhere(sched.urls[feed].host(), true);
     sched.restore(feed, row_of(DAY, TWENTY_LATEST));
-    assert_eq!(sched.feed_reads(feed).2.most_entries, 20, "a newer read");
+    assert_eq!(capacity(&sched), 20, "a newer read");
     sched.restore(feed, row_of(DAY, cut));
-    assert_eq!(
-        sched.feed_reads(feed).2.most_entries,
-        3,
-        "the same read, saved"
-    );
+    assert_eq!(capacity(&sched), 3, "the same read, saved");
     sched.restore(feed, row_of(DAY - HOUR, TWENTY_LATEST));
-    assert_eq!(sched.feed_reads(feed).2.most_entries, 3, "an older read");
+    assert_eq!(capacity(&sched), 3, "an older read");
 }
 
 /// The first read after a start lists something new when an entry is newer than the read
