@@ -244,6 +244,26 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
     );
 }
 
+/// A ledger of one site, which [`feed_and_waiting_pages`] are of.
+fn one_site_ledger() -> Ledger {
+    let ledger = Ledger::new(SchedulerConfig::default());
+    ledger.add_site(1, 1.0, 200.0, START);
+    ledger
+}
+
+/// The one host's politeness key, interval and opening.
+fn gate(_: &UrlRow) -> (String, i64, i64) {
+    ("http://a.test".to_string(), 0, START)
+}
+
+/// The feed each of pages 2 to 6 waits for, as their plans keep it.
+fn page_waits(ledger: &Ledger) -> Vec<Option<i64>> {
+    let ids: Vec<i64> = (2..7).collect();
+    (ledger.plans_of(&ids).iter())
+        .map(|plan| plan.waits_for_feed_id)
+        .collect()
+}
+
 /// Rows taken over from another worker (its checks, read at a round, or the rows of a host
 /// this worker gains) bring each page's wait as that worker left it: a wait known here only
 /// from a start goes when the row no longer names the feed, and one the row names comes back.
@@ -251,17 +271,10 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
 /// been shown to miss.
 #[test]
 fn pages_taken_over_wait_as_their_rows_say() {
-    let ledger = Ledger::new(SchedulerConfig::default());
-    ledger.add_site(1, 1.0, 200.0, START);
+    let ledger = one_site_ledger();
     let mut rows = feed_and_waiting_pages();
-    let gate = |_: &UrlRow| ("http://a.test".to_string(), 0, START);
     ledger.sync(&rows, START, gate);
-    let waits = |ledger: &Ledger| -> Vec<Option<i64>> {
-        let ids: Vec<i64> = (2..7).collect();
-        (ledger.plans_of(&ids).iter())
-            .map(|plan| plan.waits_for_feed_id)
-            .collect()
-    };
+    let waits = page_waits;
     assert!(ledger.poll(START - 1).is_none());
     assert_eq!(waits(&ledger), vec![Some(FEED); 5], "restored");
     // The other worker's check of page 2 saw a change its feed had not listed, and its read
@@ -285,22 +298,14 @@ fn pages_taken_over_wait_as_their_rows_say() {
 /// unless a later row of the page no longer names it.
 #[test]
 fn a_wait_for_a_feed_not_known_yet_follows_the_pages_latest_row() {
-    let ledger = Ledger::new(SchedulerConfig::default());
-    ledger.add_site(1, 1.0, 200.0, START);
+    let ledger = one_site_ledger();
     let mut rows = feed_and_waiting_pages();
-    let gate = |_: &UrlRow| ("http://a.test".to_string(), 0, START);
     let feed = rows.remove(0);
     ledger.sync(&rows, START, gate);
     rows[0].waits_for_feed_id = None;
     ledger.take_over(&rows[..1], START, gate);
     ledger.sync(&[feed], START, gate);
     assert!(ledger.poll(START - 1).is_none());
-    let ids: Vec<i64> = (2..7).collect();
-    let waits: Vec<Option<i64>> = (ledger.plans_of(&ids).iter())
-        .map(|plan| plan.waits_for_feed_id)
-        .collect();
-    assert_eq!(
-        waits,
-        [None, Some(FEED), Some(FEED), Some(FEED), Some(FEED)]
-    );
+    let expected = [None, Some(FEED), Some(FEED), Some(FEED), Some(FEED)];
+    assert_eq!(page_waits(&ledger), expected);
 }
