@@ -505,5 +505,5 @@ async fn a_worker_taking_a_host_over_follows_the_waits_its_holder_ended() {
     assert!(feed >= 4, "b read the feed: {what}");
     // Seen: 0.03 and 0.07 h against 0.04 h for the listed pages; with the waits of its start
     // kept (take-up switched off), 0.34 and 0.59 h against 0.03 h.
-    assert!(moved <= 2.0 * listed + 0.2, "{what}");
+    assert!(moved <= 3.0 * listed + 0.1, "{what}");
 }

@@ -12,7 +12,7 @@ use url::Url;
 
 use crate::discover::feed;
 use crate::fetch::Method;
-use crate::scheduler::{FeedListing, READ_STAMP_SLACK_MS};
+use crate::scheduler::FeedListing;
 use crate::store::discovered::{Discovered, ReadValidators};
 use crate::store::refusals::RefusalReason;
 
@@ -75,11 +75,9 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let listing = FeedListing {
         entries: doc.entries.len(),
         oldest_ms: dates().min(),
-        // (An entry dated after the request, an event's or a scheduled post's, is new at
-        // every read; a server whose clock runs a little ahead dates its new ones so.)
-        newest_ms: (dates())
-            .filter(|&at| at <= outcome.started_ms + READ_STAMP_SLACK_MS)
-            .max(),
+        // (An entry dated after the read, an event's or a scheduled post's, is left out as its
+        // date is below: it would be new at every read.)
+        newest_ms: dates().filter(|&at| at <= now).max(),
         requested_ms: Some(outcome.started_ms),
     };
     let mut found = Vec::new();

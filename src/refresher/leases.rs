@@ -129,7 +129,12 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
     }
     // A host gained is contacted only once its politeness row is read (the gap since another
     // worker's last request holds) and, after the start, its URLs' rows; should that fail, it
-    // stays unheld here and is gained again at the next round.
+    // stays unheld here and is gained again at the next round. A lease that lapsed here is
+    // marked held elsewhere first (another worker may have held the host meanwhile): its rows
+    // are taken up as any gained host's, not as this worker's own.
+    for key in &gained {
+        ctx.ledger.set_held(key, None);
+    }
     take_over(ctx, &gained, refresh).await?;
     for key in &gained {
         leasing.held.hold(key, now + leasing.ttl_ms);

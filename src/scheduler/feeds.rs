@@ -51,7 +51,7 @@ pub struct FeedListing {
     pub entries: usize,
     /// The oldest time among them (clock ms), if any had one.
     pub oldest_ms: Option<i64>,
-    /// The newest time among them no later than the request: a document whose entries are all
+    /// The newest time among them no later than the read: a document whose entries are all
     /// no newer than the read before lists nothing new (a feed re-read unchanged, from a
     /// server without validators). `None`: no dates to tell, taken as new.
     pub newest_ms: Option<i64>,

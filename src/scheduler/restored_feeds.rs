@@ -116,7 +116,11 @@ impl Scheduler {
     /// not sooner: with several workers most rounds move a wait. Whether anything changed.
     pub fn take_up_wait(&mut self, page: UrlKey, feed: Option<UrlKey>) -> bool {
         let current = self.urls[page].covered_by();
-        if current == feed {
+        // (A wait the row names on a feed this page's coverage here has not proven yet, one an
+        // earlier holding's read began, is put back as proven, as the row says.)
+        let proven = (self.urls[page].evidence().coverage.as_deref())
+            .is_some_and(|c| c.agreements >= FEED_TRUST_CHECKS);
+        if current == feed && (feed.is_none() || proven) {
             return false;
         }
         let mut changed = false;

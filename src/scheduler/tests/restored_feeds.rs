@@ -445,6 +445,18 @@ fn a_wait_taken_over_is_the_one_the_store_keeps() {
         None,
         "a read of the holding before"
     );
+    // A wait that read began, not proven yet, is the row's: proven, as at a start.
+    let their_later_read = Restored {
+        last_check_ms: Some(start + 6 * HOUR),
+        feed_shown: TWENTY_LATEST,
+        ..Restored::default()
+    };
+    sched.restore(feed, their_later_read);
+    let coverage = sched.urls[pages[3]].evidence_mut().coverage.as_mut();
+    coverage.expect("covered").agreements = 0;
+    assert_eq!(sched.covering_feed(pages[3]), None, "not proven");
+    assert!(sched.take_up_wait(pages[3], Some(feed)));
+    assert_eq!(sched.covering_feed(pages[3]), Some(feed), "proven there");
 }
 
 /// What a read showed of its feed is saved after its check: another worker may take up the
