@@ -10,7 +10,7 @@ use crate::clock::MS_PER_DAY;
 use super::announcements::Announcer;
 use super::feed_state::FeedCounted;
 use super::url_state::Coverage;
-use super::{FEED_TRUST_CHECKS, Scheduler, UrlKey, UrlKind};
+use super::{Scheduler, UrlKey, UrlKind};
 
 /// An entry dated less than this before the read carries the time the feed was generated, not
 /// when its page changed (a feed that stamps every entry with the time it is asked for, or a
@@ -462,7 +462,7 @@ impl Scheduler {
     }
 
     /// The pages `feed` covers go back to their plan until it proves itself again for each
-    /// ([`FEED_TRUST_CHECKS`]): after a read that overflowed or may have dropped changes, or
+    /// ([`super::FEED_TRUST_CHECKS`]): after a read that overflowed or may have dropped changes, or
     /// a document that does not parse.
     fn unprove(&mut self, now_ms: i64, feed: UrlKey) {
         for page in self.urls[feed].feed().covers.clone() {
@@ -506,7 +506,6 @@ impl Scheduler {
     pub fn covering_feed(&self, url: UrlKey) -> Option<UrlKey> {
         let u = &self.urls[url];
         let coverage = u.evidence().coverage.as_deref()?;
-        (self.urls[coverage.feed].feed().worth && coverage.agreements >= FEED_TRUST_CHECKS)
-            .then_some(coverage.feed)
+        (self.urls[coverage.feed].feed().worth && coverage.proven()).then_some(coverage.feed)
     }
 }

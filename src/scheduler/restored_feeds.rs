@@ -118,8 +118,7 @@ impl Scheduler {
         let current = self.urls[page].covered_by();
         // (A wait the row names on a feed this page's coverage here has not proven yet, one an
         // earlier holding's read began, is put back as proven, as the row says.)
-        let proven = (self.urls[page].evidence().coverage.as_deref())
-            .is_some_and(|c| c.agreements >= FEED_TRUST_CHECKS);
+        let proven = (self.urls[page].evidence().coverage.as_deref()).is_some_and(|c| c.proven());
         if current == feed && (feed.is_none() || proven) {
             return false;
         }

@@ -40,6 +40,13 @@ pub struct Coverage {
     pub agreements: u32,
 }
 
+impl Coverage {
+    /// Whether the feed has proven itself for the page ([`super::FEED_TRUST_CHECKS`]).
+    pub fn proven(&self) -> bool {
+        self.agreements >= super::FEED_TRUST_CHECKS
+    }
+}
+
 /// A change a check saw that the feed had not announced when the check came.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Unannounced {

@@ -133,12 +133,15 @@ impl Inner {
             next_due_ms: due?,
             watched: self.sched.watched(key),
             rate: None,
-            waits_for_feed_id: self
-                .sched
-                .waits_to_keep(key)
-                .map(|feed| self.urls.id_of(feed)),
+            waits_for_feed_id: self.wait_to_store(key),
             written_ms: None,
         })
+    }
+
+    /// The feed (row id) a URL waits for, as the store keeps it
+    /// ([`crate::scheduler::Scheduler::waits_to_keep`]).
+    fn wait_to_store(&self, key: UrlKey) -> Option<i64> {
+        (self.sched.waits_to_keep(key)).map(|feed| self.urls.id_of(feed))
     }
 
     /// Every site's freshness at `now_ms`, as the store keeps it.
@@ -457,7 +460,7 @@ impl Ledger {
         let after = AfterCheck {
             stats: serde_json::to_string(inner.sched.stats(key)).unwrap_or_default(),
             summary: inner.sched.summary(key),
-            waits_for_feed_id: (inner.sched.waits_to_keep(key)).map(|feed| inner.urls.id_of(feed)),
+            waits_for_feed_id: inner.wait_to_store(key),
         };
         drop(inner);
         self.returned.notify_one();

@@ -116,6 +116,19 @@ fn check(sched: &mut Scheduler, now: i64, url: UrlKey, seen: Seen) {
     check_each(sched, now, &[(url, seen)]);
 }
 
+/// [`feed_and_pages`] with one page, listed (changed at 5 min) by the feed's read at 10 min,
+/// copied at 20 min and listed again, unchanged, by the read at 60 min: the scheduler, the feed
+/// and the page.
+fn one_page_read_around_its_copy() -> (Scheduler, UrlKey, UrlKey) {
+    const MIN: i64 = 60_000;
+    let (mut sched, feed, pages) = feed_and_pages(1);
+    let a = pages[0];
+    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
+    check(&mut sched, 20 * MIN, a, Seen::Copy);
+    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
+    (sched, feed, a)
+}
+
 /// A scheduler with one site (1,000 requests a day) on one host without a gap, its feed, and
 /// `pages` pages.
 fn feed_and_pages(pages: usize) -> (Scheduler, UrlKey, Vec<UrlKey>) {

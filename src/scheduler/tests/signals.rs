@@ -457,11 +457,7 @@ fn an_overflowing_read_counts_the_span_its_entries_cover() {
 #[test]
 fn a_feed_that_misses_a_change_loses_the_page_until_it_lists_a_new_one() {
     const MIN: i64 = 60_000;
-    let (mut sched, feed, pages) = feed_and_pages(1);
-    let a = pages[0];
-    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
-    check(&mut sched, 20 * MIN, a, Seen::Copy);
-    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
+    let (mut sched, feed, a) = one_page_read_around_its_copy();
     // The read of 60 counted the time since the copy: this check counts only the rest.
     check(&mut sched, 70 * MIN, a, Seen::Unchanged);
     // No read since 70: this check counts, its change with it.

@@ -44,11 +44,7 @@ fn a_believed_sitemap_lastmod_watches_the_copy_and_a_stale_one_is_not_believed()
 #[test]
 fn a_feed_span_and_an_unjudged_sitemap_span_are_joined() {
     const MIN: i64 = 60_000;
-    let (mut sched, feed, pages) = feed_and_pages(1);
-    let a = pages[0];
-    sched.handle_feed(10 * MIN, feed, &[(a, 5 * MIN)]);
-    check(&mut sched, 20 * MIN, a, Seen::Copy);
-    sched.handle_feed(60 * MIN, feed, &[(a, 5 * MIN)]);
+    let (mut sched, feed, a) = one_page_read_around_its_copy();
     // The sitemap kept quiet from the copy to 100 min: 60 to 100 alone, so 20 min are unseen.
     sched.handle_sitemap_listing(a, 100 * MIN, Some(5 * MIN));
     assert_eq!(sched.watched(a), Some((40 * MIN, 100 * MIN)));
