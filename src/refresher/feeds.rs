@@ -67,11 +67,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     }
     // The whole document, before entries are left out: whether the read overflowed is judged
     // on it ([`FeedListing`]).
-    let dates = || {
-        (doc.entries.iter())
-            .filter_map(|entry| entry.updated.or(entry.published))
-            .map(|t| t.timestamp_millis())
-    };
+    let dates = || doc.entries.iter().filter_map(|entry| entry.changed_ms());
     let listing = FeedListing {
         entries: doc.entries.len(),
         oldest_ms: dates().min(),
@@ -79,6 +75,9 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         // date is below: it would be new at every read.)
         newest_ms: dates().filter(|&at| at <= now).max(),
         requested_ms: Some(outcome.started_ms),
+        untimed: (doc.entries.iter())
+            .filter(|entry| entry.changed_ms().is_none_or(|at| at > now))
+            .count(),
     };
     let mut found = Vec::new();
     let mut timed = Vec::new();
@@ -117,10 +116,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
                 continue;
             }
         }
-        let dated = entry
-            .updated
-            .or(entry.published)
-            .map(|t| t.timestamp_millis());
+        let dated = entry.changed_ms();
         let at = dated.filter(|&t| t <= now);
         if let Some(t) = dated.filter(|&t| t > now) {
             future.push((link.to_string(), t));

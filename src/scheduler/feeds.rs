@@ -9,7 +9,7 @@ use crate::clock::MS_PER_DAY;
 
 use super::announcements::Announcer;
 use super::feed_state::FeedCounted;
-use super::url_state::Coverage;
+use super::url_state::{Coverage, Unannounced};
 use super::{Scheduler, UrlKey, UrlKind};
 
 /// An entry dated less than this before the read carries the time the feed was generated, not
@@ -59,6 +59,10 @@ pub struct FeedListing {
     /// less than [`READ_STAMP_SLACK_MS`] before, is dated at the read. Without it, the read's
     /// own time stands for it.
     pub requested_ms: Option<i64>,
+    /// Entries without a time, or dated after the read: a page listed by one is not among
+    /// the read's timed entries, so a document with any cannot tell that a page is missing
+    /// from it ([`Scheduler::handle_feed_read`]).
+    pub untimed: usize,
 }
 
 impl FeedListing {
@@ -69,6 +73,7 @@ impl FeedListing {
             oldest_ms: entries.iter().map(|&(_, at)| at).min(),
             newest_ms: entries.iter().map(|&(_, at)| at).max(),
             requested_ms: None,
+            untimed: 0,
         }
     }
 
@@ -141,6 +146,7 @@ impl Scheduler {
         }
         // One change listed twice (two links that name one page) is one change.
         entries.dedup();
+        self.drop_pages_no_longer_listed(now_ms, feed, &entries, listing);
         // A feed lists its last few entries: if it is as full as it runs (its capacity,
         // `FeedShown::most_entries`) and every entry is newer than the last poll, some may have
         // been dropped, and every page it covers may have changed unseen.
@@ -248,6 +254,9 @@ impl Scheduler {
                 continue;
             }
             let u = &mut self.urls[page];
+            if let Some(c) = (u.evidence_mut().coverage.as_deref_mut()).filter(|c| c.feed == feed) {
+                c.listed_ms = c.listed_ms.max(Some(at));
+            }
             match u.covered_by() {
                 // A page it does not cover is covered from a change it lists for the first time:
                 // an entry the last read held too was there when the page was not covered (the
@@ -261,6 +270,7 @@ impl Scheduler {
                     e.coverage = Some(Box::new(Coverage {
                         feed,
                         since_ms: start,
+                        listed_ms: Some(at),
                         unannounced: None,
                         unjudged: 0,
                         agreements: 0,
@@ -362,14 +372,7 @@ impl Scheduler {
                 coverage.unjudged >= UNJUDGED_MISSES
             };
             if missed {
-                // The check that saw the change was left to the feed, which missed it: the
-                // change counts after all, unless the check counted it already (the feed's
-                // quiet over the span stays, a little evidence of slowness that the check's
-                // change outweighs).
-                if !seen.counted {
-                    let days = (seen.to_ms - seen.from_ms) as f64 / MS_PER_DAY;
-                    (self.urls[page].evidence_mut().stats).add_check(days, Some(true), None);
-                }
+                self.count_missed_change(page, seen);
                 self.uncover(page);
             }
         }
@@ -378,6 +381,59 @@ impl Scheduler {
         f.last_poll_ms = Some(now_ms);
         f.poll_holding = holding;
         ignores_stamps
+    }
+
+    /// Ends the coverage of the pages a document of `feed` no longer lists although it reaches
+    /// back past the change it last listed of each (it keeps an older entry): whatever rule
+    /// the feed keeps its entries by (its latest few, each page once or every change, or the
+    /// last days'), such a page's entry would still be there, so the feed stopped listing the
+    /// page (it moved to a section the feed does not cover, or was taken out of it) and will
+    /// not announce its changes. Left to the checks, such a page waited until one saw a change
+    /// the next read did not list, and a check that saw none proved the feed once more: in
+    /// `tests/feed_restarts.rs`, pages a feed stopped listing went 40 hours between visits
+    /// while their neighbours off the feed were visited every five. A page whose last listed
+    /// change is older than every entry kept fell off the end as the feed filled, and stays
+    /// covered: its next change brings it back. The read counts nothing of the span for a
+    /// page it drops: its checks do.
+    fn drop_pages_no_longer_listed(
+        &mut self,
+        now_ms: i64,
+        feed: UrlKey,
+        entries: &[(UrlKey, i64)],
+        listing: FeedListing,
+    ) {
+        let Some(oldest) = listing.oldest_ms.filter(|_| listing.untimed == 0) else {
+            return;
+        };
+        let listed: HashSet<UrlKey> = entries.iter().map(|&(page, _)| page).collect();
+        let dropped: Vec<UrlKey> = (self.urls[feed].feed().covers.iter().copied())
+            .filter(|page| !listed.contains(page))
+            .filter(|&page| {
+                let coverage = self.urls[page].evidence().coverage.as_deref();
+                coverage.is_some_and(|c| c.feed == feed && c.listed_ms.is_some_and(|t| t > oldest))
+            })
+            .collect();
+        for page in dropped {
+            let seen = (self.urls[page].evidence_mut().coverage.as_deref_mut())
+                .and_then(|c| c.unannounced.take());
+            if let Some(seen) = seen {
+                self.count_missed_change(page, seen);
+            }
+            self.uncover(page);
+            if !self.urls[page].in_flight {
+                self.schedule(page, now_ms);
+            }
+        }
+    }
+
+    /// A change a check saw and left to the page's feed, which missed it: the change counts
+    /// after all, unless the check counted it already (the feed's quiet over the span stays,
+    /// a little evidence of slowness that the check's change outweighs).
+    fn count_missed_change(&mut self, page: UrlKey, seen: Unannounced) {
+        if !seen.counted {
+            let days = (seen.to_ms - seen.from_ms) as f64 / MS_PER_DAY;
+            (self.urls[page].evidence_mut().stats).add_check(days, Some(true), None);
+        }
     }
 
     /// Whether a read of `feed` listing `entries` looks stamped, counted towards

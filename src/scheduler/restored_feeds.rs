@@ -95,6 +95,7 @@ impl Scheduler {
         self.urls[page].evidence_mut().coverage = Some(Box::new(Coverage {
             feed,
             since_ms: read_before,
+            listed_ms: None,
             unannounced: None,
             unjudged: 0,
             agreements: FEED_TRUST_CHECKS,

@@ -27,6 +27,10 @@ pub struct Coverage {
     pub feed: UrlKey,
     /// The start of the read's window in which the feed first listed it.
     pub since_ms: i64,
+    /// The latest change a read here saw the feed list for it (clock ms): a document that
+    /// keeps an older entry but not the page's no longer lists the page. Unknown for a wait
+    /// taken up from the store.
+    pub listed_ms: Option<i64>,
     /// A change a check saw that the feed had not announced ([`Unannounced`]). The next read
     /// of the feed must list it, or the feed misses this page's changes and no longer covers
     /// it, unless the feed was blind for part of the span.

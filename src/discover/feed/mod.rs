@@ -50,6 +50,15 @@ pub struct FeedEntry {
     pub updated: Option<DateTime<Utc>>,
 }
 
+impl FeedEntry {
+    /// When its page changed, as the entry says (Unix ms): its update, else its publication.
+    pub fn changed_ms(&self) -> Option<i64> {
+        self.updated
+            .or(self.published)
+            .map(|at| at.timestamp_millis())
+    }
+}
+
 /// Why a feed could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum FeedError {

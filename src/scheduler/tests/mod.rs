@@ -15,6 +15,7 @@ mod restored_feeds;
 mod signals;
 mod sitemap_signals;
 mod stamped_feeds;
+mod unlisted_pages;
 
 const HOUR: i64 = 3_600_000;
 const DAY: i64 = 24 * HOUR;

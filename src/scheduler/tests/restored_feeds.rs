@@ -37,6 +37,7 @@ fn feed_reads_after_start(planned_per_day: Option<f64>, seen: Seen, hours: i64) 
                         oldest_ms: Some(start - 2 * DAY),
                         newest_ms: None,
                         requested_ms: None,
+                        untimed: 0,
                     };
                     sched.handle_feed_read(now, feed, &listed, listing);
                 }
@@ -109,6 +110,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
             oldest_ms: Some(0),
             newest_ms: None,
             requested_ms: None,
+            untimed: 0,
         };
         let at_the_read: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, read - 10_000)).collect();
         let ignored = sched.handle_feed_read(read, feed, &at_the_read, listing);
@@ -130,6 +132,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
         oldest_ms: Some(0),
         newest_ms: None,
         requested_ms: None,
+        untimed: 0,
     };
     sched.handle_feed_read(later, feed, &[(pages[0], later - HOUR / 2)], listing);
     assert!(!sched.stamps_feed_entries(feed));
@@ -229,6 +232,7 @@ fn the_first_read_after_the_start_is_judged_against_the_read_before() {
         oldest_ms: Some(oldest),
         newest_ms: None,
         requested_ms: None,
+        untimed: 0,
     };
     let (mut sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
     let oldest = start - DAY;
@@ -283,6 +287,7 @@ fn a_page_whose_unlisted_change_waits_for_judgement_is_not_kept_as_waiting() {
         oldest_ms: Some(start - DAY),
         newest_ms: None,
         requested_ms: None,
+        untimed: 0,
     };
     let listed: Vec<(UrlKey, i64)> = (pages[1..21].iter()).map(|&p| (p, start - DAY)).collect();
     sched.handle_feed_read(read, feed, &listed, listing);
@@ -407,6 +412,7 @@ fn a_wait_taken_over_is_the_one_the_store_keeps() {
         oldest_ms: Some(start - 2 * HOUR),
         newest_ms: Some(start - 2 * HOUR),
         requested_ms: None,
+        untimed: 0,
     };
     sched.handle_feed_read(start + HOUR, feed, &[], listing);
     assert_eq!(sched.covering_feed(pages[2]), Some(feed));
@@ -504,6 +510,7 @@ fn the_first_read_after_a_start_lists_news_against_the_read_before() {
         oldest_ms: Some(start - 3 * HOUR),
         newest_ms: Some(newest),
         requested_ms: None,
+        untimed: 0,
     };
     let below = |sched: &Scheduler| sched.feed_reads(feed).2.reads_below_most;
     sched.handle_feed_read(start + HOUR, feed, &[], listing(start - 2 * HOUR));

@@ -109,6 +109,7 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
         oldest_ms: Some(oldest * MIN),
         newest_ms: None,
         requested_ms: None,
+        untimed: 0,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (a, b) = (pages[0], pages[1]);
@@ -141,6 +142,7 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
         oldest_ms: Some(oldest * MIN),
         newest_ms: Some(newest * MIN),
         requested_ms: None,
+        untimed: 0,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (a, b) = (pages[0], pages[1]);
@@ -149,13 +151,13 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
     check(&mut sched, 20 * MIN, a, Seen::Copy);
     check(&mut sched, 20 * MIN, b, Seen::Copy);
     // Reads that each reach back past the read before: nothing dropped, ten entries and then
-    // three (the cut).
+    // three (the cut). Each lists `a`'s change, newer than its oldest entry.
     let mut at = 30;
     for entries in [10, 3, 3, 3] {
         sched.handle_feed_read(
             at * MIN,
             feed,
-            &[(b, (at - 5) * MIN)],
+            &[(a, 5 * MIN), (b, (at - 5) * MIN)],
             listing(entries, 1, at - 5),
         );
         at += 10;
@@ -164,7 +166,8 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
     // read before, so it says nothing of a cut.
     let newest = at - 15;
     for _ in 0..2 * CAPACITY_READS {
-        sched.handle_feed_read(at * MIN, feed, &[(b, newest * MIN)], listing(3, 1, newest));
+        let listed = [(a, 5 * MIN), (b, newest * MIN)];
+        sched.handle_feed_read(at * MIN, feed, &listed, listing(3, 1, newest));
         at += 10;
     }
     assert_eq!(
@@ -175,7 +178,7 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
     sched.handle_feed_read(
         at * MIN,
         feed,
-        &[(b, (at - 5) * MIN)],
+        &[(a, 5 * MIN), (b, (at - 5) * MIN)],
         listing(3, 1, at - 5),
     );
     assert_eq!(sched.urls[feed].feed().shown.most_entries, 3, "the fourth");
@@ -200,7 +203,7 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
     sched.handle_feed_read(
         at * MIN,
         feed,
-        &[(b, (at - 5) * MIN)],
+        &[(a, 5 * MIN), (b, (at - 5) * MIN)],
         listing(10, 1, at - 5),
     );
     assert_eq!(sched.urls[feed].feed().shown.most_entries, 10);
@@ -222,17 +225,19 @@ fn a_feed_full_of_other_hosts_entries_holds_only_its_share_of_the_site_s_changes
         let (mut sched, feed, pages) = feed_and_pages(20);
         let host = sched.urls[feed].host();
         sched.set_host_interval(host, MS_PER_DAY as i64 / 2);
-        let listing = FeedListing {
-            entries,
-            oldest_ms: Some(MIN),
-            newest_ms: None,
-            requested_ms: None,
-        };
         // Each read lists changes made since the one before (the document's oldest entry,
-        // another host's, is older: no overflow).
+        // another host's, is as old as the read before: no overflow, and the first read's
+        // pages fell off the end of the second).
         for (read, half) in pages.chunks(10).enumerate() {
             let at = (10 + 10 * read as i64) * MIN;
             let kept: Vec<(UrlKey, i64)> = half.iter().map(|&p| (p, at - MIN)).collect();
+            let listing = FeedListing {
+                entries,
+                oldest_ms: Some(at - 10 * MIN),
+                newest_ms: None,
+                requested_ms: None,
+                untimed: 0,
+            };
             sched.handle_feed_read(at, feed, &kept, listing);
         }
         sched.replan(30 * MIN, true);
