@@ -75,9 +75,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         // date is below: it would be new at every read.)
         newest_ms: dates().filter(|&at| at <= now).max(),
         requested_ms: Some(outcome.started_ms),
-        untimed: (doc.entries.iter())
-            .filter(|entry| entry.changed_ms().is_none_or(|at| at > now))
-            .count(),
+        kept_by_date: kept_by_date(&doc.entries, now),
     };
     let mut found = Vec::new();
     let mut timed = Vec::new();
@@ -200,6 +198,15 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Whether a document lists its entries in order of date, newest first or oldest first, each
+/// dated no later than the read `now_ms` ([`FeedListing::kept_by_date`]).
+fn kept_by_date(entries: &[feed::FeedEntry], now_ms: i64) -> bool {
+    let dates: Option<Vec<i64>> = (entries.iter())
+        .map(|entry| entry.changed_ms().filter(|&at| at <= now_ms))
+        .collect();
+    dates.is_some_and(|dates| dates.is_sorted_by(|a, b| a >= b) || dates.is_sorted())
+}
+
 /// Stores the plans a read moved (the ledger's `FeedRead::moved`), as they are now: the
 /// feed's next read as the scheduler planned it after the read (the check's commit stored the
 /// due time from before the entries were counted, which could lie in the past and stay there
@@ -240,4 +247,45 @@ async fn cross_submitters(ctx: &Context, site: &SiteState, feed: &Url) -> Vec<St
         }
     }
     hosts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entries dated at `dates` (minutes; `None`: no date).
+    fn entries(dates: &[Option<i64>]) -> Vec<feed::FeedEntry> {
+        (dates.iter().enumerate())
+            .map(|(i, at)| feed::FeedEntry {
+                id: i.to_string(),
+                link: None,
+                published: at.and_then(|m| chrono::DateTime::from_timestamp_millis(m * 60_000)),
+                updated: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_document_is_kept_by_date_when_its_entries_are_listed_in_order_of_date() {
+        let kept = |dates: &[Option<i64>]| kept_by_date(&entries(dates), 100 * 60_000);
+        assert!(
+            kept(&[Some(90), Some(50), Some(50), Some(10)]),
+            "newest first"
+        );
+        assert!(kept(&[Some(10), Some(50), Some(90)]), "oldest first");
+        assert!(kept(&[]));
+        assert!(
+            !kept(&[Some(5), Some(90), Some(50)]),
+            "a pinned post on top"
+        );
+        assert!(!kept(&[Some(90), Some(10), Some(50)]), "another order");
+        assert!(
+            !kept(&[Some(90), None, Some(10)]),
+            "an entry without a date"
+        );
+        assert!(
+            !kept(&[Some(120), Some(90), Some(10)]),
+            "one dated after the read"
+        );
+    }
 }

@@ -59,10 +59,12 @@ pub struct FeedListing {
     /// less than [`READ_STAMP_SLACK_MS`] before, is dated at the read. Without it, the read's
     /// own time stands for it.
     pub requested_ms: Option<i64>,
-    /// Entries without a time, or dated after the read: a page listed by one is not among
-    /// the read's timed entries, so a document with any cannot tell that a page is missing
-    /// from it ([`Scheduler::handle_feed_read`]).
-    pub untimed: usize,
+    /// Whether every entry is dated no later than the read, listed in order of date (newest
+    /// first, or oldest first): a document of a feed that keeps its entries by date, which can
+    /// tell that a page is missing from it ([`Scheduler::handle_feed_read`]). An entry without
+    /// a time or dated ahead may be the page's, and a pinned post, or entries in another
+    /// order (per source, by popularity), keep what is older without keeping all that is newer.
+    pub kept_by_date: bool,
 }
 
 impl FeedListing {
@@ -73,7 +75,7 @@ impl FeedListing {
             oldest_ms: entries.iter().map(|&(_, at)| at).min(),
             newest_ms: entries.iter().map(|&(_, at)| at).max(),
             requested_ms: None,
-            untimed: 0,
+            kept_by_date: true,
         }
     }
 
@@ -254,8 +256,10 @@ impl Scheduler {
                 continue;
             }
             let u = &mut self.urls[page];
+            // (Oldest first: the read's latest listed change of the page stays, not the
+            // latest of all reads, which a feed that moves a date back would keep.)
             if let Some(c) = (u.evidence_mut().coverage.as_deref_mut()).filter(|c| c.feed == feed) {
-                c.listed_ms = c.listed_ms.max(Some(at));
+                c.listed_ms = Some(at);
             }
             match u.covered_by() {
                 // A page it does not cover is covered from a change it lists for the first time:
@@ -383,18 +387,21 @@ impl Scheduler {
         ignores_stamps
     }
 
-    /// Ends the coverage of the pages a document of `feed` no longer lists although it reaches
-    /// back past the change it last listed of each (it keeps an older entry): whatever rule
-    /// the feed keeps its entries by (its latest few, each page once or every change, or the
-    /// last days'), such a page's entry would still be there, so the feed stopped listing the
-    /// page (it moved to a section the feed does not cover, or was taken out of it) and will
-    /// not announce its changes. Left to the checks, such a page waited until one saw a change
-    /// the next read did not list, and a check that saw none proved the feed once more: in
-    /// `tests/feed_restarts.rs`, pages a feed stopped listing went 40 hours between visits
-    /// while their neighbours off the feed were visited every five. A page whose last listed
-    /// change is older than every entry kept fell off the end as the feed filled, and stays
-    /// covered: its next change brings it back. The read counts nothing of the span for a
-    /// page it drops: its checks do.
+    /// Ends the coverage of the pages a document of `feed` no longer lists although it keeps
+    /// two of the site's entries older than the change it last listed of each, and one as new:
+    /// in a feed that keeps its entries by date ([`FeedListing::kept_by_date`]), its latest
+    /// few (each page once, or every change) or its last days', such a page's entry would
+    /// still be there, so the feed stopped listing the page (it moved to a section the feed
+    /// does not cover, or was taken out of it) and will not announce its changes. Left to the
+    /// checks, such a page waited until one saw a change the next read did not list, and a
+    /// check that saw none proved the feed once more: in `tests/feed_restarts.rs`, pages a
+    /// feed stopped listing went up to 33 hours between visits while the pages it listed had
+    /// their changes fetched within the hour. A page whose last listed change is older than
+    /// the entries kept fell off the end as the feed filled, and stays covered: its next change
+    /// brings it back. Two older entries, not one, so that one entry dated wrong does not
+    /// uncover the pages that fell off the end; one as new as the page's, so that a stale
+    /// document (a cache's copy from before the page was listed) does not. The read counts
+    /// nothing of the span for a page it drops: its checks do.
     fn drop_pages_no_longer_listed(
         &mut self,
         now_ms: i64,
@@ -402,15 +409,22 @@ impl Scheduler {
         entries: &[(UrlKey, i64)],
         listing: FeedListing,
     ) {
-        let Some(oldest) = listing.oldest_ms.filter(|_| listing.untimed == 0) else {
+        if !listing.kept_by_date || entries.is_empty() {
             return;
-        };
+        }
+        // `entries` oldest first: the second oldest, and the newest.
+        let second_oldest = entries.get(1).map_or(i64::MAX, |&(_, at)| at);
+        let newest = entries.last().map_or(i64::MIN, |&(_, at)| at);
         let listed: HashSet<UrlKey> = entries.iter().map(|&(page, _)| page).collect();
         let dropped: Vec<UrlKey> = (self.urls[feed].feed().covers.iter().copied())
             .filter(|page| !listed.contains(page))
             .filter(|&page| {
                 let coverage = self.urls[page].evidence().coverage.as_deref();
-                coverage.is_some_and(|c| c.feed == feed && c.listed_ms.is_some_and(|t| t > oldest))
+                coverage.is_some_and(|c| {
+                    c.feed == feed
+                        && c.listed_ms
+                            .is_some_and(|t| second_oldest < t && t <= newest)
+                })
             })
             .collect();
         for page in dropped {

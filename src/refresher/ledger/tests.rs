@@ -180,7 +180,7 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
         oldest_ms: Some(oldest_ms),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     let waiting_checks = std::cell::Cell::new(0);
     // Hands out what is due until the feed's turn, checking the pages (`changed`: whether the

@@ -17,7 +17,7 @@ fn covered_and_counted() -> (Scheduler, UrlKey, UrlKey, UrlKey, i64) {
         oldest_ms: Some(0),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     let listed = [(p, 1), (q, 2)];
     sched.handle_feed_read(now + HOUR, feed, &listed, listing);
@@ -63,7 +63,7 @@ fn a_check_after_an_overflowed_read_counts_nothing() {
         oldest_ms: Some(overflowed - 20 * 60_000),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     sched.handle_feed_read(overflowed, feed, &newer, listing);
     assert_eq!(

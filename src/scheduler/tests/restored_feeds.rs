@@ -37,7 +37,7 @@ fn feed_reads_after_start(planned_per_day: Option<f64>, seen: Seen, hours: i64) 
                         oldest_ms: Some(start - 2 * DAY),
                         newest_ms: None,
                         requested_ms: None,
-                        untimed: 0,
+                        kept_by_date: true,
                     };
                     sched.handle_feed_read(now, feed, &listed, listing);
                 }
@@ -110,7 +110,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
             oldest_ms: Some(0),
             newest_ms: None,
             requested_ms: None,
-            untimed: 0,
+            kept_by_date: true,
         };
         let at_the_read: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, read - 10_000)).collect();
         let ignored = sched.handle_feed_read(read, feed, &at_the_read, listing);
@@ -132,7 +132,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
         oldest_ms: Some(0),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     sched.handle_feed_read(later, feed, &[(pages[0], later - HOUR / 2)], listing);
     assert!(!sched.stamps_feed_entries(feed));
@@ -188,6 +188,23 @@ fn restarted_with_coverage(n: usize, shown: FeedShown) -> (Scheduler, UrlKey, Ve
     (sched, feed, pages)
 }
 
+/// A wait taken up from the store knows no change its feed listed of the page: reads here
+/// that do not list it cannot tell whether it left the feed, and it goes on waiting (the
+/// checks judge it, [`Scheduler::handle_feed_read`]).
+#[test]
+fn a_restored_wait_is_kept_by_reads_that_do_not_list_its_page() {
+    let (mut sched, feed, pages) = restarted_with_coverage(5, TWENTY_LATEST);
+    let start = 10 * DAY;
+    // (Older entries, and newer ones, than the read an earlier run made an hour before.)
+    let listed: Vec<(UrlKey, i64)> = [(0, -3 * HOUR), (1, -2 * HOUR), (3, HOUR / 6), (4, HOUR / 3)]
+        .map(|(i, at)| (pages[i], start + at))
+        .to_vec();
+    sched.handle_feed(start + HOUR, feed, &listed);
+    sched.handle_feed(start + 2 * HOUR, feed, &listed);
+    assert!(sched.summary(pages[2]).covered);
+    assert_eq!(sched.covering_feed(pages[2]), sched.covering_feed(pages[0]));
+}
+
 /// What forty reads of a feed of the twenty latest changes showed.
 const TWENTY_LATEST: FeedShown = FeedShown {
     most_entries: 20,
@@ -232,7 +249,7 @@ fn the_first_read_after_the_start_is_judged_against_the_read_before() {
         oldest_ms: Some(oldest),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     let (mut sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
     let oldest = start - DAY;
@@ -287,7 +304,7 @@ fn a_page_whose_unlisted_change_waits_for_judgement_is_not_kept_as_waiting() {
         oldest_ms: Some(start - DAY),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     let listed: Vec<(UrlKey, i64)> = (pages[1..21].iter()).map(|&p| (p, start - DAY)).collect();
     sched.handle_feed_read(read, feed, &listed, listing);
@@ -412,7 +429,7 @@ fn a_wait_taken_over_is_the_one_the_store_keeps() {
         oldest_ms: Some(start - 2 * HOUR),
         newest_ms: Some(start - 2 * HOUR),
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     sched.handle_feed_read(start + HOUR, feed, &[], listing);
     assert_eq!(sched.covering_feed(pages[2]), Some(feed));
@@ -510,7 +527,7 @@ fn the_first_read_after_a_start_lists_news_against_the_read_before() {
         oldest_ms: Some(start - 3 * HOUR),
         newest_ms: Some(newest),
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     let below = |sched: &Scheduler| sched.feed_reads(feed).2.reads_below_most;
     sched.handle_feed_read(start + HOUR, feed, &[], listing(start - 2 * HOUR));

@@ -109,7 +109,7 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
         oldest_ms: Some(oldest * MIN),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (a, b) = (pages[0], pages[1]);
@@ -142,7 +142,7 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
         oldest_ms: Some(oldest * MIN),
         newest_ms: Some(newest * MIN),
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (a, b) = (pages[0], pages[1]);
@@ -236,7 +236,7 @@ fn a_feed_full_of_other_hosts_entries_holds_only_its_share_of_the_site_s_changes
                 oldest_ms: Some(at - 10 * MIN),
                 newest_ms: None,
                 requested_ms: None,
-                untimed: 0,
+                kept_by_date: true,
             };
             sched.handle_feed_read(at, feed, &kept, listing);
         }

@@ -290,7 +290,7 @@ fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
         oldest_ms: Some(0),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     sched.handle_feed_read(read, feed, &both, listing);
     assert!(!sched.stamps_feed_entries(feed));
@@ -329,7 +329,7 @@ fn a_feed_of_the_last_minutes_changes_is_not_taken_to_stamp() {
         oldest_ms: Some(0),
         newest_ms: None,
         requested_ms: None,
-        untimed: 0,
+        kept_by_date: true,
     };
     let mut entries: Vec<(UrlKey, i64)> = Vec::new();
     for read in 0..5 {

@@ -1,18 +1,22 @@
-//! A page its feed no longer lists: a document that keeps an entry older than the page's last
-//! listed change, but not the page's, ends the page's wait at the read; a page that fell off
-//! the end of a full feed stays covered.
+//! A page its feed no longer lists: a document of a feed kept by date that keeps two of the
+//! site's entries older than the page's last listed change, and one as new, but not the
+//! page's, ends the page's wait at the read; a page that fell off the end of a full feed, one
+//! past a single entry dated wrong, and one missing from a stale document stay covered.
 
+use super::url_state::Unannounced;
 use super::*;
 
 const MIN: i64 = 60_000;
 
-/// [`feed_and_pages`] with three pages the feed lists (changed at 1, 5 and 6 min) at its read
-/// at 10 min and again at 60 min, each copied at 20 min, and the feed proven for each and worth
-/// its reads: every page waits for it.
-fn three_waiting_pages() -> (Scheduler, UrlKey, [UrlKey; 3]) {
-    let (mut sched, feed, pages) = feed_and_pages(3);
-    let pages = [pages[0], pages[1], pages[2]];
-    let listed = [(pages[0], MIN), (pages[1], 5 * MIN), (pages[2], 6 * MIN)];
+/// [`feed_and_pages`] with five pages the feed lists (changed at 1, 2, 3, 5 and 6 min) at its
+/// read at 10 min and again at 60 min, each copied at 20 min, and the feed proven for each and
+/// worth its reads: every page waits for it.
+fn five_waiting_pages() -> (Scheduler, UrlKey, [UrlKey; 5]) {
+    let (mut sched, feed, pages) = feed_and_pages(5);
+    let pages: [UrlKey; 5] = pages.try_into().expect("five");
+    let listed: Vec<(UrlKey, i64)> = (pages.iter().copied())
+        .zip([1, 2, 3, 5, 6].map(|at| at * MIN))
+        .collect();
     sched.handle_feed(10 * MIN, feed, &listed);
     check_each(&mut sched, 20 * MIN, &pages.map(|p| (p, Seen::Copy)));
     sched.handle_feed(60 * MIN, feed, &listed);
@@ -25,80 +29,115 @@ fn three_waiting_pages() -> (Scheduler, UrlKey, [UrlKey; 3]) {
     (sched, feed, pages)
 }
 
-/// The feed's next document keeps the change of 1 min but no longer lists the page changed at
-/// 5 min: that page has left the feed (moved to a section it does not cover) and no longer
-/// waits for it, from this read, with nothing of the read's span counted for it; the others
-/// go on waiting.
+/// The feed's next document keeps the changes of 1 and 2 min but no longer lists the page
+/// changed at 3 min: that page has left the feed (moved to a section it does not cover) and
+/// no longer waits for it, from this read, with nothing of the read's span counted for it;
+/// the others go on waiting.
 #[test]
 fn a_page_its_feed_no_longer_lists_stops_waiting_for_it() {
-    let (mut sched, feed, [a, b, c]) = three_waiting_pages();
-    let exposure_before = sched.urls[b].stats().exposure_days;
-    let listed = [(a, MIN), (c, 6 * MIN)];
+    let (mut sched, feed, [a, b, c, d, e]) = five_waiting_pages();
+    let exposure_before = sched.urls[c].stats().exposure_days;
+    let listed = [(a, MIN), (b, 2 * MIN), (d, 5 * MIN), (e, 6 * MIN)];
     sched.handle_feed(120 * MIN, feed, &listed);
-    assert_eq!(sched.covering_feed(b), None, "b left the feed");
-    assert!(!sched.summary(b).covered);
-    assert_eq!(sched.covering_feed(a), Some(feed));
-    assert_eq!(sched.covering_feed(c), Some(feed));
+    assert_eq!(sched.covering_feed(c), None, "c left the feed");
+    assert!(!sched.summary(c).covered);
+    for page in [a, b, d, e] {
+        assert_eq!(sched.covering_feed(page), Some(feed));
+    }
     assert_eq!(
-        sched.urls[b].stats().exposure_days,
+        sched.urls[c].stats().exposure_days,
         exposure_before,
-        "the read's span is left to b's checks"
+        "the read's span is left to c's checks"
     );
-    assert_eq!(sched.watched(b), None);
+    assert_eq!(sched.watched(c), None);
     // Back to its plan: handed out before the pages that wait.
-    let next = sched.poll_timeout().expect("b is queued");
+    let next = sched.poll_timeout().expect("c is queued");
     let req = sched.poll_request(next.max(120 * MIN)).expect("a request");
-    assert_eq!(req.url, b);
+    assert_eq!(req.url, c);
 }
 
-/// A page whose last listed change is older than every entry a document keeps fell off the
-/// end as the feed filled with newer changes: its next change brings it back, and it goes on
-/// waiting. A document with an entry it cannot date (or dated after the read) may list the
-/// page by that one: it tells nothing.
+/// What a document cannot tell. A page whose last listed change is older than the entries it
+/// keeps fell off the end as the feed filled with newer changes (its next change brings it
+/// back), and one entry older than a page's is not enough (a pinned post, a date that is
+/// wrong). A stale document (a cache's copy from before the page's change was listed) lists
+/// nothing as new as it. And a document not kept by date (an entry without a date, or
+/// entries in another order) may list the page by an entry not among the timed ones.
 #[test]
-fn a_page_that_fell_off_the_end_or_an_undated_listing_keeps_the_wait() {
-    let (mut sched, feed, [a, b, c]) = three_waiting_pages();
-    // Newer changes of b and c fill it; a's of 1 min is older than both.
-    sched.handle_feed(120 * MIN, feed, &[(b, 100 * MIN), (c, 110 * MIN)]);
-    assert_eq!(sched.covering_feed(a), Some(feed), "fell off the end");
+fn pages_missing_from_a_document_that_cannot_tell_keep_their_wait() {
+    let (mut sched, feed, [a, b, c, d, e]) = five_waiting_pages();
+    // Newer changes of d and e fill it; a, b and c fell off the end.
+    sched.handle_feed(120 * MIN, feed, &[(d, 100 * MIN), (e, 110 * MIN)]);
+    // One old entry (a's) kept: b and c are still older than the second oldest.
+    sched.handle_feed(130 * MIN, feed, &[(a, MIN), (d, 100 * MIN), (e, 110 * MIN)]);
+    for page in [a, b, c] {
+        assert_eq!(sched.covering_feed(page), Some(feed), "fell off the end");
+    }
+    // Stale: d's and e's newer changes not listed, nothing as new as them.
+    sched.handle_feed(140 * MIN, feed, &[(a, MIN), (b, 2 * MIN), (c, 3 * MIN)]);
+    assert_eq!(sched.covering_feed(d), Some(feed), "a stale document");
+    let listed = [(a, MIN), (b, 2 * MIN), (e, 110 * MIN)];
     let listing = FeedListing {
-        untimed: 1,
-        ..FeedListing::of(&[(a, MIN), (c, 110 * MIN)])
+        kept_by_date: false,
+        ..FeedListing::of(&listed)
     };
-    sched.handle_feed_read(150 * MIN, feed, &[(a, MIN), (c, 110 * MIN)], listing);
-    assert_eq!(
-        sched.covering_feed(b),
-        Some(feed),
-        "an undated entry may be b's"
-    );
+    sched.handle_feed_read(150 * MIN, feed, &listed, listing);
+    assert_eq!(sched.covering_feed(c), Some(feed), "not kept by date");
 }
 
-/// A change a check saw, left to the feed's next read, counts once when that read shows the
-/// page has left the feed, as when a read does not list a change it should have.
+/// The change a page's last read listed is the one a document must keep older entries than:
+/// a page listed anew at 50 min is missing from a document whose older entries are 10 and
+/// 20 min old; and a feed that dated it back to 3 min at its next read (a cache of another
+/// date) makes 3 min the one again.
+#[test]
+fn a_page_is_judged_by_the_change_its_last_read_listed() {
+    let (mut sched, feed, [a, b, c, d, e]) = five_waiting_pages();
+    let keeps = [(d, 10 * MIN), (e, 20 * MIN), (a, 60 * MIN)];
+    sched.handle_feed(
+        90 * MIN,
+        feed,
+        &[(b, 2 * MIN), (c, 50 * MIN), (a, 60 * MIN)],
+    );
+    sched.handle_feed(120 * MIN, feed, &[(c, 3 * MIN), (a, 60 * MIN)]);
+    sched.handle_feed(150 * MIN, feed, &keeps);
+    assert_eq!(
+        sched.covering_feed(c),
+        Some(feed),
+        "dated back, then fell off"
+    );
+    let (mut sched, feed, [a, b, c, d, e]) = five_waiting_pages();
+    sched.handle_feed(
+        90 * MIN,
+        feed,
+        &[(b, 2 * MIN), (c, 50 * MIN), (a, 60 * MIN)],
+    );
+    let keeps = [(d, 10 * MIN), (e, 20 * MIN), (a, 60 * MIN)];
+    sched.handle_feed(150 * MIN, feed, &keeps);
+    assert!(!sched.summary(c).covered, "listed at 50, left the feed");
+    assert_eq!(sched.covering_feed(b), Some(feed), "b fell off the end");
+}
+
+/// A change a check saw, left to the feed's next read and not counted by the check (a read
+/// had counted its span), counts when that read shows the page has left the feed, as when a
+/// read does not list a change it should have; one the check counted does not count again.
 #[test]
 fn a_change_left_to_a_feed_the_page_left_counts_once() {
-    let (mut sched, feed, [a, b, c]) = three_waiting_pages();
-    check(&mut sched, 90 * MIN, b, Seen::Changed);
-    let changes = |sched: &Scheduler| -> f64 {
-        (sched.urls[b].stats().changed_intervals.iter())
-            .map(|(_, n)| n)
-            .sum::<f64>()
-            + sched.urls[b].stats().events
+    let changes = |sched: &Scheduler, page: UrlKey| -> f64 {
+        let stats = sched.urls[page].stats();
+        stats.changed_intervals.iter().map(|(_, n)| n).sum::<f64>() + stats.events
     };
-    assert_eq!(changes(&sched), 1.0, "the check counted it, no read had");
-    sched.handle_feed(120 * MIN, feed, &[(a, MIN), (c, 6 * MIN)]);
-    assert!(!sched.summary(b).covered);
-    assert_eq!(changes(&sched), 1.0, "{:?}", sched.urls[b].stats());
-}
-
-/// A wait taken up from the store (an earlier run's, another worker's) knows no listed change
-/// of the page: the first read here that does not list it cannot tell, and keeps it.
-#[test]
-fn a_restored_wait_is_not_ended_by_a_read_that_cannot_tell() {
-    let (mut sched, feed, [a, b, c]) = three_waiting_pages();
-    if let Some(coverage) = sched.urls[b].evidence_mut().coverage.as_deref_mut() {
-        coverage.listed_ms = None;
+    for counted in [false, true] {
+        let (mut sched, feed, [a, b, c, d, e]) = five_waiting_pages();
+        let before = changes(&sched, c);
+        let coverage = sched.urls[c].evidence_mut().coverage.as_deref_mut();
+        coverage.expect("covered").unannounced = Some(Unannounced {
+            from_ms: 20 * MIN,
+            to_ms: 90 * MIN,
+            counted,
+        });
+        let listed = [(a, MIN), (b, 2 * MIN), (d, 5 * MIN), (e, 6 * MIN)];
+        sched.handle_feed(120 * MIN, feed, &listed);
+        assert!(!sched.summary(c).covered);
+        let added = if counted { 0.0 } else { 1.0 };
+        assert_eq!(changes(&sched, c), before + added, "counted: {counted}");
     }
-    sched.handle_feed(120 * MIN, feed, &[(a, MIN), (c, 6 * MIN)]);
-    assert_eq!(sched.covering_feed(b), Some(feed));
 }
