@@ -179,12 +179,17 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         last_modified: outcome.last_modified.clone(),
         min_interval_ms: None,
     };
-    ctx.store.set_validators(row.id, &validators).await?;
+    // (Neither these nor what the read showed go over a later read's, another worker's: the
+    // host may have changed hands while this one was in flight.)
+    let read_ms = outcome.started_ms;
+    ctx.store
+        .set_validators(row.id, &validators, read_ms)
+        .await?;
     // Kept with the feed's row, so a restart, or the next `--once` pass, goes on from them
     // (and says the judgement once).
     if let Some(reads) = ctx.ledger.feed_reads(row.id) {
         ctx.store
-            .save_feed_reads(row.id, &reads, stamps_now, now, ctx.clock.now_ms())
+            .save_feed_reads(row.id, &reads, stamps_now, read_ms, ctx.clock.now_ms())
             .await?;
     }
     if stamps_now && !stamped_before {

@@ -52,16 +52,18 @@ impl Store {
         &self,
         url_id: i64,
         validators: &ReadValidators,
+        read_ms: i64,
     ) -> sqlx::Result<()> {
         self.write("set_validators", |mut tx| async move {
             sqlx::query(
                 "UPDATE urls SET etag = COALESCE($1, etag),
                      last_modified = COALESCE($2, last_modified)
-                 WHERE id = $3",
+                 WHERE id = $3 AND (last_checked_ms IS NULL OR last_checked_ms <= $4)",
             )
             .bind(&validators.etag)
             .bind(&validators.last_modified)
             .bind(url_id)
+            .bind(read_ms)
             .execute(&mut *tx)
             .await?;
             Ok((tx, ()))

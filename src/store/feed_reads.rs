@@ -31,7 +31,11 @@ impl FeedReads {
 
 impl Store {
     /// Keeps a feed's reads, and whether it is taken to stamp its entries: from the first read
-    /// that took it so (`now_ms` then, kept while it stays so), cleared once it is not. The
+    /// that took it so (`read_ms` then, kept while it stays so), cleared once it is not.
+    /// `read_ms` is the read's check (when its request went out): a row whose latest check is
+    /// later keeps what that read showed (another worker's, its host having changed hands
+    /// while this read was in flight: saved over it, a newer capacity or judgement was lost,
+    /// and with it the other workers' view of the feed). The
     /// row counts as written at `written_ms` (unless it was later): saved after the read's
     /// check, what the read showed is taken up by the other workers at their next round
     /// ([`super::urls::UrlScope::WrittenAfter`]), not only with the feed's next check.
@@ -40,7 +44,7 @@ impl Store {
         url_id: i64,
         reads: &FeedReads,
         stamps_entries: bool,
-        now_ms: i64,
+        read_ms: i64,
         written_ms: i64,
     ) -> sqlx::Result<()> {
         let json = serde_json::to_string(reads).unwrap_or_default();
@@ -52,11 +56,11 @@ impl Store {
                  CASE WHEN $2 = 1 THEN COALESCE(stamps_entries_since_ms, $3) ELSE NULL END, \
                  written_ms = CASE WHEN written_ms IS NULL OR written_ms < $4 THEN $4 \
                  ELSE written_ms END \
-                 WHERE id = $5",
+                 WHERE id = $5 AND (last_checked_ms IS NULL OR last_checked_ms <= $3)",
                 )
                 .bind(json)
                 .bind(i64::from(stamps_entries))
-                .bind(now_ms)
+                .bind(read_ms)
                 .bind(written_ms)
                 .bind(url_id)
                 .execute(&mut *tx)
@@ -71,6 +75,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::discovered::ReadValidators;
     use crate::store::test_support::{page, site_and_host, stores};
     use crate::store::urls::{UrlPages, UrlScope};
 
@@ -151,6 +156,62 @@ mod tests {
                 .await
                 .unwrap();
             assert!(written_after(449).await, "not moved back");
+        }
+    }
+
+    /// A read whose check is older than the row's latest (another worker's later read of the
+    /// feed, its host having changed hands while this read was in flight) writes neither what
+    /// it showed nor its validators over that read's.
+    #[tokio::test]
+    async fn a_read_older_than_the_rows_check_leaves_the_later_reads_writes() {
+        let (stores, _dir) = stores("a_read_older_than_the_rows_check").await;
+        for store in stores {
+            let (site_id, host_id) = site_and_host(&store).await;
+            let feed = super::super::discovered::Discovered {
+                kind: "feed",
+                ..page("http://a.test/feed.xml", site_id, host_id)
+            };
+            let ids = store.upsert_discovered(&[feed], 0).await.unwrap();
+            let id = ids[0];
+            store
+                .write("test", |mut tx| async move {
+                    sqlx::query("UPDATE urls SET last_checked_ms = 600")
+                        .execute(&mut *tx)
+                        .await?;
+                    Ok((tx, ()))
+                })
+                .await
+                .unwrap();
+            let shown = |reads: usize| FeedReads {
+                listed: vec![reads as i64],
+                ..FeedReads::default()
+            };
+            let validators = |etag: &str| ReadValidators {
+                etag: Some(etag.into()),
+                last_modified: None,
+                min_interval_ms: None,
+            };
+            let kept = async || {
+                let row = store.url_row_by_id(id).await.unwrap().expect("the row");
+                (FeedReads::parse(row.last_read_json.as_deref()), row.etag)
+            };
+            store
+                .save_feed_reads(id, &shown(1), false, 600, 650)
+                .await
+                .unwrap();
+            store
+                .set_validators(id, &validators("later"), 600)
+                .await
+                .unwrap();
+            store
+                .save_feed_reads(id, &shown(2), false, 550, 700)
+                .await
+                .unwrap();
+            store
+                .set_validators(id, &validators("older"), 550)
+                .await
+                .unwrap();
+            assert_eq!(kept().await, (Some(shown(1)), Some("later".into())));
         }
     }
 

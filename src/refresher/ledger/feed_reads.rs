@@ -73,7 +73,9 @@ impl Inner {
             .collect();
         pages.sort_unstable();
         pages.dedup();
-        std::iter::once(feed)
+        // (The feed's own plan only while its host is held here: a read in flight when the
+        // host went would save it over the new holder's.)
+        (std::iter::once(feed).filter(|&feed| self.sched.is_held_here(feed)))
             .chain(pages)
             .map(|key| self.urls.id_of(key))
             .collect()

@@ -310,3 +310,23 @@ fn a_wait_for_a_feed_not_known_yet_follows_the_pages_latest_row() {
     let expected = [None, Some(FEED), Some(FEED), Some(FEED), Some(FEED)];
     assert_eq!(page_waits(&ledger), expected);
 }
+
+/// A read that lands after its host went to another worker (it was in flight at the
+/// handover) names no plan to save: the feed's, saved, went over the new holder's.
+#[test]
+fn a_read_landing_after_its_host_went_names_no_plan_to_save() {
+    let ledger = one_site_ledger();
+    let rows = feed_and_waiting_pages();
+    ledger.sync(&rows, START, gate);
+    assert!(ledger.poll(START - 1).is_none());
+    let listing = FeedListing {
+        entries: 20,
+        oldest_ms: Some(START - 2 * HOUR),
+        ..FeedListing::default()
+    };
+    let read = ledger.feed_read(START + HOUR, FEED, &[], listing);
+    assert_eq!(read.moved, vec![FEED], "held here");
+    ledger.set_held("http://a.test", None);
+    let read = ledger.feed_read(START + 2 * HOUR, FEED, &[], listing);
+    assert!(read.moved.is_empty(), "{:?}", read.moved);
+}
