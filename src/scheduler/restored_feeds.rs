@@ -148,15 +148,36 @@ impl Scheduler {
 
     /// Puts back the pages the last read of a feed the store knows listed (an earlier run's,
     /// or another worker's newer one), before its next read here: that read can then tell
-    /// re-dated pages as the one before would have.
-    pub fn restore_feed_listing(&mut self, feed: UrlKey, mut listed: Vec<UrlKey>) {
+    /// re-dated pages as the one before would have, and, by the change that read listed of
+    /// each page waiting for it (`listed`'s dates), a page that has left the feed
+    /// ([`Scheduler::handle_feed_read`]) where its wait was taken up from the store.
+    pub fn restore_feed_listing(&mut self, feed: UrlKey, listed: Vec<(UrlKey, Option<i64>)>) {
         if self.urls[feed].kind != UrlKind::Feed {
             return;
         }
-        listed.retain(|&page| page != feed && self.urls[page].kind == UrlKind::Page);
-        listed.sort_unstable();
-        listed.dedup();
-        self.urls[feed].feed_mut().listed_last_read = listed;
+        let mut pages = Vec::with_capacity(listed.len());
+        for (page, at) in listed {
+            if page == feed || self.urls[page].kind != UrlKind::Page {
+                continue;
+            }
+            pages.push(page);
+            // A wait taken up from the store knows no change its feed listed of the page.
+            let coverage = self.urls[page].evidence_mut().coverage.as_deref_mut();
+            if let Some(c) = coverage.filter(|c| c.feed == feed && c.listed_ms.is_none()) {
+                c.listed_ms = at;
+            }
+        }
+        pages.sort_unstable();
+        pages.dedup();
+        self.urls[feed].feed_mut().listed_last_read = pages;
+    }
+
+    /// The change `feed` last listed of `page`, if the page waits for it
+    /// ([`super::url_state::Coverage::listed_ms`]): kept with the feed's row, so that the
+    /// first read after a start can tell that a page has left it.
+    pub fn listed_change(&self, feed: UrlKey, page: UrlKey) -> Option<i64> {
+        let coverage = self.urls[page].evidence().coverage.as_deref()?;
+        coverage.listed_ms.filter(|_| coverage.feed == feed)
     }
 
     /// What a feed's reads have shown, to keep over a restart: its reads in a row that looked

@@ -16,6 +16,11 @@ pub struct FeedReads {
     pub stamped_reads: u8,
     /// The row ids of the site's pages its last read listed.
     pub listed: Vec<i64>,
+    /// For each of `listed`, the change it last listed of the page, where the page waits for
+    /// it ([`crate::scheduler::Scheduler::listed_change`]): a later document that keeps older
+    /// entries but not the page's shows the page has left it. Empty in a row written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listed_ms: Vec<Option<i64>>,
     /// Its capacity and the rest, as fields of the same object.
     #[serde(flatten)]
     pub shown: FeedShown,
@@ -109,6 +114,7 @@ mod tests {
             let one = FeedReads {
                 stamped_reads: 1,
                 listed: vec![3, 7],
+                listed_ms: vec![None, Some(1_000)],
                 shown: FeedShown {
                     most_entries: 20,
                     reads_below_most: 2,

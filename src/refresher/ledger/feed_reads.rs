@@ -88,7 +88,9 @@ impl Inner {
         if let Some(reads) = FeedReads::parse(row.last_read_json.as_deref())
             && !reads.listed.is_empty()
         {
-            self.stored_listings.insert(feed, reads.listed);
+            let dates = reads.listed_ms.into_iter().chain(std::iter::repeat(None));
+            let listed = reads.listed.into_iter().zip(dates).collect();
+            self.stored_listings.insert(feed, listed);
         }
     }
 
@@ -146,8 +148,10 @@ impl Inner {
 
     /// Puts back the pages a feed's stored last read listed, at its next read here.
     pub(super) fn restore_stored_listing(&mut self, feed: UrlKey) {
-        if let Some(ids) = self.stored_listings.remove(&feed) {
-            let keys = ids.iter().filter_map(|&id| self.urls.key_of(id)).collect();
+        if let Some(listed) = self.stored_listings.remove(&feed) {
+            let keys = (listed.iter())
+                .filter_map(|&(id, at)| Some((self.urls.key_of(id)?, at)))
+                .collect();
             self.sched.restore_feed_listing(feed, keys);
         }
     }
@@ -206,9 +210,17 @@ impl Ledger {
         let inner = self.lock();
         let key = inner.urls.key_of(feed_id)?;
         let (stamped_reads, listed, shown) = inner.sched.feed_reads(key);
+        let listed_ms: Vec<Option<i64>> = (listed.iter())
+            .map(|&page| inner.sched.listed_change(key, page))
+            .collect();
         Some(FeedReads {
             stamped_reads,
             listed: listed.iter().map(|&page| inner.urls.id_of(page)).collect(),
+            listed_ms: if listed_ms.iter().any(Option::is_some) {
+                listed_ms
+            } else {
+                Vec::new()
+            },
             shown,
         })
     }

@@ -93,8 +93,9 @@ struct Inner {
     last_added_ms: Option<i64>,
     /// The samples' grid once started, with the samples judged and not taken yet.
     sampling: Option<Sampling>,
-    /// Feeds' pages an earlier run's last read listed (row ids), put back at their first read.
-    stored_listings: HashMap<UrlKey, Vec<i64>>,
+    /// Feeds' pages an earlier run's last read listed (row ids, and the change it listed of
+    /// each page that waited for it), put back at their first read.
+    stored_listings: HashMap<UrlKey, Vec<(i64, Option<i64>)>>,
     /// Pages added from their rows that waited for a feed when last planned, by the feed's
     /// row id, while that feed is not known here.
     stored_waits: HashMap<i64, Vec<UrlKey>>,

@@ -330,3 +330,42 @@ fn a_read_landing_after_its_host_went_names_no_plan_to_save() {
     let read = ledger.feed_read(START + 2 * HOUR, FEED, &[], listing);
     assert!(read.moved.is_empty(), "{:?}", read.moved);
 }
+
+/// The feed's row keeps the change its last read listed of each waiting page: a run started
+/// on it tells at its first read that a page has left the feed, and saves the page's plan
+/// no longer waiting; a read of its own keeps the dates for the next run.
+#[test]
+fn a_page_that_left_its_feed_while_stopped_stops_waiting_at_the_first_read() {
+    let ledger = one_site_ledger();
+    let mut rows = feed_and_waiting_pages();
+    let listed = |at: &[i64]| -> String {
+        let dates: Vec<String> = at.iter().map(|at| at.to_string()).collect();
+        format!(
+            r#"{{"stamped_reads":0,"listed":[2,3,4,5,6],"listed_ms":[{}],"most_entries":20}}"#,
+            dates.join(",")
+        )
+    };
+    let before: Vec<i64> = (2..7).map(|id| START - 20 * HOUR + id * HOUR).collect();
+    rows[0].last_read_json = Some(listed(&before));
+    ledger.sync(&rows, START, gate);
+    assert!(ledger.poll(START - 1).is_none());
+    assert_eq!(page_waits(&ledger), vec![Some(FEED); 5], "restored");
+    // Page 4 is no longer listed; pages 2 and 3 older than it are.
+    let entries: Vec<(i64, i64)> = [2, 3, 5, 6]
+        .map(|id| (id, before[id as usize - 2]))
+        .to_vec();
+    let listing = FeedListing {
+        entries: 4,
+        oldest_ms: Some(before[0]),
+        newest_ms: Some(before[4]),
+        requested_ms: None,
+        kept_by_date: true,
+    };
+    let read = ledger.feed_read(START + HOUR, FEED, &entries, listing);
+    assert!(read.moved.contains(&4), "{:?}", read.moved);
+    let expected = [Some(FEED), Some(FEED), None, Some(FEED), Some(FEED)];
+    assert_eq!(page_waits(&ledger), expected);
+    let kept = ledger.feed_reads(FEED).expect("the feed's reads");
+    assert_eq!(kept.listed, vec![2, 3, 5, 6]);
+    assert_eq!(kept.listed_ms[0], Some(before[0]));
+}

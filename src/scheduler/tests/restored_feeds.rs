@@ -205,6 +205,26 @@ fn a_restored_wait_is_kept_by_reads_that_do_not_list_its_page() {
     assert_eq!(sched.covering_feed(pages[2]), sched.covering_feed(pages[0]));
 }
 
+/// The feed's row keeps the change its last read listed of each page that waited for it:
+/// put back before the first read here, it tells that page 2 has left the feed.
+#[test]
+fn a_restored_wait_ends_where_the_stored_listing_dates_its_page() {
+    let (mut sched, feed, pages) = restarted_with_coverage(5, TWENTY_LATEST);
+    let start = 10 * DAY;
+    let minutes = |m: i64| start + m * 60_000;
+    let stored: Vec<(UrlKey, Option<i64>)> = [-180, -120, -90, -80, -70]
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| (pages[i], Some(minutes(m))))
+        .collect();
+    sched.restore_feed_listing(feed, stored);
+    assert_eq!(sched.listed_change(feed, pages[2]), Some(minutes(-90)));
+    let listed = [(0, -180), (1, -120), (3, 10), (4, 20)].map(|(i, m)| (pages[i], minutes(m)));
+    sched.handle_feed(start + HOUR, feed, &listed);
+    assert!(!sched.summary(pages[2]).covered, "left the feed");
+    assert!(sched.summary(pages[0]).covered);
+}
+
 /// What forty reads of a feed of the twenty latest changes showed.
 const TWENTY_LATEST: FeedShown = FeedShown {
     most_entries: 20,
