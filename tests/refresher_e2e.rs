@@ -245,6 +245,13 @@ async fn one_pass_discovers_fetches_politely_and_records_errors() {
         .unwrap()
         .unwrap();
     assert_eq!(store.change_events_for(a.id).await.unwrap().len(), 1);
+    // The feed's `ttl` (an hour) is its floor.
+    let feed = store
+        .url_row(server.url(HOST, "/feed.xml").as_str())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(feed.min_interval_ms, Some(3_600_000));
     store.close().await;
 }
 

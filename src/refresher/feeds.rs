@@ -60,11 +60,6 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
             return Ok(());
         }
     };
-    if let Some(ttl) = doc.ttl_minutes {
-        ctx.store
-            .set_min_interval(row.id, i64::from(ttl) * 60_000)
-            .await?;
-    }
     // The whole document, before entries are left out: whether the read overflowed is judged
     // on it ([`FeedListing`]).
     let dates = || doc.entries.iter().filter_map(|entry| entry.changed_ms());
@@ -177,7 +172,8 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let validators = ReadValidators {
         etag: outcome.etag.clone(),
         last_modified: outcome.last_modified.clone(),
-        min_interval_ms: None,
+        // (A feed's floor is its `ttl`; a document without one leaves the floor as it was.)
+        min_interval_ms: doc.ttl_minutes.map(|ttl| i64::from(ttl) * 60_000),
     };
     // (Neither these nor what the read showed go over a later read's, another worker's: the
     // host may have changed hands while this one was in flight.)

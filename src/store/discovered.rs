@@ -46,8 +46,10 @@ pub struct ReadValidators {
 }
 
 impl Store {
-    /// A feed read's validators, written once its entries are ([`ReadValidators`]; a feed's
-    /// floor is its `ttl`, written apart).
+    /// A feed read's validators and floor (its `ttl`, kept when a document has none), written
+    /// once its entries are ([`ReadValidators`]), and only while the row's latest check is no
+    /// later than the read's own, `read_ms`: a read in flight when its host changed hands
+    /// writes nothing over the new holder's later one.
     pub async fn set_validators(
         &self,
         url_id: i64,
@@ -57,13 +59,15 @@ impl Store {
         self.write("set_validators", |mut tx| async move {
             sqlx::query(
                 "UPDATE urls SET etag = COALESCE($1, etag),
-                     last_modified = COALESCE($2, last_modified)
+                     last_modified = COALESCE($2, last_modified),
+                     min_interval_ms = COALESCE($5, min_interval_ms)
                  WHERE id = $3 AND (last_checked_ms IS NULL OR last_checked_ms <= $4)",
             )
             .bind(&validators.etag)
             .bind(&validators.last_modified)
             .bind(url_id)
             .bind(read_ms)
+            .bind(validators.min_interval_ms)
             .execute(&mut *tx)
             .await?;
             Ok((tx, ()))

@@ -192,21 +192,22 @@ mod tests {
                 listed: vec![reads as i64],
                 ..FeedReads::default()
             };
-            let validators = |etag: &str| ReadValidators {
+            let validators = |etag: &str, ttl_ms: i64| ReadValidators {
                 etag: Some(etag.into()),
                 last_modified: None,
-                min_interval_ms: None,
+                min_interval_ms: Some(ttl_ms),
             };
             let kept = async || {
                 let row = store.url_row_by_id(id).await.unwrap().expect("the row");
-                (FeedReads::parse(row.last_read_json.as_deref()), row.etag)
+                let reads = FeedReads::parse(row.last_read_json.as_deref());
+                (reads, row.etag, row.min_interval_ms)
             };
             store
                 .save_feed_reads(id, &shown(1), false, 600, 650)
                 .await
                 .unwrap();
             store
-                .set_validators(id, &validators("later"), 600)
+                .set_validators(id, &validators("later", 60_000), 600)
                 .await
                 .unwrap();
             store
@@ -214,10 +215,11 @@ mod tests {
                 .await
                 .unwrap();
             store
-                .set_validators(id, &validators("older"), 550)
+                .set_validators(id, &validators("older", 5_000), 550)
                 .await
                 .unwrap();
-            assert_eq!(kept().await, (Some(shown(1)), Some("later".into())));
+            let later = (Some(shown(1)), Some("later".into()), Some(60_000));
+            assert_eq!(kept().await, later);
         }
     }
 

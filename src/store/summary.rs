@@ -126,19 +126,6 @@ impl Store {
         })
         .await
     }
-
-    /// Sets a URL's server floor on its revisit interval (a feed's ttl, say).
-    pub async fn set_min_interval(&self, url_id: i64, min_interval_ms: i64) -> sqlx::Result<()> {
-        self.write("set_min_interval", |mut tx| async move {
-            sqlx::query("UPDATE urls SET min_interval_ms = $1 WHERE id = $2")
-                .bind(min_interval_ms)
-                .bind(url_id)
-                .execute(&mut *tx)
-                .await?;
-            Ok((tx, ()))
-        })
-        .await
-    }
 }
 
 static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
