@@ -98,7 +98,7 @@ impl Inner {
     /// known): a page that waited for a feed when it was last planned waits for it again
     /// ([`crate::scheduler::Scheduler::restore_coverage`]) once both are known here (rows come
     /// in batches by id, and a page's feed may come in a later one, when the pages kept
-    /// waiting for it are taken up).
+    /// waiting for it are taken up), and the feed is on the page's host or one held here.
     pub(super) fn restore_stored_waits(&mut self, key: UrlKey, row: &UrlRow) {
         if row.kind == "feed"
             && let Some(pages) = self.stored_waits.remove(&row.id)
@@ -106,7 +106,7 @@ impl Inner {
             for page in pages {
                 if self.parked_waits.get(&page) == Some(&row.id) {
                     self.parked_waits.remove(&page);
-                    self.sched.restore_coverage(page, key);
+                    self.restore_wait(page, key, row.id);
                 }
             }
         }
@@ -114,14 +114,40 @@ impl Inner {
             return;
         };
         match self.urls.key_of(feed_id) {
-            Some(feed) => {
-                self.sched.restore_coverage(key, feed);
-            }
+            Some(feed) => self.restore_wait(key, feed, feed_id),
             None => self.park_wait(key, feed_id),
         }
     }
 
-    /// Keeps that `page` waits for the feed of row `feed_id`, not known here yet.
+    /// `page` waits for `feed` (row `feed_id`) again, as at a start; kept parked while the
+    /// feed's host is held elsewhere (a start adds every row before it gains its first host),
+    /// and taken up once it is gained ([`Inner::take_up_parked_waits`]).
+    fn restore_wait(&mut self, page: UrlKey, feed: UrlKey, feed_id: i64) {
+        if !self.sched.restore_coverage(page, feed) && !self.sched.is_held_here(feed) {
+            self.park_wait(page, feed_id);
+        }
+    }
+
+    /// The pages parked waiting for `feed` (row `feed_id`) while its host was held elsewhere
+    /// wait for it once it is held here (its rows taken over at the gain). Before, a page
+    /// whose feed is on another host never waited for it again: its wait was restored at the
+    /// start, when no host is held, or not at all.
+    fn take_up_parked_waits(&mut self, feed: UrlKey, feed_id: i64) {
+        if !self.sched.is_held_here(feed) {
+            return;
+        }
+        for page in self.stored_waits.remove(&feed_id).unwrap_or_default() {
+            if self.parked_waits.get(&page) == Some(&feed_id) {
+                self.parked_waits.remove(&page);
+                // (Re-planned at once, as at a start: gains are few, where most rounds that
+                // move a wait wait for the next solve.)
+                self.sched.restore_coverage(page, feed);
+            }
+        }
+    }
+
+    /// Keeps that `page` waits for the feed of row `feed_id`, not known here yet or on a host
+    /// held elsewhere.
     fn park_wait(&mut self, page: UrlKey, feed_id: i64) {
         if self.parked_waits.insert(page, feed_id) != Some(feed_id) {
             self.stored_waits.entry(feed_id).or_default().push(page);
@@ -130,8 +156,13 @@ impl Inner {
 
     /// A known page's row, taken over from another worker ([`super::Ledger::take_over`]): its
     /// wait as that worker left it ([`crate::scheduler::Scheduler::take_up_wait`]). A feed not
-    /// known here yet is waited for as at a start ([`Inner::restore_stored_waits`]).
+    /// known here yet is waited for as at a start ([`Inner::restore_stored_waits`]), and one on
+    /// a host held elsewhere once its row is taken over on a host held here (a feed's row: the
+    /// waits parked for it, [`Inner::take_up_parked_waits`]).
     pub(super) fn take_up_stored_wait(&mut self, key: UrlKey, row: &UrlRow) {
+        if row.kind == "feed" {
+            self.take_up_parked_waits(key, row.id);
+        }
         if row.kind != "page" {
             return;
         }
@@ -140,6 +171,9 @@ impl Inner {
         self.sched.take_up_wait(key, feed);
         match (feed_id, feed) {
             (Some(feed_id), None) => self.park_wait(key, feed_id),
+            (Some(feed_id), Some(feed)) if !self.sched.is_held_here(feed) => {
+                self.park_wait(key, feed_id)
+            }
             _ => {
                 self.parked_waits.remove(&key);
             }

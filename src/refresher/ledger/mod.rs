@@ -97,7 +97,7 @@ struct Inner {
     /// each page that waited for it), put back at their first read.
     stored_listings: HashMap<UrlKey, Vec<(i64, Option<i64>)>>,
     /// Pages added from their rows that waited for a feed when last planned, by the feed's
-    /// row id, while that feed is not known here.
+    /// row id, while that feed is not known here or its host is held elsewhere.
     stored_waits: HashMap<i64, Vec<UrlKey>>,
     /// The feed (row id) each page of `stored_waits` waits for as its latest row says: a
     /// later row that names another, or none, leaves a stale entry there, which this does
