@@ -121,27 +121,30 @@ impl Inner {
 
     /// `page` waits for `feed` (row `feed_id`) again, as at a start; kept parked while the
     /// feed's host is held elsewhere (a start adds every row before it gains its first host),
-    /// and taken up once it is gained ([`Inner::take_up_parked_waits`]).
+    /// and taken up once it is gained ([`Inner::take_up_waits_on_held_feeds`]).
     fn restore_wait(&mut self, page: UrlKey, feed: UrlKey, feed_id: i64) {
         if !self.sched.restore_coverage(page, feed) && !self.sched.is_held_here(feed) {
             self.park_wait(page, feed_id);
         }
     }
 
-    /// The pages parked waiting for `feed` (row `feed_id`) while its host was held elsewhere
-    /// wait for it once it is held here (its rows taken over at the gain). Before, a page
-    /// whose feed is on another host never waited for it again: its wait was restored at the
-    /// start, when no host is held, or not at all.
-    fn take_up_parked_waits(&mut self, feed: UrlKey, feed_id: i64) {
-        if !self.sched.is_held_here(feed) {
-            return;
-        }
-        for page in self.stored_waits.remove(&feed_id).unwrap_or_default() {
-            if self.parked_waits.get(&page) == Some(&feed_id) {
-                self.parked_waits.remove(&page);
-                // (Re-planned at once, as at a start: gains are few, where most rounds that
-                // move a wait wait for the next solve.)
-                self.sched.restore_coverage(page, feed);
+    /// This worker gained a host (its rows taken over before it counts as held here,
+    /// `refresher::leases`): the pages parked waiting for a feed now held here, while its host
+    /// was held elsewhere, wait for it (re-planned soon, as at a start: gains are few, where
+    /// most rounds that move a wait leave it to the next solve). Before, a page whose feed is on
+    /// another host never waited for it again: its wait was restored at the start, when no
+    /// host is held, or not at all.
+    pub(super) fn take_up_waits_on_held_feeds(&mut self) {
+        let held: Vec<(UrlKey, i64)> = (self.stored_waits.keys())
+            .filter_map(|&id| Some((self.urls.key_of(id)?, id)))
+            .filter(|&(feed, _)| self.sched.is_held_here(feed))
+            .collect();
+        for (feed, feed_id) in held {
+            for page in self.stored_waits.remove(&feed_id).unwrap_or_default() {
+                if self.parked_waits.get(&page) == Some(&feed_id) {
+                    self.parked_waits.remove(&page);
+                    self.sched.restore_coverage(page, feed);
+                }
             }
         }
     }
@@ -150,19 +153,17 @@ impl Inner {
     /// held elsewhere.
     fn park_wait(&mut self, page: UrlKey, feed_id: i64) {
         if self.parked_waits.insert(page, feed_id) != Some(feed_id) {
-            self.stored_waits.entry(feed_id).or_default().push(page);
+            self.stored_waits.entry(feed_id).or_default().insert(page);
         }
     }
 
     /// A known page's row, taken over from another worker ([`super::Ledger::take_over`]): its
     /// wait as that worker left it ([`crate::scheduler::Scheduler::take_up_wait`]). A feed not
     /// known here yet is waited for as at a start ([`Inner::restore_stored_waits`]), and one on
-    /// a host held elsewhere once its row is taken over on a host held here (a feed's row: the
-    /// waits parked for it, [`Inner::take_up_parked_waits`]).
+    /// a host held elsewhere once this worker gains it ([`Inner::take_up_waits_on_held_feeds`]).
+    /// (A stale entry of a set of parked pages, the page's latest row naming another feed or
+    /// none, is told by `parked_waits`.)
     pub(super) fn take_up_stored_wait(&mut self, key: UrlKey, row: &UrlRow) {
-        if row.kind == "feed" {
-            self.take_up_parked_waits(key, row.id);
-        }
         if row.kind != "page" {
             return;
         }

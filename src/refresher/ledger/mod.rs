@@ -6,7 +6,7 @@
 //! its instants has passed judges every copy at that instant before anything changes
 //! ([`super::sample_grid`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use crate::clock::SharedClock;
@@ -98,7 +98,7 @@ struct Inner {
     stored_listings: HashMap<UrlKey, Vec<(i64, Option<i64>)>>,
     /// Pages added from their rows that waited for a feed when last planned, by the feed's
     /// row id, while that feed is not known here or its host is held elsewhere.
-    stored_waits: HashMap<i64, Vec<UrlKey>>,
+    stored_waits: HashMap<i64, HashSet<UrlKey>>,
     /// The feed (row id) each page of `stored_waits` waits for as its latest row says: a
     /// later row that names another, or none, leaves a stale entry there, which this does
     /// not match.
@@ -226,6 +226,7 @@ impl Ledger {
                 Some(open_at) => {
                     inner.sched.close_host(host, open_at);
                     inner.sched.host_gained(host);
+                    inner.take_up_waits_on_held_feeds();
                 }
                 None => inner.sched.set_host_elsewhere(host, true),
             }
@@ -458,6 +459,8 @@ impl Ledger {
         let mut inner = self.lock();
         let key = inner.urls.key_of(url_id)?;
         inner.sched.handle_fetched(now_ms, key, fetched);
+        // (The check writes the page's wait as known here: a parked one is the row's no more.)
+        inner.parked_waits.remove(&key);
         let after = AfterCheck {
             stats: serde_json::to_string(inner.sched.stats(key)).unwrap_or_default(),
             summary: inner.sched.summary(key),

@@ -372,42 +372,51 @@ fn a_page_that_left_its_feed_while_stopped_stops_waiting_at_the_first_read() {
 
 /// A page whose feed is on another host, held elsewhere when the rows were added (a start
 /// adds every row before it gains its first host), waits for it once this worker gains the
-/// feed's host, as its row says; one whose later row no longer names the feed does not.
+/// feed's host, as its row says, whether the gain takes the host's rows over first (a round:
+/// taken over while still elsewhere, then held) or not (the first, at a start); one whose
+/// later row no longer names the feed does not, nor one this worker's own check wrote since.
 #[test]
 fn a_wait_on_a_feed_of_a_host_held_elsewhere_is_taken_up_when_it_is_gained() {
-    let held = crate::politeness::HeldHosts::new(1_000);
-    held.hold("http://a.test", START + 1_000 * HOUR);
-    let ledger = one_site_ledger().with_held_hosts(Some(held));
-    let mut rows = feed_and_waiting_pages();
-    rows[0].host_id = 2;
-    let gate = |row: &UrlRow| {
-        let host = if row.host_id == 2 { "b" } else { "a" };
-        (format!("http://{host}.test"), 0, START)
-    };
-    ledger.sync(&rows, START, gate);
-    assert!(ledger.poll(START - 1).is_none());
-    assert_eq!(
-        page_waits(&ledger),
-        vec![None; 5],
-        "the feed's host elsewhere"
-    );
-    // Page 3's row no longer names the feed (its holder's read ended the wait).
-    rows[2].waits_for_feed_id = None;
-    rows[2].copy_ms = Some(START + HOUR);
-    rows[2].last_checked_ms = Some(START + HOUR);
-    ledger.take_over(&rows[2..3], START + HOUR, gate);
-    ledger.set_held("http://b.test", Some(START + 2 * HOUR));
-    ledger.take_over(&rows[..1], START + 2 * HOUR, gate);
-    // (The next plan finds the feed worth reading again.)
-    ledger.poll(START + 2 * HOUR);
-    let inner = ledger.lock();
-    let feed = inner.urls.key_of(FEED);
-    let waits: Vec<Option<UrlKey>> = (2..7)
-        .map(|id| {
-            inner
-                .sched
-                .covering_feed(inner.urls.key_of(id).expect("a page"))
-        })
-        .collect();
-    assert_eq!(waits, [feed, None, feed, feed, feed]);
+    for round in [true, false] {
+        let held = crate::politeness::HeldHosts::new(1_000);
+        held.hold("http://a.test", START + 1_000 * HOUR);
+        let ledger = one_site_ledger().with_held_hosts(Some(held));
+        let mut rows = feed_and_waiting_pages();
+        rows[0].host_id = 2;
+        let gate = |row: &UrlRow| {
+            let host = if row.host_id == 2 { "b" } else { "a" };
+            (format!("http://{host}.test"), 0, START)
+        };
+        ledger.sync(&rows, START, gate);
+        assert!(ledger.poll(START - 1).is_none());
+        assert_eq!(
+            page_waits(&ledger),
+            vec![None; 5],
+            "the feed's host elsewhere"
+        );
+        // Page 3's row no longer names the feed (its holder's read ended the wait), and page 4
+        // is checked here, its row written with no wait.
+        rows[2].waits_for_feed_id = None;
+        rows[2].copy_ms = Some(START + HOUR);
+        rows[2].last_checked_ms = Some(START + HOUR);
+        ledger.take_over(&rows[2..3], START + HOUR, gate);
+        let after = ledger.fetched(START + HOUR, 4, Fetched::at(START + HOUR, Seen::Unchanged));
+        assert_eq!(after.expect("page 4").waits_for_feed_id, None);
+        if round {
+            ledger.set_held("http://b.test", None);
+            ledger.take_over(&rows[..1], START + 2 * HOUR, gate);
+        }
+        ledger.set_held("http://b.test", Some(START + 2 * HOUR));
+        // (The next plan finds the feed worth reading again.)
+        ledger.poll(START + 2 * HOUR);
+        let inner = ledger.lock();
+        let feed = inner.urls.key_of(FEED);
+        let waits: Vec<Option<UrlKey>> = (2..7)
+            .map(|id| {
+                let page = inner.urls.key_of(id).expect("a page");
+                inner.sched.covering_feed(page)
+            })
+            .collect();
+        assert_eq!(waits, [feed, None, None, feed, feed], "round: {round}");
+    }
 }
