@@ -81,8 +81,21 @@ impl Store {
 mod tests {
     use super::*;
     use crate::store::discovered::ReadValidators;
-    use crate::store::test_support::{page, site_and_host, stores};
+    use crate::store::test_support::{checked_at, page, site_and_host, stores};
     use crate::store::urls::{UrlPages, UrlScope};
+
+    /// A feed's row in `store` (of a site and host of its own): its id.
+    async fn feed_row(store: &Store) -> i64 {
+        let (site_id, host_id) = site_and_host(store).await;
+        let feed = super::super::discovered::Discovered {
+            kind: "feed",
+            ..page("http://a.test/feed.xml", site_id, host_id)
+        };
+        store.upsert_discovered(&[feed], 0).await.unwrap();
+        (store.url_row("http://a.test/feed.xml").await.unwrap())
+            .expect("the feed's row")
+            .id
+    }
 
     /// The reads and the judgement round-trip on both databases; the judgement keeps the time
     /// it was first made while it holds, and is cleared once it does not.
@@ -90,15 +103,7 @@ mod tests {
     async fn a_feeds_reads_and_judgement_are_kept_with_its_row() {
         let (stores, _dir) = stores("a_feeds_reads_and_judgement_are_kept_with_its_row").await;
         for store in stores {
-            let (site_id, host_id) = site_and_host(&store).await;
-            let feed = super::super::discovered::Discovered {
-                kind: "feed",
-                ..page("http://a.test/feed.xml", site_id, host_id)
-            };
-            store.upsert_discovered(&[feed], 0).await.unwrap();
-            let id = (store.url_row("http://a.test/feed.xml").await.unwrap())
-                .expect("the feed's row")
-                .id;
+            let id = feed_row(&store).await;
             let kept = |row: UrlRowKept| row;
             let read = |store: &Store| {
                 let store = store.clone();
@@ -172,22 +177,8 @@ mod tests {
     async fn a_read_older_than_the_rows_check_leaves_the_later_reads_writes() {
         let (stores, _dir) = stores("a_read_older_than_the_rows_check").await;
         for store in stores {
-            let (site_id, host_id) = site_and_host(&store).await;
-            let feed = super::super::discovered::Discovered {
-                kind: "feed",
-                ..page("http://a.test/feed.xml", site_id, host_id)
-            };
-            let ids = store.upsert_discovered(&[feed], 0).await.unwrap();
-            let id = ids[0];
-            store
-                .write("test", |mut tx| async move {
-                    sqlx::query("UPDATE urls SET last_checked_ms = 600")
-                        .execute(&mut *tx)
-                        .await?;
-                    Ok((tx, ()))
-                })
-                .await
-                .unwrap();
+            let id = feed_row(&store).await;
+            checked_at(&store, 600).await;
             let shown = |reads: usize| FeedReads {
                 listed: vec![reads as i64],
                 ..FeedReads::default()

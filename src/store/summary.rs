@@ -267,15 +267,7 @@ mod tests {
                 .map(|url| crate::store::test_support::page(url, site_id, host_id))
                 .collect();
             let ids = store.upsert_discovered(&found, 1_000).await.unwrap();
-            store
-                .write("test", |mut tx| async move {
-                    sqlx::query("UPDATE urls SET last_checked_ms = 5000")
-                        .execute(&mut *tx)
-                        .await?;
-                    Ok((tx, ()))
-                })
-                .await
-                .unwrap();
+            crate::store::test_support::checked_at(&store, 5_000).await;
             let plans = |rates: [(usize, i64); 2]| {
                 ids.iter()
                     .zip(rates)

@@ -161,3 +161,17 @@ pub fn page(url: &str, site_id: i64, host_id: i64) -> super::discovered::Discove
         priority: None,
     }
 }
+
+/// Every URL of `store` last checked at `at_ms`.
+pub async fn checked_at(store: &Store, at_ms: i64) {
+    store
+        .write("test", |mut tx| async move {
+            sqlx::query("UPDATE urls SET last_checked_ms = $1")
+                .bind(at_ms)
+                .execute(&mut *tx)
+                .await?;
+            Ok((tx, ()))
+        })
+        .await
+        .unwrap();
+}
