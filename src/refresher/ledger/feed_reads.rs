@@ -100,15 +100,8 @@ impl Inner {
     /// in batches by id, and a page's feed may come in a later one, when the pages kept
     /// waiting for it are taken up), and the feed is on the page's host or one held here.
     pub(super) fn restore_stored_waits(&mut self, key: UrlKey, row: &UrlRow) {
-        if row.kind == "feed"
-            && let Some(pages) = self.stored_waits.remove(&row.id)
-        {
-            for page in pages {
-                if self.parked_waits.get(&page) == Some(&row.id) {
-                    self.parked_waits.remove(&page);
-                    self.restore_wait(page, key, row.id);
-                }
-            }
+        if row.kind == "feed" {
+            self.take_up_parked(key, row.id);
         }
         let Some(feed_id) = row.waits_for_feed_id.filter(|_| row.kind == "page") else {
             return;
@@ -140,11 +133,17 @@ impl Inner {
             .filter(|&(feed, _)| self.sched.is_held_here(feed))
             .collect();
         for (feed, feed_id) in held {
-            for page in self.stored_waits.remove(&feed_id).unwrap_or_default() {
-                if self.parked_waits.get(&page) == Some(&feed_id) {
-                    self.parked_waits.remove(&page);
-                    self.sched.restore_coverage(page, feed);
-                }
+            self.take_up_parked(feed, feed_id);
+        }
+    }
+
+    /// The pages parked waiting for `feed` (row `feed_id`) whose latest row still names it
+    /// wait for it ([`Inner::restore_wait`]: parked again while its host is held elsewhere).
+    fn take_up_parked(&mut self, feed: UrlKey, feed_id: i64) {
+        for page in self.stored_waits.remove(&feed_id).unwrap_or_default() {
+            if self.parked_waits.get(&page) == Some(&feed_id) {
+                self.parked_waits.remove(&page);
+                self.restore_wait(page, feed, feed_id);
             }
         }
     }
