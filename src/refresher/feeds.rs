@@ -14,6 +14,7 @@ use crate::discover::feed;
 use crate::fetch::Method;
 use crate::scheduler::FeedListing;
 use crate::store::discovered::{Discovered, ReadValidators};
+use crate::store::feed_reads::FeedReadSaved;
 use crate::store::refusals::RefusalReason;
 
 use super::admission::admitted;
@@ -71,6 +72,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         newest_ms: dates().filter(|&at| at <= now).max(),
         requested_ms: Some(outcome.started_ms),
         kept_by_date: kept_by_date(&doc.entries, now),
+        ttl_ms: doc.ttl_minutes.map(|ttl| i64::from(ttl) * 60_000),
     };
     let mut found = Vec::new();
     let mut timed = Vec::new();
@@ -172,22 +174,22 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let validators = ReadValidators {
         etag: outcome.etag.clone(),
         last_modified: outcome.last_modified.clone(),
-        // (A feed's floor is its `ttl`; a document without one leaves the floor as it was.)
-        min_interval_ms: doc.ttl_minutes.map(|ttl| i64::from(ttl) * 60_000),
+        // The floor on its next read: the server's, or its `ttl` if longer.
+        min_interval_ms: super::fetching::server_floor_ms(&outcome).max(listing.ttl_ms),
     };
-    // (Neither these nor what the read showed go over a later read's, another worker's: the
-    // host may have changed hands while this one was in flight.)
-    let read_ms = outcome.started_ms;
-    ctx.store
-        .set_validators(row.id, &validators, read_ms)
-        .await?;
-    // Kept with the feed's row, so a restart, or the next `--once` pass, goes on from them
-    // (and says the judgement once).
-    if let Some(reads) = ctx.ledger.feed_reads(row.id) {
-        ctx.store
-            .save_feed_reads(row.id, &reads, stamps_now, read_ms, ctx.clock.now_ms())
-            .await?;
-    }
+    // Kept with the feed's row in one statement, with what its reads showed, so a restart,
+    // or the next `--once` pass, goes on from them (and says the judgement once). Nothing
+    // goes over a later read's, another worker's: the host may have changed hands while this
+    // one was in flight.
+    let reads = ctx.ledger.feed_reads(row.id);
+    let read = FeedReadSaved {
+        validators: &validators,
+        reads: reads.as_ref(),
+        stamps_entries: stamps_now,
+        read_ms: outcome.started_ms,
+        written_ms: ctx.clock.now_ms(),
+    };
+    ctx.store.save_feed_read(row.id, read).await?;
     if stamps_now && !stamped_before {
         let message = "its entries are dated at each read, not when their pages changed: \
                        they are taken for no changes, and its pages follow their plan";

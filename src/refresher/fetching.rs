@@ -317,6 +317,10 @@ pub(super) async fn fetch_and_record_extracted(
                 update.planned_per_day = Some(summary.planned_per_day);
                 update.stats = Some(after.stats);
                 update.failures = Some(summary.failures);
+                // (A feed's floor is its `ttl` too, which a 304 keeps; a check left
+                // unanswered keeps the floor it had.)
+                update.min_interval_ms =
+                    (summary.min_interval_ms > 0).then_some(summary.min_interval_ms);
                 update.waits_for_feed_id = Some(after.waits_for_feed_id);
             }
         }

@@ -160,6 +160,7 @@ impl Scheduler {
             covered: u.evidence().coverage.is_some(),
             watched: self.watched(url),
             failures: u.failures(),
+            min_interval_ms: u.min_interval_ms(),
         }
     }
 

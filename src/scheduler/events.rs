@@ -173,4 +173,6 @@ pub struct UrlSummary {
     pub watched: Option<(i64, i64)>,
     /// Its checks that failed in a row, up to the last.
     pub failures: u8,
+    /// The floor on its interval, ms (0: none): the server's, or for a feed its `ttl` if longer.
+    pub min_interval_ms: i64,
 }

@@ -76,6 +76,10 @@ pub struct FeedShown {
     /// capacity their changes have.
     pub entries_listed: f64,
     pub entries_kept: f64,
+    /// Its latest document's `ttl` (ms), a floor on the time between its reads with the
+    /// server's ([`super::UrlState::min_interval_ms`]): a 304 keeps it. `None`: it gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<i64>,
 }
 
 /// Documents in a row that list one number of entries, fewer than a feed's capacity, after which
@@ -142,6 +146,7 @@ impl FeedState {
             mine.entries_listed = shown.entries_listed;
             mine.entries_kept = shown.entries_kept.clamp(0.0, shown.entries_listed);
         }
+        mine.ttl_ms = shown.ttl_ms;
     }
 }
 
@@ -180,6 +185,7 @@ pub(super) static NO_FEED: FeedState = FeedState {
         lists_every_change: false,
         entries_listed: 0.0,
         entries_kept: 0.0,
+        ttl_ms: None,
     },
     worth: false,
     blind_until_ms: None,

@@ -65,6 +65,9 @@ pub struct FeedListing {
     /// a time or dated ahead may be the page's, and a pinned post, or entries in another
     /// order (per source, by popularity), keep what is older without keeping all that is newer.
     pub kept_by_date: bool,
+    /// The document's `ttl` (ms): not read again before this long after the read
+    /// ([`super::FeedShown::ttl_ms`]). `None`: it gives none.
+    pub ttl_ms: Option<i64>,
 }
 
 impl FeedListing {
@@ -76,6 +79,7 @@ impl FeedListing {
             newest_ms: entries.iter().map(|&(_, at)| at).max(),
             requested_ms: None,
             kept_by_date: true,
+            ttl_ms: None,
         }
     }
 
@@ -180,6 +184,8 @@ impl Scheduler {
             _ => true,
         };
         (state.shown).document_read(listing.entries, entries.len(), lists_news);
+        let ttl_changed = state.shown.ttl_ms != listing.ttl_ms;
+        state.shown.ttl_ms = listing.ttl_ms;
         let start = match (last_poll, oldest) {
             (Some(_), Some(oldest)) if overflowed => oldest,
             (Some(last), _) => last,
@@ -384,6 +390,10 @@ impl Scheduler {
         let f = self.urls[feed].feed_mut();
         f.last_poll_ms = Some(now_ms);
         f.poll_holding = holding;
+        if ttl_changed {
+            // Its check queued it on the floor it knew: the document's `ttl` moves it.
+            self.schedule(feed, now_ms);
+        }
         ignores_stamps
     }
 

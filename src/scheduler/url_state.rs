@@ -367,9 +367,12 @@ impl UrlState {
         changed
     }
 
-    /// The server's floor on its interval, ms (0: none).
+    /// The floor on its interval, ms (0: none): the server's, and for a feed its latest
+    /// document's `ttl` ([`FeedShown::ttl_ms`](super::FeedShown::ttl_ms)), whichever is longer.
     pub fn min_interval_ms(&self) -> i64 {
-        i64::from(self.evidence().min_interval_s) * 1_000
+        let server = i64::from(self.evidence().min_interval_s) * 1_000;
+        let ttl = self.evidence().feed.as_deref().and_then(|f| f.shown.ttl_ms);
+        server.max(ttl.unwrap_or(0))
     }
 
     /// Sets the server's floor on its interval (rounded up to a second; 0 or less: none).

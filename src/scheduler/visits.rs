@@ -61,6 +61,9 @@ impl Scheduler {
             }
             _ => last + interval.max(floor),
         };
+        // Sent ahead, never before the server's floor has run out (a feed's `ttl` cut short
+        // by the lead of a plan that would read it every half hour).
+        let lead = lead.min((due - last.saturating_add(floor)).max(0));
         self.set_due(url, Some(due), lead);
     }
 

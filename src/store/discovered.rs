@@ -31,8 +31,8 @@ pub struct Listing {
     pub read_ms: i64,
 }
 
-/// A sitemap read's validators and the server's floor on its next read (Cache-Control
-/// max-age), written with the read's listing once every page it listed is: a kill before that
+/// A sitemap or feed read's validators and the floor on its next read (Cache-Control max-age,
+/// a feed's `ttl`), written with the read's listing once every page it listed is: a kill before that
 /// leaves those of the last read listed whole, so the next read is not answered 304 Not
 /// Modified on a listing written in part (the pages it had not reached would never come).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -46,35 +46,6 @@ pub struct ReadValidators {
 }
 
 impl Store {
-    /// A feed read's validators and floor (its `ttl`, kept when a document has none), written
-    /// once its entries are ([`ReadValidators`]), and only while the row's latest check is no
-    /// later than the read's own, `read_ms`: a read in flight when its host changed hands
-    /// writes nothing over the new holder's later one.
-    pub async fn set_validators(
-        &self,
-        url_id: i64,
-        validators: &ReadValidators,
-        read_ms: i64,
-    ) -> sqlx::Result<()> {
-        self.write("set_validators", |mut tx| async move {
-            sqlx::query(
-                "UPDATE urls SET etag = COALESCE($1, etag),
-                     last_modified = COALESCE($2, last_modified),
-                     min_interval_ms = COALESCE($5, min_interval_ms)
-                 WHERE id = $3 AND (last_checked_ms IS NULL OR last_checked_ms <= $4)",
-            )
-            .bind(&validators.etag)
-            .bind(&validators.last_modified)
-            .bind(url_id)
-            .bind(read_ms)
-            .bind(validators.min_interval_ms)
-            .execute(&mut *tx)
-            .await?;
-            Ok((tx, ()))
-        })
-        .await
-    }
-
     /// Inserts discovered URLs (new ones due at `now_ms`) and refreshes the hints of known ones,
     /// in one transaction. A lastmod newer than our last check marks a known change and makes the
     /// URL due now. Returns the ids of the URLs that were new.

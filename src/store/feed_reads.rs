@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Store;
+use super::discovered::ReadValidators;
 use crate::scheduler::FeedShown;
 
 /// A feed's reads towards the judgement, and what else they have shown of it
@@ -34,39 +35,60 @@ impl FeedReads {
     }
 }
 
+/// What one feed read writes to the feed's row ([`Store::save_feed_read`]).
+#[derive(Debug, Clone, Copy)]
+pub struct FeedReadSaved<'a> {
+    /// Its validators and the floor on the next read (the server's, or the `ttl` if longer).
+    pub validators: &'a ReadValidators,
+    /// What the feed's reads have shown, up to this one (`None`: not known here).
+    pub reads: Option<&'a FeedReads>,
+    /// Whether the feed is taken to stamp its entries.
+    pub stamps_entries: bool,
+    /// When the read's request went out.
+    pub read_ms: i64,
+    /// When this is written (the row's `written_ms`).
+    pub written_ms: i64,
+}
+
 impl Store {
-    /// Keeps a feed's reads, and whether it is taken to stamp its entries: from the first read
-    /// that took it so (`read_ms` then, kept while it stays so), cleared once it is not.
-    /// `read_ms` is the read's check (when its request went out): a row whose latest check is
-    /// later keeps what that read showed (another worker's, its host having changed hands
-    /// while this read was in flight: saved over it, a newer capacity or judgement was lost,
-    /// and with it the other workers' view of the feed). The
-    /// row counts as written at `written_ms` (unless it was later): saved after the read's
+    /// Writes a feed read's validators and floor, written once its entries are
+    /// ([`ReadValidators`]), with what the feed's reads have shown and whether it is taken to
+    /// stamp its entries: from the first read that took it so (`read_ms` then, kept while it
+    /// stays so), cleared once it is not. One statement, so that a later read's check cannot
+    /// come between them and leave one read's validators with another's listing.
+    ///
+    /// Only while the row's latest check is no later than the read's own, `read_ms` (when its
+    /// request went out): a row whose latest check is later keeps that read's writes (another
+    /// worker's, its host having changed hands while this read was in flight: saved over it, a
+    /// newer capacity or judgement was lost, and with it the other workers' view of the feed).
+    /// The row counts as written at `written_ms` (unless it was later): saved after the read's
     /// check, what the read showed is taken up by the other workers at their next round
     /// ([`super::urls::UrlScope::WrittenAfter`]), not only with the feed's next check.
-    pub async fn save_feed_reads(
-        &self,
-        url_id: i64,
-        reads: &FeedReads,
-        stamps_entries: bool,
-        read_ms: i64,
-        written_ms: i64,
-    ) -> sqlx::Result<()> {
-        let json = serde_json::to_string(reads).unwrap_or_default();
-        self.write("save_feed_reads", |mut tx| {
+    pub async fn save_feed_read(&self, url_id: i64, read: FeedReadSaved<'_>) -> sqlx::Result<()> {
+        let json = read
+            .reads
+            .map(|reads| serde_json::to_string(reads).unwrap_or_default());
+        let validators = read.validators;
+        self.write("save_feed_read", |mut tx| {
             let json = json.clone();
             async move {
                 sqlx::query(
-                    "UPDATE urls SET last_read_json = $1, stamps_entries_since_ms = \
-                 CASE WHEN $2 = 1 THEN COALESCE(stamps_entries_since_ms, $3) ELSE NULL END, \
-                 written_ms = CASE WHEN written_ms IS NULL OR written_ms < $4 THEN $4 \
-                 ELSE written_ms END \
-                 WHERE id = $5 AND (last_checked_ms IS NULL OR last_checked_ms <= $3)",
+                    "UPDATE urls SET etag = COALESCE($1, etag), \
+                     last_modified = COALESCE($2, last_modified), min_interval_ms = $3, \
+                     last_read_json = COALESCE($4, last_read_json), \
+                     stamps_entries_since_ms = CASE WHEN $4 IS NULL THEN stamps_entries_since_ms \
+                     WHEN $5 = 1 THEN COALESCE(stamps_entries_since_ms, $6) ELSE NULL END, \
+                     written_ms = CASE WHEN $4 IS NOT NULL AND (written_ms IS NULL OR written_ms < $7) \
+                     THEN $7 ELSE written_ms END \
+                     WHERE id = $8 AND (last_checked_ms IS NULL OR last_checked_ms <= $6)",
                 )
+                .bind(&validators.etag)
+                .bind(&validators.last_modified)
+                .bind(validators.min_interval_ms)
                 .bind(json)
-                .bind(i64::from(stamps_entries))
-                .bind(read_ms)
-                .bind(written_ms)
+                .bind(i64::from(read.stamps_entries))
+                .bind(read.read_ms)
+                .bind(read.written_ms)
                 .bind(url_id)
                 .execute(&mut *tx)
                 .await?;
@@ -80,7 +102,6 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::discovered::ReadValidators;
     use crate::store::test_support::{checked_at, page, site_and_host, stores};
     use crate::store::urls::{UrlPages, UrlScope};
 
@@ -127,10 +148,11 @@ mod tests {
                     lists_every_change: true,
                     entries_listed: 60.0,
                     entries_kept: 45.0,
+                    ttl_ms: Some(3_600_000),
                 },
             };
             store
-                .save_feed_reads(id, &one, false, 100, 150)
+                .save_feed_read(id, saved(&one, false, 100, 150))
                 .await
                 .unwrap();
             assert_eq!(read(&store).await, (Some(one), None));
@@ -140,16 +162,16 @@ mod tests {
                 ..FeedReads::default()
             };
             store
-                .save_feed_reads(id, &two, true, 200, 250)
+                .save_feed_read(id, saved(&two, true, 200, 250))
                 .await
                 .unwrap();
             store
-                .save_feed_reads(id, &two, true, 300, 120)
+                .save_feed_read(id, saved(&two, true, 300, 120))
                 .await
                 .unwrap();
             assert_eq!(read(&store).await, (Some(two), Some(200)));
             store
-                .save_feed_reads(id, &FeedReads::default(), false, 400, 450)
+                .save_feed_read(id, saved(&FeedReads::default(), false, 400, 450))
                 .await
                 .unwrap();
             assert_eq!(read(&store).await, (Some(FeedReads::default()), None));
@@ -163,7 +185,7 @@ mod tests {
             assert!(written_after(449).await);
             assert!(!written_after(450).await);
             store
-                .save_feed_reads(id, &FeedReads::default(), false, 500, 300)
+                .save_feed_read(id, saved(&FeedReads::default(), false, 500, 300))
                 .await
                 .unwrap();
             assert!(written_after(449).await, "not moved back");
@@ -172,7 +194,8 @@ mod tests {
 
     /// A read whose check is older than the row's latest (another worker's later read of the
     /// feed, its host having changed hands while this read was in flight) writes neither what
-    /// it showed nor its validators over that read's.
+    /// it showed nor its validators over that read's. A read's floor replaces the row's, and
+    /// a read with nothing shown to keep writes its validators alone.
     #[tokio::test]
     async fn a_read_older_than_the_rows_check_leaves_the_later_reads_writes() {
         let (stores, _dir) = stores("a_read_older_than_the_rows_check").await;
@@ -183,34 +206,64 @@ mod tests {
                 listed: vec![reads as i64],
                 ..FeedReads::default()
             };
-            let validators = |etag: &str, ttl_ms: i64| ReadValidators {
+            let validators = |etag: &str, ttl_ms: Option<i64>| ReadValidators {
                 etag: Some(etag.into()),
                 last_modified: None,
-                min_interval_ms: Some(ttl_ms),
+                min_interval_ms: ttl_ms,
             };
             let kept = async || {
                 let row = store.url_row_by_id(id).await.unwrap().expect("the row");
                 let reads = FeedReads::parse(row.last_read_json.as_deref());
                 (reads, row.etag, row.min_interval_ms)
             };
+            let read = |validators, reads, read_ms, written_ms| FeedReadSaved {
+                validators,
+                reads,
+                stamps_entries: false,
+                read_ms,
+                written_ms,
+            };
+            let (later, older) = (validators("later", Some(60_000)), validators("older", None));
+            let one = shown(1);
             store
-                .save_feed_reads(id, &shown(1), false, 600, 650)
+                .save_feed_read(id, read(&later, Some(&one), 600, 650))
                 .await
                 .unwrap();
+            let two = shown(2);
             store
-                .set_validators(id, &validators("later", 60_000), 600)
+                .save_feed_read(id, read(&older, Some(&two), 550, 700))
                 .await
                 .unwrap();
+            let kept_later = (Some(one.clone()), Some("later".into()), Some(60_000));
+            assert_eq!(kept().await, kept_later);
+            // The row's check at 600 was this read's: a read without a `ttl` clears the floor,
+            // and one with nothing shown keeps the row's reads and `written_ms`.
+            let without_ttl = validators("again", None);
             store
-                .save_feed_reads(id, &shown(2), false, 550, 700)
+                .save_feed_read(id, read(&without_ttl, None, 600, 800))
                 .await
                 .unwrap();
-            store
-                .set_validators(id, &validators("older", 5_000), 550)
-                .await
-                .unwrap();
-            let later = (Some(shown(1)), Some("later".into()), Some(60_000));
-            assert_eq!(kept().await, later);
+            let kept_again = (Some(one), Some("again".into()), None);
+            assert_eq!(kept().await, kept_again);
+            let mut pages = UrlPages::new(UrlScope::WrittenAfter(650), 10);
+            let rows = pages.next(&store).await.unwrap().unwrap_or_default();
+            assert!(rows.iter().all(|row| row.id != id), "written_ms kept");
+        }
+    }
+
+    /// What a read with no validators writes, showing `reads`.
+    fn saved(reads: &FeedReads, stamps: bool, read_ms: i64, written_ms: i64) -> FeedReadSaved<'_> {
+        static NO_VALIDATORS: ReadValidators = ReadValidators {
+            etag: None,
+            last_modified: None,
+            min_interval_ms: None,
+        };
+        FeedReadSaved {
+            validators: &NO_VALIDATORS,
+            reads: Some(reads),
+            stamps_entries: stamps,
+            read_ms,
+            written_ms,
         }
     }
 

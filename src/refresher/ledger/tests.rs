@@ -181,6 +181,7 @@ fn a_read_that_ends_its_pages_waits_hands_out_their_plans_at_once() {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let waiting_checks = std::cell::Cell::new(0);
     // Hands out what is due until the feed's turn, checking the pages (`changed`: whether the
@@ -360,6 +361,7 @@ fn a_page_that_left_its_feed_while_stopped_stops_waiting_at_the_first_read() {
         newest_ms: Some(before[4]),
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let read = ledger.feed_read(START + HOUR, FEED, &entries, listing);
     assert!(read.moved.contains(&4), "{:?}", read.moved);

@@ -9,6 +9,7 @@ mod announcements;
 mod budget;
 mod estimates;
 mod failing;
+mod floors;
 mod not_made;
 mod partly_counted;
 mod restored_feeds;

@@ -18,6 +18,7 @@ fn covered_and_counted() -> (Scheduler, UrlKey, UrlKey, UrlKey, i64) {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let listed = [(p, 1), (q, 2)];
     sched.handle_feed_read(now + HOUR, feed, &listed, listing);
@@ -64,6 +65,7 @@ fn a_check_after_an_overflowed_read_counts_nothing() {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     sched.handle_feed_read(overflowed, feed, &newer, listing);
     assert_eq!(

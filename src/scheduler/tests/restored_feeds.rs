@@ -38,6 +38,7 @@ fn feed_reads_after_start(planned_per_day: Option<f64>, seen: Seen, hours: i64) 
                         newest_ms: None,
                         requested_ms: None,
                         kept_by_date: true,
+                        ttl_ms: None,
                     };
                     sched.handle_feed_read(now, feed, &listed, listing);
                 }
@@ -111,6 +112,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
             newest_ms: None,
             requested_ms: None,
             kept_by_date: true,
+            ttl_ms: None,
         };
         let at_the_read: Vec<(UrlKey, i64)> = pages.iter().map(|&p| (p, read - 10_000)).collect();
         let ignored = sched.handle_feed_read(read, feed, &at_the_read, listing);
@@ -133,6 +135,7 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     sched.handle_feed_read(later, feed, &[(pages[0], later - HOUR / 2)], listing);
     assert!(!sched.stamps_feed_entries(feed));
@@ -233,6 +236,7 @@ const TWENTY_LATEST: FeedShown = FeedShown {
     lists_every_change: false,
     entries_listed: 800.0,
     entries_kept: 800.0,
+    ttl_ms: None,
 };
 
 /// Pages that waited for their feed's announcements wait for them again from the start of a
@@ -270,6 +274,7 @@ fn the_first_read_after_the_start_is_judged_against_the_read_before() {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let (mut sched, feed, pages) = restarted_with_coverage(40, TWENTY_LATEST);
     let oldest = start - DAY;
@@ -325,6 +330,7 @@ fn a_page_whose_unlisted_change_waits_for_judgement_is_not_kept_as_waiting() {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let listed: Vec<(UrlKey, i64)> = (pages[1..21].iter()).map(|&p| (p, start - DAY)).collect();
     sched.handle_feed_read(read, feed, &listed, listing);
@@ -450,6 +456,7 @@ fn a_wait_taken_over_is_the_one_the_store_keeps() {
         newest_ms: Some(start - 2 * HOUR),
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     sched.handle_feed_read(start + HOUR, feed, &[], listing);
     assert_eq!(sched.covering_feed(pages[2]), Some(feed));
@@ -548,6 +555,7 @@ fn the_first_read_after_a_start_lists_news_against_the_read_before() {
         newest_ms: Some(newest),
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let below = |sched: &Scheduler| sched.feed_reads(feed).2.reads_below_most;
     sched.handle_feed_read(start + HOUR, feed, &[], listing(start - 2 * HOUR));

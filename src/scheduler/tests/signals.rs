@@ -110,6 +110,7 @@ fn a_feed_overflows_by_its_whole_document_not_the_entries_kept() {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (a, b) = (pages[0], pages[1]);
@@ -143,6 +144,7 @@ fn a_feed_whose_capacity_was_cut_is_seen_to_overflow_again() {
         newest_ms: Some(newest * MIN),
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let (mut sched, feed, pages) = feed_and_pages(2);
     let (a, b) = (pages[0], pages[1]);
@@ -237,6 +239,7 @@ fn a_feed_full_of_other_hosts_entries_holds_only_its_share_of_the_site_s_changes
                 newest_ms: None,
                 requested_ms: None,
                 kept_by_date: true,
+                ttl_ms: None,
             };
             sched.handle_feed_read(at, feed, &kept, listing);
         }

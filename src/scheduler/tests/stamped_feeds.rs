@@ -291,6 +291,7 @@ fn an_entry_dated_at_the_read_leaves_its_span_to_the_check() {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     sched.handle_feed_read(read, feed, &both, listing);
     assert!(!sched.stamps_feed_entries(feed));
@@ -330,6 +331,7 @@ fn a_feed_of_the_last_minutes_changes_is_not_taken_to_stamp() {
         newest_ms: None,
         requested_ms: None,
         kept_by_date: true,
+        ttl_ms: None,
     };
     let mut entries: Vec<(UrlKey, i64)> = Vec::new();
     for read in 0..5 {

@@ -78,6 +78,7 @@ fn pages_missing_from_a_document_that_cannot_tell_keep_their_wait() {
     let listed = [(a, MIN), (b, 2 * MIN), (e, 110 * MIN)];
     let listing = FeedListing {
         kept_by_date: false,
+        ttl_ms: None,
         ..FeedListing::of(&listed)
     };
     sched.handle_feed_read(150 * MIN, feed, &listed, listing);
