@@ -156,6 +156,20 @@ impl Inner {
         }
     }
 
+    /// Forgets the wait parked for `page`: its row no longer names it (written here as the
+    /// page's plan stands, following its plan, or taken over naming another or none).
+    pub(super) fn unpark(&mut self, page: UrlKey) {
+        let Some(feed_id) = self.parked_waits.remove(&page) else {
+            return;
+        };
+        if let Some(pages) = self.stored_waits.get_mut(&feed_id) {
+            pages.remove(&page);
+            if pages.is_empty() {
+                self.stored_waits.remove(&feed_id);
+            }
+        }
+    }
+
     /// A known page's row, taken over from another worker ([`super::Ledger::take_over`]): its
     /// wait as that worker left it ([`crate::scheduler::Scheduler::take_up_wait`]). A feed not
     /// known here yet is waited for as at a start ([`Inner::restore_stored_waits`]), and one on
@@ -174,9 +188,7 @@ impl Inner {
             (Some(feed_id), Some(feed)) if !self.sched.is_held_here(feed) => {
                 self.park_wait(key, feed_id)
             }
-            _ => {
-                self.parked_waits.remove(&key);
-            }
+            _ => self.unpark(key),
         }
     }
 

@@ -17,11 +17,11 @@ use crate::scheduler::{
     UrlKind, UrlSummary, section_of,
 };
 use crate::store::reports::FreshnessSample;
-use crate::store::summary::{PlanUpdate, PlannedEstimate};
 use crate::store::urls::UrlRow;
 
 mod budget;
 mod feed_reads;
+mod plans;
 mod trust;
 
 pub use trust::StoredTrust;
@@ -124,27 +124,6 @@ struct Sampling {
 }
 
 impl Inner {
-    /// A URL's plan as the store keeps it (no estimate: the stored one stands); `None` while
-    /// it is not due at all.
-    fn plan_update(&self, key: UrlKey, url_id: i64) -> Option<PlanUpdate> {
-        let (planned_per_day, due) = self.sched.planned(key);
-        Some(PlanUpdate {
-            url_id,
-            planned_per_day,
-            next_due_ms: due?,
-            watched: self.sched.watched(key),
-            rate: None,
-            waits_for_feed_id: self.wait_to_store(key),
-            written_ms: None,
-        })
-    }
-
-    /// The feed (row id) a URL waits for, as the store keeps it
-    /// ([`crate::scheduler::Scheduler::waits_to_keep`]).
-    fn wait_to_store(&self, key: UrlKey) -> Option<i64> {
-        (self.sched.waits_to_keep(key)).map(|feed| self.urls.id_of(feed))
-    }
-
     /// Every site's freshness at `now_ms`, as the store keeps it.
     fn freshness(&self, now_ms: i64) -> Vec<FreshnessSample> {
         self.sched
@@ -460,7 +439,7 @@ impl Ledger {
         let key = inner.urls.key_of(url_id)?;
         inner.sched.handle_fetched(now_ms, key, fetched);
         // (The check writes the page's wait as known here: a parked one is the row's no more.)
-        inner.parked_waits.remove(&key);
+        inner.unpark(key);
         let after = AfterCheck {
             stats: serde_json::to_string(inner.sched.stats(key)).unwrap_or_default(),
             summary: inner.sched.summary(key),
@@ -539,56 +518,6 @@ impl Ledger {
     /// How many URLs the ledger knows: the keys [`Ledger::plans`] takes are below it.
     pub fn url_count(&self) -> usize {
         self.lock().urls.len()
-    }
-
-    /// The sites whose priors changed since the store last had their estimates, with when
-    /// ([`Scheduler::outdated_estimates`]): [`Ledger::plans`] gives their pages' estimates.
-    pub fn outdated_estimates(&self) -> Vec<(SiteKey, i64)> {
-        self.lock().sched.outdated_estimates()
-    }
-
-    /// Whether some site's priors changed since the store last had its estimates (O(1)).
-    pub fn estimates_outdated(&self) -> bool {
-        self.lock().sched.estimates_outdated()
-    }
-
-    /// A save of those estimates failed ([`Scheduler::estimates_save_failed`]).
-    pub fn estimates_save_failed(&self, tried: &[(SiteKey, i64)]) {
-        self.lock().sched.estimates_save_failed(tried);
-    }
-
-    /// The store has those estimates now ([`Scheduler::estimates_saved`]).
-    pub fn estimates_saved(&self, saved: &[(SiteKey, i64)]) {
-        self.lock().sched.estimates_saved(saved);
-    }
-
-    /// The planned rate and due time of the URLs whose keys are in `keys`, for the store's
-    /// reports, and their estimates where priors fitted since their last check moved them.
-    pub fn plans(&self, keys: std::ops::Range<usize>) -> Vec<PlanUpdate> {
-        let inner = self.lock();
-        let end = keys.end.min(inner.urls.len());
-        let keys = keys.start.min(end)..end;
-        inner
-            .urls
-            .ids(keys.clone())
-            .iter()
-            .zip(keys)
-            .map(|(id, key)| (key, id))
-            // With several workers, each writes the plans of the hosts it holds only.
-            .filter(|&(key, _)| inner.sched.is_held_here(key))
-            .filter_map(|(key, id)| {
-                Some(PlanUpdate {
-                    rate: inner
-                        .sched
-                        .estimate_to_save(key)
-                        .map(|(after_check_ms, estimate)| PlannedEstimate {
-                            estimate,
-                            after_check_ms,
-                        }),
-                    ..inner.plan_update(key, *id)?
-                })
-            })
-            .collect()
     }
 }
 

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use super::*;
 use crate::clock::ManualClock;
 use crate::scheduler::{FeedListing, Fetched, Seen};
+use crate::store::summary::PlanUpdate;
 
 const QUARTER: i64 = 15 * 60_000;
 const START: i64 = 20_000 * 86_400_000;
@@ -376,10 +377,11 @@ fn a_page_that_left_its_feed_while_stopped_stops_waiting_at_the_first_read() {
 /// adds every row before it gains its first host), waits for it once this worker gains the
 /// feed's host, as its row says, whether the gain takes the host's rows over first (a round:
 /// taken over while still elsewhere, then held) or not (the first, at a start); one whose
-/// later row no longer names the feed does not, nor one this worker's own check wrote since.
+/// later row no longer names the feed does not, nor one this worker's own check wrote since,
+/// nor, once the save of every plan has written their rows with no wait, any of them.
 #[test]
 fn a_wait_on_a_feed_of_a_host_held_elsewhere_is_taken_up_when_it_is_gained() {
-    for round in [true, false] {
+    for (round, saved) in [(true, false), (false, false), (true, true)] {
         let held = crate::politeness::HeldHosts::new(1_000);
         held.hold("http://a.test", START + 1_000 * HOUR);
         let ledger = one_site_ledger().with_held_hosts(Some(held));
@@ -404,6 +406,11 @@ fn a_wait_on_a_feed_of_a_host_held_elsewhere_is_taken_up_when_it_is_gained() {
         ledger.take_over(&rows[2..3], START + HOUR, gate);
         let after = ledger.fetched(START + HOUR, 4, Fetched::at(START + HOUR, Seen::Unchanged));
         assert_eq!(after.expect("page 4").waits_for_feed_id, None);
+        if saved {
+            let plans = ledger.plans(0..10);
+            assert!(plans.iter().all(|plan| plan.waits_for_feed_id.is_none()));
+            assert!(ledger.lock().stored_waits.is_empty(), "none parked");
+        }
         if round {
             ledger.set_held("http://b.test", None);
             ledger.take_over(&rows[..1], START + 2 * HOUR, gate);
@@ -419,6 +426,10 @@ fn a_wait_on_a_feed_of_a_host_held_elsewhere_is_taken_up_when_it_is_gained() {
                 inner.sched.covering_feed(page)
             })
             .collect();
-        assert_eq!(waits, [feed, None, None, feed, feed], "round: {round}");
+        let want = match saved {
+            false => [feed, None, None, feed, feed],
+            true => [None; 5],
+        };
+        assert_eq!(waits, want, "round: {round}, saved: {saved}");
     }
 }
