@@ -40,7 +40,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     .await?;
     let now = ctx.clock.now_ms();
     if outcome.status == Some(304) {
-        // Nothing new: the feed has watched its pages for one more interval.
+        // Nothing new: the feed has watched its pages for one more interval (its `ttl` stands).
         let read = (ctx.ledger).feed_read(now, row.id, &[], FeedListing::default());
         save_plans(ctx, site, &read.moved).await;
         return Ok(());
@@ -72,7 +72,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         newest_ms: dates().filter(|&at| at <= now).max(),
         requested_ms: Some(outcome.started_ms),
         kept_by_date: kept_by_date(&doc.entries, now),
-        ttl_ms: doc.ttl_minutes.map(|ttl| i64::from(ttl) * 60_000),
+        ttl_ms: Some(doc.ttl_minutes.map(|ttl| i64::from(ttl) * 60_000)),
     };
     let mut found = Vec::new();
     let mut timed = Vec::new();
@@ -175,7 +175,7 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
         etag: outcome.etag.clone(),
         last_modified: outcome.last_modified.clone(),
         // The floor on its next read: the server's, or its `ttl` if longer.
-        min_interval_ms: super::fetching::server_floor_ms(&outcome).max(listing.ttl_ms),
+        min_interval_ms: super::fetching::server_floor_ms(&outcome).max(listing.ttl_ms.flatten()),
     };
     // Kept with the feed's row in one statement, with what its reads showed, so a restart,
     // or the next `--once` pass, goes on from them (and says the judgement once). Nothing

@@ -282,7 +282,7 @@ pub(super) async fn fetch_and_record_extracted(
         last_modified_ms: outcome.last_modified_ms,
         lesson,
         extra_requests: requests - 1,
-        min_interval_ms,
+        min_interval_ms: floor_said_ms(&outcome),
         host_open_at_ms: Some(ctx.pool.next_allowed_ms(&origin_of(url))),
     };
     // A 2xx: a new listing (a sitemap's pages, a feed's entries) whose validators wait for it.
@@ -447,6 +447,18 @@ pub(super) fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
     max_age.into_iter().chain(retry).max()
 }
 
+/// What an answer says of the server's floor ([`Fetched::min_interval_ms`]): its
+/// [`server_floor_ms`], or 0 for a 2xx with neither (a new response without one ends it). A
+/// 304 without them says nothing (the stored response's headers stand, RFC 9111 §4.3.4), nor
+/// does an error or no answer.
+fn floor_said_ms(outcome: &FetchOutcome) -> Option<i64> {
+    match (server_floor_ms(outcome), outcome.status) {
+        (Some(floor), _) => Some(floor),
+        (None, Some(status)) if (200..300).contains(&status) => Some(0),
+        _ => None,
+    }
+}
+
 /// Records a problem with a URL's request and counts it.
 pub async fn record_error(
     ctx: &Context,
@@ -520,5 +532,25 @@ mod tests {
             reason: "refused".into(),
         });
         assert_eq!(trouble_origin(&outcome), origin_of(&source));
+    }
+
+    /// A 2xx without Cache-Control max-age or Retry-After ends the server's floor; a 304
+    /// without them, an error or no answer says nothing of it; either header sets it.
+    #[test]
+    fn what_an_answer_says_of_the_servers_floor() {
+        let said = |status: Option<u16>, max_age_s: Option<u64>, retry_s: Option<u64>| {
+            let mut outcome = FetchOutcome::new(Url::parse("http://a.test/").unwrap(), 0);
+            outcome.status = status;
+            outcome.cache_control_max_age = max_age_s.map(std::time::Duration::from_secs);
+            outcome.retry_after = retry_s.map(std::time::Duration::from_secs);
+            floor_said_ms(&outcome)
+        };
+        assert_eq!(said(Some(200), None, None), Some(0));
+        assert_eq!(said(Some(304), None, None), None);
+        assert_eq!(said(Some(304), Some(60), None), Some(60_000));
+        assert_eq!(said(Some(404), None, None), None);
+        assert_eq!(said(None, None, None), None);
+        assert_eq!(said(Some(429), None, Some(120)), Some(120_000));
+        assert_eq!(said(Some(200), Some(60), Some(120)), Some(120_000));
     }
 }

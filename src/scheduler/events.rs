@@ -65,7 +65,9 @@ pub struct Restored {
     pub failures: u8,
     /// When it was due.
     pub due_ms: Option<i64>,
-    /// The server's floor on its interval.
+    /// The floor on its interval as its row keeps it: the server's, or for a feed its `ttl`
+    /// if longer (kept as the server's until an answer sets that anew; the `ttl` comes back
+    /// with what the feed's reads showed, [`super::FeedShown::ttl_ms`]).
     pub min_interval_ms: i64,
     /// A known change newer than the copy.
     pub known_change_ms: Option<i64>,
@@ -124,7 +126,9 @@ pub struct Fetched {
     pub lesson: Option<ValidatorCheck>,
     /// Requests beyond the one handed out (redirect hops, retries): charged to the site.
     pub extra_requests: u32,
-    /// The server's floor on the interval (Cache-Control max-age, feed ttl), ms.
+    /// The server's floor on the interval as the answer sets it (Cache-Control max-age,
+    /// Retry-After), ms: 0 ends it (a new response without one). `None`: the answer says
+    /// nothing of it (a 304 without them, an error, no answer), and it stands.
     pub min_interval_ms: Option<i64>,
     /// The host may not be contacted before this (politeness gate, back-off, Retry-After).
     pub host_open_at_ms: Option<i64>,

@@ -66,8 +66,9 @@ pub struct FeedListing {
     /// order (per source, by popularity), keep what is older without keeping all that is newer.
     pub kept_by_date: bool,
     /// The document's `ttl` (ms): not read again before this long after the read
-    /// ([`super::FeedShown::ttl_ms`]). `None`: it gives none.
-    pub ttl_ms: Option<i64>,
+    /// ([`super::FeedShown::ttl_ms`]); `Some(None)`: a document without one. `None`: no
+    /// document was read (a 304 lists none), and the `ttl` of the last one stands.
+    pub ttl_ms: Option<Option<i64>>,
 }
 
 impl FeedListing {
@@ -184,8 +185,10 @@ impl Scheduler {
             _ => true,
         };
         (state.shown).document_read(listing.entries, entries.len(), lists_news);
-        let ttl_changed = state.shown.ttl_ms != listing.ttl_ms;
-        state.shown.ttl_ms = listing.ttl_ms;
+        let ttl_changed = listing.ttl_ms.is_some_and(|ttl| ttl != state.shown.ttl_ms);
+        if let Some(ttl) = listing.ttl_ms {
+            state.shown.ttl_ms = ttl;
+        }
         let start = match (last_poll, oldest) {
             (Some(_), Some(oldest)) if overflowed => oldest,
             (Some(last), _) => last,

@@ -560,12 +560,8 @@ impl Scheduler {
         self.feed_fetched(url, fetched.seen);
         let u = &mut self.urls[url];
         u.in_flight = false;
-        // An answer's headers set the server's floor, none among them clears it; a check
-        // left unanswered says nothing of it.
-        match (fetched.min_interval_ms, fetched.seen.got_copy()) {
-            (Some(floor), _) => u.set_min_interval_ms(floor),
-            (None, true) => u.set_min_interval_ms(0),
-            (None, false) => {}
+        if let Some(floor) = fetched.min_interval_ms {
+            u.set_min_interval_ms(floor);
         }
         // A check whose copy shows the feed's events since the last false counts its span.
         let taken_back = self.judge_announcements(url, fetched.at_ms, fetched.seen);

@@ -519,6 +519,13 @@ impl Scheduler {
         let cap = MAX_FEED_POLLS
             .min(FEED_HOST_SHARE * self.host_limit_per_day(host_key))
             .max(MIN_FEED_POLLS.min(self.host_limit_per_day(host_key)));
+        // Never more often than its floor (its `ttl`, the server's) lets it be read: the
+        // reads it would not get are no budget set aside, nor a cadence its pages count on.
+        let floor_ms = self.urls[feed].min_interval_ms();
+        let cap = match floor_ms > 0 {
+            true => cap.min(MS_PER_DAY / floor_ms as f64),
+            false => cap,
+        };
         let rarely = MIN_FEED_POLLS.min(cap);
         // Not read here yet, or answered unchanged since (a 304: it lists what it listed then):
         // read as the run before planned it, never more rarely than weekly, and never more

@@ -47,7 +47,8 @@ pub struct UrlRow {
     pub fingerprint: Option<i64>,
     /// A change announced by a feed or lastmod after our copy.
     pub known_change_ms: Option<i64>,
-    /// Server floor on the revisit interval.
+    /// The floor on the revisit interval: the server's (Cache-Control max-age, Retry-After),
+    /// or for a feed its `ttl` if longer.
     pub min_interval_ms: Option<i64>,
     /// Estimated changes per day.
     pub rate_per_day: Option<f64>,
