@@ -150,11 +150,24 @@ async fn pages_whose_feed_was_cut_short_do_not_wait_for_it() {
 /// their changes unannounced and end their waits. `b` took up at its start that every page
 /// waited for the feed; taking the host over with those waits, it left the five waiting for
 /// announcements that never come, audited only every eight planned intervals. It now takes up
-/// the waits `a` left in the rows. (A clean stop: a kill leaves the same rows, the checks' waits
-/// being written with them, and the host is taken when its lease runs out.)
+/// the waits `a` left in the rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_taking_a_host_over_follows_the_waits_its_holder_ended() {
-    let Some(db) = postgres::postgres_database("feed_takeover").await else {
+    takes_over_the_waits_left("feed_takeover", false).await;
+}
+
+/// As [`a_worker_taking_a_host_over_follows_the_waits_its_holder_ended`], `a` killed (its run
+/// dropped where it stands: no lease given back, nothing saved at a stop): `b` takes the host
+/// when `a`'s lease runs out (requests time out after a second and leases last four, four
+/// virtual hours), and follows the waits the rows hold, each written with its check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_taking_a_killed_workers_host_follows_the_waits_it_ended() {
+    takes_over_the_waits_left("feed_takeover_kill", true).await;
+}
+
+/// The two workers of those tests on the database `name`; `a` killed or stopped.
+async fn takes_over_the_waits_left(name: &str, kill: bool) {
+    let Some(db) = postgres::postgres_database(name).await else {
         return;
     };
     let hours = |h: i64| ORIGIN_MS + h * HOUR_MS;
@@ -171,7 +184,11 @@ async fn a_worker_taking_a_host_over_follows_the_waits_its_holder_ended() {
     serve(&server, pages);
     let dir = tempfile::tempdir().unwrap();
     let schedule = write_schedule(dir.path(), &server, 100);
-    let worker = |name: &str, until_ms: i64| {
+    // (The site's timeout bounds a lease from below: twice a request and a second.)
+    let mut text = std::fs::read_to_string(&schedule).unwrap();
+    text.push_str("timeout = \"1s\"\n");
+    std::fs::write(&schedule, text).unwrap();
+    let worker = |name: &str, until_ms: Option<i64>| {
         let options = RunOptions {
             schedules: vec![schedule.clone()],
             db_path: std::path::PathBuf::from(&db),
@@ -182,19 +199,36 @@ async fn a_worker_taking_a_host_over_follows_the_waits_its_holder_ended() {
             worker: WorkerOptions {
                 name: Some(name.into()),
                 round_every: Some(std::time::Duration::from_millis(50)),
-                lease: None,
+                lease: Some(std::time::Duration::from_secs(4)),
             },
             run_lock: None,
         };
-        let enough = clock_reaches(clock.clone(), until_ms);
-        tokio::spawn(async move { refresher::run(options, enough).await.expect("the run") })
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            let enough = async move {
+                match until_ms {
+                    Some(at) => clock_reaches(clock, at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            refresher::run(options, enough).await.expect("the run")
+        })
     };
-    let a = worker("a", a_stops);
+    let a = worker("a", (!kill).then_some(a_stops));
     clock_reaches(clock.clone(), b_starts).await;
-    let b = worker("b", b_stops);
-    a.await.unwrap();
+    let b = worker("b", Some(b_stops));
+    if kill {
+        clock_reaches(clock.clone(), a_stops).await;
+        a.abort();
+        assert!(a.await.unwrap_err().is_cancelled(), "a was killed");
+    } else {
+        a.await.unwrap();
+    }
     b.await.unwrap();
-    let (from, to) = (a_stops + HOUR_MS, a_stops + 25 * HOUR_MS);
+    // A day from an hour after `b` took the host: at once at a stop, once the lease has run
+    // out at a kill (at most four virtual hours, and a round).
+    let taken_ms = a_stops + if kill { 8 * HOUR_MS } else { 0 };
+    let (from, to) = (taken_ms + HOUR_MS, taken_ms + 25 * HOUR_MS);
     let moved = mean_age_hours_of(&server, pages, 0..5, from, to);
     let listed = mean_age_hours_of(&server, pages, 5..20, from, to);
     let before = mean_age_hours_of(&server, pages, 0..5, a_stops - 24 * HOUR_MS, a_stops);
