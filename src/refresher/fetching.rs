@@ -332,6 +332,9 @@ pub(super) async fn fetch_and_record_extracted(
         let trust = serde_json::to_string(&trust).unwrap_or_default();
         update.host_trust = Some((row.host_id, trust));
     }
+    // (Read after the ledger took the check's plan: a feed read's save of plans taken before
+    // it is older, and one whose `written_ms` is later holds a newer plan than this one,
+    // `store::summary_writes`.)
     update.written_ms = Some(ctx.clock.now_ms());
     let commit_started = Instant::now();
     commit(ctx, &observation, &update).await?;

@@ -299,6 +299,53 @@ mod tests {
         }
     }
 
+    /// A check whose plan was taken before a feed read saved the page's (its commit queued or
+    /// retried meanwhile) leaves the read's plan and wait; a check written after the read's
+    /// save writes its own.
+    #[tokio::test]
+    async fn a_check_planned_before_a_reads_save_leaves_the_plan_it_saved() {
+        let (stores, _dir) = crate::store::test_support::stores("planned_before_a_read").await;
+        for store in stores {
+            let (feed, page) = two_urls(&store).await;
+            let check = |written_ms: i64, due_ms: i64| SummaryUpdate {
+                waits_for_feed_id: Some(Some(feed)),
+                written_ms: Some(written_ms),
+                ..due(due_ms, "p")
+            };
+            let plan_of = async || {
+                let row = store.url_row("http://a.test/b").await.unwrap().unwrap();
+                (row.next_due_ms, row.waits_for_feed_id, row.checks)
+            };
+            let record = async |at: i64, update: SummaryUpdate| {
+                let observation = observed(page, at, false);
+                store.record_check(&observation, &update).await.unwrap();
+            };
+            record(10, check(1_000, 100)).await;
+            let read = PlanUpdate {
+                url_id: page,
+                planned_per_day: 3.0,
+                next_due_ms: 500,
+                watched: None,
+                rate: None,
+                waits_for_feed_id: None,
+                written_ms: Some(2_000),
+            };
+            store.save_plan(vec![read]).await.unwrap();
+            record(20, check(1_500, 200)).await;
+            assert_eq!(
+                plan_of().await,
+                (Some(500), None, 2),
+                "the read's plan stands"
+            );
+            record(30, check(3_000, 300)).await;
+            assert_eq!(
+                plan_of().await,
+                (Some(300), Some(feed), 3),
+                "a later check's"
+            );
+        }
+    }
+
     #[tokio::test]
     async fn other_workers_read_a_check_by_when_it_was_written_not_when_it_started() {
         let (stores, _dir) = crate::store::test_support::stores("read_checks_by_written").await;

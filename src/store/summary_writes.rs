@@ -26,19 +26,22 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
         ("rate_high", "COALESCE(v.rate_high, urls.rate_high)"),
         ("rate_shape", "COALESCE(v.rate_shape, urls.rate_shape)"),
         ("rate_scale", "COALESCE(v.rate_scale, urls.rate_scale)"),
+        ("stats", "COALESCE(v.stats, urls.stats)"),
+        ("failures", "COALESCE(v.failures, urls.failures)"),
+    ]
+    .map(|(column, new)| unless_later(column, new));
+    let plan = [
         (
             "planned_per_day",
             "COALESCE(v.planned_per_day, urls.planned_per_day)",
         ),
         ("next_due_ms", "v.next_due_ms"),
-        ("stats", "COALESCE(v.stats, urls.stats)"),
-        ("failures", "COALESCE(v.failures, urls.failures)"),
         (
             "waits_for_feed_id",
             "CASE WHEN v.sets_wait THEN v.waits_for_feed_id ELSE urls.waits_for_feed_id END",
         ),
     ]
-    .map(|(column, new)| unless_later(column, new));
+    .map(|(column, new)| unless_later(column, &unless_planned_later(column, new)));
     let copy = [
         ("copy_ms", "v.checked_ms"),
         (
@@ -68,6 +71,7 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
     );
     let set = latest
         .iter()
+        .chain(&plan)
         .chain(&copy)
         .map(String::as_str)
         .chain([known_change, written.as_str()])
@@ -97,6 +101,15 @@ fn unless_later(column: &str, new: &str) -> String {
     format!(
         "{column} = CASE WHEN urls.last_checked_ms > v.checked_ms THEN urls.{column} ELSE {new} END"
     )
+}
+
+/// A column of the plan (its rate, due time and wait): `new` unless the row was written later
+/// than the check's plan was taken (`urls.written_ms` past the check's own): a feed read's
+/// save of the plans it moved, committed while the check's commit was queued or retried, holds
+/// the newer plan (a wait the read ended, put back by the check, stayed until the next save of
+/// every plan).
+fn unless_planned_later(column: &str, new: &str) -> String {
+    format!("CASE WHEN urls.written_ms > v.written_ms THEN urls.{column} ELSE {new} END")
 }
 
 /// A column of the copy (its time, when it last changed, its validators and fingerprints):
