@@ -91,18 +91,8 @@ fn serve_site(server: &RecordingServer, lock: Arc<WriteLock>) {
         "/robots.txt",
         Reply::text("User-agent: *\nAllow: /\n"),
     );
-    let urls: String = (0..PAGES)
-        .map(|i| format!("<url><loc>{base}/p{i}</loc></url>"))
-        .collect();
-    server.route(
-        HOST,
-        "/sitemap.xml",
-        Reply::status(200)
-            .header("content-type", "application/xml")
-            .body(format!(
-                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>"#
-            )),
-    );
+    let locs = (0..PAGES).map(|i| format!("{base}/p{i}"));
+    server.route(HOST, "/sitemap.xml", Reply::sitemap(locs));
     let pages_asked = Arc::new(AtomicUsize::new(0));
     for i in 0..PAGES {
         let (lock, pages_asked) = (Arc::clone(&lock), Arc::clone(&pages_asked));

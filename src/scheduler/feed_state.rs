@@ -17,7 +17,7 @@ pub struct FeedState {
     /// What its reads have shown of it (capacity, every change, the site's share of its
     /// entries): kept over a restart with its row.
     pub shown: FeedShown,
-    /// Whether it is worth its polls (see [`super::replan`]): only then do the pages it covers
+    /// Whether it is worth its polls (see [`super::feed_polls`]): only then do the pages it covers
     /// wait for its announcements instead of following the plan.
     pub worth: bool,
     /// The oldest entry of its last read that overflowed (listed only changes newer than the

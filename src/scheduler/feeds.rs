@@ -1,7 +1,7 @@
 //! Feeds in the scheduler: which pages a feed covers, what its entries teach (exact change
 //! events over the time it watched), when a page is known stale, and when a feed has proven
 //! itself for a page so that the page waits for its announcements. How often a feed is read is
-//! priced in [`super::replan`].
+//! priced in [`super::feed_polls`].
 
 use std::collections::{HashMap, HashSet};
 

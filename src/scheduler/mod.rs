@@ -35,6 +35,7 @@ mod chunked;
 mod compact;
 mod due_queue;
 mod events;
+mod feed_polls;
 mod feed_state;
 mod feeds;
 mod freshness;

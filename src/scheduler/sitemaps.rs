@@ -3,7 +3,7 @@
 //! A re-read costs one request per sitemap document (an index and its children). What it buys:
 //! new URLs, and on a host whose `lastmod`s are believed ([`super::lastmod`]) the changes of pages
 //! that no proven feed announces, which then make their copies known stale and send them early.
-//! That is what a feed poll buys, so the price is the feed's ([`super::replan`]): with `Λ` the
+//! That is what a feed poll buys, so the price is the feed's ([`super::feed_polls`]): with `Λ` the
 //! weighted rate of such changes that find a current copy and `μ` the plan's marginal value of a
 //! request, `c` requests a read, the reads per day that minimise age plus requests are
 //! `φ = (Λ / 3μc)^{1/3}`, between [`MIN_SITEMAP_READS_PER_DAY`] (new URLs must still be found) and

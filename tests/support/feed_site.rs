@@ -135,18 +135,8 @@ pub fn serve(server: &RecordingServer, pages: Pages) {
         "/robots.txt",
         Reply::text("User-agent: *\nAllow: /\n"),
     );
-    let sitemap: String = (0..pages.count)
-        .map(|i| format!("<url><loc>{base}/p{i}</loc></url>"))
-        .collect();
-    server.route(
-        HOST,
-        "/sitemap.xml",
-        Reply::status(200)
-            .header("content-type", "application/xml")
-            .body(format!(
-                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{sitemap}</urlset>"#
-            )),
-    );
+    let locs = (0..pages.count).map(|i| format!("{base}/p{i}"));
+    server.route(HOST, "/sitemap.xml", Reply::sitemap(locs));
     let feed_base = base.clone();
     server.handle(HOST, "/feed.xml", move |request| {
         // (A document cut short is another document.)

@@ -101,6 +101,18 @@ impl Reply {
             .body(body)
     }
 
+    /// 200 with a sitemap (`urlset`) that lists `locs`, without `lastmod`s.
+    pub fn sitemap<S: AsRef<str>>(locs: impl IntoIterator<Item = S>) -> Self {
+        let urls: String = (locs.into_iter())
+            .map(|loc| format!("<url><loc>{}</loc></url>", loc.as_ref()))
+            .collect();
+        Self::status(200)
+            .header("content-type", "application/xml")
+            .body(format!(
+                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>"#
+            ))
+    }
+
     /// A redirect with `status` to `location`.
     pub fn redirect(status: u16, location: &str) -> Self {
         Self::status(status).header("location", location)
