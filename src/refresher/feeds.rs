@@ -174,8 +174,8 @@ pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {
     let validators = ReadValidators {
         etag: outcome.etag.clone(),
         last_modified: outcome.last_modified.clone(),
-        // The floor on its next read: the server's, or its `ttl` if longer.
-        min_interval_ms: super::fetching::server_floor_ms(&outcome).max(listing.ttl_ms.flatten()),
+        // The floor on its next read: its max-age, or its `ttl` if longer (as the scheduler's).
+        min_interval_ms: super::fetching::max_age_ms(&outcome).max(listing.ttl_ms.flatten()),
     };
     // Kept with the feed's row in one statement, with what its reads showed, so a restart,
     // or the next `--once` pass, goes on from them (and says the judgement once). Nothing

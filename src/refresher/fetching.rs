@@ -450,14 +450,20 @@ pub(super) fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
     max_age.into_iter().chain(retry).max()
 }
 
-/// What an answer says of the server's floor ([`Fetched::min_interval_ms`]): its
-/// [`server_floor_ms`], or 0 for a 2xx with neither (a new response without one ends it). A
-/// 304 without them says nothing (the stored response's headers stand, RFC 9111 §4.3.4), nor
-/// does an error or no answer.
+/// Its Cache-Control max-age (ms), if it gave one.
+pub(super) fn max_age_ms(outcome: &FetchOutcome) -> Option<i64> {
+    outcome.cache_control_max_age.map(crate::clock::duration_ms)
+}
+
+/// What an answer says of the URL's floor ([`Fetched::min_interval_ms`]), its max-age: a 2xx
+/// sets it, or ends it without one; a 304 sets it when it gives one, and without one says
+/// nothing (the stored response's headers stand, RFC 9111 §4.3.4); an error or no answer says
+/// nothing. (A Retry-After is the host's: its politeness gate holds it back, and as the URL's
+/// floor, which a 304 keeps, a page throttled once stayed throttled until it changed.)
 fn floor_said_ms(outcome: &FetchOutcome) -> Option<i64> {
-    match (server_floor_ms(outcome), outcome.status) {
-        (Some(floor), _) => Some(floor),
-        (None, Some(status)) if (200..300).contains(&status) => Some(0),
+    match outcome.status {
+        Some(status) if (200..300).contains(&status) => Some(max_age_ms(outcome).unwrap_or(0)),
+        Some(304) => max_age_ms(outcome),
         _ => None,
     }
 }
@@ -537,8 +543,8 @@ mod tests {
         assert_eq!(trouble_origin(&outcome), origin_of(&source));
     }
 
-    /// A 2xx without Cache-Control max-age or Retry-After ends the server's floor; a 304
-    /// without them, an error or no answer says nothing of it; either header sets it.
+    /// A 2xx without Cache-Control max-age ends the URL's floor; a 304 without it, an error or
+    /// no answer says nothing of it; a Retry-After is left to the host's gate.
     #[test]
     fn what_an_answer_says_of_the_servers_floor() {
         let said = |status: Option<u16>, max_age_s: Option<u64>, retry_s: Option<u64>| {
@@ -553,7 +559,8 @@ mod tests {
         assert_eq!(said(Some(304), Some(60), None), Some(60_000));
         assert_eq!(said(Some(404), None, None), None);
         assert_eq!(said(None, None, None), None);
-        assert_eq!(said(Some(429), None, Some(120)), Some(120_000));
-        assert_eq!(said(Some(200), Some(60), Some(120)), Some(120_000));
+        assert_eq!(said(Some(429), None, Some(120)), None);
+        assert_eq!(said(Some(503), Some(60), Some(120)), None);
+        assert_eq!(said(Some(200), Some(60), Some(120)), Some(60_000));
     }
 }

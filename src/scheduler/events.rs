@@ -126,9 +126,9 @@ pub struct Fetched {
     pub lesson: Option<ValidatorCheck>,
     /// Requests beyond the one handed out (redirect hops, retries): charged to the site.
     pub extra_requests: u32,
-    /// The server's floor on the interval as the answer sets it (Cache-Control max-age,
-    /// Retry-After), ms: 0 ends it (a new response without one). `None`: the answer says
-    /// nothing of it (a 304 without them, an error, no answer), and it stands.
+    /// The server's floor on the interval as the answer sets it (Cache-Control max-age), ms: 0
+    /// ends it (a new response without one). `None`: the answer says nothing of it (a 304
+    /// without one, an error, no answer), and it stands.
     pub min_interval_ms: Option<i64>,
     /// The host may not be contacted before this (politeness gate, back-off, Retry-After).
     pub host_open_at_ms: Option<i64>,

@@ -80,7 +80,7 @@ impl FeedListing {
             newest_ms: entries.iter().map(|&(_, at)| at).max(),
             requested_ms: None,
             kept_by_date: true,
-            ttl_ms: None,
+            ttl_ms: Some(None),
         }
     }
 
@@ -394,8 +394,10 @@ impl Scheduler {
         f.last_poll_ms = Some(now_ms);
         f.poll_holding = holding;
         if ttl_changed {
-            // Its check queued it on the floor it knew: the document's `ttl` moves it.
+            // Its check queued it on the floor it knew: the document's `ttl` moves it, and
+            // the next plan reads it no more often ([`super::feed_polls`]).
             self.schedule(feed, now_ms);
+            self.dirty = true;
         }
         ignores_stamps
     }

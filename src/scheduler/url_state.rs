@@ -98,7 +98,7 @@ pub struct Evidence {
     /// For a feed: what it covers (none for a page). See [`UrlState::feed`].
     feed: Option<Box<FeedState>>,
     /// The server's floor on the interval, whole seconds ([`UrlState::min_interval_ms`]:
-    /// Cache-Control max-age and Retry-After are given in seconds, and may be a year).
+    /// Cache-Control max-age is given in seconds, and may be a year).
     min_interval_s: u32,
     /// Checks that failed since the last that did not ([`UrlState::failures`]).
     failures: u8,

@@ -23,7 +23,8 @@ pub struct SummaryUpdate {
     pub fingerprint: Option<u64>,
     /// New content fingerprint.
     pub content_fingerprint: Option<u64>,
-    /// The floor on the revisit interval: the server's (Cache-Control max-age, Retry-After),
+    /// The floor on the revisit interval: the server's (Cache-Control max-age; a sitemap's
+    /// Retry-After too),
     /// or for a feed its `ttl` if longer.
     pub min_interval_ms: Option<i64>,
     /// The estimate after this check.

@@ -47,7 +47,8 @@ pub struct UrlRow {
     pub fingerprint: Option<i64>,
     /// A change announced by a feed or lastmod after our copy.
     pub known_change_ms: Option<i64>,
-    /// The floor on the revisit interval: the server's (Cache-Control max-age, Retry-After),
+    /// The floor on the revisit interval: the server's (Cache-Control max-age; a sitemap's
+    /// Retry-After too),
     /// or for a feed its `ttl` if longer.
     pub min_interval_ms: Option<i64>,
     /// Estimated changes per day.

@@ -156,8 +156,8 @@ impl Inner {
         }
     }
 
-    /// Forgets the wait parked for `page`: its row no longer names it (written here as the
-    /// page's plan stands, following its plan, or taken over naming another or none).
+    /// Forgets the wait parked for `page`: its row no longer names it (the page waits here for
+    /// a feed, or was taken over naming another or none).
     pub(super) fn unpark(&mut self, page: UrlKey) {
         let Some(feed_id) = self.parked_waits.remove(&page) else {
             return;

@@ -438,8 +438,7 @@ impl Ledger {
         let mut inner = self.lock();
         let key = inner.urls.key_of(url_id)?;
         inner.sched.handle_fetched(now_ms, key, fetched);
-        // (The check writes the page's wait as known here: a parked one is the row's no more.)
-        inner.unpark(key);
+        inner.settle_parked(key);
         let after = AfterCheck {
             stats: serde_json::to_string(inner.sched.stats(key)).unwrap_or_default(),
             summary: inner.sched.summary(key),

@@ -23,9 +23,24 @@ impl Inner {
     }
 
     /// The feed (row id) a URL waits for, as the store keeps it
-    /// ([`crate::scheduler::Scheduler::waits_to_keep`]).
+    /// ([`crate::scheduler::Scheduler::waits_to_keep`]), or the one kept aside for it while
+    /// that feed's host is held elsewhere: the row keeps naming it, so this worker takes it up
+    /// when it gains that host, and so does a restart or the page's next holder. (Written as
+    /// none, a page whose feed another worker held lost its proven wait at the first save of
+    /// every plan, and waited for two checks to prove the feed again once the host was gained.)
     pub(super) fn wait_to_store(&self, key: UrlKey) -> Option<i64> {
-        (self.sched.waits_to_keep(key)).map(|feed| self.urls.id_of(feed))
+        match self.sched.waits_to_keep(key) {
+            Some(feed) => Some(self.urls.id_of(feed)),
+            None => self.parked_waits.get(&key).copied(),
+        }
+    }
+
+    /// Forgets the wait kept aside for `page` once it waits here for a feed (that one, or
+    /// another): its row names that feed from now on.
+    pub(super) fn settle_parked(&mut self, page: UrlKey) {
+        if self.sched.waits_to_keep(page).is_some() {
+            self.unpark(page);
+        }
     }
 }
 
@@ -53,9 +68,8 @@ impl Ledger {
 
     /// The planned rate and due time of the URLs whose keys are in `keys`, for the store's
     /// reports, and their estimates where priors fitted since their last check moved them.
-    /// A wait parked for a page written here is forgotten: the plan writes the page's wait as
-    /// known here, none while it follows its plan ([`Inner::unpark`]), so a later gain of the
-    /// feed's host, which takes up the waits the rows name, does not take it up either.
+    /// A page kept waiting aside that waits here now forgets the wait kept aside
+    /// ([`Inner::settle_parked`]).
     pub fn plans(&self, keys: std::ops::Range<usize>) -> Vec<PlanUpdate> {
         let mut inner = self.lock();
         let end = keys.end.min(inner.urls.len());
@@ -81,9 +95,9 @@ impl Ledger {
                 })
             })
             .collect();
-        for plan in plans.iter().filter(|plan| plan.waits_for_feed_id.is_none()) {
+        for plan in &plans {
             if let Some(key) = inner.urls.key_of(plan.url_id) {
-                inner.unpark(key);
+                inner.settle_parked(key);
             }
         }
         plans

@@ -377,8 +377,8 @@ fn a_page_that_left_its_feed_while_stopped_stops_waiting_at_the_first_read() {
 /// adds every row before it gains its first host), waits for it once this worker gains the
 /// feed's host, as its row says, whether the gain takes the host's rows over first (a round:
 /// taken over while still elsewhere, then held) or not (the first, at a start); one whose
-/// later row no longer names the feed does not, nor one this worker's own check wrote since,
-/// nor, once the save of every plan has written their rows with no wait, any of them.
+/// later row no longer names the feed does not. Meanwhile the rows this worker writes (a
+/// check's, the save of every plan) go on naming the feed, so the wait is not lost either.
 #[test]
 fn a_wait_on_a_feed_of_a_host_held_elsewhere_is_taken_up_when_it_is_gained() {
     for (round, saved) in [(true, false), (false, false), (true, true)] {
@@ -395,21 +395,27 @@ fn a_wait_on_a_feed_of_a_host_held_elsewhere_is_taken_up_when_it_is_gained() {
         assert!(ledger.poll(START - 1).is_none());
         assert_eq!(
             page_waits(&ledger),
-            vec![None; 5],
-            "the feed's host elsewhere"
+            vec![Some(FEED); 5],
+            "the feed's host elsewhere: kept aside, and the rows name it still"
         );
         // Page 3's row no longer names the feed (its holder's read ended the wait), and page 4
-        // is checked here, its row written with no wait.
+        // is checked here, its row written with the wait kept aside.
         rows[2].waits_for_feed_id = None;
         rows[2].copy_ms = Some(START + HOUR);
         rows[2].last_checked_ms = Some(START + HOUR);
         ledger.take_over(&rows[2..3], START + HOUR, gate);
         let after = ledger.fetched(START + HOUR, 4, Fetched::at(START + HOUR, Seen::Unchanged));
-        assert_eq!(after.expect("page 4").waits_for_feed_id, None);
+        assert_eq!(after.expect("page 4").waits_for_feed_id, Some(FEED));
         if saved {
             let plans = ledger.plans(0..10);
-            assert!(plans.iter().all(|plan| plan.waits_for_feed_id.is_none()));
-            assert!(ledger.lock().stored_waits.is_empty(), "none parked");
+            let waits: Vec<Option<i64>> = (plans.iter())
+                .filter(|plan| plan.url_id != FEED)
+                .map(|plan| plan.waits_for_feed_id)
+                .collect();
+            assert_eq!(
+                waits,
+                [Some(FEED), None, Some(FEED), Some(FEED), Some(FEED)]
+            );
         }
         if round {
             ledger.set_held("http://b.test", None);
@@ -426,10 +432,7 @@ fn a_wait_on_a_feed_of_a_host_held_elsewhere_is_taken_up_when_it_is_gained() {
                 inner.sched.covering_feed(page)
             })
             .collect();
-        let want = match saved {
-            false => [feed, None, None, feed, feed],
-            true => [None; 5],
-        };
+        let want = [feed, None, feed, feed, feed];
         assert_eq!(waits, want, "round: {round}, saved: {saved}");
     }
 }

@@ -1,4 +1,4 @@
-//! The floor on a URL's interval: the server's (Cache-Control max-age, Retry-After) and a
+//! The floor on a URL's interval: the server's (Cache-Control max-age) and a
 //! feed's `ttl`, which no plan's lead cuts short.
 
 use super::*;
