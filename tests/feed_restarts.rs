@@ -156,10 +156,10 @@ async fn a_worker_taking_a_host_over_follows_the_waits_its_holder_ended() {
     takes_over_the_waits_left("feed_takeover", false).await;
 }
 
-/// As [`a_worker_taking_a_host_over_follows_the_waits_its_holder_ended`], `a` killed (its run
-/// dropped where it stands: no lease given back, nothing saved at a stop): `b` takes the host
-/// when `a`'s lease runs out (requests time out after a second and leases last four, four
-/// virtual hours), and follows the waits the rows hold, each written with its check.
+/// As [`a_worker_taking_a_host_over_follows_the_waits_its_holder_ended`], `a` killed (its
+/// runtime shut down where it stands: no lease given back, nothing saved at a stop, nothing
+/// queued written): `b` takes the host when `a`'s lease runs out (six seconds, six virtual
+/// hours), and follows the waits the rows hold, each written with its check.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_taking_a_killed_workers_host_follows_the_waits_it_ended() {
     takes_over_the_waits_left("feed_takeover_kill", true).await;
@@ -184,10 +184,15 @@ async fn takes_over_the_waits_left(name: &str, kill: bool) {
     serve(&server, pages);
     let dir = tempfile::tempdir().unwrap();
     let schedule = write_schedule(dir.path(), &server, 100);
-    // (The site's timeout bounds a lease from below: twice a request and a second.)
-    let mut text = std::fs::read_to_string(&schedule).unwrap();
-    text.push_str("timeout = \"1s\"\n");
-    std::fs::write(&schedule, text).unwrap();
+    // A killed worker's host waits for its lease to run out: six seconds, six virtual hours
+    // (a lease lasts twice a request and a second at least: requests time out after two).
+    const LEASE_HOURS: i64 = 6;
+    if kill {
+        let mut text = std::fs::read_to_string(&schedule).unwrap();
+        text.push_str("timeout = \"2s\"\n");
+        std::fs::write(&schedule, text).unwrap();
+    }
+    let lease = kill.then(|| std::time::Duration::from_secs(LEASE_HOURS as u64));
     let worker = |name: &str, until_ms: Option<i64>| {
         let options = RunOptions {
             schedules: vec![schedule.clone()],
@@ -199,12 +204,12 @@ async fn takes_over_the_waits_left(name: &str, kill: bool) {
             worker: WorkerOptions {
                 name: Some(name.into()),
                 round_every: Some(std::time::Duration::from_millis(50)),
-                lease: Some(std::time::Duration::from_secs(4)),
+                lease,
             },
             run_lock: None,
         };
         let clock = clock.clone();
-        tokio::spawn(async move {
+        async move {
             let enough = async move {
                 match until_ms {
                     Some(at) => clock_reaches(clock, at).await,
@@ -212,23 +217,57 @@ async fn takes_over_the_waits_left(name: &str, kill: bool) {
                 }
             };
             refresher::run(options, enough).await.expect("the run")
-        })
+        }
     };
-    let a = worker("a", (!kill).then_some(a_stops));
+    // `a` runs on a runtime of its own: shut down in the background, every task of its run
+    // stops where it stands (its checks, its store's writers, the save of its plans), as at
+    // a SIGKILL, and nothing renews its lease or writes for it after.
+    let a_runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let a = a_runtime.spawn(worker("a", (!kill).then_some(a_stops)));
     clock_reaches(clock.clone(), b_starts).await;
-    let b = worker("b", Some(b_stops));
+    let b = tokio::spawn(worker("b", Some(b_stops)));
+    let mut killed_ms = None;
     if kill {
         clock_reaches(clock.clone(), a_stops).await;
-        a.abort();
-        assert!(a.await.unwrap_err().is_cancelled(), "a was killed");
+        a_runtime.shutdown_background();
+        killed_ms = Some(clock.now_ms());
+        match a.await {
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            outcome => assert!(outcome.is_err(), "a ended before it was killed"),
+        }
     } else {
         a.await.unwrap();
+        a_runtime.shutdown_background();
     }
     b.await.unwrap();
-    // A day from an hour after `b` took the host: at once at a stop, once the lease has run
-    // out at a kill (at most four virtual hours, and a round).
-    let taken_ms = a_stops + if kill { 8 * HOUR_MS } else { 0 };
+    // A day from an hour after `b` took the host: at once at a stop; at a kill once `a`'s
+    // lease has run out (the first request after the kill is `b`'s: only it is left).
+    let taken_ms = match killed_ms {
+        None => a_stops,
+        Some(killed) => {
+            let first = (server.requests_to(HOST).into_iter())
+                .map(|r| r.clock_ms)
+                .filter(|&at| at > killed)
+                .min()
+                .unwrap_or(b_stops);
+            let after_hours = (first - killed) as f64 / HOUR_MS as f64;
+            eprintln!("b's first request {after_hours:.2} h after the kill");
+            // (Not before half the lease: nothing of `a` gave it back; not long after it:
+            // nothing of `a` renewed it.)
+            let lease = LEASE_HOURS as f64;
+            assert!(
+                (lease / 2.0..lease + 2.0).contains(&after_hours),
+                "{after_hours:.2} h"
+            );
+            first
+        }
+    };
     let (from, to) = (taken_ms + HOUR_MS, taken_ms + 25 * HOUR_MS);
+    assert!(to <= b_stops, "the day measured ends before b does");
     let moved = mean_age_hours_of(&server, pages, 0..5, from, to);
     let listed = mean_age_hours_of(&server, pages, 5..20, from, to);
     let before = mean_age_hours_of(&server, pages, 0..5, a_stops - 24 * HOUR_MS, a_stops);
