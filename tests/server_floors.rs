@@ -1,0 +1,161 @@
+//! A server's floor on a URL's revisits, as the server sees it: a page's Cache-Control
+//! max-age holds however the plan would like to visit it, also across the 304s that answer
+//! it without the header (as many servers send them: RFC 9111 keeps the stored response's
+//! headers), and a Retry-After holds its host back for its time, not the page for ever.
+
+#[path = "support/recording_server.rs"]
+mod recording_server;
+#[path = "support/virtual_runs.rs"]
+mod virtual_runs;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use freshet::clock::{SharedClock, VirtualClock};
+
+use recording_server::{RecordingServer, Reply};
+use virtual_runs::{clock_reaches, run_schedule_until};
+
+/// 2021-01-01T00:00:00Z: the virtual clock's origin.
+const ORIGIN_MS: i64 = 1_609_459_200_000;
+const HOUR_MS: i64 = 3_600_000;
+/// How often the pages change.
+const PERIOD_MS: i64 = 3 * HOUR_MS;
+/// The max-age of `/a`'s 200s.
+const MAX_AGE_HOURS: i64 = 2;
+/// How often `/b` changes.
+const B_PERIOD_MS: i64 = 6 * HOUR_MS;
+
+/// The version of a page at `at_ms`: it changes every [`PERIOD_MS`].
+fn version(at_ms: i64) -> i64 {
+    (at_ms - ORIGIN_MS).div_euclid(PERIOD_MS)
+}
+
+/// A page that changes every [`PERIOD_MS`], answered 304 to its current `ETag` (without
+/// Cache-Control), its 200s carrying `cache_control` if any.
+fn serve_page(server: &RecordingServer, host: &str, path: &str, cache_control: Option<&str>) {
+    let cache_control = cache_control.map(str::to_string);
+    server.handle(host, path, move |request| {
+        let etag = format!("\"v{}\"", version(request.clock_ms));
+        if request.header("if-none-match") == Some(etag.as_str()) {
+            return Reply::status(304).header("etag", &etag).to_response();
+        }
+        let mut reply =
+            Reply::html(format!("<html><body><p>{etag}</p></body></html>")).header("etag", &etag);
+        if let Some(value) = &cache_control {
+            reply = reply.header("cache-control", value);
+        }
+        reply.to_response()
+    });
+}
+
+/// Hours between consecutive requests for `path` on `host` (from `from_ms` on).
+fn gaps_hours(server: &RecordingServer, host: &str, path: &str, from_ms: i64) -> Vec<f64> {
+    let at: Vec<i64> = (server.requests_to(host).into_iter())
+        .filter(|r| r.path == path && r.clock_ms >= from_ms)
+        .map(|r| r.clock_ms)
+        .collect();
+    (at.windows(2))
+        .map(|pair| (pair[1] - pair[0]) as f64 / HOUR_MS as f64)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_max_age_holds_across_bare_304s_and_a_retry_after_only_for_its_time() {
+    // An hour of virtual time is a real second.
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = RecordingServer::start_with_clock(clock.clone()).await;
+    let port = server.addr.port();
+    for host in ["a.test", "b.test"] {
+        server.route(
+            host,
+            "/robots.txt",
+            Reply::text("User-agent: *\nAllow: /\n"),
+        );
+    }
+    let max_age = format!("max-age={}", MAX_AGE_HOURS * 3_600);
+    serve_page(&server, "a.test", "/a", Some(&max_age));
+    // The same page without a max-age: how often the plan would visit `/a`.
+    serve_page(&server, "a.test", "/c", None);
+    // Copied once, then throttled once (an hour's Retry-After), then answered 304 until it
+    // changes, every [`B_PERIOD_MS`].
+    let requests = Arc::new(AtomicUsize::new(0));
+    let b_etag_page = {
+        let requests = requests.clone();
+        move |request: &recording_server::Recorded| {
+            if requests.fetch_add(1, Ordering::SeqCst) == 1 {
+                return Reply::status(429)
+                    .header("retry-after", "3600")
+                    .to_response();
+            }
+            let b_version = (request.clock_ms - ORIGIN_MS).div_euclid(B_PERIOD_MS);
+            let etag = format!("\"v{b_version}\"");
+            if request.header("if-none-match") == Some(etag.as_str()) {
+                return Reply::status(304).header("etag", &etag).to_response();
+            }
+            Reply::html(format!("<html><body><p>{etag}</p></body></html>"))
+                .header("etag", &etag)
+                .to_response()
+        }
+    };
+    server.handle("b.test", "/b", b_etag_page);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = dir.path().join("floors.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"floors\"\nallow_networks = [\"127.0.0.0/8\"]\n\
+             seeds = [\"http://a.test:{port}/a\", \"http://a.test:{port}/c\", \
+             \"http://b.test:{port}/b\"]\nrequests_per_day = 300\nhost_rate = \"60/h\"\n"
+        ),
+    )
+    .unwrap();
+    let end_ms = ORIGIN_MS + 30 * HOUR_MS;
+    let enough = clock_reaches(clock.clone(), end_ms);
+    let hosts = ["a.test", "b.test"];
+    run_schedule_until(&server, &clock, dir.path(), schedule, &hosts, enough).await;
+
+    let a = gaps_hours(&server, "a.test", "/a", ORIGIN_MS);
+    let c = gaps_hours(&server, "a.test", "/c", ORIGIN_MS);
+    // 304s: asked with the `ETag` the page had then.
+    let not_modified = (server.requests_to("a.test").into_iter())
+        .filter(|r| r.path == "/a")
+        .filter(|r| r.header("if-none-match") == Some(&format!("\"v{}\"", version(r.clock_ms))))
+        .count();
+    let b_requests = server.requests_to("b.test");
+    let throttled_ms = (b_requests.iter())
+        .filter(|r| r.path == "/b")
+        .nth(1)
+        .map(|r| r.clock_ms)
+        .expect("b was throttled");
+    // From the 429 to its next change: answered 304 all along.
+    let b: Vec<f64> = gaps_hours(&server, "b.test", "/b", throttled_ms)
+        .into_iter()
+        .scan(throttled_ms, |at, gap| {
+            *at += (gap * HOUR_MS as f64) as i64;
+            Some((*at, gap))
+        })
+        .take_while(|&(at, _)| at < ORIGIN_MS + B_PERIOD_MS)
+        .map(|(_, gap)| gap)
+        .collect();
+    let min = |gaps: &[f64]| gaps.iter().copied().fold(f64::INFINITY, f64::min);
+    let what = format!(
+        "hours between visits: /a (max-age {MAX_AGE_HOURS} h, {not_modified} answered 304) \
+         {a:.2?}; /c (none) {} visits, {:.2} h apart at least; /b from its 429 to its change \
+         {b:.2?}",
+        c.len() + 1,
+        min(&c),
+    );
+    eprintln!("{what}");
+    // The plan would visit the page more often than its max-age allows.
+    assert!(min(&c) < MAX_AGE_HOURS as f64 - 0.5, "{what}");
+    // (The floor runs from when the request went out, the log's time is when it came in: a
+    // tenth of an hour, 100 real milliseconds, for a loaded machine.)
+    assert!(a.len() >= 5 && not_modified >= 2, "{what}");
+    assert!(min(&a) >= MAX_AGE_HOURS as f64 - 0.1, "{what}");
+    // The Retry-After held the host back for its hour (the first gap); the page goes on at its
+    // plan after, answered 304 (kept as the page's floor, which a 304 keeps, it held the page
+    // back until it changed).
+    assert!(b.first().is_some_and(|&gap| gap >= 0.9), "{what}");
+    assert!(b.len() >= 3 && min(&b[1..]) < 1.0, "{what}");
+}
