@@ -165,6 +165,18 @@ async fn a_worker_taking_a_killed_workers_host_follows_the_waits_it_ended() {
     takes_over_the_waits_left("feed_takeover_kill", true).await;
 }
 
+/// A runtime shut down in the background when dropped, where it stands (dropped as it is in
+/// an async test, a runtime panics).
+struct Killable(Option<tokio::runtime::Runtime>);
+
+impl Drop for Killable {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
 /// The two workers of those tests on the database `name`; `a` killed or stopped.
 async fn takes_over_the_waits_left(name: &str, kill: bool) {
     let Some(db) = postgres::postgres_database(name).await else {
@@ -222,18 +234,21 @@ async fn takes_over_the_waits_left(name: &str, kill: bool) {
     // `a` runs on a runtime of its own: shut down in the background, every task of its run
     // stops where it stands (its checks, its store's writers, the save of its plans), as at
     // a SIGKILL, and nothing renews its lease or writes for it after.
-    let a_runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let a = a_runtime.spawn(worker("a", (!kill).then_some(a_stops)));
+    let a_runtime = Killable(Some(
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap(),
+    ));
+    let a =
+        (a_runtime.0.as_ref().expect("a's runtime")).spawn(worker("a", (!kill).then_some(a_stops)));
     clock_reaches(clock.clone(), b_starts).await;
     let b = tokio::spawn(worker("b", Some(b_stops)));
     let mut killed_ms = None;
     if kill {
         clock_reaches(clock.clone(), a_stops).await;
-        a_runtime.shutdown_background();
+        drop(a_runtime);
         killed_ms = Some(clock.now_ms());
         match a.await {
             Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
@@ -241,7 +256,7 @@ async fn takes_over_the_waits_left(name: &str, kill: bool) {
         }
     } else {
         a.await.unwrap();
-        a_runtime.shutdown_background();
+        drop(a_runtime);
     }
     b.await.unwrap();
     // A day from an hour after `b` took the host: at once at a stop; at a kill once `a`'s
@@ -249,18 +264,19 @@ async fn takes_over_the_waits_left(name: &str, kill: bool) {
     let taken_ms = match killed_ms {
         None => a_stops,
         Some(killed) => {
+            // (A request of `a`'s in flight at the kill lands within seconds of it.)
             let first = (server.requests_to(HOST).into_iter())
                 .map(|r| r.clock_ms)
-                .filter(|&at| at > killed)
+                .filter(|&at| at > killed + HOUR_MS)
                 .min()
                 .unwrap_or(b_stops);
             let after_hours = (first - killed) as f64 / HOUR_MS as f64;
             eprintln!("b's first request {after_hours:.2} h after the kill");
             // (Not before half the lease: nothing of `a` gave it back; not long after it:
-            // nothing of `a` renewed it.)
+            // nothing of `a` renewed it. Four real seconds of slack for a loaded machine.)
             let lease = LEASE_HOURS as f64;
             assert!(
-                (lease / 2.0..lease + 2.0).contains(&after_hours),
+                (lease / 2.0..lease + 4.0).contains(&after_hours),
                 "{after_hours:.2} h"
             );
             first

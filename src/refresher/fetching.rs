@@ -443,10 +443,12 @@ async fn commit(
     Ok(())
 }
 
-/// The server's floor on the revisit interval: Cache-Control max-age and Retry-After.
+/// The server's floor on a sitemap's next read (and a URL not in the ledger's): Cache-Control
+/// max-age and Retry-After (at most a day, as the host's gate takes it: [`crate::politeness::BackoffPolicy`]).
 pub(super) fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
     let max_age = outcome.cache_control_max_age.map(crate::clock::duration_ms);
-    let retry = outcome.retry_after.map(crate::clock::duration_ms);
+    let most = crate::politeness::BackoffPolicy::default().max_retry_after;
+    let retry = (outcome.retry_after).map(|after| crate::clock::duration_ms(after.min(most)));
     max_age.into_iter().chain(retry).max()
 }
 

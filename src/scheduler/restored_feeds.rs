@@ -213,4 +213,9 @@ impl Scheduler {
             .then(|| self.covering_feed(url))
             .flatten()
     }
+
+    /// Whether a feed covers `url` here, proven or not.
+    pub fn is_covered(&self, url: UrlKey) -> bool {
+        self.urls[url].covered_by().is_some()
+    }
 }

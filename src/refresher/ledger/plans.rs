@@ -35,10 +35,11 @@ impl Inner {
         }
     }
 
-    /// Forgets the wait kept aside for `page` once it waits here for a feed (that one, or
-    /// another): its row names that feed from now on.
+    /// Forgets the wait kept aside for `page` once a feed covers it here (that one, or
+    /// another; proven or not): the row names that feed, or none while a change a check saw
+    /// awaits its read, from now on, not the one kept aside in between (helper-119).
     pub(super) fn settle_parked(&mut self, page: UrlKey) {
-        if self.sched.waits_to_keep(page).is_some() {
+        if self.sched.is_covered(page) {
             self.unpark(page);
         }
     }
