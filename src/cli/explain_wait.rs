@@ -76,15 +76,38 @@ pub(super) async fn describe_wait(
     // its feed that ended its wait); a URL out of the plan waits for nothing.
     if let Some(feed_id) = row.waits_for_feed_id.filter(|_| row.next_due_ms.is_some()) {
         let feed = store.url_row_by_id(feed_id).await?;
-        let feed = feed.as_ref().map_or("its feed", |f| f.url.as_str());
-        let _ = writeln!(
-            out,
-            "  waits for its feed, {feed} (as of the last save of the plans): fetched soon \
-             after the feed announces a change, and otherwise only {} planned intervals after \
-             its last check, to see that the feed still lists its changes (so its next due \
-             time lies past its planned interval)",
-            crate::scheduler::AUDIT_INTERVALS
-        );
+        let feed_url = feed.as_ref().map(|f| f.url.clone());
+        let feed = feed_url.as_deref().unwrap_or("its feed");
+        let holders = [Some(row.url.as_str()), feed_url.as_deref()].map(|url| {
+            let url = url.and_then(|url| url::Url::parse(url).ok());
+            url.map(|url| crate::politeness::host_key(&url))
+        });
+        let mut held = Vec::new();
+        for key in holders.iter().flatten() {
+            held.push(store.host_holder(key, now_ms).await?);
+        }
+        match held.as_slice() {
+            // Several workers, the two hosts held apart: the wait waits for the worker that
+            // holds both (`refresher::ledger`, a wait kept aside).
+            [Some(page_holder), Some(feed_holder)] if page_holder != feed_holder => {
+                let _ = writeln!(
+                    out,
+                    "  follows its plan: it waited for its feed, {feed}, whose host another \
+                     worker holds ({feed_holder}; this page's host: {page_holder}); the wait \
+                     is kept with its row and taken up by a worker that holds both hosts"
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "  waits for its feed, {feed} (as of the last save of the plans): fetched \
+                     soon after the feed announces a change, and otherwise only {} planned \
+                     intervals after its last check, to see that the feed still lists its \
+                     changes (so its next due time lies past its planned interval)",
+                    crate::scheduler::AUDIT_INTERVALS
+                );
+            }
+        }
     }
     if closed.is_none()
         && robots_unread.is_none()
@@ -150,7 +173,77 @@ fn unread_robots(host: &HostRow) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{HostRow, doubted_announcements, unread_robots};
+    use super::{HostRow, describe_wait, doubted_announcements, unread_robots};
+    use crate::store::Store;
+    use crate::store::discovered::Discovered;
+    use crate::store::summary::PlanUpdate;
+    use crate::store::test_support::{page, site_and_host, stores};
+
+    /// A page on `a.test` whose row waits for a feed on `b.test`: said to wait for it while one
+    /// worker holds both hosts (or none, a single worker), and to follow its plan while two
+    /// workers hold them apart (its wait kept aside, `refresher::ledger`).
+    #[tokio::test]
+    async fn a_wait_on_a_feed_another_worker_holds_is_said_to_be_kept_aside() {
+        let (stores, _dir) = stores("explain_kept_aside").await;
+        for store in stores {
+            let (site_id, host_id) = site_and_host(&store).await;
+            let feed = Discovered {
+                kind: "feed",
+                ..page("http://b.test/feed.xml", site_id, host_id)
+            };
+            let found = [page("http://a.test/p", site_id, host_id), feed];
+            store.upsert_discovered(&found, 0).await.unwrap();
+            let id_of = async |url: &str| store.url_row(url).await.unwrap().expect("a row").id;
+            let (page_id, feed_id) = (
+                id_of("http://a.test/p").await,
+                id_of("http://b.test/feed.xml").await,
+            );
+            let plan = PlanUpdate {
+                url_id: page_id,
+                planned_per_day: 1.0,
+                next_due_ms: 5_000,
+                watched: None,
+                rate: None,
+                waits_for_feed_id: Some(feed_id),
+                written_ms: None,
+            };
+            store.save_plan(vec![plan]).await.unwrap();
+            let said = async |store: &Store, now_ms: i64| {
+                let row = store
+                    .url_row("http://a.test/p")
+                    .await
+                    .unwrap()
+                    .expect("the page");
+                let mut out = String::new();
+                describe_wait(&mut out, store, &row, None, now_ms)
+                    .await
+                    .unwrap();
+                out
+            };
+            assert!(
+                said(&store, 10).await.contains("waits for its feed"),
+                "one worker"
+            );
+            let keys = ["a.test".to_string(), "b.test".to_string()];
+            store.add_lease_keys(&keys, 0).await.unwrap();
+            store.lease_round("w1", 0, 1_000, &[]).await.unwrap();
+            assert!(
+                said(&store, 10).await.contains("waits for its feed"),
+                "one holds both"
+            );
+            store.lease_round("w2", 20, 1_000, &[]).await.unwrap();
+            store
+                .lease_round("w1", 30, 1_000, &keys[1..])
+                .await
+                .unwrap();
+            store.lease_round("w2", 40, 1_000, &[]).await.unwrap();
+            let apart = said(&store, 50).await;
+            assert!(
+                apart.contains("follows its plan") && apart.contains("w2"),
+                "{apart}"
+            );
+        }
+    }
 
     #[test]
     fn a_host_is_off_limits_while_its_robots_txt_failed_only() {

@@ -243,6 +243,19 @@ impl Store {
         .await
     }
 
+    /// The worker that holds the host lease of `key` at `now_ms`, if any (`explain`: a page's
+    /// wait for a feed on a host another worker holds is kept aside).
+    pub async fn host_holder(&self, key: &str, now_ms: i64) -> sqlx::Result<Option<String>> {
+        let holder: Option<Option<String>> = sqlx::query_scalar(
+            "SELECT worker FROM leases WHERE kind = 'host' AND key = $1 AND until_ms > $2",
+        )
+        .bind(key)
+        .bind(now_ms)
+        .fetch_optional(self.reader())
+        .await?;
+        Ok(holder.flatten())
+    }
+
     /// Gives back every lease `worker` holds, deletes its heartbeat, and drops its budget
     /// parts (a clean shutdown: the others take its hosts and budget at their next round
     /// instead of waiting for the leases to expire).
@@ -282,6 +295,7 @@ mod tests {
     async fn workers_split_the_hosts_and_take_over_a_dead_ones() {
         let (stores, _dir) = stores("workers_split_the_hosts").await;
         for store in stores {
+            assert_eq!(store.host_holder("h0.test:80", 0).await.unwrap(), None);
             store.add_lease_keys(&keys(10), 0).await.unwrap();
             store.add_lease_keys(&keys(10), 0).await.unwrap();
             let a = store.lease_round("a", 0, 1_000, &[]).await.unwrap();
@@ -296,6 +310,10 @@ mod tests {
             assert_eq!(a.held.len(), 5);
             let b = store.lease_round("b", 400, 1_000, &[]).await.unwrap();
             assert_eq!(b.held, surplus);
+            let holder = async |key: &str, at: i64| store.host_holder(key, at).await.unwrap();
+            assert_eq!(holder(&a.held[0], 450).await.as_deref(), Some("a"));
+            assert_eq!(holder(&surplus[0], 450).await.as_deref(), Some("b"));
+            assert_eq!(holder(&a.held[0], 1_300).await, None, "its lease ran out");
             // a dies: its heartbeat and leases expire, and b takes everything.
             let b = store.lease_round("b", 1_350, 1_000, &[]).await.unwrap();
             assert_eq!((b.held.len(), b.workers), (10, 1), "{b:?}");
