@@ -87,9 +87,14 @@ pub(super) async fn describe_wait(
             held.push(store.host_holder(key, now_ms).await?);
         }
         match held.as_slice() {
-            // Several workers, the two hosts held apart: the wait waits for the worker that
-            // holds both (`refresher::ledger`, a wait kept aside).
-            [Some(page_holder), Some(feed_holder)] if page_holder != feed_holder => {
+            // Several workers, the feed's host not held by the page's holder, and the page
+            // due within its planned intervals: the wait is kept aside for a worker that
+            // holds both (`refresher::ledger`). (A worker that lost the feed's host after the
+            // wait was proven goes on waiting: its page is due eight intervals on.)
+            [Some(page_holder), feed_holder]
+                if feed_holder.as_ref() != Some(page_holder) && !due_as_waiting(row) =>
+            {
+                let feed_holder = feed_holder.as_deref().unwrap_or("no worker now");
                 let _ = writeln!(
                     out,
                     "  follows its plan: it waited for its feed, {feed}, whose host another \
@@ -120,6 +125,18 @@ pub(super) async fn describe_wait(
         );
     }
     Ok(())
+}
+
+/// Whether the row's plan has the page due past twice its planned interval after its last
+/// check, as a page that waits for its feed is (audited only every
+/// [`crate::scheduler::AUDIT_INTERVALS`] intervals).
+fn due_as_waiting(row: &UrlRow) -> bool {
+    match (row.next_due_ms, row.last_checked_ms, row.planned_per_day) {
+        (Some(due), Some(last), Some(per_day)) if per_day > 0.0 => {
+            (due - last) as f64 > 2.0 * crate::clock::MS_PER_DAY / per_day
+        }
+        _ => false,
+    }
 }
 
 /// What the host announces that freshet no longer acts on: its feeds' entries, or its
@@ -177,7 +194,7 @@ mod tests {
     use crate::store::Store;
     use crate::store::discovered::Discovered;
     use crate::store::summary::PlanUpdate;
-    use crate::store::test_support::{page, site_and_host, stores};
+    use crate::store::test_support::{checked_at, page, site_and_host, stores};
 
     /// A page on `a.test` whose row waits for a feed on `b.test`: said to wait for it while one
     /// worker holds both hosts (or none, a single worker), and to follow its plan while two
@@ -207,7 +224,7 @@ mod tests {
                 waits_for_feed_id: Some(feed_id),
                 written_ms: None,
             };
-            store.save_plan(vec![plan]).await.unwrap();
+            store.save_plan(vec![plan.clone()]).await.unwrap();
             let said = async |store: &Store, now_ms: i64| {
                 let row = store
                     .url_row("http://a.test/p")
@@ -238,10 +255,28 @@ mod tests {
                 .unwrap();
             store.lease_round("w2", 40, 1_000, &[]).await.unwrap();
             let apart = said(&store, 50).await;
+            let holders = "holds (w2; this page's host: w1)";
             assert!(
-                apart.contains("follows its plan") && apart.contains("w2"),
+                apart.contains("follows its plan") && apart.contains(holders),
                 "{apart}"
             );
+            // The feed's host held by no one now (w2's lease ran out, w1 renewed its own).
+            store.lease_round("w1", 500, 1_000, &[]).await.unwrap();
+            let lapsed = said(&store, 1_200).await;
+            assert!(
+                lapsed.contains("holds (no worker now; this page's host: w1)"),
+                "{lapsed}"
+            );
+            // Due eight intervals on, as a page that waits is (its holder proved the wait
+            // before it lost the feed's host): it waits.
+            checked_at(&store, 0).await;
+            let waiting = PlanUpdate {
+                next_due_ms: 8 * crate::clock::MS_PER_DAY as i64,
+                ..plan
+            };
+            store.save_plan(vec![waiting]).await.unwrap();
+            let still = said(&store, 50).await;
+            assert!(still.contains("waits for its feed"), "{still}");
         }
     }
 

@@ -69,13 +69,17 @@ impl Ledger {
 
     /// The planned rate and due time of the URLs whose keys are in `keys`, for the store's
     /// reports, and their estimates where priors fitted since their last check moved them.
-    /// A page kept waiting aside that waits here now forgets the wait kept aside
-    /// ([`Inner::settle_parked`]).
+    /// A page kept waiting aside that a feed covers here now forgets the wait kept aside
+    /// first ([`Inner::settle_parked`]), so the plan written names the feed it waits for here.
     pub fn plans(&self, keys: std::ops::Range<usize>) -> Vec<PlanUpdate> {
         let mut inner = self.lock();
+        let parked: Vec<UrlKey> = inner.parked_waits.keys().copied().collect();
+        for page in parked {
+            inner.settle_parked(page);
+        }
         let end = keys.end.min(inner.urls.len());
         let keys = keys.start.min(end)..end;
-        let plans: Vec<PlanUpdate> = inner
+        inner
             .urls
             .ids(keys.clone())
             .iter()
@@ -95,12 +99,6 @@ impl Ledger {
                     ..inner.plan_update(key, *id)?
                 })
             })
-            .collect();
-        for plan in &plans {
-            if let Some(key) = inner.urls.key_of(plan.url_id) {
-                inner.settle_parked(key);
-            }
-        }
-        plans
+            .collect()
     }
 }
