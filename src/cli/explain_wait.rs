@@ -78,21 +78,19 @@ pub(super) async fn describe_wait(
         let feed = store.url_row_by_id(feed_id).await?;
         let feed_url = feed.as_ref().map(|f| f.url.clone());
         let feed = feed_url.as_deref().unwrap_or("its feed");
-        let holders = [Some(row.url.as_str()), feed_url.as_deref()].map(|url| {
-            let url = url.and_then(|url| url::Url::parse(url).ok());
-            url.map(|url| crate::politeness::host_key(&url))
-        });
-        let mut held = Vec::new();
-        for key in holders.iter().flatten() {
-            held.push(store.host_holder(key, now_ms).await?);
-        }
-        match held.as_slice() {
+        let key_of = crate::politeness::key_of;
+        let page_holder = store.host_holder(&key_of(&row.url), now_ms).await?;
+        let feed_holder = match &feed_url {
+            Some(url) => Some(store.host_holder(&key_of(url), now_ms).await?),
+            None => None,
+        };
+        match (page_holder, feed_holder) {
             // Several workers, the feed's host not held by the page's holder, and the page
             // due within its planned intervals: the wait is kept aside for a worker that
             // holds both (`refresher::ledger`). (A worker that lost the feed's host after the
             // wait was proven goes on waiting: its page is due eight intervals on.)
-            [Some(page_holder), feed_holder]
-                if feed_holder.as_ref() != Some(page_holder) && !due_as_waiting(row) =>
+            (Some(page_holder), Some(feed_holder))
+                if feed_holder.as_ref() != Some(&page_holder) && !due_as_waiting(row) =>
             {
                 let feed_holder = feed_holder.as_deref().unwrap_or("no worker now");
                 let _ = writeln!(

@@ -73,12 +73,17 @@ impl Ledger {
     /// first ([`Inner::settle_parked`]), so the plan written names the feed it waits for here.
     pub fn plans(&self, keys: std::ops::Range<usize>) -> Vec<PlanUpdate> {
         let mut inner = self.lock();
-        let parked: Vec<UrlKey> = inner.parked_waits.keys().copied().collect();
-        for page in parked {
-            inner.settle_parked(page);
-        }
         let end = keys.end.min(inner.urls.len());
         let keys = keys.start.min(end)..end;
+        // (The range's own: a save writes every plan a range at a time, and each range looked
+        // through every page kept waiting aside.)
+        if !inner.parked_waits.is_empty() {
+            for page in keys.clone() {
+                if inner.parked_waits.contains_key(&page) {
+                    inner.settle_parked(page);
+                }
+            }
+        }
         inner
             .urls
             .ids(keys.clone())
