@@ -221,6 +221,7 @@ mod tests {
                 rate: None,
                 waits_for_feed_id: Some(feed_id),
                 written_ms: None,
+                taken_ms: None,
             };
             store.save_plan(vec![plan.clone()]).await.unwrap();
             let said = async |store: &Store, now_ms: i64| {

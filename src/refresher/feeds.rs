@@ -228,6 +228,7 @@ async fn save_plans(ctx: &Context, site: &SiteState, url_ids: &[i64]) {
     }
     for plan in &mut plans {
         plan.written_ms = written_ms;
+        plan.taken_ms = written_ms;
     }
     if let Err(err) = ctx.store.save_plan(plans).await {
         warn!(site = %site.site.name, error = %err, "the plans a feed read moved were not saved: the next save of every plan takes them up");

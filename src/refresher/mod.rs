@@ -445,7 +445,14 @@ async fn save_plans(ctx: &Context) -> sqlx::Result<()> {
     let mut start = 0;
     while start < ctx.ledger.url_count() {
         let end = start + per_write;
-        if let Err(error) = ctx.store.save_plan(ctx.ledger.plans(start..end)).await {
+        // (Read before the plans are taken: a check whose plan was taken after them, and
+        // whose commit lands after this save, is not taken for an older plan.)
+        let taken_ms = Some(ctx.clock.now_ms());
+        let mut plans = ctx.ledger.plans(start..end);
+        for plan in &mut plans {
+            plan.taken_ms = taken_ms;
+        }
+        if let Err(error) = ctx.store.save_plan(plans).await {
             ctx.ledger.estimates_save_failed(&outdated);
             return Err(error);
         }

@@ -198,6 +198,7 @@ mod tests {
                 rate: None,
                 waits_for_feed_id: None,
                 written_ms: None,
+                taken_ms: None,
             }];
             let (o1, u1) = (observed(a, 10, true), due(100, "a1"));
             let (o2, u2) = (observed(b, 20, false), due(200, "b1"));
@@ -299,11 +300,12 @@ mod tests {
         }
     }
 
-    /// A check whose plan was taken before a feed read saved the page's (its commit queued or
-    /// retried meanwhile) leaves the read's plan and wait; a check written after the read's
-    /// save writes its own.
+    /// A check whose plan was taken before a save of the page's plan (a feed read's, or the
+    /// save of every plan; the check's commit queued or retried meanwhile) leaves the saved
+    /// plan and wait; a check written after the save writes its own. The row's `written_ms`
+    /// never moves back.
     #[tokio::test]
-    async fn a_check_planned_before_a_reads_save_leaves_the_plan_it_saved() {
+    async fn a_check_planned_before_a_save_leaves_the_plan_it_saved() {
         let (stores, _dir) = crate::store::test_support::stores("planned_before_a_read").await;
         for store in stores {
             let (feed, page) = two_urls(&store).await;
@@ -329,20 +331,66 @@ mod tests {
                 rate: None,
                 waits_for_feed_id: None,
                 written_ms: Some(2_000),
+                taken_ms: Some(2_000),
             };
-            store.save_plan(vec![read]).await.unwrap();
+            store.save_plan(vec![read.clone()]).await.unwrap();
             record(20, check(1_500, 200)).await;
             assert_eq!(
                 plan_of().await,
                 (Some(500), None, 2),
                 "the read's plan stands"
             );
+            let written_after = async |at: i64| {
+                let mut pages = UrlPages::new(UrlScope::WrittenAfter(at), 10);
+                let rows = pages.next(&store).await.unwrap().unwrap_or_default();
+                rows.iter().any(|row| row.id == page)
+            };
+            assert!(written_after(1_900).await, "not written back to 1,500");
             record(30, check(3_000, 300)).await;
             assert_eq!(
                 plan_of().await,
                 (Some(300), Some(feed), 3),
                 "a later check's"
             );
+            // The save of every plan, taken at 4,000, over a check planned at 3,500.
+            let every = PlanUpdate {
+                next_due_ms: 600,
+                written_ms: None,
+                taken_ms: Some(4_000),
+                ..read
+            };
+            store.save_plan(vec![every]).await.unwrap();
+            record(40, check(3_500, 400)).await;
+            assert_eq!(plan_of().await, (Some(600), None, 4), "the save's plan");
+            store.close().await;
+        }
+    }
+
+    /// The host's old holder's late check, committed first, is no save of the plan: the new
+    /// holder's check, planned before the late one was written and retried after it, writes
+    /// its plan. (Compared with the row's `written_ms`, which the late check moved on, it
+    /// kept the old holder's plan.)
+    #[tokio::test]
+    async fn a_late_check_committed_first_leaves_the_newer_checks_plan() {
+        let (stores, _dir) = crate::store::test_support::stores("late_check_first").await;
+        for store in stores {
+            let (a, _) = two_urls(&store).await;
+            let late = SummaryUpdate {
+                written_ms: Some(3_000),
+                ..due(5_000, "old")
+            };
+            let newer = SummaryUpdate {
+                written_ms: Some(2_500),
+                ..due(9_000, "new")
+            };
+            (store.record_check(&observed(a, 1_000, true), &late).await).unwrap();
+            (store.record_check(&observed(a, 2_000, false), &newer).await).unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!(
+                (row.last_checked_ms, row.next_due_ms),
+                (Some(2_000), Some(9_000))
+            );
+            store.close().await;
         }
     }
 

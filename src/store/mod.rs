@@ -514,6 +514,7 @@ mod tests {
                 rate: None,
                 waits_for_feed_id: None,
                 written_ms: None,
+                taken_ms: None,
             };
             store
                 .save_plan(vec![plan(Some((2_000, 5_000)))])

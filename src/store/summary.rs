@@ -43,7 +43,8 @@ pub struct SummaryUpdate {
     pub host_trust: Option<(i64, String)>,
     /// When the check was handed to the store (clock ms), for other workers reading what
     /// changed since their last read ([`UrlScope::WrittenAfter`]); its request may have
-    /// started long before.
+    /// started long before. Read after its plan was taken: a save of plans taken later keeps
+    /// its own ([`super::summary_writes`]).
     pub written_ms: Option<i64>,
     /// The scheduler's check: `Some` of the feed (row id) whose announcements the URL waits for
     /// after it ([`crate::scheduler::Scheduler::waits_to_keep`]; `Some(None)`: none), written
@@ -75,6 +76,10 @@ pub struct PlanUpdate {
     /// which ends waits); the row's `written_ms` moves on to it, never back. `None`: the save
     /// of every plan, which each worker makes of its own.
     pub written_ms: Option<i64>,
+    /// When the plan was taken (clock ms), kept as the row's `plan_saved_ms`: a check whose
+    /// plan was taken before it and whose commit lands after this save keeps this plan
+    /// ([`super::summary_writes`]). `None`: the row's stands (a test's save).
+    pub taken_ms: Option<i64>,
 }
 
 /// An estimate written with a plan, and the last check it follows: a row whose last check is
@@ -119,7 +124,8 @@ impl Store {
                             .bind_real(rate.map(|e| e.shape))
                             .bind_real(rate.map(|e| e.rate))
                             .bind(row.waits_for_feed_id)
-                            .bind(row.written_ms);
+                            .bind(row.written_ms)
+                            .bind(row.taken_ms);
                     }
                     query.execute(&mut *tx).await?;
                 }
@@ -144,17 +150,18 @@ static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
         format!(
             "WITH v(id, planned_per_day, next_due_ms, watched_from_ms, watched_until_ms,
                     after_check_ms, rate_per_day, rate_low, rate_high, rate_shape, rate_scale,
-                    waits_for_feed_id, written_ms)
+                    waits_for_feed_id, written_ms, taken_ms)
                  AS (VALUES {})
              UPDATE urls SET planned_per_day = v.planned_per_day, next_due_ms = v.next_due_ms,
                  waits_for_feed_id = v.waits_for_feed_id,
                  written_ms = CASE WHEN v.written_ms IS NOT NULL AND (urls.written_ms IS NULL
                      OR urls.written_ms < v.written_ms) THEN v.written_ms ELSE urls.written_ms END,
+                 plan_saved_ms = COALESCE(v.taken_ms, urls.plan_saved_ms),
                  watched_from_ms = COALESCE(v.watched_from_ms, urls.watched_from_ms),
                  watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms),
                  {estimate}
              FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 13)
+            placeholder_rows(n, 14)
         )
     })
 });
@@ -204,6 +211,7 @@ mod tests {
                     }),
                     waits_for_feed_id: (i % 4 == 1).then_some(ids[0]),
                     written_ms: None,
+                    taken_ms: None,
                 })
                 .collect();
             // An estimate already stored stands where the plan brings none.
@@ -280,6 +288,7 @@ mod tests {
                         watched: None,
                         waits_for_feed_id: None,
                         written_ms: None,
+                        taken_ms: None,
                         rate: Some(PlannedEstimate {
                             estimate: estimate(i),
                             after_check_ms,
@@ -340,6 +349,7 @@ mod tests {
                 rate: None,
                 waits_for_feed_id: None,
                 written_ms,
+                taken_ms: None,
             };
             store.save_plan(vec![plan(None)]).await.unwrap();
             assert!(!written_after(0).await, "the save of every plan");

@@ -64,10 +64,12 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
     let known_change = "known_change_ms = CASE WHEN v.got_copy AND urls.known_change_ms <= \
                         v.checked_ms THEN NULL ELSE urls.known_change_ms END";
     // The row is written again (for the other workers to take up) when anything in it moved
-    // but its counts: a later check, or a late check's copy.
+    // but its counts: a later check, or a late check's copy. Never back: a worker that read
+    // the rows written after an instant must not miss this one for a check's older stamp.
     let written = format!(
-        "written_ms = CASE WHEN urls.last_checked_ms > v.checked_ms AND NOT ({NEWER_COPY}) \
-         THEN urls.written_ms ELSE COALESCE(v.written_ms, urls.written_ms) END"
+        "written_ms = CASE WHEN (urls.last_checked_ms > v.checked_ms AND NOT ({NEWER_COPY})) \
+         OR v.written_ms IS NULL OR urls.written_ms > v.written_ms \
+         THEN urls.written_ms ELSE v.written_ms END"
     );
     let set = latest
         .iter()
@@ -103,13 +105,16 @@ fn unless_later(column: &str, new: &str) -> String {
     )
 }
 
-/// A column of the plan (its rate, due time and wait): `new` unless the row was written later
-/// than the check's plan was taken (`urls.written_ms` past the check's own): a feed read's
-/// save of the plans it moved, committed while the check's commit was queued or retried, holds
-/// the newer plan (a wait the read ended, put back by the check, stayed until the next save of
-/// every plan).
+/// A column of the plan (its rate, due time and wait): `new` unless the row's plan was saved
+/// from a plan taken later than the check's (`urls.plan_saved_ms` past the check's
+/// `written_ms`, which is read after its plan was taken): a feed read's save of the plans it
+/// moved, or the save of every plan, committed while the check's commit was queued or
+/// retried, holds the newer plan (a wait the read ended, put back by the check, stayed until
+/// the next save of every plan). Only saves of plans move that stamp: compared with the row's
+/// `written_ms`, which checks, reads and adoptions move too, an old holder's late check or an
+/// adoption made a newer check keep an older plan (helper-119).
 fn unless_planned_later(column: &str, new: &str) -> String {
-    format!("CASE WHEN urls.written_ms > v.written_ms THEN urls.{column} ELSE {new} END")
+    format!("CASE WHEN urls.plan_saved_ms > v.written_ms THEN urls.{column} ELSE {new} END")
 }
 
 /// A column of the copy (its time, when it last changed, its validators and fingerprints):

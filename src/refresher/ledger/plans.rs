@@ -19,6 +19,7 @@ impl Inner {
             rate: None,
             waits_for_feed_id: self.wait_to_store(key),
             written_ms: None,
+            taken_ms: None,
         })
     }
 
