@@ -32,6 +32,12 @@ pub struct FeedState {
     /// The site's pages its last read listed (sorted): a page listed again at the read's time
     /// was re-dated.
     pub listed_last_read: Vec<UrlKey>,
+    /// The site's pages its reads found to have left it (`Scheduler::drop_pages_no_longer_listed`),
+    /// oldest first, until a read lists one again; the latest [`LEFT_KEPT`]. Kept with the
+    /// feed's row for the workers that hold those pages' hosts and not the feed's, which
+    /// cannot tell themselves: a wait for it kept aside there is forgotten, and a worker that
+    /// gains both hosts does not take it up as the page's row says.
+    pub left: Vec<UrlKey>,
     /// The reads a day an earlier run (or the worker that read it last) planned for it: the
     /// least of its cadence (all of it while it covers nothing here), until a fetch of it gets
     /// a document other than the one read then ([`super::Scheduler::feed_fetched`]) or a
@@ -130,7 +136,19 @@ impl FeedShown {
     }
 }
 
+/// The most pages a feed's [`FeedState::left`] keeps.
+pub const LEFT_KEPT: usize = 256;
+
 impl FeedState {
+    /// A read found that `page` has left the feed.
+    pub(super) fn note_left(&mut self, page: UrlKey) {
+        self.left.retain(|&p| p != page);
+        if self.left.len() >= LEFT_KEPT {
+            self.left.remove(0);
+        }
+        self.left.push(page);
+    }
+
     /// Takes up what reads elsewhere (an earlier run, another worker) have shown, from a read
     /// newer than any here: its capacity as that read left it (a cut capacity stays cut),
     /// proof of every change from either, and the counts of whichever saw more entries.
@@ -191,6 +209,7 @@ pub(super) static NO_FEED: FeedState = FeedState {
     blind_until_ms: None,
     stamped_reads: 0,
     listed_last_read: Vec::new(),
+    left: Vec::new(),
     planned_before_start: None,
     read_before_start_ms: None,
 };

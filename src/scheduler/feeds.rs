@@ -449,6 +449,7 @@ impl Scheduler {
                 self.count_missed_change(page, seen);
             }
             self.uncover(page);
+            self.urls[feed].feed_mut().note_left(page);
             if !self.urls[page].in_flight {
                 self.schedule(page, now_ms);
             }
@@ -495,10 +496,13 @@ impl Scheduler {
         let dated_earlier = new.iter().any(|&(_, at)| !at_the_read(at));
         listed.sort_unstable();
         listed.dedup_by_key(|&mut (page, _)| page);
-        let listed = listed.into_iter().map(|(page, _)| page).collect();
+        let listed: Vec<UrlKey> = listed.into_iter().map(|(page, _)| page).collect();
         let state = self.urls[feed].feed_mut();
         // (A 304 lists nothing and leaves the list.)
         if !entries.is_empty() {
+            state
+                .left
+                .retain(|page| listed.binary_search(page).is_err());
             state.listed_last_read = listed;
         }
         let stamped = !dated_earlier && relisted >= 2;

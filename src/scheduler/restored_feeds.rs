@@ -151,10 +151,23 @@ impl Scheduler {
     /// re-dated pages as the one before would have, and, by the change that read listed of
     /// each page waiting for it (`listed`'s dates), a page that has left the feed
     /// ([`Scheduler::handle_feed_read`]) where its wait was taken up from the store.
-    pub fn restore_feed_listing(&mut self, feed: UrlKey, listed: Vec<(UrlKey, Option<i64>)>) {
+    ///
+    /// `left`: the pages its reads there found to have left it ([`FeedState::left`]).
+    ///
+    /// [`FeedState::left`]: super::feed_state::FeedState::left
+    pub fn restore_feed_listing(
+        &mut self,
+        feed: UrlKey,
+        listed: Vec<(UrlKey, Option<i64>)>,
+        left: Vec<UrlKey>,
+    ) {
         if self.urls[feed].kind != UrlKind::Feed {
             return;
         }
+        let left = (left.into_iter())
+            .filter(|&page| page != feed && self.urls[page].kind == UrlKind::Page)
+            .collect();
+        self.urls[feed].feed_mut().left = left;
         let mut pages = Vec::with_capacity(listed.len());
         for (page, at) in listed {
             if page == feed || self.urls[page].kind != UrlKind::Page {
@@ -186,6 +199,12 @@ impl Scheduler {
     pub fn feed_reads(&self, feed: UrlKey) -> (u8, &[UrlKey], super::FeedShown) {
         let state = self.urls[feed].feed();
         (state.stamped_reads, &state.listed_last_read, state.shown)
+    }
+
+    /// The pages `feed`'s reads found to have left it, until it lists them again
+    /// ([`super::feed_state::FeedState::left`]).
+    pub fn feed_left(&self, feed: UrlKey) -> &[UrlKey] {
+        &self.urls[feed].feed().left
     }
 
     /// The pages `feed` covers (none for a page): whether each waits for it is kept with its

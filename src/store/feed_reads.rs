@@ -22,6 +22,12 @@ pub struct FeedReads {
     /// entries but not the page's shows the page has left it. Empty in a row written before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub listed_ms: Vec<Option<i64>>,
+    /// The row ids of the site's pages its reads found to have left it, until it lists them
+    /// again ([`crate::scheduler::Scheduler::feed_left`]): a worker that holds a page's host
+    /// and not the feed's forgets its wait for the feed, and one that gains both does not
+    /// take it up from the page's row. Empty in a row written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<i64>,
     /// Its capacity and the rest, as fields of the same object.
     #[serde(flatten)]
     pub shown: FeedShown,
@@ -141,6 +147,7 @@ mod tests {
                 stamped_reads: 1,
                 listed: vec![3, 7],
                 listed_ms: vec![None, Some(1_000)],
+                left: vec![9],
                 shown: FeedShown {
                     most_entries: 20,
                     reads_below_most: 2,

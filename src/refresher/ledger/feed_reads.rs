@@ -5,12 +5,24 @@
 //! read with the plans the read moved. Each read (or a document that does not parse) goes to
 //! the scheduler through here.
 
+use std::collections::HashSet;
+
 use crate::scheduler::{FeedListing, FeedShown, STAMPING_READS, UrlKey};
 use crate::store::feed_reads::FeedReads;
 use crate::store::summary::PlanUpdate;
 use crate::store::urls::UrlRow;
 
 use super::{Inner, Ledger};
+
+/// A feed's stored last read ([`FeedReads`]), put back at its next read here
+/// ([`Inner::restore_stored_listing`]).
+#[derive(Debug)]
+pub(super) struct StoredListing {
+    /// The pages (row ids) it listed, with the change it listed of each that waited for it.
+    listed: Vec<(i64, Option<i64>)>,
+    /// The pages (row ids) its reads found to have left it.
+    left: Vec<i64>,
+}
 
 /// A feed's reads in a row that looked stamped, as its row keeps them (judged, should they not
 /// parse while the judgement stands).
@@ -86,12 +98,52 @@ impl Inner {
     /// newer one.
     pub(super) fn keep_stored_listing(&mut self, feed: UrlKey, row: &UrlRow) {
         if let Some(reads) = FeedReads::parse(row.last_read_json.as_deref())
-            && !reads.listed.is_empty()
+            && !(reads.listed.is_empty() && reads.left.is_empty())
         {
             let dates = reads.listed_ms.into_iter().chain(std::iter::repeat(None));
             let listed = reads.listed.into_iter().zip(dates).collect();
-            self.stored_listings.insert(feed, listed);
+            let left = reads.left;
+            self.stored_listings
+                .insert(feed, StoredListing { listed, left });
         }
+    }
+
+    /// Takes up the pages a feed's row says its reads found to have left it
+    /// ([`FeedReads::left`]: another worker's reads, or an earlier run's), unless the feed is
+    /// read here (its host held here: its own reads judge its pages). A page's wait for it
+    /// kept aside here, its feed's host being held elsewhere, is forgotten: the rows this
+    /// worker writes stop naming the feed. Such a page's row is not taken to wait for it
+    /// ([`Inner::has_left`]), at a start or a round, nor when this worker gains the feed's
+    /// host, until its first read here, which judges its pages itself.
+    /// Before, no one judged such a wait while the hosts were held apart: the feed's reader
+    /// could not write the page's row, and the page's holder did not read the feed; a worker
+    /// that gained both took the page up as waiting for announcements that never came, and
+    /// audited it only every eight planned intervals.
+    pub(super) fn take_up_left(&mut self, feed: UrlKey, row: &UrlRow) {
+        if row.kind != "feed" || self.sched.is_held_here(feed) {
+            return;
+        }
+        let left: HashSet<i64> = FeedReads::parse(row.last_read_json.as_deref())
+            .map(|reads| reads.left.into_iter().collect())
+            .unwrap_or_default();
+        for &page_id in &left {
+            if let Some(page) = self.urls.key_of(page_id)
+                && self.parked_waits.get(&page) == Some(&row.id)
+            {
+                self.unpark(page);
+            }
+        }
+        if left.is_empty() {
+            self.feeds_left.remove(&row.id);
+        } else {
+            self.feeds_left.insert(row.id, left);
+        }
+    }
+
+    /// Whether the feed of row `feed_id`'s stored reads found that `page` has left it
+    /// ([`Inner::take_up_left`]).
+    fn has_left(&self, page: UrlKey, feed_id: i64) -> bool {
+        (self.feeds_left.get(&feed_id)).is_some_and(|left| left.contains(&self.urls.id_of(page)))
     }
 
     /// A URL was added from its row (after the scheduler restored it, and with its row id
@@ -103,7 +155,9 @@ impl Inner {
         if row.kind == "feed" {
             self.take_up_parked(key, row.id);
         }
-        let Some(feed_id) = row.waits_for_feed_id.filter(|_| row.kind == "page") else {
+        let Some(feed_id) = (row.waits_for_feed_id)
+            .filter(|&feed_id| row.kind == "page" && !self.has_left(key, feed_id))
+        else {
             return;
         };
         match self.urls.key_of(feed_id) {
@@ -180,7 +234,7 @@ impl Inner {
         if row.kind != "page" {
             return;
         }
-        let feed_id = row.waits_for_feed_id;
+        let feed_id = (row.waits_for_feed_id).filter(|&feed_id| !self.has_left(key, feed_id));
         let feed = feed_id.and_then(|id| self.urls.key_of(id));
         self.sched.take_up_wait(key, feed);
         match (feed_id, feed) {
@@ -194,11 +248,12 @@ impl Inner {
 
     /// Puts back the pages a feed's stored last read listed, at its next read here.
     pub(super) fn restore_stored_listing(&mut self, feed: UrlKey) {
-        if let Some(listed) = self.stored_listings.remove(&feed) {
+        if let Some(StoredListing { listed, left }) = self.stored_listings.remove(&feed) {
             let keys = (listed.iter())
                 .filter_map(|&(id, at)| Some((self.urls.key_of(id)?, at)))
                 .collect();
-            self.sched.restore_feed_listing(feed, keys);
+            let left = left.iter().filter_map(|&id| self.urls.key_of(id)).collect();
+            self.sched.restore_feed_listing(feed, keys, left);
         }
     }
 }
@@ -243,6 +298,7 @@ impl Ledger {
             .filter_map(|(id, at)| Some((inner.urls.key_of(*id)?, *at)))
             .collect();
         inner.restore_stored_listing(feed);
+        inner.feeds_left.remove(&feed_id);
         let before = inner.waits_before(feed);
         let stamped = inner.sched.handle_feed_read(now_ms, feed, &keyed, listing);
         let moved = inner.moved_by_read(feed, before);
@@ -262,6 +318,9 @@ impl Ledger {
         Some(FeedReads {
             stamped_reads,
             listed: listed.iter().map(|&page| inner.urls.id_of(page)).collect(),
+            left: (inner.sched.feed_left(key).iter())
+                .map(|&page| inner.urls.id_of(page))
+                .collect(),
             listed_ms: if listed_ms.iter().any(Option::is_some) {
                 listed_ms
             } else {

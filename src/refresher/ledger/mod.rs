@@ -94,8 +94,12 @@ struct Inner {
     /// The samples' grid once started, with the samples judged and not taken yet.
     sampling: Option<Sampling>,
     /// Feeds' pages an earlier run's last read listed (row ids, and the change it listed of
-    /// each page that waited for it), put back at their first read.
-    stored_listings: HashMap<UrlKey, Vec<(i64, Option<i64>)>>,
+    /// each page that waited for it), and those its reads found to have left it, put back at
+    /// their first read.
+    stored_listings: HashMap<UrlKey, feed_reads::StoredListing>,
+    /// The pages (row ids) each feed's stored reads found to have left it, by the feed's row
+    /// id, while it is not read here ([`Inner::take_up_left`]).
+    feeds_left: HashMap<i64, HashSet<i64>>,
     /// Pages added from their rows that waited for a feed when last planned, by the feed's
     /// row id, while that feed is not known here or its host is held elsewhere.
     stored_waits: HashMap<i64, HashSet<UrlKey>>,
@@ -177,6 +181,7 @@ impl Ledger {
                 last_added_ms: None,
                 sampling: None,
                 stored_listings: HashMap::new(),
+                feeds_left: HashMap::new(),
                 stored_waits: HashMap::new(),
                 parked_waits: HashMap::new(),
             }),
@@ -231,6 +236,7 @@ impl Ledger {
                     if latest {
                         inner.keep_stored_listing(key, row);
                     }
+                    inner.take_up_left(key, row);
                 }
             }
             // Once every feed among the rows is taken up (when it was last read).
@@ -395,6 +401,7 @@ impl Ledger {
             inner.sched.restore(key, restored_of(row));
             inner.keep_stored_listing(key, row);
             inner.urls.push(row.id, key);
+            inner.take_up_left(key, row);
             inner.restore_stored_waits(key, row);
             inner.last_added_ms = Some(now_ms);
         }

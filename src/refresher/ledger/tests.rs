@@ -436,3 +436,91 @@ fn a_wait_on_a_feed_of_a_host_held_elsewhere_is_taken_up_when_it_is_gained() {
         assert_eq!(waits, want, "round: {round}, saved: {saved}");
     }
 }
+
+/// A page whose feed is on a host another worker holds: that worker's read tells the page has
+/// left the feed and keeps it with the feed's row. The page's holder, which kept the wait
+/// aside, forgets it when it takes the row up at a round (the rows it writes no longer name
+/// the feed), and does not take it up when it gains the feed's host; a start that reads the
+/// feed's row does not keep it aside at all. Before, no one judged it while the hosts were
+/// held apart, and a worker that gained both took the page up as waiting.
+#[test]
+fn a_wait_kept_aside_ends_when_the_feeds_reader_finds_the_page_left_it() {
+    let gate = |row: &UrlRow| {
+        let host = if row.host_id == 2 { "b" } else { "a" };
+        (format!("http://{host}.test"), 0, START)
+    };
+    let worker = |holds: &str| {
+        let held = crate::politeness::HeldHosts::new(1_000);
+        held.hold(holds, START + 1_000 * HOUR);
+        one_site_ledger().with_held_hosts(Some(held))
+    };
+    let before: Vec<i64> = (2..7).map(|id| START - 20 * HOUR + id * HOUR).collect();
+    let dates: Vec<String> = before.iter().map(|at| at.to_string()).collect();
+    let mut rows = feed_and_waiting_pages();
+    rows[0].host_id = 2;
+    rows[0].last_read_json = Some(format!(
+        r#"{{"stamped_reads":0,"listed":[2,3,4,5,6],"listed_ms":[{}],"most_entries":20}}"#,
+        dates.join(",")
+    ));
+    // The feed's reader holds its host, b, and not the pages', a: page 4 is no longer listed.
+    let reader = worker("http://b.test");
+    reader.sync(&rows, START, gate);
+    assert!(reader.poll(START - 1).is_none());
+    let entries: Vec<(i64, i64)> = [2, 3, 5, 6]
+        .map(|id| (id, before[id as usize - 2]))
+        .to_vec();
+    let listing = FeedListing {
+        entries: 4,
+        oldest_ms: Some(before[0]),
+        newest_ms: Some(before[4]),
+        requested_ms: None,
+        kept_by_date: true,
+        ttl_ms: None,
+    };
+    let read = reader.feed_read(START + HOUR, FEED, &entries, listing);
+    assert_eq!(
+        read.moved,
+        vec![FEED],
+        "the pages' plans are not the reader's to save"
+    );
+    let reads = reader.feed_reads(FEED).expect("the feed's reads");
+    assert_eq!(reads.left, vec![4]);
+    let mut feed_row = rows[0].clone();
+    feed_row.last_read_json = Some(serde_json::to_string(&reads).unwrap());
+    (feed_row.last_checked_ms, feed_row.copy_ms) = (Some(START + HOUR), Some(START + HOUR));
+    // The pages' holder keeps their waits aside until it takes the feed's row up.
+    let holder = worker("http://a.test");
+    holder.sync(&rows, START, gate);
+    assert!(holder.poll(START - 1).is_none());
+    assert_eq!(page_waits(&holder), vec![Some(FEED); 5], "kept aside");
+    holder.take_over(std::slice::from_ref(&feed_row), START + HOUR, gate);
+    let expected = [Some(FEED), Some(FEED), None, Some(FEED), Some(FEED)];
+    assert_eq!(page_waits(&holder), expected, "page 4's wait forgotten");
+    holder.set_held("http://b.test", Some(START + 2 * HOUR));
+    holder.poll(START + 2 * HOUR);
+    let covered = |ledger: &Ledger| -> Vec<bool> {
+        let inner = ledger.lock();
+        (2..7)
+            .map(|id| {
+                inner
+                    .sched
+                    .is_covered(inner.urls.key_of(id).expect("a page"))
+            })
+            .collect()
+    };
+    assert_eq!(covered(&holder), [true, true, false, true, true]);
+    // A start on the rows as the holder found them, the page's still naming the feed.
+    let restarted = worker("http://a.test");
+    rows[0] = feed_row;
+    restarted.sync(&rows, START + 2 * HOUR, gate);
+    assert_eq!(page_waits(&restarted), expected, "not kept aside");
+    restarted.set_held("http://b.test", Some(START + 2 * HOUR));
+    restarted.poll(START + 2 * HOUR);
+    assert_eq!(covered(&restarted), [true, true, false, true, true]);
+    // A round brings page 4's row naming the feed (another worker's, who kept the wait aside
+    // and had not taken the feed's row up yet): it does not wait.
+    let again = worker("http://a.test");
+    again.sync(&rows, START + 2 * HOUR, gate);
+    again.take_over(&rows[3..4], START + 3 * HOUR, gate);
+    assert_eq!(page_waits(&again), expected, "a round");
+}

@@ -220,12 +220,20 @@ fn a_restored_wait_ends_where_the_stored_listing_dates_its_page() {
         .enumerate()
         .map(|(i, &m)| (pages[i], Some(minutes(m))))
         .collect();
-    sched.restore_feed_listing(feed, stored);
+    sched.restore_feed_listing(feed, stored, vec![pages[4]]);
     assert_eq!(sched.listed_change(feed, pages[2]), Some(minutes(-90)));
+    assert_eq!(sched.feed_left(feed), [pages[4]], "as the store kept it");
     let listed = [(0, -180), (1, -120), (3, 10), (4, 20)].map(|(i, m)| (pages[i], minutes(m)));
     sched.handle_feed(start + HOUR, feed, &listed);
     assert!(!sched.summary(pages[2]).covered, "left the feed");
     assert!(sched.summary(pages[0]).covered);
+    // Kept with the feed's row, for the workers that hold the page's host and not the
+    // feed's, until a read lists it again (page 4, listed again, is no longer said to have
+    // left it).
+    assert_eq!(sched.feed_left(feed), [pages[2]]);
+    let again = [(1, -120), (2, 30), (3, 10), (4, 20)].map(|(i, m)| (pages[i], minutes(m)));
+    sched.handle_feed(start + 2 * HOUR, feed, &again);
+    assert!(sched.feed_left(feed).is_empty());
 }
 
 /// What forty reads of a feed of the twenty latest changes showed.
