@@ -19,9 +19,9 @@ use super::{Inner, Ledger};
 #[derive(Debug)]
 pub(super) struct StoredListing {
     /// The pages (row ids) it listed, with the change it listed of each that waited for it.
-    listed: Vec<(i64, Option<i64>)>,
+    pub(super) listed: Vec<(i64, Option<i64>)>,
     /// The pages (row ids) its reads found to have left it.
-    left: Vec<i64>,
+    pub(super) left: Vec<i64>,
 }
 
 /// A feed's reads in a row that looked stamped, as its row keeps them (judged, should they not

@@ -249,15 +249,17 @@ impl Ledger {
         self.sync(rows, now_ms, host_gate);
     }
 
-    /// Of `rows` (on hosts held here), those holding a copy newer than the scheduler knows:
-    /// another worker's check that committed after this worker took the host.
+    /// Of `rows` (on hosts held here), those holding a copy newer than the scheduler knows
+    /// (another worker's check that committed after this worker took the host), or a feed's
+    /// read saved again after this worker gained its host and before it read it
+    /// ([`crate::scheduler::Scheduler::is_latest_copy`]).
     pub fn newer_than_known(&self, rows: Vec<UrlRow>) -> Vec<UrlRow> {
         let inner = self.lock();
         rows.into_iter()
             .filter(|row| {
                 let copy_ms = restored_of(row).last_check_ms;
                 match (inner.urls.key_of(row.id), copy_ms) {
-                    (Some(key), Some(copy_ms)) => inner.sched.is_newer_copy(key, copy_ms),
+                    (Some(key), Some(copy_ms)) => inner.sched.is_latest_copy(key, copy_ms),
                     _ => false,
                 }
             })

@@ -524,3 +524,30 @@ fn a_wait_kept_aside_ends_when_the_feeds_reader_finds_the_page_left_it() {
     again.take_over(&rows[3..4], START + 3 * HOUR, gate);
     assert_eq!(page_waits(&again), expected, "a round");
 }
+
+/// A feed's read in flight when its host changed hands saves what it showed after the gaining
+/// worker took the feed's row up: that worker's round takes the row saved again (the same
+/// copy) up, until it reads the feed itself, and its first read goes on from that listing.
+/// (Kept to newer copies, it never took it up.)
+#[test]
+fn a_feeds_read_saved_again_after_its_host_was_gained_is_taken_up() {
+    let held = crate::politeness::HeldHosts::new(1_000);
+    held.hold("http://a.test", START + 1_000 * HOUR);
+    let ledger = one_site_ledger().with_held_hosts(Some(held));
+    let rows = feed_and_waiting_pages();
+    ledger.sync(&rows, START, gate);
+    let mut saved = rows[0].clone();
+    saved.last_read_json = Some(r#"{"stamped_reads":1,"listed":[2,3],"most_entries":20}"#.into());
+    let taken = ledger.newer_than_known(vec![saved.clone(), rows[1].clone()]);
+    assert_eq!(taken.len(), 1, "the feed's row saved again, not a page's");
+    ledger.take_over(&taken, START + HOUR, gate);
+    assert_eq!(ledger.feed_reads(FEED).expect("the feed").stamped_reads, 1);
+    {
+        let inner = ledger.lock();
+        let feed = inner.urls.key_of(FEED).expect("the feed");
+        assert_eq!(inner.stored_listings[&feed].listed, [(2, None), (3, None)]);
+    }
+    // Read here, its own reads stand.
+    ledger.feed_read(START + HOUR, FEED, &[], FeedListing::default());
+    assert!(ledger.newer_than_known(vec![saved]).is_empty());
+}
