@@ -385,7 +385,7 @@ async fn fetch_document(
     let validators = ReadValidators {
         etag: outcome.etag.clone(),
         last_modified: outcome.last_modified.clone(),
-        min_interval_ms: super::fetching::server_floor_ms(&outcome),
+        min_interval_ms: super::fetching::max_age_ms(&outcome),
     };
     Ok(outcome
         .body

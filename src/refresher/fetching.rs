@@ -252,7 +252,7 @@ pub(super) async fn fetch_and_record_extracted(
             serde_json::to_string(&hops).unwrap_or_default()
         }),
     };
-    let min_interval_ms = server_floor_ms(&outcome);
+    let min_interval_ms = floor_kept_ms(&outcome, row.min_interval_ms);
     let mut update = SummaryUpdate {
         got_copy,
         etag: outcome.etag.clone(),
@@ -443,13 +443,16 @@ async fn commit(
     Ok(())
 }
 
-/// The server's floor on a sitemap's next read (and a URL not in the ledger's): Cache-Control
-/// max-age and Retry-After (at most a day, as the host's gate takes it: [`crate::politeness::BackoffPolicy`]).
-pub(super) fn server_floor_ms(outcome: &FetchOutcome) -> Option<i64> {
-    let max_age = outcome.cache_control_max_age.map(crate::clock::duration_ms);
-    let most = crate::politeness::BackoffPolicy::default().max_retry_after;
-    let retry = (outcome.retry_after).map(|after| crate::clock::duration_ms(after.min(most)));
-    max_age.into_iter().chain(retry).max()
+/// The floor a check leaves on the row of a URL the scheduler does not plan (a sitemap, or a
+/// URL no longer in the ledger): what the answer said of it ([`floor_said_ms`]), else the
+/// row's `floor_ms`. Before, a sitemap's 304 without max-age ended its floor, where it keeps a
+/// page's, and a Retry-After (its host's gate holds it) was kept as its floor.
+fn floor_kept_ms(outcome: &FetchOutcome, floor_ms: Option<i64>) -> Option<i64> {
+    match floor_said_ms(outcome) {
+        Some(0) => None,
+        Some(said) => Some(said),
+        None => floor_ms,
+    }
 }
 
 /// Its Cache-Control max-age (ms), if it gave one.
@@ -549,13 +552,14 @@ mod tests {
     /// no answer says nothing of it; a Retry-After is left to the host's gate.
     #[test]
     fn what_an_answer_says_of_the_servers_floor() {
-        let said = |status: Option<u16>, max_age_s: Option<u64>, retry_s: Option<u64>| {
+        let answer = |status: Option<u16>, max_age_s: Option<u64>, retry_s: Option<u64>| {
             let mut outcome = FetchOutcome::new(Url::parse("http://a.test/").unwrap(), 0);
             outcome.status = status;
             outcome.cache_control_max_age = max_age_s.map(std::time::Duration::from_secs);
             outcome.retry_after = retry_s.map(std::time::Duration::from_secs);
-            floor_said_ms(&outcome)
+            outcome
         };
+        let said = |status, max_age_s, retry_s| floor_said_ms(&answer(status, max_age_s, retry_s));
         assert_eq!(said(Some(200), None, None), Some(0));
         assert_eq!(said(Some(304), None, None), None);
         assert_eq!(said(Some(304), Some(60), None), Some(60_000));
@@ -564,5 +568,15 @@ mod tests {
         assert_eq!(said(Some(429), None, Some(120)), None);
         assert_eq!(said(Some(503), Some(60), Some(120)), None);
         assert_eq!(said(Some(200), Some(60), Some(120)), Some(60_000));
+        // A sitemap's row (the scheduler keeps a page's): a bare 304 or an error keeps the
+        // floor, a 2xx without max-age ends it, a Retry-After is the host's.
+        let kept = |status, max_age_s, retry_s| {
+            floor_kept_ms(&answer(status, max_age_s, retry_s), Some(7_000))
+        };
+        assert_eq!(kept(Some(304), None, None), Some(7_000));
+        assert_eq!(kept(Some(304), Some(60), None), Some(60_000));
+        assert_eq!(kept(Some(200), None, None), None);
+        assert_eq!(kept(Some(429), None, Some(120)), Some(7_000));
+        assert_eq!(kept(None, None, None), Some(7_000));
     }
 }

@@ -142,6 +142,8 @@ pub struct CheckRow {
     pub content_fingerprint: Option<i64>,
     /// Planner weight.
     pub weight: f64,
+    /// The server's floor on its next check (ms), as the last answer that said one left it.
+    pub min_interval_ms: Option<i64>,
 }
 
 impl From<&UrlRow> for CheckRow {
@@ -160,6 +162,7 @@ impl From<&UrlRow> for CheckRow {
             fingerprint: row.fingerprint,
             content_fingerprint: row.content_fingerprint,
             weight: row.weight,
+            min_interval_ms: row.min_interval_ms,
         }
     }
 }
@@ -245,7 +248,7 @@ impl Store {
     pub async fn check_row(&self, url_id: i64) -> sqlx::Result<Option<CheckRow>> {
         sqlx::query_as(
             "SELECT id, url, site_id, host_id, kind, priority, disallowed, copy_ms, etag,
-                 last_modified, fingerprint, content_fingerprint, weight
+                 last_modified, fingerprint, content_fingerprint, weight, min_interval_ms
              FROM urls WHERE id = $1",
         )
         .bind(url_id)
