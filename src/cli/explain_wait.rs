@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use crate::clock::ms_to_rfc3339;
 use crate::store::Store;
+use crate::store::feed_reads::FeedReads;
 use crate::store::hosts::HostRow;
 use crate::store::reports::UrlStatusRow;
 use crate::store::urls::UrlRow;
@@ -77,6 +78,11 @@ pub(super) async fn describe_wait(
     if let Some(feed_id) = row.waits_for_feed_id.filter(|_| row.next_due_ms.is_some()) {
         let feed = store.url_row_by_id(feed_id).await?;
         let feed_url = feed.as_ref().map(|f| f.url.clone());
+        // (Its reader holds the feed's host and not the page's, and cannot write the page's
+        // row: the page's holder takes it up, `refresher::ledger`.)
+        let left = (feed.as_ref())
+            .and_then(|f| FeedReads::parse(f.last_read_json.as_deref()))
+            .is_some_and(|reads| reads.left.contains(&row.id));
         let feed = feed_url.as_deref().unwrap_or("its feed");
         let key_of = crate::politeness::key_of;
         let page_holder = store.host_holder(&key_of(&row.url), now_ms).await?;
@@ -85,6 +91,12 @@ pub(super) async fn describe_wait(
             None => None,
         };
         match (page_holder, feed_holder) {
+            _ if left => {
+                let _ = writeln!(
+                    out,
+                    "  follows its plan: it waited for its feed, {feed}, whose reads have found                      that it no longer lists the page (its row names the feed until the next                      save of the plans)"
+                );
+            }
             // Several workers, the feed's host not held by the page's holder, and the page
             // due within its planned intervals: the wait is kept aside for a worker that
             // holds both (`refresher::ledger`). (A worker that lost the feed's host after the
@@ -188,7 +200,7 @@ fn unread_robots(host: &HostRow) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{HostRow, describe_wait, doubted_announcements, unread_robots};
+    use super::{FeedReads, HostRow, describe_wait, doubted_announcements, unread_robots};
     use crate::store::Store;
     use crate::store::discovered::Discovered;
     use crate::store::summary::PlanUpdate;
@@ -276,6 +288,26 @@ mod tests {
             store.save_plan(vec![waiting]).await.unwrap();
             let still = said(&store, 50).await;
             assert!(still.contains("waits for its feed"), "{still}");
+            // The feed's reader found the page has left the feed: its row names it until the
+            // page's holder saves its plan.
+            let reads = FeedReads {
+                left: vec![page_id],
+                ..FeedReads::default()
+            };
+            let validators = crate::store::discovered::ReadValidators::default();
+            let read = crate::store::feed_reads::FeedReadSaved {
+                validators: &validators,
+                reads: Some(&reads),
+                stamps_entries: false,
+                read_ms: 60,
+                written_ms: 60,
+            };
+            store.save_feed_read(feed_id, read).await.unwrap();
+            let left = said(&store, 70).await;
+            assert!(
+                left.contains("follows its plan") && left.contains("no longer lists the page"),
+                "{left}"
+            );
         }
     }
 

@@ -445,14 +445,10 @@ async fn save_plans(ctx: &Context) -> sqlx::Result<()> {
     let mut start = 0;
     while start < ctx.ledger.url_count() {
         let end = start + per_write;
-        // (Read before the plans are taken: a check whose plan was taken after them, and
-        // whose commit lands after this save, is not taken for an older plan.)
-        let taken_ms = Some(ctx.clock.now_ms());
-        let mut plans = ctx.ledger.plans(start..end);
-        for plan in &mut plans {
-            plan.taken_ms = taken_ms;
-        }
-        if let Err(error) = ctx.store.save_plan(plans).await {
+        // (Not stamped as taken, `PlanUpdate::taken_ms`: a worker whose lease ran out before
+        // its round noticed saves plans that are no longer its, and a stamp would keep them
+        // over the new holder's checks until its own save.)
+        if let Err(error) = ctx.store.save_plan(ctx.ledger.plans(start..end)).await {
             ctx.ledger.estimates_save_failed(&outdated);
             return Err(error);
         }

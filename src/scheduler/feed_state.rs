@@ -137,7 +137,9 @@ impl FeedShown {
 }
 
 /// The most pages a feed's [`FeedState::left`] keeps.
-pub const LEFT_KEPT: usize = 256;
+/// (The page's holder takes them up at its next round, seconds later; a read that finds more
+/// leave at once than this, a feed restructured, leaves the oldest to the pages' checks.)
+pub const LEFT_KEPT: usize = 1_024;
 
 impl FeedState {
     /// A read found that `page` has left the feed.

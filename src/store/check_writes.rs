@@ -300,10 +300,9 @@ mod tests {
         }
     }
 
-    /// A check whose plan was taken before a save of the page's plan (a feed read's, or the
-    /// save of every plan; the check's commit queued or retried meanwhile) leaves the saved
-    /// plan and wait; a check written after the save writes its own. The row's `written_ms`
-    /// never moves back.
+    /// A check whose plan was taken before a feed read's save of the page's plan (the check's
+    /// commit queued or retried meanwhile) leaves the saved plan and wait; a check written
+    /// after the save writes its own. The row's `written_ms` never moves back.
     #[tokio::test]
     async fn a_check_planned_before_a_save_leaves_the_plan_it_saved() {
         let (stores, _dir) = crate::store::test_support::stores("planned_before_a_read").await;
@@ -352,16 +351,21 @@ mod tests {
                 (Some(300), Some(feed), 3),
                 "a later check's"
             );
-            // The save of every plan, taken at 4,000, over a check planned at 3,500.
+            // The save of every plan stamps nothing: a check planned before it and committed
+            // after writes its plan, as it did.
             let every = PlanUpdate {
                 next_due_ms: 600,
                 written_ms: None,
-                taken_ms: Some(4_000),
+                taken_ms: None,
                 ..read
             };
             store.save_plan(vec![every]).await.unwrap();
             record(40, check(3_500, 400)).await;
-            assert_eq!(plan_of().await, (Some(600), None, 4), "the save's plan");
+            assert_eq!(
+                plan_of().await,
+                (Some(400), Some(feed), 4),
+                "the check's plan"
+            );
             store.close().await;
         }
     }

@@ -78,7 +78,8 @@ pub struct PlanUpdate {
     pub written_ms: Option<i64>,
     /// When the plan was taken (clock ms), kept as the row's `plan_saved_ms`: a check whose
     /// plan was taken before it and whose commit lands after this save keeps this plan
-    /// ([`super::summary_writes`]). `None`: the row's stands (a test's save).
+    /// ([`super::summary_writes`]): a feed read's. `None`: the row's stamp stands (the save of
+    /// every plan, whose plans a check's would differ from only by what came between).
     pub taken_ms: Option<i64>,
 }
 

@@ -108,8 +108,7 @@ fn unless_later(column: &str, new: &str) -> String {
 /// A column of the plan (its rate, due time and wait): `new` unless the row's plan was saved
 /// from a plan taken later than the check's (`urls.plan_saved_ms` past the check's
 /// `written_ms`, which is read after its plan was taken): a feed read's save of the plans it
-/// moved, or the save of every plan, committed while the check's commit was queued or
-/// retried, holds the newer plan (a wait the read ended, put back by the check, stayed until
+/// moved, committed while the check's commit was queued or retried, holds the newer plan (a wait the read ended, put back by the check, stayed until
 /// the next save of every plan). Only saves of plans move that stamp: compared with the row's
 /// `written_ms`, which checks, reads and adoptions move too, an old holder's late check or an
 /// adoption made a newer check keep an older plan (helper-119).

@@ -109,28 +109,32 @@ impl Inner {
     }
 
     /// Takes up the pages a feed's row says its reads found to have left it
-    /// ([`FeedReads::left`]: another worker's reads, or an earlier run's), unless the feed is
-    /// read here (its host held here: its own reads judge its pages). A page's wait for it
-    /// kept aside here, its feed's host being held elsewhere, is forgotten: the rows this
-    /// worker writes stop naming the feed. Such a page's row is not taken to wait for it
+    /// ([`FeedReads::left`]: another worker's reads, or an earlier run's), unless the feed was
+    /// read here since its host was gained (its own reads judge its pages). A page's wait for
+    /// it known here only from the rows is forgotten: kept aside (its feed's host held
+    /// elsewhere), the rows this worker writes stop naming the feed; taken up as waiting, it
+    /// goes back to its plan. Such a page's row is not taken to wait for it
     /// ([`Inner::has_left`]), at a start or a round, nor when this worker gains the feed's
-    /// host, until its first read here, which judges its pages itself.
+    /// host, until its first read here.
     /// Before, no one judged such a wait while the hosts were held apart: the feed's reader
     /// could not write the page's row, and the page's holder did not read the feed; a worker
     /// that gained both took the page up as waiting for announcements that never came, and
     /// audited it only every eight planned intervals.
     pub(super) fn take_up_left(&mut self, feed: UrlKey, row: &UrlRow) {
-        if row.kind != "feed" || self.sched.is_held_here(feed) {
+        if row.kind != "feed" || self.sched.feed_read_here(feed).is_some() {
             return;
         }
         let left: HashSet<i64> = FeedReads::parse(row.last_read_json.as_deref())
             .map(|reads| reads.left.into_iter().collect())
             .unwrap_or_default();
         for &page_id in &left {
-            if let Some(page) = self.urls.key_of(page_id)
-                && self.parked_waits.get(&page) == Some(&row.id)
-            {
+            let Some(page) = self.urls.key_of(page_id) else {
+                continue;
+            };
+            if self.parked_waits.get(&page) == Some(&row.id) {
                 self.unpark(page);
+            } else if self.sched.covering_feed(page) == Some(feed) {
+                self.sched.take_up_wait(page, None);
             }
         }
         if left.is_empty() {

@@ -528,7 +528,8 @@ fn a_wait_kept_aside_ends_when_the_feeds_reader_finds_the_page_left_it() {
 /// A feed's read in flight when its host changed hands saves what it showed after the gaining
 /// worker took the feed's row up: that worker's round takes the row saved again (the same
 /// copy) up, until it reads the feed itself, and its first read goes on from that listing.
-/// (Kept to newer copies, it never took it up.)
+/// (Kept to newer copies, it never took it up.) A page that read found to have left the feed,
+/// waiting here as its row said, goes back to its plan.
 #[test]
 fn a_feeds_read_saved_again_after_its_host_was_gained_is_taken_up() {
     let held = crate::politeness::HeldHosts::new(1_000);
@@ -537,11 +538,16 @@ fn a_feeds_read_saved_again_after_its_host_was_gained_is_taken_up() {
     let rows = feed_and_waiting_pages();
     ledger.sync(&rows, START, gate);
     let mut saved = rows[0].clone();
-    saved.last_read_json = Some(r#"{"stamped_reads":1,"listed":[2,3],"most_entries":20}"#.into());
+    saved.last_read_json =
+        Some(r#"{"stamped_reads":1,"listed":[2,3],"left":[4],"most_entries":20}"#.into());
+    assert!(ledger.poll(START - 1).is_none());
+    assert_eq!(page_waits(&ledger), vec![Some(FEED); 5], "as the rows say");
     let taken = ledger.newer_than_known(vec![saved.clone(), rows[1].clone()]);
     assert_eq!(taken.len(), 1, "the feed's row saved again, not a page's");
     ledger.take_over(&taken, START + HOUR, gate);
     assert_eq!(ledger.feed_reads(FEED).expect("the feed").stamped_reads, 1);
+    let expected = [Some(FEED), Some(FEED), None, Some(FEED), Some(FEED)];
+    assert_eq!(page_waits(&ledger), expected, "page 4 left the feed");
     {
         let inner = ledger.lock();
         let feed = inner.urls.key_of(FEED).expect("the feed");
