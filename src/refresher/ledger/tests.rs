@@ -333,27 +333,25 @@ fn a_read_landing_after_its_host_went_names_no_plan_to_save() {
     assert!(read.moved.is_empty(), "{:?}", read.moved);
 }
 
-/// The feed's row keeps the change its last read listed of each waiting page: a run started
-/// on it tells at its first read that a page has left the feed, and saves the page's plan
-/// no longer waiting; a read of its own keeps the dates for the next run.
-#[test]
-fn a_page_that_left_its_feed_while_stopped_stops_waiting_at_the_first_read() {
-    let ledger = one_site_ledger();
-    let mut rows = feed_and_waiting_pages();
-    let listed = |at: &[i64]| -> String {
-        let dates: Vec<String> = at.iter().map(|at| at.to_string()).collect();
-        format!(
-            r#"{{"stamped_reads":0,"listed":[2,3,4,5,6],"listed_ms":[{}],"most_entries":20}}"#,
-            dates.join(",")
-        )
-    };
-    let before: Vec<i64> = (2..7).map(|id| START - 20 * HOUR + id * HOUR).collect();
-    rows[0].last_read_json = Some(listed(&before));
-    ledger.sync(&rows, START, gate);
-    assert!(ledger.poll(START - 1).is_none());
-    assert_eq!(page_waits(&ledger), vec![Some(FEED); 5], "restored");
-    // Page 4 is no longer listed; pages 2 and 3 older than it are.
-    let entries: Vec<(i64, i64)> = [2, 3, 5, 6]
+/// When pages 2 to 6 last changed, as the feed's stored last read listed them.
+fn listed_changes() -> Vec<i64> {
+    (2..7).map(|id| START - 20 * HOUR + id * HOUR).collect()
+}
+
+/// The feed's stored last read: pages 2 to 6, changed at `listed_changes()`.
+fn listing_of_five() -> String {
+    let dates: Vec<String> = (listed_changes().iter()).map(|at| at.to_string()).collect();
+    format!(
+        r#"{{"stamped_reads":0,"listed":[2,3,4,5,6],"listed_ms":[{}],"most_entries":20}}"#,
+        dates.join(",")
+    )
+}
+
+/// A read of the feed, kept by date, that lists pages 2 to 6 at their changes but page 4's,
+/// with older and newer entries: page 4 has left it.
+fn read_without_page_4() -> (Vec<(i64, i64)>, FeedListing) {
+    let before = listed_changes();
+    let entries = [2, 3, 5, 6]
         .map(|id| (id, before[id as usize - 2]))
         .to_vec();
     let listing = FeedListing {
@@ -364,13 +362,29 @@ fn a_page_that_left_its_feed_while_stopped_stops_waiting_at_the_first_read() {
         kept_by_date: true,
         ttl_ms: None,
     };
+    (entries, listing)
+}
+
+/// The feed's row keeps the change its last read listed of each waiting page: a run started
+/// on it tells at its first read that a page has left the feed, and saves the page's plan
+/// no longer waiting; a read of its own keeps the dates for the next run.
+#[test]
+fn a_page_that_left_its_feed_while_stopped_stops_waiting_at_the_first_read() {
+    let ledger = one_site_ledger();
+    let mut rows = feed_and_waiting_pages();
+    rows[0].last_read_json = Some(listing_of_five());
+    ledger.sync(&rows, START, gate);
+    assert!(ledger.poll(START - 1).is_none());
+    assert_eq!(page_waits(&ledger), vec![Some(FEED); 5], "restored");
+    // Page 4 is no longer listed; pages 2 and 3 older than it are.
+    let (entries, listing) = read_without_page_4();
     let read = ledger.feed_read(START + HOUR, FEED, &entries, listing);
     assert!(read.moved.contains(&4), "{:?}", read.moved);
     let expected = [Some(FEED), Some(FEED), None, Some(FEED), Some(FEED)];
     assert_eq!(page_waits(&ledger), expected);
     let kept = ledger.feed_reads(FEED).expect("the feed's reads");
     assert_eq!(kept.listed, vec![2, 3, 5, 6]);
-    assert_eq!(kept.listed_ms[0], Some(before[0]));
+    assert_eq!(kept.listed_ms[0], Some(listed_changes()[0]));
 }
 
 /// A page whose feed is on another host, held elsewhere when the rows were added (a start
@@ -454,29 +468,14 @@ fn a_wait_kept_aside_ends_when_the_feeds_reader_finds_the_page_left_it() {
         held.hold(holds, START + 1_000 * HOUR);
         one_site_ledger().with_held_hosts(Some(held))
     };
-    let before: Vec<i64> = (2..7).map(|id| START - 20 * HOUR + id * HOUR).collect();
-    let dates: Vec<String> = before.iter().map(|at| at.to_string()).collect();
     let mut rows = feed_and_waiting_pages();
     rows[0].host_id = 2;
-    rows[0].last_read_json = Some(format!(
-        r#"{{"stamped_reads":0,"listed":[2,3,4,5,6],"listed_ms":[{}],"most_entries":20}}"#,
-        dates.join(",")
-    ));
+    rows[0].last_read_json = Some(listing_of_five());
     // The feed's reader holds its host, b, and not the pages', a: page 4 is no longer listed.
     let reader = worker("http://b.test");
     reader.sync(&rows, START, gate);
     assert!(reader.poll(START - 1).is_none());
-    let entries: Vec<(i64, i64)> = [2, 3, 5, 6]
-        .map(|id| (id, before[id as usize - 2]))
-        .to_vec();
-    let listing = FeedListing {
-        entries: 4,
-        oldest_ms: Some(before[0]),
-        newest_ms: Some(before[4]),
-        requested_ms: None,
-        kept_by_date: true,
-        ttl_ms: None,
-    };
+    let (entries, listing) = read_without_page_4();
     let read = reader.feed_read(START + HOUR, FEED, &entries, listing);
     assert_eq!(
         read.moved,
