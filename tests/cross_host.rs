@@ -2,8 +2,12 @@
 //! entries on another host are taken only when that host's robots.txt cross-submits the
 //! document, and a refusal is recorded (issue 10: feed entries used to be added unchecked).
 
+#[path = "support/feed_site.rs"]
+mod feed_site;
 #[path = "support/recording_server.rs"]
 mod recording_server;
+#[path = "support/virtual_runs.rs"]
+mod virtual_runs;
 
 use std::sync::Arc;
 
@@ -26,8 +30,8 @@ async fn feed_and_sitemap_entries_on_other_hosts_need_a_cross_submission() {
         Reply::text("User-agent: *\nAllow: /\n"),
     );
     // b.test is a stranger: a.test's feed and sitemap do not speak for it. (A host vouching
-    // for the feed with a robots.txt `Sitemap:` line has it read as a sitemap too, whose rule
-    // the sitemap tests cover.)
+    // for the feed with a robots.txt `Sitemap:` line makes it speak for that host:
+    // `a_feed_cross_submitted_from_its_own_host_is_read_as_a_feed`.)
     server.route(
         "b.test",
         "/robots.txt",
@@ -119,4 +123,52 @@ async fn feed_and_sitemap_entries_on_other_hosts_need_a_cross_submission() {
             "{refused} refusal not recorded: {errors:#?}"
         );
     }
+}
+
+/// A feed on a host of its own speaks for the pages' host when that host's robots.txt
+/// cross-submits it (a `Sitemap:` line), and its pages wait for it as for a feed on their own
+/// host. Discovery read it there as a sitemap: that check took the feed's place, the scheduler
+/// never saw a read of it and planned it weekly as a feed worth nothing, and no page waited
+/// for it (over 20 virtual hours, one request for the feed and no page waiting). It is now
+/// read as a feed only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_cross_submitted_from_its_own_host_is_read_as_a_feed() {
+    use feed_site::{Changes, FEED_HOST, HOST, HOUR_MS, ORIGIN_MS, Pages};
+    let pages = Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: None,
+        unlisted: None,
+        ttl_minutes: None,
+    };
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    feed_site::serve_with_feed_on(&server, pages, FEED_HOST);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = feed_site::write_schedule_with_feed_on(dir.path(), &server, 100, FEED_HOST);
+    let db = dir.path().join("freshet.db");
+    let end_ms = ORIGIN_MS + 20 * HOUR_MS;
+    let until = virtual_runs::clock_reaches(clock.clone(), end_ms);
+    let hosts = [HOST, FEED_HOST];
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
+    let reads = feed_site::feed_reads_on(&server, FEED_HOST, ORIGIN_MS, end_ms);
+    let (visits, lag_hours) = feed_site::page_visits(&server, pages, ORIGIN_MS, end_ms);
+    let store = Store::open(&db).await.unwrap();
+    let mut waiting = 0;
+    for i in 0..pages.count {
+        let url = server.url(HOST, &format!("/p{i}"));
+        let row = store.url_row(url.as_str()).await.unwrap().expect("a page");
+        waiting += usize::from(row.waits_for_feed_id.is_some());
+    }
+    store.close().await;
+    let what = format!(
+        "20 hours: {reads} reads of the feed; {waiting} of {} pages waiting for it; {visits} \
+         page requests, changes fetched {lag_hours:.2} h after they came on average",
+        pages.count
+    );
+    eprintln!("{what}");
+    // Seen: 10 reads, 19 pages waiting, changes fetched 1.32 h after they came. Read as a
+    // sitemap: 1 read, none waiting, 2.56 h.
+    assert!(reads >= 5, "{what}");
+    assert!(waiting >= pages.count / 2, "{what}");
 }

@@ -112,6 +112,14 @@ async fn discover_site(
         let robots = super::robots_rules::rules(ctx, site, origin).await;
         for line in robots.sitemaps() {
             let Ok(url) = Url::parse(line) else { continue };
+            if site.site.feeds.contains(&url) {
+                // One of the site's feeds, cross-submitted so that it speaks for this host
+                // (`feeds::cross_submitters`): the feed reader reads it when the scheduler
+                // says. Read here as a sitemap, its check took the feed's place, and the
+                // scheduler, which never saw a read of it, planned it weekly as a feed worth
+                // nothing: no page on the host ever waited for it.
+                continue;
+            }
             if let Some(vouching) = Url::parse(origin)
                 .ok()
                 .and_then(|o| o.host_str().map(str::to_string))

@@ -17,6 +17,8 @@ use crate::virtual_runs::{clock_reaches, run_schedule_on_until};
 pub const ORIGIN_MS: i64 = 1_609_459_200_000;
 pub const HOUR_MS: i64 = 3_600_000;
 pub const HOST: &str = "h.test";
+/// Where the feed is served when not on [`HOST`] ([`serve_with_feed_on`]).
+pub const FEED_HOST: &str = "f.test";
 
 /// A site's pages and how they change ([`Changes`]). Its feed lists each page at its latest
 /// change (as most feeds do), with an `ETag` (read more often than the pages change, it mostly
@@ -129,16 +131,27 @@ pub fn rfc2822(ms: i64) -> String {
 }
 
 pub fn serve(server: &RecordingServer, pages: Pages) {
+    serve_with_feed_on(server, pages, HOST);
+}
+
+/// [`serve`], with the feed on `feed_host` (cross-submitted by [`HOST`]'s robots.txt, so that
+/// it speaks for the pages there).
+pub fn serve_with_feed_on(server: &RecordingServer, pages: Pages, feed_host: &str) {
     let base = format!("http://{HOST}:{}", server.addr.port());
-    server.route(
-        HOST,
-        "/robots.txt",
-        Reply::text("User-agent: *\nAllow: /\n"),
-    );
+    let allow = "User-agent: *\nAllow: /\n";
+    let mut robots = allow.to_string();
+    if feed_host != HOST {
+        server.route(feed_host, "/robots.txt", Reply::text(allow));
+        robots.push_str(&format!(
+            "Sitemap: {}\n",
+            server.url(feed_host, "/feed.xml")
+        ));
+    }
+    server.route(HOST, "/robots.txt", Reply::text(robots));
     let locs = (0..pages.count).map(|i| format!("{base}/p{i}"));
     server.route(HOST, "/sitemap.xml", Reply::sitemap(locs));
     let feed_base = base.clone();
-    server.handle(HOST, "/feed.xml", move |request| {
+    server.handle(feed_host, "/feed.xml", move |request| {
         // (A document cut short is another document.)
         let holds = pages.listed(request.clock_ms).len();
         let etag = format!("\"{}-{holds}\"", pages.feed_version(request.clock_ms));
@@ -176,7 +189,12 @@ pub fn serve(server: &RecordingServer, pages: Pages) {
 
 /// Reads of the feed between two instants (clock ms).
 pub fn feed_reads(server: &RecordingServer, from_ms: i64, to_ms: i64) -> usize {
-    (server.requests_to(HOST).into_iter())
+    feed_reads_on(server, HOST, from_ms, to_ms)
+}
+
+/// [`feed_reads`] of the feed on `feed_host`.
+pub fn feed_reads_on(server: &RecordingServer, feed_host: &str, from_ms: i64, to_ms: i64) -> usize {
+    (server.requests_to(feed_host).into_iter())
         .filter(|r| r.path == "/feed.xml" && (from_ms..to_ms).contains(&r.clock_ms))
         .count()
 }
@@ -266,13 +284,23 @@ pub fn write_schedule(
     server: &RecordingServer,
     requests_per_day: u32,
 ) -> std::path::PathBuf {
+    write_schedule_with_feed_on(dir, server, requests_per_day, HOST)
+}
+
+/// [`write_schedule`], the feed on `feed_host` ([`serve_with_feed_on`]).
+pub fn write_schedule_with_feed_on(
+    dir: &std::path::Path,
+    server: &RecordingServer,
+    requests_per_day: u32,
+    feed_host: &str,
+) -> std::path::PathBuf {
     let schedule = dir.join("feed_restarts.toml");
     let site = format!(
         "[[site]]\nname = \"{HOST}\"\nallow_networks = [\"127.0.0.0/8\"]\n\
          sitemaps = [\"{}\"]\nfeeds = [\"{}\"]\nrediscover = \"0 0 0 * * *\"\n\
          requests_per_day = {requests_per_day}\nhost_rate = \"60/h\"\n",
         server.url(HOST, "/sitemap.xml"),
-        server.url(HOST, "/feed.xml"),
+        server.url(feed_host, "/feed.xml"),
     );
     std::fs::write(&schedule, site).unwrap();
     schedule
