@@ -353,7 +353,7 @@ async fn takes_over_the_waits_left(name: &str, kill: bool, feed_host: &'static s
 
 /// At hour 60, that the lease rows hold the pages' host with `b` and the feed's with `a`; at
 /// hour 90, the pages among the five unlisted ones that `a`'s reads found to have left the
-/// feed (at least one), none of which `b`'s rows still have waiting for it.
+/// feed (two at least), none of which `b`'s rows still have waiting for it.
 async fn held_apart_and_judged(
     server: &RecordingServer,
     clock: &SharedClock,
@@ -391,7 +391,9 @@ async fn held_apart_and_judged(
     }
     store.close().await;
     eprintln!("pages a's reads found to have left the feed: {left:?}");
-    assert!(!left.is_empty(), "{:?}", feed.last_read_json);
+    // (Seen: four of the five. Two at least, so that the visits after the handover say more
+    // than one page's plan.)
+    assert!(left.len() >= 2, "{:?}", feed.last_read_json);
     left
 }
 

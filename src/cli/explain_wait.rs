@@ -94,7 +94,9 @@ pub(super) async fn describe_wait(
             _ if left => {
                 let _ = writeln!(
                     out,
-                    "  follows its plan: it waited for its feed, {feed}, whose reads have found                      that it no longer lists the page (its row names the feed until the next                      save of the plans)"
+                    "  follows its plan: it waited for its feed, {feed}, whose reads have found \
+                     that it no longer lists the page (its row names the feed until the next \
+                     save of the plans)"
                 );
             }
             // Several workers, the feed's host not held by the page's holder, and the page

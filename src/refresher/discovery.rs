@@ -112,14 +112,6 @@ async fn discover_site(
         let robots = super::robots_rules::rules(ctx, site, origin).await;
         for line in robots.sitemaps() {
             let Ok(url) = Url::parse(line) else { continue };
-            if site.site.feeds.contains(&url) {
-                // One of the site's feeds, cross-submitted so that it speaks for this host
-                // (`feeds::cross_submitters`): the feed reader reads it when the scheduler
-                // says. Read here as a sitemap, its check took the feed's place, and the
-                // scheduler, which never saw a read of it, planned it weekly as a feed worth
-                // nothing: no page on the host ever waited for it.
-                continue;
-            }
             if let Some(vouching) = Url::parse(origin)
                 .ok()
                 .and_then(|o| o.host_str().map(str::to_string))
@@ -356,8 +348,19 @@ async fn fetch_document(
     let Some(row) = document_row(ctx, site, url, kind, "schedule", None).await? else {
         return Ok(Document::Unread);
     };
+    if row.kind == "feed" {
+        // One of the site's feeds, named as a sitemap (by a robots.txt `Sitemap:` line, which
+        // makes it speak for that host, `feeds::cross_submitters`; or by an index): the feed
+        // reader reads it when the scheduler says. Read here as a sitemap, its check took the
+        // feed's place, and the scheduler, which never saw a read of it, planned it weekly as
+        // a feed worth nothing: no page ever waited for it. (A row an earlier version stored
+        // as a sitemap stays one.)
+        return Ok(Document::Unread);
+    }
     let now = ctx.clock.now_ms();
-    if let (Some(last), Some(floor)) = (row.last_checked_ms, row.min_interval_ms)
+    // (From its last answer that gave one, a 2xx or a 304: a failed read since does not
+    // start the floor again, helper-122.)
+    if let (Some(last), Some(floor)) = (row.copy_ms, row.min_interval_ms)
         && now < last.saturating_add(floor)
     {
         return Ok(Document::Unread); // the server's ttl / max-age has not run out

@@ -141,9 +141,22 @@ impl Scheduler {
     /// ([`super::feed_state::FeedState::planned_before_start`]). An unchanged one (a 304)
     /// lists what the read before listed, and keeps it.
     pub(super) fn feed_fetched(&mut self, feed: UrlKey, seen: Seen) {
-        if self.urls[feed].kind == UrlKind::Feed && matches!(seen, Seen::Changed | Seen::Copy) {
-            self.urls[feed].feed_mut().planned_before_start = None;
+        if self.urls[feed].kind != UrlKind::Feed {
+            return;
         }
+        let holding = self.hosts[self.urls[feed].host()].holdings;
+        let state = self.urls[feed].feed_mut();
+        state.fetch_holding = Some(holding);
+        if matches!(seen, Seen::Changed | Seen::Copy) {
+            state.planned_before_start = None;
+        }
+    }
+
+    /// Whether `feed` was fetched here since this worker last gained its host (its read may
+    /// still be on its way: [`Scheduler::feed_read_here`] says when it was read).
+    pub(super) fn feed_fetched_here(&self, feed: UrlKey) -> bool {
+        let holding = self.hosts[self.urls[feed].host()].holdings;
+        self.urls[feed].feed().fetch_holding == Some(holding)
     }
 
     /// Puts back the pages the last read of a feed the store knows listed (an earlier run's,
@@ -236,5 +249,10 @@ impl Scheduler {
     /// Whether a feed covers `url` here, proven or not.
     pub fn is_covered(&self, url: UrlKey) -> bool {
         self.urls[url].covered_by().is_some()
+    }
+
+    /// The feed that covers `url` here, proven or not, worth its polls or not.
+    pub fn covered_by(&self, url: UrlKey) -> Option<UrlKey> {
+        self.urls[url].covered_by()
     }
 }

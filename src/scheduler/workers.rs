@@ -156,13 +156,14 @@ impl Scheduler {
     /// [`Scheduler::is_newer_copy`], or the copy known here, a row of the same check written
     /// again (a feed's, with what its read showed, is saved after the read's check): on a host
     /// another worker holds (or held until this one gains it), or of a feed on a host held
-    /// here that was not read here since it was gained (its previous holder's read, in flight
-    /// at the handover, saved what it showed after the gain took the row up: kept to newer
-    /// copies alone, the gaining worker never took it up).
+    /// here that was not fetched here since it was gained (its previous holder's read, in
+    /// flight at the handover, saved what it showed after the gain took the row up: kept to
+    /// newer copies alone, the gaining worker never took it up; its own fetch's row, before
+    /// its read is handled, is not taken up: helper-122).
     pub fn is_latest_copy(&self, url: UrlKey, copy_ms: i64) -> bool {
         let u = &self.urls[url];
         let saved_again = !self.is_held_here(url)
-            || (u.kind == super::UrlKind::Feed && self.feed_read_here(url).is_none());
+            || (u.kind == super::UrlKind::Feed && !self.feed_fetched_here(url));
         self.is_newer_copy(url, copy_ms)
             || (saved_again && !u.in_flight && u.last_check_ms() == Some(copy_ms))
     }

@@ -133,7 +133,7 @@ impl Inner {
             };
             if self.parked_waits.get(&page) == Some(&row.id) {
                 self.unpark(page);
-            } else if self.sched.covering_feed(page) == Some(feed) {
+            } else if self.sched.covered_by(page) == Some(feed) {
                 self.sched.take_up_wait(page, None);
             }
         }
