@@ -165,3 +165,216 @@ pub(super) async fn update_summaries(
     query.execute(&mut *tx).await?;
     Ok(tx)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::store::summary::{PlanUpdate, SummaryUpdate};
+    use crate::store::test_support::{due, observed, two_urls};
+    use crate::store::urls::{UrlPages, UrlScope};
+
+    /// A check whose plan was taken before a feed read's save of the page's plan (the check's
+    /// commit queued or retried meanwhile) leaves the saved plan and wait; a check written
+    /// after the save writes its own. The row's `written_ms` never moves back.
+    #[tokio::test]
+    async fn a_check_planned_before_a_save_leaves_the_plan_it_saved() {
+        let (stores, _dir) = crate::store::test_support::stores("planned_before_a_read").await;
+        for store in stores {
+            let (feed, page) = two_urls(&store).await;
+            let check = |written_ms: i64, due_ms: i64| SummaryUpdate {
+                waits_for_feed_id: Some(Some(feed)),
+                written_ms: Some(written_ms),
+                ..due(due_ms, "p")
+            };
+            let plan_of = async || {
+                let row = store.url_row("http://a.test/b").await.unwrap().unwrap();
+                (row.next_due_ms, row.waits_for_feed_id, row.checks)
+            };
+            let record = async |at: i64, update: SummaryUpdate| {
+                let observation = observed(page, at, false);
+                store.record_check(&observation, &update).await.unwrap();
+            };
+            record(10, check(1_000, 100)).await;
+            let read = PlanUpdate {
+                url_id: page,
+                planned_per_day: 3.0,
+                next_due_ms: 500,
+                watched: None,
+                rate: None,
+                waits_for_feed_id: None,
+                written_ms: Some(2_000),
+                taken_ms: Some(2_000),
+            };
+            store.save_plan(vec![read.clone()]).await.unwrap();
+            record(20, check(1_500, 200)).await;
+            assert_eq!(
+                plan_of().await,
+                (Some(500), None, 2),
+                "the read's plan stands"
+            );
+            let written_after = async |at: i64| {
+                let mut pages = UrlPages::new(UrlScope::WrittenAfter(at), 10);
+                let rows = pages.next(&store).await.unwrap().unwrap_or_default();
+                rows.iter().any(|row| row.id == page)
+            };
+            assert!(written_after(1_900).await, "not written back to 1,500");
+            record(30, check(3_000, 300)).await;
+            assert_eq!(
+                plan_of().await,
+                (Some(300), Some(feed), 3),
+                "a later check's"
+            );
+            // The save of every plan stamps nothing: a check planned before it and committed
+            // after writes its plan, as it did.
+            let every = PlanUpdate {
+                next_due_ms: 600,
+                written_ms: None,
+                taken_ms: None,
+                ..read
+            };
+            store.save_plan(vec![every]).await.unwrap();
+            record(40, check(3_500, 400)).await;
+            assert_eq!(
+                plan_of().await,
+                (Some(400), Some(feed), 4),
+                "the check's plan"
+            );
+            store.close().await;
+        }
+    }
+
+    /// The host's old holder's late check, committed first, is no save of the plan: the new
+    /// holder's check, planned before the late one was written and retried after it, writes
+    /// its plan. (Compared with the row's `written_ms`, which the late check moved on, it
+    /// kept the old holder's plan.)
+    #[tokio::test]
+    async fn a_late_check_committed_first_leaves_the_newer_checks_plan() {
+        let (stores, _dir) = crate::store::test_support::stores("late_check_first").await;
+        for store in stores {
+            let (a, _) = two_urls(&store).await;
+            let late = SummaryUpdate {
+                written_ms: Some(3_000),
+                ..due(5_000, "old")
+            };
+            let newer = SummaryUpdate {
+                written_ms: Some(2_500),
+                ..due(9_000, "new")
+            };
+            (store.record_check(&observed(a, 1_000, true), &late).await).unwrap();
+            (store.record_check(&observed(a, 2_000, false), &newer).await).unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!(
+                (row.last_checked_ms, row.next_due_ms),
+                (Some(2_000), Some(9_000))
+            );
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_check_is_counted_but_leaves_the_newer_summary() {
+        let (stores, _dir) = crate::store::test_support::stores("late_check").await;
+        for store in stores {
+            let (a, _) = two_urls(&store).await;
+            // The new holder's request went out at 2,000 and committed first; the old holder's,
+            // sent at 1,000 before its lease ran out, commits after it.
+            let newer = SummaryUpdate {
+                written_ms: Some(2_500),
+                ..due(9_000, "new")
+            };
+            let late = SummaryUpdate {
+                written_ms: Some(3_000),
+                ..due(5_000, "old")
+            };
+            let mut late_obs = observed(a, 1_000, true);
+            late_obs.status = Some(500);
+            store
+                .record_check(&observed(a, 2_000, false), &newer)
+                .await
+                .unwrap();
+            store.record_check(&late_obs, &late).await.unwrap();
+            assert_eq!(store.observation_count().await.unwrap(), 2);
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!((row.checks, row.changes), (2, 1));
+            assert_eq!(
+                (row.last_checked_ms, row.last_status, row.etag.as_deref()),
+                (Some(2_000), Some(200), Some("new"))
+            );
+            assert_eq!((row.next_due_ms, row.last_changed_ms), (Some(9_000), None));
+            // Not handed to the other workers again: nothing in the row moved but its counts.
+            let mut pages = UrlPages::new(UrlScope::WrittenAfter(2_600), 10);
+            assert!(
+                pages
+                    .next(&store)
+                    .await
+                    .unwrap()
+                    .is_none_or(|r| r.is_empty())
+            );
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_late_check_keeps_its_copy_when_the_newer_check_got_none() {
+        let (stores, _dir) = crate::store::test_support::stores("late_copy").await;
+        for store in stores {
+            let (a, _) = two_urls(&store).await;
+            let first = observed(a, 100, false);
+            store
+                .record_check(&first, &due(1_000, "first"))
+                .await
+                .unwrap();
+            // The new holder's request at 2,000 failed and committed first; the old holder's,
+            // sent at 1,000, got a changed copy and commits after it.
+            let mut failed = observed(a, 2_000, false);
+            (failed.status, failed.error) = (None, Some("timed out".into()));
+            let no_copy = SummaryUpdate {
+                got_copy: false,
+                etag: None,
+                ..due(9_000, "")
+            };
+            store.record_check(&failed, &no_copy).await.unwrap();
+            // A feed announced a change at 500: the copy of 100 is known stale.
+            store.add_change_events(a, &[500], "feed").await.unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!(row.known_change_ms, Some(500));
+            let late = SummaryUpdate {
+                written_ms: Some(3_000),
+                ..due(5_000, "late")
+            };
+            store
+                .record_check(&observed(a, 1_000, true), &late)
+                .await
+                .unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            // The copy held is the late check's, with its validators and its change ...
+            assert_eq!(
+                (row.copy_ms, row.etag.as_deref(), row.last_changed_ms),
+                (Some(1_000), Some("late"), Some(1_000))
+            );
+            assert_eq!(
+                row.known_change_ms, None,
+                "the late copy came after the change"
+            );
+            // ... the row is handed to the other workers again ...
+            let mut pages = UrlPages::new(UrlScope::WrittenAfter(2_600), 10);
+            let again = pages.next(&store).await.unwrap().unwrap_or_default();
+            assert_eq!(again.len(), 1);
+            // ... and the newer check still decides the status and the plan.
+            assert_eq!(
+                (row.last_checked_ms, row.last_status, row.next_due_ms),
+                (Some(2_000), None, Some(9_000))
+            );
+            // A late copy older than the summary's own leaves it.
+            store
+                .record_check(&observed(a, 500, false), &due(5_000, "older"))
+                .await
+                .unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!(
+                (row.copy_ms, row.etag.as_deref()),
+                (Some(1_000), Some("late"))
+            );
+            store.close().await;
+        }
+    }
+}

@@ -4,6 +4,8 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::Store;
+use super::observations::NewObservation;
+use super::summary::SummaryUpdate;
 
 /// A store on a fresh temporary file (kept alive by the returned guard).
 pub async fn temp_store() -> (Store, tempfile::TempDir) {
@@ -174,4 +176,38 @@ pub async fn checked_at(store: &Store, at_ms: i64) {
         })
         .await
         .unwrap();
+}
+
+/// Two URLs of one site and host: their ids.
+pub async fn two_urls(store: &Store) -> (i64, i64) {
+    let (site_id, host_id) = site_and_host(store).await;
+    let found = |url: &str| page(url, site_id, host_id);
+    let ids = store
+        .upsert_discovered(&[found("http://a.test/a"), found("http://a.test/b")], 0)
+        .await
+        .unwrap();
+    (ids[0], ids[1])
+}
+
+/// A 200 answer at `checked_ms`, changed or not.
+pub fn observed(url_id: i64, checked_ms: i64, changed: bool) -> NewObservation {
+    NewObservation {
+        url_id,
+        checked_ms,
+        method: "GET",
+        status: Some(200),
+        changed: Some(changed),
+        ..Default::default()
+    }
+}
+
+/// A check's summary with a copy (its `ETag`), due again at `next_due_ms`.
+pub fn due(next_due_ms: i64, etag: &str) -> SummaryUpdate {
+    SummaryUpdate {
+        got_copy: true,
+        etag: Some(etag.into()),
+        next_due_ms,
+        planned_per_day: Some(1.0),
+        ..Default::default()
+    }
 }
