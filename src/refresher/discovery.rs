@@ -228,6 +228,13 @@ async fn walk_from(
             return Ok(());
         }
         reached.insert(url.to_string());
+        if site.site.feeds.contains(&url) {
+            // One of the site's feeds, named as a sitemap (by a robots.txt `Sitemap:` line,
+            // which makes it speak for that host; or an index): read by the feed reader
+            // (`fetch_document` leaves any feed's row to it), neither a sitemap to price nor
+            // one whose robots.txt refusal to record here.
+            continue;
+        }
         let origin = origin_of(&url);
         if ctx.held_elsewhere(&origin) {
             // Read by the worker that holds its host, which discovers the site again when it
@@ -309,7 +316,7 @@ enum Document {
     /// 304 Not Modified: it says what it said at its last read. Its row, and when (clock ms).
     Unchanged(Box<UrlRow>, i64),
     /// Nothing: not asked (a disallow, a closed host, a ttl not run out, another worker's to
-    /// read) or an error (recorded).
+    /// read, a feed's row) or an error (recorded).
     Unread,
 }
 

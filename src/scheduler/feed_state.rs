@@ -14,8 +14,9 @@ pub struct FeedState {
     /// Its host's holding when it was last read here (the count of
     /// [`super::Scheduler::host_gained`]).
     pub poll_holding: u32,
-    /// Its host's holding when it was last fetched here (the read's check; the read itself
-    /// comes after its entries are stored): a row of that fetch is this worker's own.
+    /// Its host's holding when it was last fetched here with a copy got (the read's check;
+    /// the read itself comes after its entries are stored): a row of that fetch is this
+    /// worker's own.
     pub fetch_holding: Option<u32>,
     /// What its reads have shown of it (capacity, every change, the site's share of its
     /// entries): kept over a restart with its row.

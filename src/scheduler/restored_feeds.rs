@@ -146,7 +146,12 @@ impl Scheduler {
         }
         let holding = self.hosts[self.urls[feed].host()].holdings;
         let state = self.urls[feed].feed_mut();
-        state.fetch_holding = Some(holding);
+        // (Only a fetch that got its copy writes the row's copy time as its own, the row
+        // [`Scheduler::is_latest_copy`] must not take for the previous holder's: a failed
+        // fetch leaves the row's, which that holder's read may still save again, helper-123.)
+        if seen.got_copy() {
+            state.fetch_holding = Some(holding);
+        }
         if matches!(seen, Seen::Changed | Seen::Copy) {
             state.planned_before_start = None;
         }

@@ -531,11 +531,8 @@ fn a_wait_kept_aside_ends_when_the_feeds_reader_finds_the_page_left_it() {
 /// waiting here as its row said, goes back to its plan.
 #[test]
 fn a_feeds_read_saved_again_after_its_host_was_gained_is_taken_up() {
-    let held = crate::politeness::HeldHosts::new(1_000);
-    held.hold("http://a.test", START + 1_000 * HOUR);
-    let ledger = one_site_ledger().with_held_hosts(Some(held));
+    let ledger = gained_holding_a();
     let rows = feed_and_waiting_pages();
-    ledger.sync(&rows, START, gate);
     let mut saved = rows[0].clone();
     saved.last_read_json =
         Some(r#"{"stamped_reads":1,"listed":[2,3],"left":[4],"most_entries":20}"#.into());
@@ -552,14 +549,31 @@ fn a_feeds_read_saved_again_after_its_host_was_gained_is_taken_up() {
         let feed = inner.urls.key_of(FEED).expect("the feed");
         assert_eq!(inner.stored_listings[&feed].listed, [(2, None), (3, None)]);
     }
-    // Fetched here (its read not handled yet: helper-122), its own row is not taken up.
+    // Fetched here with its copy (its read not handled yet: helper-122), its own row is not
+    // taken up; a failed fetch here writes no copy, and the row the previous holder saves
+    // again is still taken up (helper-123).
     let at = START + 2 * HOUR;
-    assert_eq!(ledger.poll(at).map(|due| due.url_id), Some(FEED));
-    ledger.fetched(at, FEED, Fetched::at(at, Seen::Unchanged));
-    let own = UrlRow {
-        copy_ms: Some(at),
-        last_checked_ms: Some(at),
-        ..saved
-    };
-    assert!(ledger.newer_than_known(vec![own]).is_empty());
+    for (seen, taken) in [(Seen::Failed, 1), (Seen::Unchanged, 0)] {
+        let ledger = gained_holding_a();
+        assert_eq!(ledger.poll(at).map(|due| due.url_id), Some(FEED));
+        ledger.fetched(at, FEED, Fetched::at(at, seen));
+        let row = match seen {
+            Seen::Failed => saved.clone(),
+            _ => UrlRow {
+                copy_ms: Some(at),
+                last_checked_ms: Some(at),
+                ..saved.clone()
+            },
+        };
+        assert_eq!(ledger.newer_than_known(vec![row]).len(), taken, "{seen:?}");
+    }
+}
+
+/// A ledger holding `a.test`, filled from [`feed_and_waiting_pages`].
+fn gained_holding_a() -> Ledger {
+    let held = crate::politeness::HeldHosts::new(1_000);
+    held.hold("http://a.test", START + 1_000 * HOUR);
+    let ledger = one_site_ledger().with_held_hosts(Some(held));
+    ledger.sync(&feed_and_waiting_pages(), START, gate);
+    ledger
 }
