@@ -228,13 +228,6 @@ async fn walk_from(
             return Ok(());
         }
         reached.insert(url.to_string());
-        if site.site.feeds.contains(&url) {
-            // One of the site's feeds, named as a sitemap (by a robots.txt `Sitemap:` line,
-            // which makes it speak for that host; or an index): read by the feed reader
-            // (`fetch_document` leaves any feed's row to it), neither a sitemap to price nor
-            // one whose robots.txt refusal to record here.
-            continue;
-        }
         let origin = origin_of(&url);
         if ctx.held_elsewhere(&origin) {
             // Read by the worker that holds its host, which discovers the site again when it
@@ -361,7 +354,8 @@ async fn fetch_document(
         // reader reads it when the scheduler says. Read here as a sitemap, its check took the
         // feed's place, and the scheduler, which never saw a read of it, planned it weekly as
         // a feed worth nothing: no page ever waited for it. (A row an earlier version stored
-        // as a sitemap stays one.)
+        // as a sitemap stays one, and is read as one: skipped here by the schedule's feeds,
+        // it was read by no one.)
         return Ok(Document::Unread);
     }
     let now = ctx.clock.now_ms();
