@@ -353,9 +353,9 @@ async fn fetch_document(
         // makes it speak for that host, `feeds::cross_submitters`; or by an index): the feed
         // reader reads it when the scheduler says. Read here as a sitemap, its check took the
         // feed's place, and the scheduler, which never saw a read of it, planned it weekly as
-        // a feed worth nothing: no page ever waited for it. (A row an earlier version stored
-        // as a sitemap stays one, and is read as one: skipped here by the schedule's feeds,
-        // it was read by no one.)
+        // a feed worth nothing: no page ever waited for it. (Decided by the row, not by the
+        // schedule's feeds: a row an earlier version stored as a sitemap for a feed stays
+        // one, and is still read as one rather than by no one.)
         return Ok(Document::Unread);
     }
     let now = ctx.clock.now_ms();

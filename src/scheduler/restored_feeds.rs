@@ -253,7 +253,7 @@ impl Scheduler {
 
     /// Whether a feed covers `url` here, proven or not.
     pub fn is_covered(&self, url: UrlKey) -> bool {
-        self.urls[url].covered_by().is_some()
+        self.covered_by(url).is_some()
     }
 
     /// The feed that covers `url` here, proven or not, worth its polls or not.
