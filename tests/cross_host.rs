@@ -172,3 +172,75 @@ async fn a_feed_cross_submitted_from_its_own_host_is_read_as_a_feed() {
     assert!(reads >= 5, "{what}");
     assert!(waiting >= pages.count / 2, "{what}");
 }
+
+/// The same feed, named by the robots.txt first and added to the schedule's `feeds` later: the
+/// first run stores it as a sitemap (the first kind stored stayed, and it went on being read
+/// as one: once a day, no page waiting for it). A start makes the row of a URL the schedule
+/// names as a feed a feed, read as one from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed() {
+    use feed_site::{Changes, FEED_HOST, HOST, HOUR_MS, ORIGIN_MS, Pages};
+    let pages = Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: None,
+        unlisted: None,
+        ttl_minutes: None,
+    };
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    feed_site::serve_with_feed_on(&server, pages, FEED_HOST);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = feed_site::write_schedule_with_feed_on(dir.path(), &server, 100, FEED_HOST);
+    let with_feed = std::fs::read_to_string(&schedule).unwrap();
+    let without_feed: String = with_feed
+        .lines()
+        .filter(|line| !line.starts_with("feeds ="))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(with_feed, without_feed, "the schedule names the feed");
+    std::fs::write(&schedule, without_feed).unwrap();
+    let db = dir.path().join("freshet.db");
+    let hosts = [HOST, FEED_HOST];
+    let feed = server.url(FEED_HOST, "/feed.xml").to_string();
+    let kind_of_feed = || async {
+        let store = Store::open(&db).await.unwrap();
+        let row = store.url_row(&feed).await.unwrap().expect("the feed's row");
+        store.close().await;
+        row.kind
+    };
+
+    let added_ms = ORIGIN_MS + 10 * HOUR_MS;
+    let until = virtual_runs::clock_reaches(clock.clone(), added_ms);
+    let again = schedule.clone();
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), again, &hosts, until).await;
+    assert_eq!(
+        kind_of_feed().await,
+        "sitemap",
+        "named by the robots.txt only"
+    );
+
+    std::fs::write(&schedule, with_feed).unwrap();
+    let started_ms = clock.now_ms();
+    let end_ms = started_ms + 20 * HOUR_MS;
+    let until = virtual_runs::clock_reaches(clock.clone(), end_ms);
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
+    let reads = feed_site::feed_reads_on(&server, FEED_HOST, started_ms, end_ms);
+    let store = Store::open(&db).await.unwrap();
+    let mut waiting = 0;
+    for i in 0..pages.count {
+        let url = server.url(HOST, &format!("/p{i}"));
+        let row = store.url_row(url.as_str()).await.unwrap().expect("a page");
+        waiting += usize::from(row.waits_for_feed_id.is_some());
+    }
+    store.close().await;
+    let what = format!(
+        "20 hours after the schedule named the feed: {reads} reads of it; {waiting} of {} pages \
+         waiting for it",
+        pages.count
+    );
+    eprintln!("{what}");
+    assert_eq!(kind_of_feed().await, "feed", "{what}");
+    assert!(reads >= 5, "{what}");
+    assert!(waiting >= pages.count / 2, "{what}");
+}

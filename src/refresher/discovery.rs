@@ -353,9 +353,10 @@ async fn fetch_document(
         // makes it speak for that host, `feeds::cross_submitters`; or by an index): the feed
         // reader reads it when the scheduler says. Read here as a sitemap, its check took the
         // feed's place, and the scheduler, which never saw a read of it, planned it weekly as
-        // a feed worth nothing: no page ever waited for it. (Decided by the row, not by the
-        // schedule's feeds: a row an earlier version stored as a sitemap for a feed stays
-        // one, and is still read as one rather than by no one.)
+        // a feed worth nothing: no page ever waited for it. (Decided by the row, which a
+        // start makes a feed when the schedule names it one, `Store::make_sitemaps_feeds`: a
+        // row stored as a sitemap for a URL the schedule does not name as a feed is read as
+        // a sitemap.)
         return Ok(Document::Unread);
     }
     let now = ctx.clock.now_ms();

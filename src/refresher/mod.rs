@@ -315,6 +315,16 @@ async fn run_until_stopped(
             .mark_unscheduled_sites(&scheduled, clock.now_ms())
             .await?;
     }
+    // A URL the schedule names as a feed is read as one, whatever named it first.
+    for site in &ctx.sites {
+        let feeds: Vec<String> = site.site.feeds.iter().map(|u| u.to_string()).collect();
+        for url in store
+            .make_sitemaps_feeds(site.id, &feeds, clock.now_ms())
+            .await?
+        {
+            info!(site = %site.site.name, %url, "stored as a sitemap, named a feed by the schedule: read as a feed from now on");
+        }
+    }
     // Politeness as the last run left it, before any request and before the scheduler's hosts;
     // every known host at the strictest rate of the sites on it.
     ctx.pool.restore(&store.load_politeness().await?);

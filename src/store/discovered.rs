@@ -211,12 +211,55 @@ impl Store {
         })
         .await
     }
+
+    /// Makes the stored sitemap rows of a site whose URLs its schedule names as feeds (`feeds`)
+    /// feeds, and returns their URLs. A robots.txt `Sitemap:` line or an index can name a feed
+    /// before the schedule does (a user adds it to `feeds` later; an earlier version stored
+    /// it so), and the first kind stored stays: read as a sitemap at each discovery, the feed
+    /// was never read as one and no page ever waited for it. Each such row forgets its copy,
+    /// validators and the server's ttl, is due now and is written now (other workers take it
+    /// up as a new feed), so that its first read as a feed lists its entries whole: a 304
+    /// would list nothing. Its checks and their evidence stay, of the same document.
+    pub async fn make_sitemaps_feeds(
+        &self,
+        site_id: i64,
+        feeds: &[String],
+        now_ms: i64,
+    ) -> sqlx::Result<Vec<String>> {
+        if feeds.is_empty() {
+            return Ok(Vec::new());
+        }
+        let feeds = feeds.to_vec();
+        self.write("make_sitemaps_feeds", move |mut tx| {
+            let feeds = feeds.clone();
+            async move {
+                let mut made = Vec::new();
+                for url in feeds {
+                    let changed: Option<String> = sqlx::query_scalar(
+                        "UPDATE urls SET kind = 'feed', copy_ms = NULL, etag = NULL,
+                             last_modified = NULL, min_interval_ms = NULL, next_due_ms = $1,
+                             written_ms = CASE WHEN COALESCE(written_ms, 0) > $1
+                                 THEN written_ms ELSE $1 END
+                         WHERE site_id = $2 AND kind = 'sitemap' AND url = $3 RETURNING url",
+                    )
+                    .bind(now_ms)
+                    .bind(site_id)
+                    .bind(&url)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+                    made.extend(changed);
+                }
+                Ok((tx, made))
+            }
+        })
+        .await
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::urls::UrlRow;
+    use crate::store::urls::{UrlPages, UrlRow, UrlScope};
 
     #[tokio::test]
     async fn a_long_list_with_repeats_writes_each_url_once_and_gives_new_ids_in_order() {
@@ -389,6 +432,95 @@ mod tests {
                 (Some(500), 500),
                 "as it was"
             );
+            store.close().await;
+        }
+    }
+
+    #[tokio::test]
+    async fn a_sitemap_row_the_schedule_names_as_a_feed_becomes_a_feed_read_whole() {
+        let (stores, _dir) = crate::store::test_support::stores("sitemaps_feeds").await;
+        for store in stores {
+            let ids = crate::store::test_support::sites(&store, &["s", "other"]).await;
+            let host_id = store.host_id("http://a.test:80").await.unwrap();
+            let found = |url: &str, kind, site_id| Discovered {
+                kind,
+                ..crate::store::test_support::page(url, site_id, host_id)
+            };
+            let (feed, page, theirs) = (
+                "http://a.test/feed.xml",
+                "http://a.test/page",
+                "http://a.test/theirs.xml",
+            );
+            let rows = [
+                found(feed, "sitemap", ids[0]),
+                found(page, "page", ids[0]),
+                found(theirs, "sitemap", ids[1]),
+            ];
+            store.upsert_discovered(&rows, 0).await.unwrap();
+            let feed_id = store.url_row(feed).await.unwrap().unwrap().id;
+            // Read as a sitemap at 50: a copy, validators and a floor.
+            store
+                .write("test", |mut tx| async move {
+                    sqlx::query("UPDATE urls SET copy_ms = 50, written_ms = 50, checks = 1")
+                        .execute(&mut *tx)
+                        .await?;
+                    Ok((tx, ()))
+                })
+                .await
+                .unwrap();
+            let validators = ReadValidators {
+                etag: Some("\"v1\"".into()),
+                last_modified: Some("Mon, 07 Dec 2026 10:00:00 GMT".into()),
+                min_interval_ms: Some(3_600_000),
+            };
+            let listing = Listing {
+                sitemap_id: feed_id,
+                read_ms: 50,
+            };
+            store.set_listed_at(listing, &validators).await.unwrap();
+
+            let named: Vec<String> = [feed, page, theirs, "http://a.test/unknown"]
+                .map(String::from)
+                .into();
+            let made = store
+                .make_sitemaps_feeds(ids[0], &named, 100)
+                .await
+                .unwrap();
+
+            assert_eq!(made, [feed], "its own sitemap row only");
+            let row = store.url_row(feed).await.unwrap().unwrap();
+            assert_eq!(row.kind, "feed");
+            assert_eq!(
+                (
+                    row.copy_ms,
+                    row.etag.as_deref(),
+                    row.last_modified.as_deref()
+                ),
+                (None, None, None),
+                "no copy, no validators: its first read as a feed is whole"
+            );
+            assert_eq!((row.min_interval_ms, row.next_due_ms), (None, Some(100)));
+            assert_eq!(row.checks, 1, "its checks stay");
+            let mut pages = UrlPages::new(UrlScope::WrittenAfter(50), 10);
+            let written = pages.next(&store).await.unwrap().unwrap_or_default();
+            assert_eq!(
+                written.iter().map(|r| r.url.as_str()).collect::<Vec<_>>(),
+                [feed],
+                "written now, for the other workers to take up"
+            );
+            let kind = |url: &'static str| {
+                let store = &store;
+                async move { store.url_row(url).await.unwrap().unwrap().kind }
+            };
+            assert_eq!(
+                (kind(page).await, kind(theirs).await),
+                ("page".into(), "sitemap".into())
+            );
+            let again = store
+                .make_sitemaps_feeds(ids[0], &named, 200)
+                .await
+                .unwrap();
+            assert!(again.is_empty(), "once");
             store.close().await;
         }
     }

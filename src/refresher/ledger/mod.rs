@@ -252,7 +252,9 @@ impl Ledger {
     /// Of `rows` (on hosts held here), those holding a copy newer than the scheduler knows
     /// (another worker's check that committed after this worker took the host), or a feed's
     /// read saved again after this worker gained its host and before it read it
-    /// ([`crate::scheduler::Scheduler::is_latest_copy`]).
+    /// ([`crate::scheduler::Scheduler::is_latest_copy`]); or a feed it does not know, a sitemap
+    /// row that a worker made a feed ([`crate::store::Store::make_sitemaps_feeds`]: its id is
+    /// older than the new rows read by id).
     pub fn newer_than_known(&self, rows: Vec<UrlRow>) -> Vec<UrlRow> {
         let inner = self.lock();
         rows.into_iter()
@@ -260,6 +262,7 @@ impl Ledger {
                 let copy_ms = restored_of(row).last_check_ms;
                 match (inner.urls.key_of(row.id), copy_ms) {
                     (Some(key), Some(copy_ms)) => inner.sched.is_latest_copy(key, copy_ms),
+                    (None, _) => row.kind == "feed",
                     _ => false,
                 }
             })

@@ -577,3 +577,21 @@ fn gained_holding_a() -> Ledger {
     ledger.sync(&feed_and_waiting_pages(), START, gate);
     ledger
 }
+
+/// A feed on a host held here whose row another worker made from a sitemap's (its old id is
+/// below those read as new) is taken up from its written row; an unknown page is not.
+#[test]
+fn a_sitemap_made_a_feed_elsewhere_is_taken_up_from_its_row() {
+    let mut rows = feed_and_waiting_pages();
+    let feed = rows.remove(0);
+    let ledger = one_site_ledger();
+    ledger.sync(&rows, START, gate);
+    let unknown_page = UrlRow::for_tests(9, "page");
+    let taken = ledger.newer_than_known(vec![feed, unknown_page, rows[0].clone()]);
+    assert_eq!(taken.iter().map(|r| r.id).collect::<Vec<_>>(), [FEED]);
+    ledger.take_over(&taken, START, gate);
+    assert!(
+        ledger.feed_reads(FEED).is_some(),
+        "a feed of the scheduler's now"
+    );
+}
