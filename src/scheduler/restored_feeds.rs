@@ -136,6 +136,15 @@ impl Scheduler {
         }
     }
 
+    /// A page no longer waiting for a feed, for what another worker's reads of it found
+    /// (`take_up_wait` leaves the plan to the next solve), follows its own plan at once:
+    /// planned again with its site's last multipliers and queued by its last check, as a
+    /// page whose weight changed is.
+    pub fn follow_own_plan(&mut self, now_ms: i64, page: UrlKey) {
+        self.replan_one(page);
+        self.schedule(page, now_ms);
+    }
+
     /// A fetch of a feed got a document other than its copy, or its first: what it covers is
     /// learnt from it (if it parses), and the cadence an earlier run planned is dropped
     /// ([`super::feed_state::FeedState::planned_before_start`]). An unchanged one (a 304)

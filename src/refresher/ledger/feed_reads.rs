@@ -120,7 +120,10 @@ impl Inner {
     /// could not write the page's row, and the page's holder did not read the feed; a worker
     /// that gained both took the page up as waiting for announcements that never came, and
     /// audited it only every eight planned intervals.
-    pub(super) fn take_up_left(&mut self, feed: UrlKey, row: &UrlRow) {
+    /// A page taken up as waiting goes back to its plan at once
+    /// ([`crate::scheduler::Scheduler::follow_own_plan`]), not at its waiting due time, eight
+    /// planned intervals after its last check, until the next solve.
+    pub(super) fn take_up_left(&mut self, feed: UrlKey, row: &UrlRow, now_ms: i64) {
         if row.kind != "feed" || self.sched.feed_read_here(feed).is_some() {
             return;
         }
@@ -133,8 +136,10 @@ impl Inner {
             };
             if self.parked_waits.get(&page) == Some(&row.id) {
                 self.unpark(page);
-            } else if self.sched.covered_by(page) == Some(feed) {
-                self.sched.take_up_wait(page, None);
+            } else if self.sched.covered_by(page) == Some(feed)
+                && self.sched.take_up_wait(page, None)
+            {
+                self.sched.follow_own_plan(now_ms, page);
             }
         }
         if left.is_empty() {

@@ -236,7 +236,7 @@ impl Ledger {
                     if latest {
                         inner.keep_stored_listing(key, row);
                     }
-                    inner.take_up_left(key, row);
+                    inner.take_up_left(key, row, now_ms);
                 }
             }
             // Once every feed among the rows is taken up (when it was last read).
@@ -406,7 +406,7 @@ impl Ledger {
             inner.sched.restore(key, restored_of(row));
             inner.keep_stored_listing(key, row);
             inner.urls.push(row.id, key);
-            inner.take_up_left(key, row);
+            inner.take_up_left(key, row, now_ms);
             inner.restore_stored_waits(key, row);
             inner.last_added_ms = Some(now_ms);
         }
@@ -534,3 +534,5 @@ impl Ledger {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod worker_tests;
