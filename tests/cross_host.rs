@@ -244,3 +244,71 @@ async fn a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed() {
     assert!(reads >= 5, "{what}");
     assert!(waiting >= pages.count / 2, "{what}");
 }
+
+/// A site's feed that its robots.txt names in a `Sitemap:` line and disallows: the feed's
+/// check refuses it (a refusal, as any URL's), and discovery, which reached it as a sitemap,
+/// leaves it to that check. Before, discovery also recorded the disallow as a sitemap's error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_disallowed_feed_that_robots_txt_names_is_refused_once_as_a_feed() {
+    let server = RecordingServer::start().await;
+    let url = |path: &str| server.url("a.test", path).to_string();
+    let feed = url("/feed.xml");
+    let robots = format!("User-agent: *\nDisallow: /feed.xml\nSitemap: {feed}\n");
+    server.route("a.test", "/robots.txt", Reply::text(robots));
+    let page = url("/p");
+    server.route(
+        "a.test",
+        "/sitemap.xml",
+        Reply::status(200)
+            .header("content-type", "application/xml")
+            .body(format!(
+                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{page}</loc></url></urlset>"#
+            )),
+    );
+    server.route("a.test", "/p", Reply::html("<p>p</p>"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let schedule = dir.path().join("site.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"news\"\nfeeds = [\"{feed}\"]\nsitemaps = [\"{}\"]\nallow_networks = [\"127.0.0.0/8\"]\n",
+            url("/sitemap.xml"),
+        ),
+    )
+    .unwrap();
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
+    let options = RunOptions {
+        schedules: vec![schedule],
+        db_path: db.clone(),
+        once: true,
+        clock,
+        resolve: server.resolve(&["a.test"]),
+        policy: PolicyChoice::Learned,
+        worker: Default::default(),
+        run_lock: None,
+    };
+    refresher::run(options, std::future::pending())
+        .await
+        .expect("one pass");
+
+    let paths: Vec<String> = (server.requests_to("a.test").iter())
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(!paths.contains(&"/feed.xml".to_string()), "{paths:?}");
+    assert!(paths.contains(&"/p".to_string()), "{paths:?}");
+    let store = Store::open(&db).await.unwrap();
+    let errors = store.recent_errors(100).await.unwrap();
+    let refusals = store.refusals_of(&feed).await.unwrap();
+    assert_eq!(
+        store.url_row(&feed).await.unwrap().expect("its row").kind,
+        "feed"
+    );
+    store.close().await;
+    let of_feed: Vec<_> = (errors.iter())
+        .filter(|(_, _, at, _)| at.as_deref() == Some(feed.as_str()))
+        .collect();
+    assert!(of_feed.is_empty(), "{of_feed:#?}");
+    let reasons: Vec<&str> = refusals.iter().map(|r| r.reason.as_str()).collect();
+    assert_eq!(reasons, ["robots"], "{refusals:#?}");
+}

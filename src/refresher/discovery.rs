@@ -241,9 +241,12 @@ async fn walk_from(
             }
             continue;
         }
-        walked.push(url.to_string());
         let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
-        for child in read_sitemap(ctx, site, &url, &cross, listed).await? {
+        let Some(children) = read_sitemap(ctx, site, &url, &cross, listed).await? else {
+            continue; // a feed: not one of the site's sitemap reads
+        };
+        walked.push(url.to_string());
+        for child in children {
             match walk.admit(child.as_str(), depth + 1) {
                 Ok(()) => queue.push_back((child, depth + 1, Some(url.to_string()))),
                 Err(refusal) => {
@@ -309,8 +312,10 @@ enum Document {
     /// 304 Not Modified: it says what it said at its last read. Its row, and when (clock ms).
     Unchanged(Box<UrlRow>, i64),
     /// Nothing: not asked (a disallow, a closed host, a ttl not run out, another worker's to
-    /// read, a feed's row) or an error (recorded).
+    /// read) or an error (recorded).
     Unread,
+    /// Not a sitemap: one of the site's feeds, which the feed reader reads.
+    Feed,
 }
 
 /// Fetches a sitemap politely (robots first): its body when there is a new one.
@@ -323,6 +328,17 @@ async fn fetch_document(
     let origin = origin_of(url);
     if ctx.is_stopping() {
         return Ok(Document::Unread);
+    }
+    if (ctx.store.url_row(url.as_str()).await?).is_some_and(|row| row.kind == "feed") {
+        // One of the site's feeds, named as a sitemap (by a robots.txt `Sitemap:` line, which
+        // makes it speak for that host, `feeds::cross_submitters`; or by an index): the feed
+        // reader reads it when the scheduler says, and records its robots.txt disallow. Read
+        // here as a sitemap, its check took the feed's place, and the scheduler, which never
+        // saw a read of it, planned it weekly as a feed worth nothing: no page ever waited for
+        // it. (Decided by the row, which a start makes a feed when the schedule names it one,
+        // `Store::make_sitemaps_feeds`: a row stored as a sitemap for a URL the schedule does
+        // not name as a feed is read as a sitemap.)
+        return Ok(Document::Feed);
     }
     if let Some(until_ms) = ctx.pool.closed_beyond_patience(&origin) {
         tracing::info!(
@@ -348,17 +364,6 @@ async fn fetch_document(
     let Some(row) = document_row(ctx, site, url, kind, "schedule", None).await? else {
         return Ok(Document::Unread);
     };
-    if row.kind == "feed" {
-        // One of the site's feeds, named as a sitemap (by a robots.txt `Sitemap:` line, which
-        // makes it speak for that host, `feeds::cross_submitters`; or by an index): the feed
-        // reader reads it when the scheduler says. Read here as a sitemap, its check took the
-        // feed's place, and the scheduler, which never saw a read of it, planned it weekly as
-        // a feed worth nothing: no page ever waited for it. (Decided by the row, which a
-        // start makes a feed when the schedule names it one, `Store::make_sitemaps_feeds`: a
-        // row stored as a sitemap for a URL the schedule does not name as a feed is read as
-        // a sitemap.)
-        return Ok(Document::Unread);
-    }
     let now = ctx.clock.now_ms();
     // (From its last answer that gave one, a 2xx or a 304: a failed read since does not
     // start the floor again, helper-122.)
@@ -408,22 +413,24 @@ async fn fetch_document(
         }))
 }
 
-/// Reads one sitemap: records its pages and returns its child sitemaps.
+/// Reads one sitemap: records its pages and returns its child sitemaps (`None`: not a
+/// sitemap but one of the site's feeds).
 async fn read_sitemap(
     ctx: &Context,
     site: &SiteState,
     url: &Url,
     cross: &[String],
     listed: &mut Listings,
-) -> anyhow::Result<Vec<Url>> {
+) -> anyhow::Result<Option<Vec<Url>>> {
     let (body, listing, validators) = match fetch_document(ctx, site, url, "sitemap").await? {
         Document::Read(body, listing, validators) => (body, listing, validators),
+        Document::Feed => return Ok(None),
         Document::Unchanged(row, read_ms) => {
             listed.unchanged(&row, read_ms);
-            return children_of(ctx, url).await;
+            return children_of(ctx, url).await.map(Some);
         }
         // Failed or not asked: the children read last time are still the children.
-        Document::Unread => return children_of(ctx, url).await,
+        Document::Unread => return children_of(ctx, url).await.map(Some),
     };
     let mut context = SitemapContext::new(url.clone(), ctx.clock.now());
     context.cross_submitted_hosts = cross.to_vec();
@@ -506,7 +513,7 @@ async fn read_sitemap(
         }
     }
     info!(sitemap = %url, pages = doc.urls.len(), children = children.len(), errors = doc.errors.len(), "sitemap read");
-    Ok(children)
+    Ok(Some(children))
 }
 
 /// Records a discovery problem and counts it.
