@@ -173,13 +173,27 @@ async fn a_feed_cross_submitted_from_its_own_host_is_read_as_a_feed() {
     assert!(waiting >= pages.count / 2, "{what}");
 }
 
-/// The same feed, named by the robots.txt first and added to the schedule's `feeds` later: the
-/// first run stores it as a sitemap (the first kind stored stayed, and it went on being read
-/// as one: once a day, no page waiting for it). A start makes the row of a URL the schedule
-/// names as a feed a feed, read as one from then on.
+/// The same feed, named first by the robots.txt (stored as a sitemap) or as a seed (a page),
+/// and added to the schedule's `feeds` later. The first kind stored stayed: the feed went on
+/// being read as a sitemap once a day, or checked as a page, and no page ever waited for it. A
+/// start makes the row of a URL the schedule names as a feed a feed, read as one from then on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed() {
-    use feed_site::{Changes, FEED_HOST, HOST, HOUR_MS, ORIGIN_MS, Pages};
+    feed_named_later(feed_site::FEED_HOST, "sitemap").await;
+}
+
+/// [`a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed`], the feed a seed
+/// first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_the_schedule_names_after_it_was_a_seed_is_read_as_a_feed() {
+    feed_named_later(feed_site::HOST, "page").await;
+}
+
+/// Runs a site for 10 virtual hours with its feed (on `feed_host`) not in its schedule's
+/// `feeds` (on another host, its robots.txt names it in a `Sitemap:` line; on the pages' host,
+/// the schedule names it a seed), checks the row is a `first_kind`, then 20 hours with it.
+async fn feed_named_later(feed_host: &str, first_kind: &str) {
+    use feed_site::{Changes, HOST, HOUR_MS, ORIGIN_MS, Pages};
     let pages = Pages {
         count: 20,
         changes: Changes::Random { per_day: 1.0 },
@@ -189,20 +203,22 @@ async fn a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed() {
     };
     let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
     let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
-    feed_site::serve_with_feed_on(&server, pages, FEED_HOST);
+    feed_site::serve_with_feed_on(&server, pages, feed_host);
     let dir = tempfile::tempdir().unwrap();
-    let schedule = feed_site::write_schedule_with_feed_on(dir.path(), &server, 100, FEED_HOST);
+    let schedule = feed_site::write_schedule_with_feed_on(dir.path(), &server, 100, feed_host);
     let with_feed = std::fs::read_to_string(&schedule).unwrap();
-    let without_feed: String = with_feed
-        .lines()
-        .filter(|line| !line.starts_with("feeds ="))
-        .map(|line| format!("{line}\n"))
+    let without_feed: String = (with_feed.lines())
+        .filter_map(|line| match line.strip_prefix("feeds =") {
+            None => Some(format!("{line}\n")),
+            Some(_) if feed_host != HOST => None,
+            Some(feeds) => Some(format!("seeds ={feeds}\n")),
+        })
         .collect();
     assert_ne!(with_feed, without_feed, "the schedule names the feed");
     std::fs::write(&schedule, without_feed).unwrap();
     let db = dir.path().join("freshet.db");
-    let hosts = [HOST, FEED_HOST];
-    let feed = server.url(FEED_HOST, "/feed.xml").to_string();
+    let hosts = [HOST, feed_host];
+    let feed = server.url(feed_host, "/feed.xml").to_string();
     let kind_of_feed = || async {
         let store = Store::open(&db).await.unwrap();
         let row = store.url_row(&feed).await.unwrap().expect("the feed's row");
@@ -214,18 +230,14 @@ async fn a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed() {
     let until = virtual_runs::clock_reaches(clock.clone(), added_ms);
     let again = schedule.clone();
     virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), again, &hosts, until).await;
-    assert_eq!(
-        kind_of_feed().await,
-        "sitemap",
-        "named by the robots.txt only"
-    );
+    assert_eq!(kind_of_feed().await, first_kind);
 
     std::fs::write(&schedule, with_feed).unwrap();
     let started_ms = clock.now_ms();
     let end_ms = started_ms + 20 * HOUR_MS;
     let until = virtual_runs::clock_reaches(clock.clone(), end_ms);
     virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
-    let reads = feed_site::feed_reads_on(&server, FEED_HOST, started_ms, end_ms);
+    let reads = feed_site::feed_reads_on(&server, feed_host, started_ms, end_ms);
     let store = Store::open(&db).await.unwrap();
     let mut waiting = 0;
     for i in 0..pages.count {
@@ -235,8 +247,8 @@ async fn a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed() {
     }
     store.close().await;
     let what = format!(
-        "20 hours after the schedule named the feed: {reads} reads of it; {waiting} of {} pages \
-         waiting for it",
+        "first a {first_kind}, 20 hours after the schedule named the feed: {reads} reads of \
+         it; {waiting} of {} pages waiting for it",
         pages.count
     );
     eprintln!("{what}");

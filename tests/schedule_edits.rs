@@ -2,7 +2,8 @@
 //! it: a renamed site keeps fetching its URLs (they were the old name's, which no run plans);
 //! a sitemap added to a site is read at once, not at the next `rediscover` time, and a run
 //! after it reads nothing again for it; a new `exclude` stops the requests to URLs already
-//! known, and `explain` says which rule did (taken out again, they are fetched again).
+//! known, and `explain` says which rule did (taken out again, they are fetched again); a URL
+//! checked as a page that the schedule then names as a sitemap is read as one.
 
 #[path = "support/freshet_bin.rs"]
 mod freshet_bin;
@@ -299,6 +300,69 @@ async fn an_added_sitemap_is_read_once(dir: &Path, db: &Path) {
     );
     assert_eq!(requests_for(&server, "/robots.txt"), robots_reads);
     assert_eq!(requests_for(&server, "/private/three.txt"), 0);
+}
+
+/// A URL checked as a page (a seed) that the schedule then names as a sitemap is read as one
+/// from the next run on: its pages come, and it is no longer checked as a page as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seed_named_a_sitemap_later_is_read_as_a_sitemap() {
+    let dir = tempfile::tempdir().unwrap();
+    a_seed_named_a_sitemap_later(dir.path(), &dir.path().join("f.db")).await;
+}
+
+/// The same on PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seed_named_a_sitemap_later_is_read_as_a_sitemap_on_postgres() {
+    let Some(db) = postgres::postgres_database("a_seed_named_a_sitemap_later").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    a_seed_named_a_sitemap_later(dir.path(), Path::new(&db)).await;
+}
+
+async fn a_seed_named_a_sitemap_later(dir: &Path, db: &Path) {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    let one = format!("{base}/one.txt");
+    let two = format!("{base}/two.txt");
+    let seeded = site(
+        "s",
+        std::slice::from_ref(&one),
+        &format!("seeds = [\"{two}\"]\n"),
+    );
+    run_once(&write_schedule(dir, &seeded), db).await;
+    assert_eq!(
+        (
+            requests_for(&server, "/two.txt"),
+            requests_for(&server, "/c")
+        ),
+        (1, 0),
+        "checked as a page"
+    );
+    let kind = || async {
+        let store = freshet::store::Store::open_existing(db).await.unwrap();
+        let row = store.url_row(&two).await.unwrap().expect("its row");
+        store.close().await;
+        row.kind
+    };
+    assert_eq!(kind().await, "page");
+
+    run_once(
+        &write_schedule(dir, &site("s", &[one, two.clone()], "")),
+        db,
+    )
+    .await;
+    assert_eq!(kind().await, "sitemap");
+    assert_eq!(
+        (
+            requests_for(&server, "/two.txt"),
+            requests_for(&server, "/c")
+        ),
+        (2, 1),
+        "read as a sitemap, its page checked: {:?}",
+        server.requests()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

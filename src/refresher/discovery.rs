@@ -336,8 +336,8 @@ async fn fetch_document(
         // here as a sitemap, its check took the feed's place, and the scheduler, which never
         // saw a read of it, planned it weekly as a feed worth nothing: no page ever waited for
         // it. (Decided by the row, which a start makes a feed when the schedule names it one,
-        // `Store::make_sitemaps_feeds`: a row stored as a sitemap for a URL the schedule does
-        // not name as a feed is read as a sitemap.)
+        // `Store::declare_kinds`: a row stored as a sitemap for a URL the schedule does not
+        // name as a feed is read as a sitemap.)
         return Ok(Document::Feed);
     }
     if let Some(until_ms) = ctx.pool.closed_beyond_patience(&origin) {

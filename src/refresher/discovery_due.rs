@@ -33,14 +33,15 @@ pub(super) fn pass_joinable_ms(site: &SiteState, now_ms: i64) -> i64 {
     (after - next).clamp(1, DAY_MS)
 }
 
-/// When a site is first due in this run: now if it was never discovered or its schedule names
-/// a source the store has never seen (a sitemap, feed or seed added since the last run), else
-/// at the first `rediscover` time after its last discovery.
+/// When a site is first due in this run: now if it was never discovered, its schedule names
+/// a source the store has never seen (a sitemap, feed or seed added since the last run), or a
+/// sitemap of its schedule is due (a row this start made a sitemap, `Store::declare_kinds`),
+/// else at the first `rediscover` time after its last discovery.
 pub async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<i64> {
     let Some(last) = ctx.store.site_discovered_ms(site.id).await? else {
         return Ok(now);
     };
-    if names_unseen_source(ctx, site).await? {
+    if names_unseen_source(ctx, site).await? || a_root_is_due(ctx, site, now).await? {
         return Ok(now);
     }
     let next = site
@@ -75,6 +76,22 @@ async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<
             Some(_) => false,
             None => !seen.refused,
         }
+    }))
+}
+
+/// Whether a sitemap the site's schedule names is due by `now`. A pass sets every sitemap of
+/// the site due at the next discovery; a row stored as a page or a feed that this start made a
+/// sitemap is due now, and was otherwise read only at the next `rediscover` time, as a source
+/// already seen.
+async fn a_root_is_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<bool> {
+    let rows = ctx.store.sitemaps_of_site(site.id).await?;
+    Ok(rows.iter().any(|row| {
+        row.next_due_ms.is_some_and(|due| due <= now)
+            && site
+                .site
+                .sitemaps
+                .iter()
+                .any(|root| root.as_str() == row.url)
     }))
 }
 

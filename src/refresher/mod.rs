@@ -315,14 +315,20 @@ async fn run_until_stopped(
             .mark_unscheduled_sites(&scheduled, clock.now_ms())
             .await?;
     }
-    // A URL the schedule names as a feed is read as one, whatever named it first.
+    // A URL the schedule names as a feed or a sitemap is read as one, whatever named it
+    // first; before the scheduler is filled, so that it is planned as one.
     for site in &ctx.sites {
-        let feeds: Vec<String> = site.site.feeds.iter().map(|u| u.to_string()).collect();
-        for url in store
-            .make_sitemaps_feeds(site.id, &feeds, clock.now_ms())
+        let feeds = site.site.feeds.iter().map(|u| (u.to_string(), "feed"));
+        let sitemaps = (site.site.sitemaps.iter())
+            .filter(|u| !site.site.feeds.contains(u))
+            .map(|u| (u.to_string(), "sitemap"));
+        let declared: Vec<(String, &'static str)> = feeds.chain(sitemaps).collect();
+        for change in store
+            .declare_kinds(site.id, &declared, clock.now_ms())
             .await?
         {
-            info!(site = %site.site.name, %url, "stored as a sitemap, named a feed by the schedule: read as a feed from now on");
+            let (url, was, kind) = (&change.url, &change.was, change.kind);
+            info!(site = %site.site.name, %url, was, kind, "stored as another kind than the schedule names it: read as the schedule says from now on");
         }
     }
     // Politeness as the last run left it, before any request and before the scheduler's hosts;

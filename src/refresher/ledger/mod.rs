@@ -253,7 +253,7 @@ impl Ledger {
     /// (another worker's check that committed after this worker took the host), or a feed's
     /// read saved again after this worker gained its host and before it read it
     /// ([`crate::scheduler::Scheduler::is_latest_copy`]); or a feed it does not know, a sitemap
-    /// row that a worker made a feed ([`crate::store::Store::make_sitemaps_feeds`]: its id is
+    /// row that a worker's start made a feed ([`crate::store::Store::declare_kinds`]: its id is
     /// older than the new rows read by id).
     pub fn newer_than_known(&self, rows: Vec<UrlRow>) -> Vec<UrlRow> {
         let inner = self.lock();
