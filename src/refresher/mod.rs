@@ -316,13 +316,19 @@ async fn run_until_stopped(
             .await?;
     }
     // A URL the schedule names as a feed or a sitemap is read as one, whatever named it
-    // first; before the scheduler is filled, so that it is planned as one.
+    // first, and a feed it no longer names is a document only a walk reads (a sitemap's row,
+    // as if the schedule had never named it); before the scheduler is filled, so that it is
+    // planned so.
     for site in &ctx.sites {
-        let feeds = site.site.feeds.iter().map(|u| (u.to_string(), "feed"));
+        let named: Vec<String> = site.site.feeds.iter().map(|u| u.to_string()).collect();
+        let feeds = named.iter().map(|u| (u.clone(), "feed"));
         let sitemaps = (site.site.sitemaps.iter())
             .filter(|u| !site.site.feeds.contains(u))
             .map(|u| (u.to_string(), "sitemap"));
-        let declared: Vec<(String, &'static str)> = feeds.chain(sitemaps).collect();
+        let dropped = (store.feeds_of_site(site.id).await?.into_iter())
+            .filter(|u| !named.contains(u))
+            .map(|u| (u, "sitemap"));
+        let declared: Vec<(String, &'static str)> = feeds.chain(sitemaps).chain(dropped).collect();
         for change in store
             .declare_kinds(site.id, &declared, clock.now_ms())
             .await?

@@ -141,6 +141,14 @@ impl Store {
         .await
     }
 
+    /// The URLs of a site's stored feeds.
+    pub async fn feeds_of_site(&self, site_id: i64) -> sqlx::Result<Vec<String>> {
+        sqlx::query_scalar("SELECT url FROM urls WHERE site_id = $1 AND kind = 'feed' ORDER BY id")
+            .bind(site_id)
+            .fetch_all(self.reader())
+            .await
+    }
+
     /// Marks a URL as disallowed by robots.txt (it is then never fetched) or allowed again.
     pub async fn set_disallowed(&self, url_id: i64, disallowed: bool) -> sqlx::Result<()> {
         self.write("set_disallowed", |mut tx| async move {
@@ -222,7 +230,9 @@ impl Store {
     /// the server's ttl, a page's listing and wait, a known change, a feed's reads), is due
     /// now and is written now (other workers take up a new feed), so that its first read
     /// lists its entries whole: a 304 would list nothing. Its checks and their evidence stay,
-    /// of the same document. A row of another site keeps its kind.
+    /// of the same document. A feed that becomes a sitemap (the schedule took it out of its
+    /// `feeds`) ends the waits of the pages that waited for it. A row of another site keeps
+    /// its kind.
     pub async fn declare_kinds(
         &self,
         site_id: i64,
@@ -261,6 +271,20 @@ impl Store {
                     .bind(id)
                     .execute(&mut *tx)
                     .await?;
+                    if was == "feed" {
+                        // No page waits for it any more (written now: other workers' rounds
+                        // take their waits up).
+                        sqlx::query(
+                            "UPDATE urls SET waits_for_feed_id = NULL,
+                                 written_ms = CASE WHEN COALESCE(written_ms, 0) > $1
+                                     THEN written_ms ELSE $1 END
+                             WHERE waits_for_feed_id = $2",
+                        )
+                        .bind(now_ms)
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                    }
                     changes.push(KindChange { url, was, kind });
                 }
                 Ok((tx, changes))
@@ -482,6 +506,7 @@ mod tests {
                 ("was-feed", "feed", 0),
                 ("right", "sitemap", 0),
                 ("theirs", "sitemap", 1),
+                ("waiting", "page", 0),
             ];
             let rows: Vec<Discovered> = (stored.iter())
                 .map(|&(path, kind, site)| found(&url(path), kind, ids[site]))
@@ -499,6 +524,17 @@ mod tests {
                     )
                     .execute(&mut *tx)
                     .await?;
+                    Ok((tx, ()))
+                })
+                .await
+                .unwrap();
+            let was_feed = store.url_row(&url("was-feed")).await.unwrap().unwrap().id;
+            store
+                .write("test", move |mut tx| async move {
+                    sqlx::query("UPDATE urls SET waits_for_feed_id = $1 WHERE url LIKE '%waiting'")
+                        .bind(was_feed)
+                        .execute(&mut *tx)
+                        .await?;
                     Ok((tx, ()))
                 })
                 .await
@@ -555,8 +591,13 @@ mod tests {
             let written: Vec<&str> = written.iter().map(|r| &r.url[14..]).collect();
             assert_eq!(
                 written,
-                ["robots-feed", "listed-feed"],
+                ["robots-feed", "listed-feed", "waiting"],
                 "written now (the pages and feeds among them), for the other workers"
+            );
+            let waiting = store.url_row(&url("waiting")).await.unwrap().unwrap();
+            assert_eq!(
+                waiting.waits_for_feed_id, None,
+                "no longer a feed to wait for"
             );
             let kept = |path: &'static str| {
                 let store = &store;

@@ -1,0 +1,167 @@
+//! The kind of a URL is the one its schedule names it with, from the next start on, as the
+//! server sees it: a feed named first by a robots.txt (stored as a sitemap) or as a seed (a
+//! page) is read as a feed once the schedule's `feeds` name it, and a feed taken out of them is
+//! no longer read. (A seed named a sitemap later: `schedule_edits.rs`.)
+
+#[path = "support/feed_site.rs"]
+mod feed_site;
+#[path = "support/recording_server.rs"]
+mod recording_server;
+#[path = "support/virtual_runs.rs"]
+mod virtual_runs;
+
+use std::sync::Arc;
+
+use freshet::clock::{SharedClock, VirtualClock};
+use freshet::store::Store;
+use recording_server::RecordingServer;
+
+/// The same feed, named first by the robots.txt (stored as a sitemap) or as a seed (a page),
+/// and added to the schedule's `feeds` later. The first kind stored stayed: the feed went on
+/// being read as a sitemap once a day, or checked as a page, and no page ever waited for it. A
+/// start makes the row of a URL the schedule names as a feed a feed, read as one from then on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed() {
+    feed_named_later(feed_site::FEED_HOST, "sitemap").await;
+}
+
+/// [`a_feed_the_schedule_names_after_robots_txt_did_is_read_as_a_feed`], the feed a seed
+/// first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_the_schedule_names_after_it_was_a_seed_is_read_as_a_feed() {
+    feed_named_later(feed_site::HOST, "page").await;
+}
+
+/// Runs a site for 10 virtual hours with its feed (on `feed_host`) not in its schedule's
+/// `feeds` (on another host, its robots.txt names it in a `Sitemap:` line; on the pages' host,
+/// the schedule names it a seed), checks the row is a `first_kind`, then 20 hours with it.
+async fn feed_named_later(feed_host: &str, first_kind: &str) {
+    use feed_site::{Changes, HOST, HOUR_MS, ORIGIN_MS, Pages};
+    let pages = Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: None,
+        unlisted: None,
+        ttl_minutes: None,
+    };
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    feed_site::serve_with_feed_on(&server, pages, feed_host);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = feed_site::write_schedule_with_feed_on(dir.path(), &server, 100, feed_host);
+    let with_feed = std::fs::read_to_string(&schedule).unwrap();
+    let without_feed: String = (with_feed.lines())
+        .filter_map(|line| match line.strip_prefix("feeds =") {
+            None => Some(format!("{line}\n")),
+            Some(_) if feed_host != HOST => None,
+            Some(feeds) => Some(format!("seeds ={feeds}\n")),
+        })
+        .collect();
+    assert_ne!(with_feed, without_feed, "the schedule names the feed");
+    std::fs::write(&schedule, without_feed).unwrap();
+    let db = dir.path().join("freshet.db");
+    let hosts = [HOST, feed_host];
+    let feed = server.url(feed_host, "/feed.xml").to_string();
+    let kind_of_feed = || async {
+        let store = Store::open(&db).await.unwrap();
+        let row = store.url_row(&feed).await.unwrap().expect("the feed's row");
+        store.close().await;
+        row.kind
+    };
+
+    let added_ms = ORIGIN_MS + 10 * HOUR_MS;
+    let until = virtual_runs::clock_reaches(clock.clone(), added_ms);
+    let again = schedule.clone();
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), again, &hosts, until).await;
+    assert_eq!(kind_of_feed().await, first_kind);
+
+    std::fs::write(&schedule, with_feed).unwrap();
+    let started_ms = clock.now_ms();
+    let end_ms = started_ms + 20 * HOUR_MS;
+    let until = virtual_runs::clock_reaches(clock.clone(), end_ms);
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
+    let reads = feed_site::feed_reads_on(&server, feed_host, started_ms, end_ms);
+    let store = Store::open(&db).await.unwrap();
+    let mut waiting = 0;
+    for i in 0..pages.count {
+        let url = server.url(HOST, &format!("/p{i}"));
+        let row = store.url_row(url.as_str()).await.unwrap().expect("a page");
+        waiting += usize::from(row.waits_for_feed_id.is_some());
+    }
+    store.close().await;
+    let what = format!(
+        "first a {first_kind}, 20 hours after the schedule named the feed: {reads} reads of \
+         it; {waiting} of {} pages waiting for it",
+        pages.count
+    );
+    eprintln!("{what}");
+    assert_eq!(kind_of_feed().await, "feed", "{what}");
+    assert!(reads >= 5, "{what}");
+    assert!(waiting >= pages.count / 2, "{what}");
+}
+
+/// A feed taken out of the schedule's `feeds`: from the next start it is no longer read (it
+/// went on being read as a feed at its planned rate, its pages waiting for it), and its pages
+/// follow their own plans. Its row becomes a sitemap's, read only if a robots.txt or an index
+/// names it, as it would be had the schedule never named it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_taken_out_of_the_schedule_is_no_longer_read() {
+    use feed_site::{Changes, HOST, HOUR_MS, ORIGIN_MS, Pages};
+    let pages = Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: None,
+        unlisted: None,
+        ttl_minutes: None,
+    };
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    feed_site::serve(&server, pages);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = feed_site::write_schedule(dir.path(), &server, 100);
+    let db = dir.path().join("freshet.db");
+    let hosts = [HOST];
+    let until = virtual_runs::clock_reaches(clock.clone(), ORIGIN_MS + 10 * HOUR_MS);
+    let again = schedule.clone();
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), again, &hosts, until).await;
+    let before = feed_site::feed_reads_on(&server, HOST, ORIGIN_MS, clock.now_ms());
+    let waiting = || async {
+        let store = Store::open(&db).await.unwrap();
+        let mut waiting = 0;
+        for i in 0..pages.count {
+            let url = server.url(HOST, &format!("/p{i}"));
+            let row = store.url_row(url.as_str()).await.unwrap().expect("a page");
+            waiting += usize::from(row.waits_for_feed_id.is_some());
+        }
+        store.close().await;
+        waiting
+    };
+    let waiting_before = waiting().await;
+
+    let without_feed: String = (std::fs::read_to_string(&schedule).unwrap().lines())
+        .filter(|line| !line.starts_with("feeds ="))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    std::fs::write(&schedule, without_feed).unwrap();
+    let started_ms = clock.now_ms();
+    let end_ms = started_ms + 20 * HOUR_MS;
+    let until = virtual_runs::clock_reaches(clock.clone(), end_ms);
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
+    let reads = feed_site::feed_reads_on(&server, HOST, started_ms, end_ms);
+    let (visits, lag_hours) = feed_site::page_visits(&server, pages, started_ms, end_ms);
+    let waiting_after = waiting().await;
+    let store = Store::open(&db).await.unwrap();
+    let feed = server.url(HOST, "/feed.xml").to_string();
+    let kind = store.url_row(&feed).await.unwrap().expect("its row").kind;
+    store.close().await;
+    let what = format!(
+        "10 hours with the feed: {before} reads, {waiting_before} pages waiting; 20 hours \
+         without: {reads} reads, {waiting_after} waiting, {visits} page requests, changes \
+         fetched {lag_hours:.2} h after they came"
+    );
+    eprintln!("{what}");
+    assert!(before >= 3 && waiting_before > 0, "{what}");
+    assert_eq!((reads, waiting_after), (0, 0), "{what}");
+    assert_eq!(kind, "sitemap", "{what}");
+    assert!(visits > 0, "{what}");
+}
