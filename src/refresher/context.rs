@@ -236,10 +236,35 @@ impl Context {
     }
 
     /// Hands the scheduler what stored rows say of URLs another worker checked (their
-    /// evidence and due times replace what this worker knew), adding the ones it lacks.
-    pub fn take_over_rows(&self, rows: &[UrlRow]) {
-        self.ledger
-            .take_over(rows, self.clock.now_ms(), |row| self.host_gate(row));
+    /// evidence and due times replace what this worker knew), adding the ones it lacks; then
+    /// saves the plans of the pages whose wait for a feed the feeds' rows ended here, so that
+    /// their rows stop naming the feed now rather than at the save of every plan.
+    pub async fn take_over_rows(&self, rows: &[UrlRow]) {
+        let ended = (self.ledger).take_over(rows, self.clock.now_ms(), |row| self.host_gate(row));
+        if let Err(err) = self.save_plans_now(&ended).await {
+            tracing::warn!(error = %err, "the plans of pages no longer waiting for a feed were not saved: the next save of every plan takes them up");
+            self.count_error();
+        }
+    }
+
+    /// Saves the plans of `url_ids` now, written and taken now: other workers take them up at
+    /// their next round. (Read before the plans are: a check whose plan was taken after them
+    /// was written later, and its commit, should it land after this save, is not taken for an
+    /// older plan.)
+    pub async fn save_plans_now(&self, url_ids: &[i64]) -> sqlx::Result<()> {
+        if url_ids.is_empty() {
+            return Ok(());
+        }
+        let written_ms = Some(self.clock.now_ms());
+        let mut plans = self.ledger.plans_of(url_ids);
+        for plan in &mut plans {
+            plan.written_ms = written_ms;
+            plan.taken_ms = written_ms;
+        }
+        if plans.is_empty() {
+            return Ok(());
+        }
+        self.store.save_plan(plans).await
     }
 
     /// A row's politeness key, its host's interval and when the host opens.

@@ -218,19 +218,8 @@ fn kept_by_date(entries: &[feed::FeedEntry], now_ms: i64) -> bool {
 /// a store error, and the read goes on (its change events, validators and what it showed):
 /// the save of every plan, each quarter of an hour, takes the plans up.
 async fn save_plans(ctx: &Context, site: &SiteState, url_ids: &[i64]) {
-    // The other workers take up the waits it ended at their next round. (Read before the
-    // plans are: a check whose plan was taken after them was written later, and its commit,
-    // should it land after this save, is not taken for an older plan.)
-    let written_ms = Some(ctx.clock.now_ms());
-    let mut plans = ctx.ledger.plans_of(url_ids);
-    if plans.is_empty() {
-        return;
-    }
-    for plan in &mut plans {
-        plan.written_ms = written_ms;
-        plan.taken_ms = written_ms;
-    }
-    if let Err(err) = ctx.store.save_plan(plans).await {
+    // The other workers take up the waits it ended at their next round.
+    if let Err(err) = ctx.save_plans_now(url_ids).await {
         warn!(site = %site.site.name, error = %err, "the plans a feed read moved were not saved: the next save of every plan takes them up");
         ctx.count_error();
         ctx.metrics.error(&site.site.name, "store");

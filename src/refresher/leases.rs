@@ -275,7 +275,7 @@ async fn take_over(ctx: &Context, gained: &[String], refresh: bool) -> anyhow::R
             .into_iter()
             .filter(|row| gained.contains(&key_of(&row.url)))
             .collect();
-        ctx.take_over_rows(&mine);
+        ctx.take_over_rows(&mine).await;
     }
     Ok(())
 }
@@ -296,7 +296,7 @@ async fn read_others_checks(ctx: &Context, leasing: &Leasing, now: i64) -> anyho
         // A check another worker committed after this one took the host (its request went
         // out before the lease changed hands): its copy is newer than what this one knows.
         theirs.extend(ctx.ledger.newer_than_known(here));
-        ctx.take_over_rows(&theirs);
+        ctx.take_over_rows(&theirs).await;
     }
     leasing.checks_read_ms.store(now, Ordering::Relaxed);
     Ok(())

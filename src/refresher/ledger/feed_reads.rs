@@ -122,10 +122,13 @@ impl Inner {
     /// audited it only every eight planned intervals.
     /// A page taken up as waiting goes back to its plan at once
     /// ([`crate::scheduler::Scheduler::follow_own_plan`]), not at its waiting due time, eight
-    /// planned intervals after its last check, until the next solve.
-    pub(super) fn take_up_left(&mut self, feed: UrlKey, row: &UrlRow, now_ms: i64) {
+    /// planned intervals after its last check, until the next solve. Returns the pages on hosts
+    /// held here whose wait it ended, whose plans to save now (their rows name the feed until
+    /// then; a page held elsewhere is its holder's to save).
+    pub(super) fn take_up_left(&mut self, feed: UrlKey, row: &UrlRow, now_ms: i64) -> Vec<i64> {
+        let mut ended = Vec::new();
         if row.kind != "feed" || self.sched.feed_read_here(feed).is_some() {
-            return;
+            return ended;
         }
         let left: HashSet<i64> = FeedReads::parse(row.last_read_json.as_deref())
             .map(|reads| reads.left.into_iter().collect())
@@ -136,10 +139,12 @@ impl Inner {
             };
             if self.parked_waits.get(&page) == Some(&row.id) {
                 self.unpark(page);
+                ended.push(page_id);
             } else if self.sched.covered_by(page) == Some(feed)
                 && self.sched.take_up_wait(page, None)
             {
                 self.sched.follow_own_plan(now_ms, page);
+                ended.push(page_id);
             }
         }
         if left.is_empty() {
@@ -147,6 +152,13 @@ impl Inner {
         } else {
             self.feeds_left.insert(row.id, left);
         }
+        ended.retain(|&id| {
+            self.urls
+                .key_of(id)
+                .is_some_and(|k| self.sched.is_held_here(k))
+        });
+        ended.sort_unstable();
+        ended
     }
 
     /// Whether the feed of row `feed_id`'s stored reads found that `page` has left it

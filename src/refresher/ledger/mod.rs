@@ -219,12 +219,15 @@ impl Ledger {
 
     /// Takes up what the rows say of URLs it knows (another worker checked them: their
     /// evidence, due time, known change and wait for a feed), and adds the ones it does not.
+    /// Returns the pages whose wait for a feed the feeds' rows ended here
+    /// ([`Inner::take_up_left`]): their plans to save now.
     pub fn take_over(
         &self,
         rows: &[UrlRow],
         now_ms: i64,
         host_gate: impl Fn(&UrlRow) -> (String, i64, i64),
-    ) {
+    ) -> Vec<i64> {
+        let mut ended = Vec::new();
         {
             let mut inner = self.lock();
             for row in rows {
@@ -236,7 +239,7 @@ impl Ledger {
                     if latest {
                         inner.keep_stored_listing(key, row);
                     }
-                    inner.take_up_left(key, row, now_ms);
+                    ended.extend(inner.take_up_left(key, row, now_ms));
                 }
             }
             // Once every feed among the rows is taken up (when it was last read).
@@ -247,6 +250,7 @@ impl Ledger {
             }
         }
         self.sync(rows, now_ms, host_gate);
+        ended
     }
 
     /// Of `rows` (on hosts held here), those holding a copy newer than the scheduler knows
@@ -406,6 +410,8 @@ impl Ledger {
             inner.sched.restore(key, restored_of(row));
             inner.keep_stored_listing(key, row);
             inner.urls.push(row.id, key);
+            // (A page whose wait this ends, at a start or for a feed new here, keeps its row
+            // naming the feed until its next check or the save of every plan.)
             inner.take_up_left(key, row, now_ms);
             inner.restore_stored_waits(key, row);
             inner.last_added_ms = Some(now_ms);

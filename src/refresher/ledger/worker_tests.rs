@@ -50,9 +50,18 @@ fn a_wait_kept_aside_ends_when_the_feeds_reader_finds_the_page_left_it() {
     holder.sync(&rows, START, gate);
     assert!(holder.poll(START - 1).is_none());
     assert_eq!(page_waits(&holder), vec![Some(FEED); 5], "kept aside");
-    holder.take_over(std::slice::from_ref(&feed_row), START + HOUR, gate);
+    let ended = holder.take_over(std::slice::from_ref(&feed_row), START + HOUR, gate);
+    assert_eq!(ended, [4], "its plan to save at once");
     let expected = [Some(FEED), Some(FEED), None, Some(FEED), Some(FEED)];
     assert_eq!(page_waits(&holder), expected, "page 4's wait forgotten");
+    let again = holder.take_over(std::slice::from_ref(&feed_row), START + HOUR, gate);
+    assert!(again.is_empty(), "once");
+    // A worker holding neither host leaves page 4's plan to its holder.
+    let neither = worker("http://c.test");
+    neither.sync(&rows, START, gate);
+    assert!(neither.poll(START - 1).is_none());
+    let ended = neither.take_over(std::slice::from_ref(&feed_row), START + HOUR, gate);
+    assert!(ended.is_empty(), "{ended:?}");
     holder.set_held("http://b.test", Some(START + 2 * HOUR));
     holder.poll(START + 2 * HOUR);
     let covered = |ledger: &Ledger| -> Vec<bool> {
@@ -99,7 +108,8 @@ fn a_feeds_read_saved_again_after_its_host_was_gained_is_taken_up() {
     let waiting_due = ledger.plans_of(&[4])[0].next_due_ms;
     let taken = ledger.newer_than_known(vec![saved.clone(), rows[1].clone()]);
     assert_eq!(taken.len(), 1, "the feed's row saved again, not a page's");
-    ledger.take_over(&taken, START + HOUR, gate);
+    let ended = ledger.take_over(&taken, START + HOUR, gate);
+    assert_eq!(ended, [4], "its plan to save at once");
     assert_eq!(ledger.feed_reads(FEED).expect("the feed").stamped_reads, 1);
     let expected = [Some(FEED), Some(FEED), None, Some(FEED), Some(FEED)];
     assert_eq!(page_waits(&ledger), expected, "page 4 left the feed");
