@@ -5,6 +5,8 @@
 
 #[path = "support/feed_site.rs"]
 mod feed_site;
+#[path = "support/postgres.rs"]
+mod postgres;
 #[path = "support/recording_server.rs"]
 mod recording_server;
 #[path = "support/virtual_runs.rs"]
@@ -103,9 +105,26 @@ async fn feed_named_later(feed_host: &str, first_kind: &str) {
 /// A feed taken out of the schedule's `feeds`: from the next start it is no longer read (it
 /// went on being read as a feed at its planned rate, its pages waiting for it), and its pages
 /// follow their own plans. Its row becomes a sitemap's, read only if a robots.txt or an index
-/// names it, as it would be had the schedule never named it.
+/// names it, as it would be had the schedule never named it; and a start after that runs no
+/// discovery pass for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feed_taken_out_of_the_schedule_is_no_longer_read() {
+    let dir = tempfile::tempdir().unwrap();
+    feed_taken_out(dir.path(), dir.path().join("freshet.db")).await;
+}
+
+/// The same on PostgreSQL, where a worker sets the due times of the sitemaps on its hosts
+/// (the row left due made every start run a pass).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_taken_out_of_the_schedule_is_no_longer_read_on_postgres() {
+    let Some(db) = postgres::postgres_database("a_feed_taken_out").await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    feed_taken_out(dir.path(), db.into()).await;
+}
+
+async fn feed_taken_out(dir: &std::path::Path, db: std::path::PathBuf) {
     use feed_site::{Changes, HOST, HOUR_MS, ORIGIN_MS, Pages};
     let pages = Pages {
         count: 20,
@@ -117,16 +136,20 @@ async fn a_feed_taken_out_of_the_schedule_is_no_longer_read() {
     let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
     let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
     feed_site::serve(&server, pages);
-    let dir = tempfile::tempdir().unwrap();
-    let schedule = feed_site::write_schedule(dir.path(), &server, 100);
-    let db = dir.path().join("freshet.db");
+    let schedule = feed_site::write_schedule(dir, &server, 100);
     let hosts = [HOST];
-    let until = virtual_runs::clock_reaches(clock.clone(), ORIGIN_MS + 10 * HOUR_MS);
-    let again = schedule.clone();
-    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), again, &hosts, until).await;
+    let run_until = |end_ms: i64| {
+        let until = virtual_runs::clock_reaches(clock.clone(), end_ms);
+        let (server, clock, db, schedule) = (&server, &clock, db.clone(), schedule.clone());
+        async move {
+            virtual_runs::run_schedule_on_until(server, clock, db, schedule, &hosts, until).await
+        }
+    };
+    run_until(ORIGIN_MS + 10 * HOUR_MS).await;
     let before = feed_site::feed_reads_on(&server, HOST, ORIGIN_MS, clock.now_ms());
+    let store = || async { Store::open(&db).await.unwrap() };
     let waiting = || async {
-        let store = Store::open(&db).await.unwrap();
+        let store = store().await;
         let mut waiting = 0;
         for i in 0..pages.count {
             let url = server.url(HOST, &format!("/p{i}"));
@@ -145,15 +168,24 @@ async fn a_feed_taken_out_of_the_schedule_is_no_longer_read() {
     std::fs::write(&schedule, without_feed).unwrap();
     let started_ms = clock.now_ms();
     let end_ms = started_ms + 20 * HOUR_MS;
-    let until = virtual_runs::clock_reaches(clock.clone(), end_ms);
-    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
+    run_until(end_ms).await;
     let reads = feed_site::feed_reads_on(&server, HOST, started_ms, end_ms);
     let (visits, lag_hours) = feed_site::page_visits(&server, pages, started_ms, end_ms);
     let waiting_after = waiting().await;
-    let store = Store::open(&db).await.unwrap();
+    let discovered = || async {
+        let store = store().await;
+        let site = store.site_id(HOST).await.unwrap().expect("the site");
+        let discovered = store.site_discovered_ms(site).await.unwrap();
+        store.close().await;
+        discovered
+    };
+    let discovered_ms = discovered().await;
+    let store = store().await;
     let feed = server.url(HOST, "/feed.xml").to_string();
     let kind = store.url_row(&feed).await.unwrap().expect("its row").kind;
     store.close().await;
+    // A start at 06:00, before the next `rediscover` time (midnight).
+    run_until(clock.now_ms() + HOUR_MS).await;
     let what = format!(
         "10 hours with the feed: {before} reads, {waiting_before} pages waiting; 20 hours \
          without: {reads} reads, {waiting_after} waiting, {visits} page requests, changes \
@@ -163,5 +195,118 @@ async fn a_feed_taken_out_of_the_schedule_is_no_longer_read() {
     assert!(before >= 3 && waiting_before > 0, "{what}");
     assert_eq!((reads, waiting_after), (0, 0), "{what}");
     assert_eq!(kind, "sitemap", "{what}");
-    assert!(visits > 0, "{what}");
+    assert!(visits >= 20, "{what}");
+    assert_eq!(
+        discovered().await,
+        discovered_ms,
+        "no pass at a start with nothing due"
+    );
+}
+
+/// A worker started on a schedule naming a feed, whose row another worker's start (on a newer
+/// schedule without it) made a sitemap's while it runs: it stops reading the feed at its next
+/// turn, and the pages that waited for it follow their plans (it went on reading it, and wrote
+/// the pages' waits on a row no longer a feed's). Another worker's start is played here by the
+/// statement `Store::declare_kinds` makes, written beside the running refresher.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_whose_feed_became_a_sitemap_elsewhere_stops_reading_it() {
+    use feed_site::{Changes, HOST, HOUR_MS, ORIGIN_MS, Pages};
+    let pages = Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: None,
+        unlisted: None,
+        ttl_minutes: None,
+    };
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    feed_site::serve(&server, pages);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = feed_site::write_schedule(dir.path(), &server, 100);
+    let db = dir.path().join("freshet.db");
+    let feed = server.url(HOST, "/feed.xml").to_string();
+    let (changed_ms, end_ms) = (ORIGIN_MS + 10 * HOUR_MS, ORIGIN_MS + 30 * HOUR_MS);
+    let until = {
+        let (clock, db, feed) = (clock.clone(), db.clone(), feed.clone());
+        async move {
+            virtual_runs::clock_reaches(clock.clone(), changed_ms).await;
+            let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+                .await
+                .unwrap();
+            let id: i64 = sqlx::query_scalar("SELECT id FROM urls WHERE url = $1")
+                .bind(&feed)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            sqlx::query(
+                "UPDATE urls SET kind = 'sitemap', copy_ms = NULL, etag = NULL WHERE id = $1",
+            )
+            .bind(id)
+            .execute(&pool)
+            .await
+            .unwrap();
+            sqlx::query("UPDATE urls SET waits_for_feed_id = NULL WHERE waits_for_feed_id = $1")
+                .bind(id)
+                .execute(&pool)
+                .await
+                .unwrap();
+            pool.close().await;
+            virtual_runs::clock_reaches(clock, end_ms).await;
+        }
+    };
+    let hosts = [HOST];
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
+    let before = feed_site::feed_reads_on(&server, HOST, ORIGIN_MS, changed_ms);
+    // (A read handed out before the change may still go.)
+    let after = feed_site::feed_reads_on(&server, HOST, changed_ms + HOUR_MS, end_ms);
+    let store = Store::open(&db).await.unwrap();
+    let mut waiting = 0;
+    for i in 0..pages.count {
+        let url = server.url(HOST, &format!("/p{i}"));
+        let row = store.url_row(url.as_str()).await.unwrap().expect("a page");
+        waiting += usize::from(row.waits_for_feed_id.is_some());
+    }
+    store.close().await;
+    let what = format!(
+        "{before} reads of the feed before its row changed, {after} after; {waiting} pages \
+         waiting at the end"
+    );
+    eprintln!("{what}");
+    assert!(before >= 3, "{what}");
+    assert_eq!((after, waiting), (0, 0), "{what}");
+}
+
+/// A URL a schedule names as a feed and as a seed (or a sitemap) is a feed from the first
+/// run on: the feeds are stored before the rest (the first kind stored stays until the next
+/// start, and the seed's page was stored first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_feed_also_named_a_seed_is_a_feed_from_the_first_run() {
+    use feed_site::{Changes, HOST, HOUR_MS, ORIGIN_MS, Pages};
+    let pages = Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: None,
+        unlisted: None,
+        ttl_minutes: None,
+    };
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    feed_site::serve(&server, pages);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = feed_site::write_schedule(dir.path(), &server, 100);
+    let feed = server.url(HOST, "/feed.xml").to_string();
+    let mut text = std::fs::read_to_string(&schedule).unwrap();
+    text.push_str(&format!("seeds = [\"{feed}\"]\n"));
+    std::fs::write(&schedule, text).unwrap();
+    let db = dir.path().join("freshet.db");
+    let end_ms = ORIGIN_MS + 10 * HOUR_MS;
+    let until = virtual_runs::clock_reaches(clock.clone(), end_ms);
+    let hosts = [HOST];
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
+    let reads = feed_site::feed_reads_on(&server, HOST, ORIGIN_MS, end_ms);
+    let store = Store::open(&db).await.unwrap();
+    let kind = store.url_row(&feed).await.unwrap().expect("its row").kind;
+    store.close().await;
+    assert_eq!(kind, "feed", "{reads} reads");
+    assert!(reads >= 3, "{reads} reads");
 }

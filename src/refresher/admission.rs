@@ -16,6 +16,7 @@ use super::context::{Context, SiteState};
 use super::fetching::record_error;
 use super::ledger::Due;
 use super::robots_rules;
+use crate::scheduler::UrlKind;
 
 /// The shortest wait before a URL robots.txt disallowed is judged again (clock ms), should the
 /// rules expire at once.
@@ -35,6 +36,20 @@ pub async fn admitted<'a>(
         ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
         return Ok(None);
     };
+    let kind = match due.kind {
+        UrlKind::Page => "page",
+        UrlKind::Feed => "feed",
+    };
+    if row.kind != kind {
+        // Another worker's start gave the URL the kind its schedule names it with
+        // (`Store::declare_kinds`), and this one, started on the schedule before, no longer
+        // checks it: as a page, a feed's body went to the dedup engine and a page's plan to
+        // the feed's row; read as a feed, a sitemap's row had pages waiting on it again. It
+        // is this worker's again once it starts on the new schedule.
+        info!(url = %row.url, was = kind, kind = %row.kind, "its kind changed since this worker started: no longer checked here");
+        ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
+        return Ok(None);
+    }
     Ok(admit(ctx, site, &row).await?.map(|url| (site, row, url)))
 }
 

@@ -21,6 +21,7 @@ use crate::fetch::Method;
 use crate::politeness::origin_of;
 use crate::store::discovered::{Discovered, Listing, ReadValidators};
 use crate::store::errors::ErrorRecord;
+use crate::store::kinds::Declared;
 use crate::store::refusals::RefusalReason;
 use crate::store::urls::{CheckRow, UrlPages, UrlRow, UrlScope};
 
@@ -78,8 +79,17 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     // that time, never the pass's own time left behind in the past.
     let due = (next != i64::MAX).then_some(next);
     if ctx.leasing.is_some() {
-        // Only those on hosts held here: the others are their holders' to read.
-        ctx.store.set_sitemaps_due_of(site.id, &walked, due).await?;
+        // Only those on hosts held here: the others are their holders' to read. (Every one
+        // held here, walked or not: a row no walk reaches, one a start made a sitemap when the
+        // schedule took it out of its feeds, left due made every start and gain run a pass. One
+        // another worker stored since, never read, is read at the next pass all the same.)
+        let held_here: Vec<String> = (ctx.store.sitemaps_of_site(site.id).await?.into_iter())
+            .map(|row| row.url)
+            .filter(|url| Url::parse(url).is_ok_and(|u| !ctx.held_elsewhere(&origin_of(&u))))
+            .collect();
+        ctx.store
+            .set_sitemaps_due_of(site.id, &held_here, due)
+            .await?;
     } else {
         ctx.store.set_sitemaps_due(site.id, due).await?;
     }
@@ -123,6 +133,14 @@ async fn discover_site(
             }
         }
     }
+    for feed_url in &site.site.feeds {
+        // Read when the scheduler says so (super::feeds); a new one is due with the pass's
+        // new pages, so on a binding budget it is read in its host's turn, not after the
+        // whole backlog the pass finds. Stored first: a URL the schedule names as a feed and
+        // as a sitemap or a seed is a feed (the first kind stored stays).
+        let due = Some(listed.pass_started_ms());
+        document_row(ctx, site, feed_url, "feed", "schedule", due).await?;
+    }
     // The schedule's sitemaps are stored before any request: one on a host that is closed or
     // disallows it is still a source seen (discovery_due::names_unseen_source), and a restart
     // runs no pass for it.
@@ -139,14 +157,6 @@ async fn discover_site(
         listed.pass_started_ms(),
     )
     .await?;
-
-    for feed_url in &site.site.feeds {
-        // Read when the scheduler says so (super::feeds); a new one is due with the pass's
-        // new pages, so on a binding budget it is read in its host's turn, not after the
-        // whole backlog the pass finds.
-        let due = Some(listed.pass_started_ms());
-        document_row(ctx, site, feed_url, "feed", "schedule", due).await?;
-    }
 
     let mut reached: BTreeSet<String> = BTreeSet::new();
     for (root, named_by) in roots {
@@ -329,7 +339,23 @@ async fn fetch_document(
     if ctx.is_stopping() {
         return Ok(Document::Unread);
     }
-    if (ctx.store.url_row(url.as_str()).await?).is_some_and(|row| row.kind == "feed") {
+    let stored = ctx.store.url_row(url.as_str()).await?;
+    let feed_of = stored
+        .filter(|row| row.kind == "feed")
+        .map(|row| row.site_id);
+    if let Some(feed_site) = feed_of.filter(|&id| ctx.site(id).is_none()) {
+        // A feed of a site in none of the schedules (a rename): this site, which names it as
+        // a sitemap, takes it as one (`Store::declare_kinds`: as a start does).
+        let declared = Declared {
+            site_id: site.id,
+            url: url.to_string(),
+            kind: "sitemap",
+            dropped: false,
+        };
+        let now = ctx.clock.now_ms();
+        let taken = ctx.store.declare_kinds(&[declared], now).await?;
+        info!(url = %url, from = feed_site, taken = !taken.is_empty(), "a feed of a site out of the schedules, named here as a sitemap");
+    } else if feed_of.is_some() {
         // One of the site's feeds, named as a sitemap (by a robots.txt `Sitemap:` line, which
         // makes it speak for that host, `feeds::cross_submitters`; or by an index): the feed
         // reader reads it when the scheduler says, and records its robots.txt disallow. Read

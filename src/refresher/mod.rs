@@ -72,6 +72,7 @@ use crate::politeness::Stop;
 use crate::schedule;
 use crate::scheduler::{PolicyKind, SchedulerConfig};
 use crate::store::errors::ErrorRecord;
+use crate::store::kinds::Declared;
 use crate::store::run_lock::RunLock;
 use crate::store::urls::{UrlPages, UrlScope};
 use crate::store::{Backend, Store};
@@ -319,23 +320,32 @@ async fn run_until_stopped(
     // first, and a feed it no longer names is a document only a walk reads (a sitemap's row,
     // as if the schedule had never named it); before the scheduler is filled, so that it is
     // planned so.
+    let stored_feeds = store.stored_feeds().await?;
+    let mut declared = Vec::new();
     for site in &ctx.sites {
-        let named: Vec<String> = site.site.feeds.iter().map(|u| u.to_string()).collect();
-        let feeds = named.iter().map(|u| (u.clone(), "feed"));
+        let feeds: Vec<String> = site.site.feeds.iter().map(|u| u.to_string()).collect();
         let sitemaps = (site.site.sitemaps.iter())
             .filter(|u| !site.site.feeds.contains(u))
-            .map(|u| (u.to_string(), "sitemap"));
-        let dropped = (store.feeds_of_site(site.id).await?.into_iter())
-            .filter(|u| !named.contains(u))
-            .map(|u| (u, "sitemap"));
-        let declared: Vec<(String, &'static str)> = feeds.chain(sitemaps).chain(dropped).collect();
-        for change in store
-            .declare_kinds(site.id, &declared, clock.now_ms())
-            .await?
-        {
-            let (url, was, kind) = (&change.url, &change.was, change.kind);
-            info!(site = %site.site.name, %url, was, kind, "stored as another kind than the schedule names it: read as the schedule says from now on");
-        }
+            .map(|u| (u.to_string(), "sitemap", false));
+        let dropped = (stored_feeds.iter())
+            .filter(|(site_id, url)| *site_id == site.id && !feeds.contains(url))
+            .map(|(_, url)| (url.clone(), "sitemap", true));
+        let kinds = (feeds.iter().map(|u| (u.clone(), "feed", false)))
+            .chain(sitemaps)
+            .chain(dropped);
+        declared.extend(kinds.map(|(url, kind, dropped)| Declared {
+            site_id: site.id,
+            url,
+            kind,
+            dropped,
+        }));
+    }
+    for change in store.declare_kinds(&declared, clock.now_ms()).await? {
+        let (url, was, kind) = (&change.url, &change.was, change.kind);
+        let site = ctx
+            .site(change.site_id)
+            .map_or("", |s| s.site.name.as_str());
+        info!(%url, was, kind, site, "stored as another kind or site than the schedules name it with: read as they say from now on");
     }
     // Politeness as the last run left it, before any request and before the scheduler's hosts;
     // every known host at the strictest rate of the sites on it.

@@ -243,10 +243,18 @@ impl Scheduler {
     }
 
     /// A request handed out was refused before it was made (its URL does not parse, its site is
-    /// gone): the host is free at once and the URL retired.
+    /// gone, its row is no longer of its kind): the host is free at once and the URL retired.
+    /// The pages a feed so retired covered follow their own plans at once: no announcement of
+    /// it will come.
     pub fn refuse(&mut self, now_ms: i64, url: UrlKey) {
         if self.take_back(now_ms, url) {
             self.retire(url);
+            if self.urls[url].kind == UrlKind::Feed {
+                for page in self.urls[url].feed().covers.clone() {
+                    self.uncover(page);
+                    self.follow_own_plan(now_ms, page);
+                }
+            }
         }
     }
 }

@@ -141,14 +141,6 @@ impl Store {
         .await
     }
 
-    /// The URLs of a site's stored feeds.
-    pub async fn feeds_of_site(&self, site_id: i64) -> sqlx::Result<Vec<String>> {
-        sqlx::query_scalar("SELECT url FROM urls WHERE site_id = $1 AND kind = 'feed' ORDER BY id")
-            .bind(site_id)
-            .fetch_all(self.reader())
-            .await
-    }
-
     /// Marks a URL as disallowed by robots.txt (it is then never fetched) or allowed again.
     pub async fn set_disallowed(&self, url_id: i64, disallowed: bool) -> sqlx::Result<()> {
         self.write("set_disallowed", |mut tx| async move {
@@ -219,96 +211,12 @@ impl Store {
         })
         .await
     }
-
-    /// Gives the stored rows of a site the kinds its schedule names its URLs with
-    /// (`declared`: a URL and `feed` or `sitemap`), and returns what changed. The first kind
-    /// stored stays otherwise: a feed a robots.txt `Sitemap:` line or an index named before
-    /// the schedule did (a user adds it to `feeds` later) was read as a sitemap once a day,
-    /// and no page ever waited for it; one a sitemap listed as a page, or a seed, was checked
-    /// as a page; a sitemap a urlset listed as a page was read by discovery and checked as a
-    /// page too. Each such row forgets what belonged to its old kind (its copy, validators,
-    /// the server's ttl, a page's listing and wait, a known change, a feed's reads), is due
-    /// now and is written now (other workers take up a new feed), so that its first read
-    /// lists its entries whole: a 304 would list nothing. Its checks and their evidence stay,
-    /// of the same document. A feed that becomes a sitemap (the schedule took it out of its
-    /// `feeds`) ends the waits of the pages that waited for it. A row of another site keeps
-    /// its kind.
-    pub async fn declare_kinds(
-        &self,
-        site_id: i64,
-        declared: &[(String, &'static str)],
-        now_ms: i64,
-    ) -> sqlx::Result<Vec<KindChange>> {
-        if declared.is_empty() {
-            return Ok(Vec::new());
-        }
-        let declared = declared.to_vec();
-        self.write("declare_kinds", move |mut tx| {
-            let declared = declared.clone();
-            async move {
-                let mut changes = Vec::new();
-                for (url, kind) in declared {
-                    let stored: Option<(i64, String)> =
-                        sqlx::query_as("SELECT id, kind FROM urls WHERE site_id = $1 AND url = $2")
-                            .bind(site_id)
-                            .bind(&url)
-                            .fetch_optional(&mut *tx)
-                            .await?;
-                    let Some((id, was)) = stored.filter(|(_, was)| was != kind) else {
-                        continue;
-                    };
-                    sqlx::query(
-                        "UPDATE urls SET kind = $1, copy_ms = NULL, etag = NULL,
-                             last_modified = NULL, min_interval_ms = NULL, listed_in = NULL,
-                             listed_ms = NULL, listed_lastmod_ms = NULL, known_change_ms = NULL,
-                             waits_for_feed_id = NULL, last_read_json = NULL, next_due_ms = $2,
-                             written_ms = CASE WHEN COALESCE(written_ms, 0) > $2
-                                 THEN written_ms ELSE $2 END
-                         WHERE id = $3",
-                    )
-                    .bind(kind)
-                    .bind(now_ms)
-                    .bind(id)
-                    .execute(&mut *tx)
-                    .await?;
-                    if was == "feed" {
-                        // No page waits for it any more (written now: other workers' rounds
-                        // take their waits up).
-                        sqlx::query(
-                            "UPDATE urls SET waits_for_feed_id = NULL,
-                                 written_ms = CASE WHEN COALESCE(written_ms, 0) > $1
-                                     THEN written_ms ELSE $1 END
-                             WHERE waits_for_feed_id = $2",
-                        )
-                        .bind(now_ms)
-                        .bind(id)
-                        .execute(&mut *tx)
-                        .await?;
-                    }
-                    changes.push(KindChange { url, was, kind });
-                }
-                Ok((tx, changes))
-            }
-        })
-        .await
-    }
-}
-
-/// A stored URL given the kind its schedule names it with ([`Store::declare_kinds`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KindChange {
-    /// The URL.
-    pub url: String,
-    /// The kind it was stored with.
-    pub was: String,
-    /// The kind it has now.
-    pub kind: &'static str,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::urls::{UrlPages, UrlRow, UrlScope};
+    use crate::store::urls::UrlRow;
 
     #[tokio::test]
     async fn a_long_list_with_repeats_writes_each_url_once_and_gives_new_ids_in_order() {
@@ -481,135 +389,6 @@ mod tests {
                 (Some(500), 500),
                 "as it was"
             );
-            store.close().await;
-        }
-    }
-
-    #[tokio::test]
-    async fn a_row_takes_the_kind_its_schedule_names_it_with_and_forgets_its_old_kinds() {
-        let (stores, _dir) = crate::store::test_support::stores("declare_kinds").await;
-        for store in stores {
-            let ids = crate::store::test_support::sites(&store, &["s", "other"]).await;
-            let host_id = store.host_id("http://a.test:80").await.unwrap();
-            let found = |url: &str, kind, site_id| Discovered {
-                kind,
-                ..crate::store::test_support::page(url, site_id, host_id)
-            };
-            let url = |path: &str| format!("http://a.test/{path}");
-            // A feed a robots.txt named first, one a sitemap listed, a sitemap a urlset
-            // listed, a feed the schedule moved to its sitemaps, one already right, and
-            // another site's.
-            let stored = [
-                ("robots-feed", "sitemap", 0),
-                ("listed-feed", "page", 0),
-                ("listed-map", "page", 0),
-                ("was-feed", "feed", 0),
-                ("right", "sitemap", 0),
-                ("theirs", "sitemap", 1),
-                ("waiting", "page", 0),
-            ];
-            let rows: Vec<Discovered> = (stored.iter())
-                .map(|&(path, kind, site)| found(&url(path), kind, ids[site]))
-                .collect();
-            store.upsert_discovered(&rows, 0).await.unwrap();
-            // Checked at 50: a copy, validators, a floor, a listing, a wait, a feed's reads.
-            store
-                .write("test", |mut tx| async move {
-                    sqlx::query(
-                        "UPDATE urls SET copy_ms = 50, written_ms = 50, checks = 1,
-                             etag = 'v1', last_modified = 'Mon, 07 Dec 2026 10:00:00 GMT',
-                             min_interval_ms = 3600000, listed_in = 1, listed_ms = 50,
-                             listed_lastmod_ms = 40, known_change_ms = 45,
-                             waits_for_feed_id = 1, last_read_json = '{}'",
-                    )
-                    .execute(&mut *tx)
-                    .await?;
-                    Ok((tx, ()))
-                })
-                .await
-                .unwrap();
-            let was_feed = store.url_row(&url("was-feed")).await.unwrap().unwrap().id;
-            store
-                .write("test", move |mut tx| async move {
-                    sqlx::query("UPDATE urls SET waits_for_feed_id = $1 WHERE url LIKE '%waiting'")
-                        .bind(was_feed)
-                        .execute(&mut *tx)
-                        .await?;
-                    Ok((tx, ()))
-                })
-                .await
-                .unwrap();
-
-            let declared: Vec<(String, &'static str)> = [
-                ("robots-feed", "feed"),
-                ("listed-feed", "feed"),
-                ("listed-map", "sitemap"),
-                ("was-feed", "sitemap"),
-                ("right", "sitemap"),
-                ("theirs", "feed"),
-                ("unknown", "feed"),
-            ]
-            .map(|(path, kind)| (url(path), kind))
-            .into();
-            let changes = store.declare_kinds(ids[0], &declared, 100).await.unwrap();
-
-            let changed: Vec<(&str, &str, &str)> = (changes.iter())
-                .map(|c| (&c.url[14..], c.was.as_str(), c.kind))
-                .collect();
-            let expected = [
-                ("robots-feed", "sitemap", "feed"),
-                ("listed-feed", "page", "feed"),
-                ("listed-map", "page", "sitemap"),
-                ("was-feed", "feed", "sitemap"),
-            ];
-            assert_eq!(changed, expected, "the site's own rows of another kind");
-            for &(path, _, kind) in &expected {
-                let row = store.url_row(&url(path)).await.unwrap().unwrap();
-                assert_eq!(row.kind, kind);
-                let forgotten = (
-                    (
-                        row.copy_ms,
-                        row.etag.as_deref(),
-                        row.last_modified.as_deref(),
-                    ),
-                    (row.min_interval_ms, row.listed_in, row.listed_ms),
-                    (row.listed_lastmod_ms, row.known_change_ms),
-                    (row.waits_for_feed_id, row.last_read_json.as_deref()),
-                );
-                let none = (
-                    (None, None, None),
-                    (None, None, None),
-                    (None, None),
-                    (None, None),
-                );
-                assert_eq!(forgotten, none, "{path}: its first read is whole");
-                assert_eq!(row.next_due_ms, Some(100), "{path}: due now");
-                assert_eq!(row.checks, 1, "{path}: its checks stay");
-            }
-            let mut pages = UrlPages::new(UrlScope::WrittenAfter(50), 10);
-            let written = pages.next(&store).await.unwrap().unwrap_or_default();
-            let written: Vec<&str> = written.iter().map(|r| &r.url[14..]).collect();
-            assert_eq!(
-                written,
-                ["robots-feed", "listed-feed", "waiting"],
-                "written now (the pages and feeds among them), for the other workers"
-            );
-            let waiting = store.url_row(&url("waiting")).await.unwrap().unwrap();
-            assert_eq!(
-                waiting.waits_for_feed_id, None,
-                "no longer a feed to wait for"
-            );
-            let kept = |path: &'static str| {
-                let store = &store;
-                async move {
-                    let row = store.url_row(&url(path)).await.unwrap().unwrap();
-                    (row.kind, row.etag)
-                }
-            };
-            assert_eq!(kept("right").await, ("sitemap".into(), Some("v1".into())));
-            assert_eq!(kept("theirs").await, ("sitemap".into(), Some("v1".into())));
-            let again = store.declare_kinds(ids[0], &declared, 200).await.unwrap();
-            assert!(again.is_empty(), "once");
             store.close().await;
         }
     }

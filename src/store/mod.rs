@@ -37,6 +37,7 @@ pub mod feed_reads;
 mod found_writes;
 mod group_commit;
 pub mod hosts;
+pub mod kinds;
 pub mod leases;
 mod migration_lock;
 pub mod observations;

@@ -1,6 +1,7 @@
 //! Requests handed out and not made (robots.txt disallows the URL for now, a fetch window,
 //! another worker's row taken up meanwhile): they cost their site nothing, and give back what
-//! they were charged outside the plan.
+//! they were charged outside the plan. A feed refused (its row no longer a feed's) lets its
+//! pages go.
 
 use super::*;
 
@@ -112,4 +113,34 @@ fn a_request_not_made_gives_back_its_charge_outside_the_plan() {
         at = sched.poll_timeout().expect("queued").max(at + 1);
     }
     assert_eq!(put_off.len(), 2, "both sent early: {put_off:?}");
+}
+
+/// A feed refused when it is handed out (another worker's start made its row a sitemap's):
+/// the pages that waited for it follow their own plans at once, not eight planned intervals
+/// after their last checks.
+#[test]
+fn the_pages_of_a_feed_refused_follow_their_plans_at_once() {
+    let (mut sched, feed, pages) =
+        super::restored_feeds::restarted_with_coverage(5, super::restored_feeds::TWENTY_LATEST);
+    let start = 10 * DAY;
+    assert!(pages.iter().all(|&page| sched.summary(page).covered));
+    let waiting: Vec<i64> = (pages.iter())
+        .map(|&page| sched.summary(page).due_ms.expect("queued"))
+        .collect();
+    let handed = sched
+        .poll_request(start)
+        .expect("the feed, due at the start");
+    assert_eq!(handed.url, feed);
+    sched.refuse(start, feed);
+    assert!(sched.is_retired(feed));
+    for (&page, waiting) in pages.iter().zip(waiting) {
+        let summary = sched.summary(page);
+        assert!(!summary.covered);
+        let due = summary.due_ms.expect("queued");
+        let by_plan = start - HOUR + (DAY as f64 / summary.planned_per_day) as i64;
+        assert!(
+            due < waiting && due <= by_plan + 1,
+            "{due} {waiting} {by_plan}"
+        );
+    }
 }

@@ -147,7 +147,10 @@ fn a_feed_an_earlier_run_took_for_stamping_is_known_at_its_first_read() {
 /// when last planned ([`Scheduler::restore_coverage`]), and the feed read an hour before the
 /// start, its reads having shown `shown`. Re-planned at the start. The host takes a request
 /// every ten minutes.
-fn restarted_with_coverage(n: usize, shown: FeedShown) -> (Scheduler, UrlKey, Vec<UrlKey>) {
+pub(super) fn restarted_with_coverage(
+    n: usize,
+    shown: FeedShown,
+) -> (Scheduler, UrlKey, Vec<UrlKey>) {
     let mut sched = Scheduler::new(SchedulerConfig::default());
     let site = sched.add_site(1.0, 50.0, 0);
     // 144 requests a day: the feed may take a quarter of them.
@@ -237,7 +240,7 @@ fn a_restored_wait_ends_where_the_stored_listing_dates_its_page() {
 }
 
 /// What forty reads of a feed of the twenty latest changes showed.
-const TWENTY_LATEST: FeedShown = FeedShown {
+pub(super) const TWENTY_LATEST: FeedShown = FeedShown {
     most_entries: 20,
     reads_below_most: 0,
     count_below: 0,
