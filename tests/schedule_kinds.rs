@@ -310,3 +310,52 @@ async fn a_feed_also_named_a_seed_is_a_feed_from_the_first_run() {
     assert_eq!(kind, "feed", "{reads} reads");
     assert!(reads >= 3, "{reads} reads");
 }
+
+/// A site renamed whose feed, on a host of its own, its robots.txt also names in a `Sitemap:`
+/// line, and whose new schedule no longer names the feed: the renamed site takes the old
+/// name's feed as what its robots.txt names it, a sitemap, and reads it as one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_sites_feed_its_robots_txt_names_becomes_its_sitemap() {
+    use feed_site::{Changes, FEED_HOST, HOST, HOUR_MS, ORIGIN_MS, Pages};
+    let pages = Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: None,
+        unlisted: None,
+        ttl_minutes: None,
+    };
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    feed_site::serve_with_feed_on(&server, pages, FEED_HOST);
+    let dir = tempfile::tempdir().unwrap();
+    let schedule = feed_site::write_schedule_with_feed_on(dir.path(), &server, 100, FEED_HOST);
+    let db = dir.path().join("freshet.db");
+    let hosts = [HOST, FEED_HOST];
+    let until = virtual_runs::clock_reaches(clock.clone(), ORIGIN_MS + 5 * HOUR_MS);
+    let again = schedule.clone();
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), again, &hosts, until).await;
+
+    let renamed: String = (std::fs::read_to_string(&schedule).unwrap().lines())
+        .filter(|line| !line.starts_with("feeds ="))
+        .map(|line| match line.strip_prefix("name =") {
+            Some(_) => "name = \"renamed\"\n".to_string(),
+            None => format!("{line}\n"),
+        })
+        .collect();
+    std::fs::write(&schedule, renamed).unwrap();
+    let started_ms = clock.now_ms();
+    let until = virtual_runs::clock_reaches(clock.clone(), started_ms + HOUR_MS);
+    virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
+    let reads = feed_site::feed_reads_on(&server, FEED_HOST, started_ms, clock.now_ms());
+    let store = Store::open(&db).await.unwrap();
+    let feed = server.url(FEED_HOST, "/feed.xml").to_string();
+    let row = store.url_row(&feed).await.unwrap().expect("its row");
+    let site = store
+        .site_id("renamed")
+        .await
+        .unwrap()
+        .expect("the renamed site");
+    store.close().await;
+    assert_eq!((row.kind.as_str(), row.site_id), ("sitemap", site));
+    assert!(reads >= 1, "read at the renamed site's first pass");
+}
