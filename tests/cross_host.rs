@@ -64,30 +64,8 @@ async fn feed_and_sitemap_entries_on_other_hosts_need_a_cross_submission() {
         server.route(host, path, Reply::html(format!("<p>{host}{path}</p>")));
     }
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("f.db");
-    let schedule = dir.path().join("site.toml");
-    std::fs::write(
-        &schedule,
-        format!(
-            "[[site]]\nname = \"news\"\nfeeds = [\"{feed}\"]\nsitemaps = [\"{}\"]\nallow_networks = [\"127.0.0.0/8\"]\n",
-            url("a.test", "/sitemap.xml"),
-        ),
-    )
-    .unwrap();
-    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
-    let options = RunOptions {
-        schedules: vec![schedule],
-        db_path: db.clone(),
-        once: true,
-        clock,
-        resolve: server.resolve(&["a.test", "b.test"]),
-        policy: PolicyChoice::Learned,
-        worker: Default::default(),
-        run_lock: None,
-    };
-    refresher::run(options, std::future::pending())
-        .await
-        .expect("one pass");
+    let sitemap = url("a.test", "/sitemap.xml");
+    let db = run_news_once(&server, dir.path(), &feed, &sitemap, &["a.test", "b.test"]).await;
 
     let paths = |host: &str| -> Vec<String> {
         server
@@ -153,14 +131,7 @@ async fn a_feed_cross_submitted_from_its_own_host_is_read_as_a_feed() {
     virtual_runs::run_schedule_on_until(&server, &clock, db.clone(), schedule, &hosts, until).await;
     let reads = feed_site::feed_reads_on(&server, FEED_HOST, ORIGIN_MS, end_ms);
     let (visits, lag_hours) = feed_site::page_visits(&server, pages, ORIGIN_MS, end_ms);
-    let store = Store::open(&db).await.unwrap();
-    let mut waiting = 0;
-    for i in 0..pages.count {
-        let url = server.url(HOST, &format!("/p{i}"));
-        let row = store.url_row(url.as_str()).await.unwrap().expect("a page");
-        waiting += usize::from(row.waits_for_feed_id.is_some());
-    }
-    store.close().await;
+    let waiting = feed_site::pages_waiting(&db, &server, pages).await;
     let what = format!(
         "20 hours: {reads} reads of the feed; {waiting} of {} pages waiting for it; {visits} \
          page requests, changes fetched {lag_hours:.2} h after they came on average",
@@ -195,30 +166,14 @@ async fn a_disallowed_feed_that_robots_txt_names_is_refused_once_as_a_feed() {
     );
     server.route("a.test", "/p", Reply::html("<p>p</p>"));
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("f.db");
-    let schedule = dir.path().join("site.toml");
-    std::fs::write(
-        &schedule,
-        format!(
-            "[[site]]\nname = \"news\"\nfeeds = [\"{feed}\"]\nsitemaps = [\"{}\"]\nallow_networks = [\"127.0.0.0/8\"]\n",
-            url("/sitemap.xml"),
-        ),
+    let db = run_news_once(
+        &server,
+        dir.path(),
+        &feed,
+        &url("/sitemap.xml"),
+        &["a.test"],
     )
-    .unwrap();
-    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
-    let options = RunOptions {
-        schedules: vec![schedule],
-        db_path: db.clone(),
-        once: true,
-        clock,
-        resolve: server.resolve(&["a.test"]),
-        policy: PolicyChoice::Learned,
-        worker: Default::default(),
-        run_lock: None,
-    };
-    refresher::run(options, std::future::pending())
-        .await
-        .expect("one pass");
+    .await;
 
     let paths: Vec<String> = (server.requests_to("a.test").iter())
         .map(|r| r.path.clone())
@@ -239,4 +194,39 @@ async fn a_disallowed_feed_that_robots_txt_names_is_refused_once_as_a_feed() {
     assert!(of_feed.is_empty(), "{of_feed:#?}");
     let reasons: Vec<&str> = refusals.iter().map(|r| r.reason.as_str()).collect();
     assert_eq!(reasons, ["robots"], "{refusals:#?}");
+}
+
+/// Runs one pass (`--once`) of a site "news" with `feed` and `sitemap`, `hosts` resolved to
+/// `server`, on a SQLite file in `dir`, which it returns.
+async fn run_news_once(
+    server: &RecordingServer,
+    dir: &std::path::Path,
+    feed: &str,
+    sitemap: &str,
+    hosts: &[&str],
+) -> std::path::PathBuf {
+    let db = dir.join("f.db");
+    let schedule = dir.join("site.toml");
+    std::fs::write(
+        &schedule,
+        format!(
+            "[[site]]\nname = \"news\"\nfeeds = [\"{feed}\"]\nsitemaps = [\"{sitemap}\"]\nallow_networks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 200.0));
+    let options = RunOptions {
+        schedules: vec![schedule],
+        db_path: db.clone(),
+        once: true,
+        clock,
+        resolve: server.resolve(hosts),
+        policy: PolicyChoice::Learned,
+        worker: Default::default(),
+        run_lock: None,
+    };
+    refresher::run(options, std::future::pending())
+        .await
+        .expect("one pass");
+    db
 }

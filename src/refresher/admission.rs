@@ -40,13 +40,13 @@ pub async fn admitted<'a>(
         UrlKind::Page => "page",
         UrlKind::Feed => "feed",
     };
-    if row.kind != kind {
-        // Another worker's start gave the URL the kind its schedule names it with
+    if row.kind != kind || row.site_id != due.site_id {
+        // Another worker's start gave the URL the kind (or the site) its schedule names it with
         // (`Store::declare_kinds`), and this one, started on the schedule before, no longer
         // checks it: as a page, a feed's body went to the dedup engine and a page's plan to
         // the feed's row; read as a feed, a sitemap's row had pages waiting on it again. It
         // is this worker's again once it starts on the new schedule.
-        info!(url = %row.url, was = kind, kind = %row.kind, "its kind changed since this worker started: no longer checked here");
+        info!(url = %row.url, was = kind, kind = %row.kind, "its kind or site changed since this worker started: no longer checked here");
         ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
         return Ok(None);
     }

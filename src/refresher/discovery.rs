@@ -79,17 +79,8 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     // that time, never the pass's own time left behind in the past.
     let due = (next != i64::MAX).then_some(next);
     if ctx.leasing.is_some() {
-        // Only those on hosts held here: the others are their holders' to read. (Every one
-        // held here, walked or not: a row no walk reaches, one a start made a sitemap when the
-        // schedule took it out of its feeds, left due made every start and gain run a pass. One
-        // another worker stored since, never read, is read at the next pass all the same.)
-        let held_here: Vec<String> = (ctx.store.sitemaps_of_site(site.id).await?.into_iter())
-            .map(|row| row.url)
-            .filter(|url| Url::parse(url).is_ok_and(|u| !ctx.held_elsewhere(&origin_of(&u))))
-            .collect();
-        ctx.store
-            .set_sitemaps_due_of(site.id, &held_here, due)
-            .await?;
+        // Only those on hosts held here: the others are their holders' to read.
+        ctx.store.set_sitemaps_due_of(site.id, &walked, due).await?;
     } else {
         ctx.store.set_sitemaps_due(site.id, due).await?;
     }
@@ -354,7 +345,13 @@ async fn fetch_document(
         };
         let now = ctx.clock.now_ms();
         let taken = ctx.store.declare_kinds(&[declared], now).await?;
-        info!(url = %url, from = feed_site, taken = !taken.is_empty(), "a feed of a site out of the schedules, named here as a sitemap");
+        if taken.is_empty() {
+            // Its site is loaded elsewhere (a newer worker's schedule, a schedule file skipped
+            // here for its problems, a site marked out of the schedules by no start since):
+            // not this site's to read.
+            return Ok(Document::Feed);
+        }
+        info!(url = %url, from = feed_site, "a feed of a site out of the schedules, named here as a sitemap: read as one");
     } else if feed_of.is_some() {
         // One of the site's feeds, named as a sitemap (by a robots.txt `Sitemap:` line, which
         // makes it speak for that host, `feeds::cross_submitters`; or by an index): the feed

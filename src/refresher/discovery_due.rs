@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use url::Url;
 
 use crate::politeness::origin_of;
+use crate::store::discovered::StoredSitemap;
 
 use super::context::{Context, SiteState};
 
@@ -119,8 +120,20 @@ pub async fn first_discovery_due_here(
         .sitemaps
         .iter()
         .any(|root| here(root.as_str()) && !read.contains_key(root.as_str()));
+    // (Not a sitemap the schedule named once and names no more, a feed it took out of its
+    // `feeds` among them: no walk reaches it, and its due time stays where it was, which made
+    // every start and gain run a pass.)
+    let dropped = |row: &StoredSitemap| {
+        row.discovered_from.as_deref() == Some("schedule")
+            && !site
+                .site
+                .sitemaps
+                .iter()
+                .any(|root| root.as_str() == row.url)
+    };
     let due_row = rows.iter().any(|row| {
         here(&row.url)
+            && !dropped(row)
             && (row.last_checked_ms.is_none() || row.next_due_ms.is_none_or(|due| due <= now))
     });
     Ok(if unread_root || due_row { now } else { shared })

@@ -327,9 +327,17 @@ async fn run_until_stopped(
         let sitemaps = (site.site.sitemaps.iter())
             .filter(|u| !site.site.feeds.contains(u))
             .map(|u| (u.to_string(), "sitemap", false));
+        // (A feed moved to the site's seeds is a page; a seed is stored as discovery stores
+        // it, without `drop_params`.)
+        let seeds: Vec<String> = (site.site.seeds.iter())
+            .map(|seed| site.site.strip_params(seed).to_string())
+            .collect();
         let dropped = (stored_feeds.iter())
             .filter(|(site_id, url)| *site_id == site.id && !feeds.contains(url))
-            .map(|(_, url)| (url.clone(), "sitemap", true));
+            .map(|(_, url)| match seeds.contains(url) {
+                true => (url.clone(), "page", false),
+                false => (url.clone(), "sitemap", true),
+            });
         let kinds = (feeds.iter().map(|u| (u.clone(), "feed", false)))
             .chain(sitemaps)
             .chain(dropped);

@@ -145,7 +145,7 @@ async fn insert_observations(mut tx: WriteTx, chunk: &[Arc<CheckWrite>]) -> sqlx
 mod tests {
     use super::*;
     use crate::store::summary::PlanUpdate;
-    use crate::store::test_support::{due, hold_writer, observed, two_urls};
+    use crate::store::test_support::{due, feed_and_page, hold_writer, observed, two_urls};
     use crate::store::urls::{UrlPages, UrlScope};
 
     #[tokio::test]
@@ -234,7 +234,7 @@ mod tests {
         let (stores, _dir) =
             crate::store::test_support::stores("a_check_writes_the_wait_with_its_plan").await;
         for store in stores {
-            let (feed, page) = two_urls(&store).await;
+            let (feed, page) = feed_and_page(&store).await;
             let waits = |wait: Option<Option<i64>>| SummaryUpdate {
                 waits_for_feed_id: wait,
                 ..due(100, "p")

@@ -55,7 +55,10 @@ struct Stored {
 /// adoption of a renamed site's URL would, with the kind it names); else its site's drop (a
 /// sitemap's row). `None`: nothing to change.
 fn resolve<'a>(stored: &Stored, declared: &[&'a Declared]) -> Option<&'a Declared> {
-    let own = declared.iter().find(|d| d.site_id == stored.site_id);
+    let own = (declared
+        .iter()
+        .find(|d| d.site_id == stored.site_id && !d.dropped))
+    .or_else(|| declared.iter().find(|d| d.site_id == stored.site_id));
     let named_elsewhere = || (declared.iter()).find(|d| d.site_id != stored.site_id && !d.dropped);
     let target = match own {
         Some(own) if !own.dropped => own,
@@ -266,6 +269,7 @@ mod tests {
                 ("right", "sitemap", 0),
                 ("theirs", "sitemap", 1),
                 ("waiting", "page", 0),
+                ("moved", "feed", 0),
             ];
             let rows: Vec<Discovered> = (stored.iter())
                 .map(|&(path, kind, site)| found(&url(path), kind, ids[site]))
@@ -315,6 +319,18 @@ mod tests {
                 dropped: false,
             })
             .into();
+            // A feed its site took out of its feeds, which the other site names.
+            let moved = |site_id, kind, dropped| Declared {
+                site_id,
+                url: url("moved"),
+                kind,
+                dropped,
+            };
+            let declared = [
+                declared,
+                vec![moved(ids[0], "sitemap", true), moved(ids[1], "feed", false)],
+            ]
+            .concat();
             let changes = store.declare_kinds(&declared, 100).await.unwrap();
 
             let changed: Vec<(&str, &str, &str)> = (changes.iter())
@@ -325,8 +341,12 @@ mod tests {
                 ("listed-feed", "page", "feed"),
                 ("listed-map", "page", "sitemap"),
                 ("was-feed", "feed", "sitemap"),
+                ("moved", "feed", "feed"),
             ];
             assert_eq!(changed, expected, "the site's own rows of another kind");
+            let moved_row = store.url_row(&url("moved")).await.unwrap().unwrap();
+            assert_eq!(moved_row.site_id, ids[1], "taken by the site that names it");
+            assert_eq!(changes[4].site_id, ids[1]);
             for &(path, _, kind) in &expected {
                 let row = store.url_row(&url(path)).await.unwrap().unwrap();
                 assert_eq!(row.kind, kind);
@@ -355,7 +375,7 @@ mod tests {
             let written: Vec<&str> = written.iter().map(|r| &r.url[14..]).collect();
             assert_eq!(
                 written,
-                ["robots-feed", "listed-feed", "waiting"],
+                ["robots-feed", "listed-feed", "waiting", "moved"],
                 "written now (the pages and feeds among them), for the other workers"
             );
             let waiting = store.url_row(&url("waiting")).await.unwrap().unwrap();
@@ -374,6 +394,69 @@ mod tests {
             assert_eq!(kept("theirs").await, ("sitemap".into(), Some("v1".into())));
             let again = store.declare_kinds(&declared, 200).await.unwrap();
             assert!(again.is_empty(), "once");
+            store.close().await;
+        }
+    }
+
+    /// A worker started before another's start made a feed's row a sitemap's still plans its
+    /// pages as waiting for it, and its own plan: neither is written on the rows.
+    #[tokio::test]
+    async fn no_wait_on_a_row_no_longer_a_feeds_and_no_plan_on_a_sitemap_is_written() {
+        use crate::store::summary::PlanUpdate;
+        use crate::store::test_support::{due, feed_and_page, observed};
+        let (stores, _dir) = crate::store::test_support::stores("no_wait_on_a_sitemap").await;
+        for store in stores {
+            let (feed, page) = feed_and_page(&store).await;
+            store
+                .write("test", move |mut tx| async move {
+                    sqlx::query("UPDATE urls SET kind = 'sitemap', next_due_ms = 5 WHERE id = $1")
+                        .bind(feed)
+                        .execute(&mut *tx)
+                        .await?;
+                    Ok((tx, ()))
+                })
+                .await
+                .unwrap();
+            let plan = |url_id| PlanUpdate {
+                url_id,
+                planned_per_day: 2.0,
+                next_due_ms: 900,
+                watched: None,
+                rate: None,
+                waits_for_feed_id: Some(feed),
+                written_ms: Some(100),
+                taken_ms: Some(100),
+            };
+            store.save_plan(vec![plan(page), plan(feed)]).await.unwrap();
+            let row = |url: &'static str| {
+                let store = &store;
+                async move { store.url_row(url).await.unwrap().unwrap() }
+            };
+            let (stored_page, stored_feed) =
+                (row("http://a.test/b").await, row("http://a.test/a").await);
+            assert_eq!(
+                (stored_page.next_due_ms, stored_page.waits_for_feed_id),
+                (Some(900), None),
+                "the page's plan, waiting for no sitemap"
+            );
+            assert_eq!(
+                stored_feed.next_due_ms,
+                Some(5),
+                "no plan on a sitemap's row"
+            );
+            let update = crate::store::summary::SummaryUpdate {
+                waits_for_feed_id: Some(Some(feed)),
+                ..due(1_000, "p")
+            };
+            store
+                .record_check(&observed(page, 200, false), &update)
+                .await
+                .unwrap();
+            assert_eq!(
+                row("http://a.test/b").await.waits_for_feed_id,
+                None,
+                "nor with a check"
+            );
             store.close().await;
         }
     }

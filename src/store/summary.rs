@@ -154,15 +154,16 @@ static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
                     waits_for_feed_id, written_ms, taken_ms)
                  AS (VALUES {})
              UPDATE urls SET planned_per_day = v.planned_per_day, next_due_ms = v.next_due_ms,
-                 waits_for_feed_id = v.waits_for_feed_id,
+                 waits_for_feed_id = {wait},
                  written_ms = CASE WHEN v.written_ms IS NOT NULL AND (urls.written_ms IS NULL
                      OR urls.written_ms < v.written_ms) THEN v.written_ms ELSE urls.written_ms END,
                  plan_saved_ms = COALESCE(v.taken_ms, urls.plan_saved_ms),
                  watched_from_ms = COALESCE(v.watched_from_ms, urls.watched_from_ms),
                  watched_until_ms = COALESCE(v.watched_until_ms, urls.watched_until_ms),
                  {estimate}
-             FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 14)
+             FROM v WHERE urls.id = v.id AND urls.kind <> 'sitemap'",
+            placeholder_rows(n, 14),
+            wait = super::summary_writes::WAIT_ON_A_FEED
         )
     })
 });
@@ -189,8 +190,10 @@ mod tests {
             let (site_id, host_id) = crate::store::test_support::site_and_host(&store).await;
             // 100 rows: chunks of 64, 32 and 4.
             let found: Vec<Discovered> = (0..100)
-                .map(|i| {
-                    crate::store::test_support::page(
+                .map(|i| Discovered {
+                    // (Row 0 is the feed some rows wait for.)
+                    kind: if i == 0 { "feed" } else { "page" },
+                    ..crate::store::test_support::page(
                         &format!("http://a.test/{i}"),
                         site_id,
                         host_id,

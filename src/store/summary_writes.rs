@@ -12,6 +12,13 @@ use super::observations::NewObservation;
 use super::summary::SummaryUpdate;
 use super::writer::WriteTx;
 
+/// The feed a page's plan waits for (`v.waits_for_feed_id`), if its row is still a feed's: a
+/// worker started on the schedule before another worker's start made that row a sitemap's
+/// (`Store::declare_kinds`) still plans the page as waiting for it, and wrote the sitemap's id
+/// back at each save, across restarts.
+pub(super) const WAIT_ON_A_FEED: &str =
+    "(SELECT f.id FROM urls f WHERE f.id = v.waits_for_feed_id AND f.kind = 'feed')";
+
 static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
     let latest = [
         ("last_checked_ms", "v.checked_ms"),
@@ -30,16 +37,15 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
         ("failures", "COALESCE(v.failures, urls.failures)"),
     ]
     .map(|(column, new)| unless_later(column, new));
+    let wait =
+        format!("CASE WHEN v.sets_wait THEN {WAIT_ON_A_FEED} ELSE urls.waits_for_feed_id END");
     let plan = [
         (
             "planned_per_day",
             "COALESCE(v.planned_per_day, urls.planned_per_day)",
         ),
         ("next_due_ms", "v.next_due_ms"),
-        (
-            "waits_for_feed_id",
-            "CASE WHEN v.sets_wait THEN v.waits_for_feed_id ELSE urls.waits_for_feed_id END",
-        ),
+        ("waits_for_feed_id", wait.as_str()),
     ]
     .map(|(column, new)| unless_later(column, &unless_planned_later(column, new)));
     let copy = [
@@ -169,7 +175,7 @@ pub(super) async fn update_summaries(
 #[cfg(test)]
 mod tests {
     use crate::store::summary::{PlanUpdate, SummaryUpdate};
-    use crate::store::test_support::{due, observed, two_urls};
+    use crate::store::test_support::{due, feed_and_page, observed, two_urls};
     use crate::store::urls::{UrlPages, UrlScope};
 
     /// A check whose plan was taken before a feed read's save of the page's plan (the check's
@@ -179,7 +185,7 @@ mod tests {
     async fn a_check_planned_before_a_save_leaves_the_plan_it_saved() {
         let (stores, _dir) = crate::store::test_support::stores("planned_before_a_read").await;
         for store in stores {
-            let (feed, page) = two_urls(&store).await;
+            let (feed, page) = feed_and_page(&store).await;
             let check = |written_ms: i64, due_ms: i64| SummaryUpdate {
                 waits_for_feed_id: Some(Some(feed)),
                 written_ms: Some(written_ms),

@@ -189,6 +189,18 @@ pub async fn two_urls(store: &Store) -> (i64, i64) {
     (ids[0], ids[1])
 }
 
+/// A feed (`http://a.test/a`) and a page (`http://a.test/b`) found at 0: their ids.
+pub async fn feed_and_page(store: &Store) -> (i64, i64) {
+    let (site_id, host_id) = site_and_host(store).await;
+    let feed = super::discovered::Discovered {
+        kind: "feed",
+        ..page("http://a.test/a", site_id, host_id)
+    };
+    let found = [feed, page("http://a.test/b", site_id, host_id)];
+    let ids = store.upsert_discovered(&found, 0).await.unwrap();
+    (ids[0], ids[1])
+}
+
 /// A 200 answer at `checked_ms`, changed or not.
 pub fn observed(url_id: i64, checked_ms: i64, changed: bool) -> NewObservation {
     NewObservation {

@@ -20,6 +20,54 @@ pub const HOST: &str = "h.test";
 /// Where the feed is served when not on [`HOST`] ([`serve_with_feed_on`]).
 pub const FEED_HOST: &str = "f.test";
 
+/// Twenty pages that change about daily, at random, every one listed by the feed.
+pub fn daily_pages() -> Pages {
+    Pages {
+        count: 20,
+        changes: Changes::Random { per_day: 1.0 },
+        cut: None,
+        unlisted: None,
+        ttl_minutes: None,
+    }
+}
+
+/// A virtual clock at [`ORIGIN_MS`], an hour a real second, and a server on it.
+pub async fn clock_and_server() -> (SharedClock, Arc<RecordingServer>) {
+    let clock: SharedClock = Arc::new(VirtualClock::new(ORIGIN_MS, 3_600.0));
+    let server = Arc::new(RecordingServer::start_with_clock(clock.clone()).await);
+    (clock, server)
+}
+
+/// How many of the pages' stored rows wait for a feed (`db`: a SQLite file or a postgres://
+/// URL).
+pub async fn pages_waiting(db: &std::path::Path, server: &RecordingServer, pages: Pages) -> usize {
+    let store = freshet::store::Store::open(db).await.unwrap();
+    let mut waiting = 0;
+    for i in 0..pages.count {
+        let url = server.url(HOST, &format!("/p{i}"));
+        let row = store.url_row(url.as_str()).await.unwrap().expect("a page");
+        waiting += usize::from(row.waits_for_feed_id.is_some());
+    }
+    store.close().await;
+    waiting
+}
+
+/// The stored kind and site of `url`.
+pub async fn kind_and_site(db: &std::path::Path, url: &str) -> (String, i64) {
+    let store = freshet::store::Store::open(db).await.unwrap();
+    let row = store.url_row(url).await.unwrap().expect("its row");
+    store.close().await;
+    (row.kind, row.site_id)
+}
+
+/// `schedule`'s lines, each through `edit` (`None`: left out).
+pub fn edit_schedule(schedule: &std::path::Path, edit: impl Fn(&str) -> Option<String>) {
+    let text: String = (std::fs::read_to_string(schedule).unwrap().lines())
+        .filter_map(|line| edit(line).map(|line| format!("{line}\n")))
+        .collect();
+    std::fs::write(schedule, text).unwrap();
+}
+
 /// A site's pages and how they change ([`Changes`]). Its feed lists each page at its latest
 /// change (as most feeds do), with an `ETag` (read more often than the pages change, it mostly
 /// answers 304; a first read after a restart answered 304 lists what the run before read,
