@@ -41,6 +41,7 @@ mod feeds;
 mod fetching;
 mod found_pages;
 mod hand_over;
+mod kinds;
 mod lease_state;
 mod leases;
 mod ledger;
@@ -72,7 +73,6 @@ use crate::politeness::Stop;
 use crate::schedule;
 use crate::scheduler::{PolicyKind, SchedulerConfig};
 use crate::store::errors::ErrorRecord;
-use crate::store::kinds::Declared;
 use crate::store::run_lock::RunLock;
 use crate::store::urls::{UrlPages, UrlScope};
 use crate::store::{Backend, Store};
@@ -317,44 +317,8 @@ async fn run_until_stopped(
             .await?;
     }
     // A URL the schedule names as a feed or a sitemap is read as one, whatever named it
-    // first, and a feed it no longer names is a document only a walk reads (a sitemap's row,
-    // as if the schedule had never named it); before the scheduler is filled, so that it is
-    // planned so.
-    let stored_feeds = store.stored_feeds().await?;
-    let mut declared = Vec::new();
-    for site in &ctx.sites {
-        let feeds: Vec<String> = site.site.feeds.iter().map(|u| u.to_string()).collect();
-        let sitemaps = (site.site.sitemaps.iter())
-            .filter(|u| !site.site.feeds.contains(u))
-            .map(|u| (u.to_string(), "sitemap", false));
-        // (A feed moved to the site's seeds is a page; a seed is stored as discovery stores
-        // it, without `drop_params`.)
-        let seeds: Vec<String> = (site.site.seeds.iter())
-            .map(|seed| site.site.strip_params(seed).to_string())
-            .collect();
-        let dropped = (stored_feeds.iter())
-            .filter(|(site_id, url)| *site_id == site.id && !feeds.contains(url))
-            .map(|(_, url)| match seeds.contains(url) {
-                true => (url.clone(), "page", false),
-                false => (url.clone(), "sitemap", true),
-            });
-        let kinds = (feeds.iter().map(|u| (u.clone(), "feed", false)))
-            .chain(sitemaps)
-            .chain(dropped);
-        declared.extend(kinds.map(|(url, kind, dropped)| Declared {
-            site_id: site.id,
-            url,
-            kind,
-            dropped,
-        }));
-    }
-    for change in store.declare_kinds(&declared, clock.now_ms()).await? {
-        let (url, was, kind) = (&change.url, &change.was, change.kind);
-        let site = ctx
-            .site(change.site_id)
-            .map_or("", |s| s.site.name.as_str());
-        info!(%url, was, kind, site, "stored as another kind or site than the schedules name it with: read as they say from now on");
-    }
+    // first; before the scheduler is filled, so that it is planned so.
+    kinds::declare(&store, &ctx.sites, clock.now_ms()).await?;
     // Politeness as the last run left it, before any request and before the scheduler's hosts;
     // every known host at the strictest rate of the sites on it.
     ctx.pool.restore(&store.load_politeness().await?);

@@ -13,6 +13,12 @@ use std::sync::LazyLock;
 use super::Store;
 use super::batch::{Texts, power_of_two_chunks, text_for, texts};
 
+/// What a feed's row was discovered from once the schedule took it out of its site's `feeds`
+/// ([`Declared::dropped`]): a sitemap's row that no walk may reach, which a start or a host
+/// gained does not count as a sitemap due (it was, at every start, on PostgreSQL). `explain`
+/// says "discovered … from" it.
+pub const DROPPED_FEED: &str = "the schedule, as a feed it no longer names";
+
 /// A URL a site's schedule names with a kind (`feed` or `sitemap`), or a stored feed of the
 /// site that it no longer names (`dropped`: a sitemap's row unless another site names it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +44,22 @@ pub struct KindChange {
     pub kind: &'static str,
     /// Its site now (another site's when it moved: see [`Store::declare_kinds`]).
     pub site_id: i64,
+    /// A feed taken out of its site's `feeds` ([`DROPPED_FEED`]).
+    pub dropped: bool,
+}
+
+/// A stored feed, or the row of one taken out of the schedule ([`Store::stored_feeds`]).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct StoredFeed {
+    /// Its site.
+    pub site_id: i64,
+    /// Its URL.
+    pub url: String,
+    /// `feed`, or what a feed taken out became.
+    pub kind: String,
+    /// What named it first: `schedule`, a seed, the feed that redirected to it (with several
+    /// workers, `hand_over`), or [`DROPPED_FEED`].
+    pub discovered_from: Option<String>,
 }
 
 /// A URL as stored: row id, site, kind, and whether the site is in none of the schedules.
@@ -81,11 +103,16 @@ static SELECT_STORED: LazyLock<Texts> = LazyLock::new(|| {
 });
 
 impl Store {
-    /// The stored feeds of every site: site id and URL.
-    pub async fn stored_feeds(&self) -> sqlx::Result<Vec<(i64, String)>> {
-        sqlx::query_as("SELECT site_id, url FROM urls WHERE kind = 'feed' ORDER BY id")
-            .fetch_all(self.reader())
-            .await
+    /// The stored feeds of every site, and the rows of feeds the schedule took out of its
+    /// `feeds` ([`DROPPED_FEED`]), by id.
+    pub async fn stored_feeds(&self) -> sqlx::Result<Vec<StoredFeed>> {
+        sqlx::query_as(
+            "SELECT site_id, url, kind, discovered_from FROM urls
+             WHERE kind = 'feed' OR discovered_from = $1 ORDER BY id",
+        )
+        .bind(DROPPED_FEED)
+        .fetch_all(self.reader())
+        .await
     }
 
     /// Gives the stored rows of their sites the kinds the schedules name them with, and
@@ -144,6 +171,7 @@ impl Store {
                 was: row.kind.clone(),
                 kind: target.kind,
                 site_id: target.site_id,
+                dropped: target.dropped,
             };
             to_change.push((row.clone(), change));
         }
@@ -159,7 +187,11 @@ impl Store {
                     let (id, was) = (row.id, &row.kind);
                     // (Unless another worker's start changed it since the read.)
                     let changed = sqlx::query(
-                        "UPDATE urls SET kind = $1, site_id = $2, copy_ms = NULL, etag = NULL,
+                        "UPDATE urls SET kind = $1, site_id = $2,
+                             discovered_from = CASE WHEN $7 = 1 THEN $8
+                                 WHEN discovered_from = $8 THEN 'schedule'
+                                 ELSE discovered_from END,
+                             copy_ms = NULL, etag = NULL,
                              last_modified = NULL, min_interval_ms = NULL, listed_in = NULL,
                              listed_ms = NULL, listed_lastmod_ms = NULL, known_change_ms = NULL,
                              waits_for_feed_id = NULL, last_read_json = NULL, next_due_ms = $3,
@@ -173,15 +205,18 @@ impl Store {
                     .bind(id)
                     .bind(was)
                     .bind(row.site_id)
+                    .bind(i64::from(change.dropped))
+                    .bind(DROPPED_FEED)
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();
                     if changed == 0 {
                         continue;
                     }
-                    if was == "feed" {
-                        // No page waits for it any more, here or at its old site (written
-                        // now: other workers' rounds take their waits up).
+                    if was == "feed" && change.kind != "feed" {
+                        // No page waits for it any more (written now: other workers' rounds
+                        // take their waits up). A feed that moved to another site keeps them
+                        // (the plans say whether they still wait).
                         sqlx::query(
                             "UPDATE urls SET waits_for_feed_id = NULL,
                                  written_ms = CASE WHEN COALESCE(written_ms, 0) > $1
