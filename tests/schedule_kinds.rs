@@ -107,6 +107,19 @@ async fn feed_named_later(feed_host: &'static str, first_kind: &str) {
     });
     site.run_until(ORIGIN_MS + 10 * HOUR_MS).await;
     assert_eq!(site.feed_kind_and_site().await.0, first_kind);
+    if feed_host != HOST {
+        // Stored with what named it (it was stored as the schedule's, and a start taking
+        // it for a sitemap the schedule named once left it out of those due).
+        let store = Store::open(&site.db).await.unwrap();
+        let from = store.discovered_from(&site.feed()).await.unwrap();
+        store.close().await;
+        let robots = site.server.url(HOST, "/robots.txt").to_string();
+        assert_eq!(
+            from.as_deref(),
+            Some(robots.trim_end_matches('/')),
+            "{from:?}"
+        );
+    }
 
     std::fs::write(&site.schedule, with_feed).unwrap();
     let started_ms = site.clock.now_ms();

@@ -243,7 +243,8 @@ async fn walk_from(
             continue;
         }
         let cross = vouched.get(url.as_str()).cloned().unwrap_or_default();
-        let Some(children) = read_sitemap(ctx, site, &url, &cross, listed).await? else {
+        let named = (&url, parent.as_deref());
+        let Some(children) = read_sitemap(ctx, site, named, &cross, listed).await? else {
             continue; // a feed: not one of the site's sitemap reads
         };
         walked.push(url.to_string());
@@ -324,7 +325,7 @@ async fn fetch_document(
     ctx: &Context,
     site: &SiteState,
     url: &Url,
-    kind: &'static str,
+    named_by: Option<&str>,
 ) -> anyhow::Result<Document> {
     let origin = origin_of(url);
     if ctx.is_stopping() {
@@ -381,10 +382,13 @@ async fn fetch_document(
         } else {
             "disallowed by robots.txt: not fetched"
         };
-        record(ctx, site, kind, url.as_str(), why.into()).await?;
+        record(ctx, site, "sitemap", url.as_str(), why.into()).await?;
         return Ok(Document::Unread);
     }
-    let Some(row) = document_row(ctx, site, url, kind, "schedule", None).await? else {
+    // (Stored with what named it: a robots.txt line's root was stored as the schedule's,
+    // and taken for one the schedule no longer names, `discovery_due`.)
+    let from = named_by.unwrap_or("schedule");
+    let Some(row) = document_row(ctx, site, url, "sitemap", from, None).await? else {
         return Ok(Document::Unread);
     };
     let now = ctx.clock.now_ms();
@@ -396,7 +400,6 @@ async fn fetch_document(
         return Ok(Document::Unread); // the server's ttl / max-age has not run out
     }
     if ctx.leasing.is_some()
-        && kind == "sitemap"
         && row.last_checked_ms.is_some()
         && row.next_due_ms.is_some_and(|due| due > now)
     {
@@ -436,16 +439,16 @@ async fn fetch_document(
         }))
 }
 
-/// Reads one sitemap: records its pages and returns its child sitemaps (`None`: not a
-/// sitemap but one of the site's feeds).
+/// Reads one sitemap (`named_by`: a robots.txt or an index, else the schedule): records its
+/// pages and returns its child sitemaps (`None`: not a sitemap but one of the site's feeds).
 async fn read_sitemap(
     ctx: &Context,
     site: &SiteState,
-    url: &Url,
+    (url, named_by): (&Url, Option<&str>),
     cross: &[String],
     listed: &mut Listings,
 ) -> anyhow::Result<Option<Vec<Url>>> {
-    let (body, listing, validators) = match fetch_document(ctx, site, url, "sitemap").await? {
+    let (body, listing, validators) = match fetch_document(ctx, site, url, named_by).await? {
         Document::Read(body, listing, validators) => (body, listing, validators),
         Document::Feed => return Ok(None),
         Document::Unchanged(row, read_ms) => {

@@ -8,7 +8,6 @@ use url::Url;
 
 use crate::politeness::origin_of;
 use crate::store::discovered::StoredSitemap;
-use crate::store::kinds::DROPPED_FEED;
 
 use super::context::{Context, SiteState};
 
@@ -121,10 +120,11 @@ pub async fn first_discovery_due_here(
         .sitemaps
         .iter()
         .any(|root| here(root.as_str()) && !read.contains_key(root.as_str()));
-    // (Not a feed the schedule took out of its `feeds`: no walk may reach it, and its due
-    // time stays where it was, which made every start and gain run a pass.)
+    // (Not a sitemap the schedule named and names no more, a feed taken out of its `feeds`
+    // among them: no walk reaches it, and its due time stays where it was, which made every
+    // start and gain run a pass. A robots.txt line's root is stored with the robots.txt's URL.)
     let dropped = |row: &StoredSitemap| {
-        row.discovered_from.as_deref() == Some(DROPPED_FEED)
+        row.discovered_from.as_deref() == Some("schedule")
             && !site
                 .site
                 .sitemaps

@@ -1,17 +1,19 @@
 //! What a start declares of the kinds of the stored URLs, before the scheduler is filled from
 //! them ([`crate::store::Store::declare_kinds`]): each site's `feeds` are feeds, its `sitemaps`
-//! (not also feeds) sitemaps, and a stored feed the schedule no longer names (nor leads to, as
-//! the target of one's redirect) a sitemap's row only a walk reads, or a page if the schedule
-//! now names it a seed.
+//! (not also feeds) sitemaps; a stored feed the schedule no longer names (nor leads to, as the
+//! target of one's redirect) is a sitemap's row only a walk reads, which another site that
+//! names it may take; and such a row, or a sitemap the schedule no longer names, is a page
+//! once the schedule names it a seed.
 
 use tracing::info;
 
 use crate::store::Store;
-use crate::store::kinds::{Declared, StoredFeed};
+use crate::store::kinds::{Declared, StoredDocument};
 
 use super::context::SiteState;
 
-/// A site's URLs as its schedule names them (as stored: seeds without `drop_params`).
+/// A site's URLs as its schedule names them, as stored (seeds without `drop_params`, and none
+/// the site's filters refuse: discovery does not store those).
 pub struct Named {
     pub site_id: i64,
     pub feeds: Vec<String>,
@@ -27,30 +29,32 @@ impl Named {
             feeds: strings(&site.site.feeds),
             sitemaps: strings(&site.site.sitemaps),
             seeds: (site.site.seeds.iter())
-                .map(|seed| site.site.strip_params(seed).to_string())
+                .map(|seed| site.site.strip_params(seed))
+                .filter(|seed| site.site.refused_by(seed).is_none())
+                .map(|seed| seed.to_string())
                 .collect(),
         }
     }
 }
 
-/// The declarations of one site, given the stored feeds (and feeds taken out) of every site.
-/// A stored feed is still the site's while a chain of redirects leads to it from one of its
-/// `feeds` (with several workers, the target of a feed's redirect to a host held elsewhere is
-/// handed over as a feed, discovered from the feed: it is not a feed taken out).
-pub fn declarations(named: &Named, stored: &[StoredFeed]) -> Vec<Declared> {
-    let own: Vec<&StoredFeed> = stored
-        .iter()
+/// The declarations of one site, given the stored feeds and sitemaps of every site.
+///
+/// A stored document is still one of the site's feeds while a chain of redirects leads to it
+/// from one of its `feeds` (with several workers, the target of a feed's redirect to a host
+/// held elsewhere is handed over as a feed, discovered from the feed): such a target taken out
+/// with its feed is a feed again when the feed is named again (`hand_over` adds no URL known).
+/// A feed or sitemap the schedule named (discovered from `schedule`) and names no more is
+/// declared a sitemap taken out (`dropped`): nothing changes unless another site names it,
+/// which takes it; or a page, when the schedule now names it a seed.
+pub fn declarations(named: &Named, stored: &[StoredDocument]) -> Vec<Declared> {
+    let own: Vec<&StoredDocument> = (stored.iter())
         .filter(|s| s.site_id == named.site_id)
         .collect();
     let mut kept: Vec<&str> = named.feeds.iter().map(String::as_str).collect();
     loop {
         let led_to: Vec<&str> = (own.iter())
-            .filter(|s| s.kind == "feed" && !kept.contains(&s.url.as_str()))
-            .filter(|s| {
-                s.discovered_from
-                    .as_deref()
-                    .is_some_and(|from| kept.contains(&from))
-            })
+            .filter(|s| !kept.contains(&s.url.as_str()))
+            .filter(|s| (s.discovered_from.as_deref()).is_some_and(|from| kept.contains(&from)))
             .map(|s| s.url.as_str())
             .collect();
         if led_to.is_empty() {
@@ -64,28 +68,25 @@ pub fn declarations(named: &Named, stored: &[StoredFeed]) -> Vec<Declared> {
         kind,
         dropped,
     };
-    let feeds = named.feeds.iter().map(|url| declare(url, "feed", false));
+    let is_named = |url: &String| named.feeds.contains(url) || named.sitemaps.contains(url);
+    let feeds = (kept.iter()).map(|url| declare(url, "feed", false));
     let sitemaps = (named.sitemaps.iter())
-        .filter(|url| !named.feeds.contains(url))
+        .filter(|url| !kept.contains(&url.as_str()))
         .map(|url| declare(url, "sitemap", false));
     let taken_out = (own.iter())
-        .filter(|s| !kept.contains(&s.url.as_str()))
-        .filter_map(|s| {
-            if named.seeds.contains(&s.url) {
-                Some(declare(&s.url, "page", false))
-            } else if s.kind == "feed" && !named.sitemaps.contains(&s.url) {
-                Some(declare(&s.url, "sitemap", true))
-            } else {
-                None // a sitemap's row already, or one the schedule names a sitemap
-            }
+        .filter(|s| !kept.contains(&s.url.as_str()) && !is_named(&s.url))
+        .filter(|s| s.kind == "feed" || s.discovered_from.as_deref() == Some("schedule"))
+        .map(|s| match named.seeds.contains(&s.url) {
+            true => declare(&s.url, "page", false),
+            false => declare(&s.url, "sitemap", true),
         });
     feeds.chain(sitemaps).chain(taken_out).collect()
 }
 
-/// Declares the kinds of every loaded site's URLs (one read of the stored feeds, one write if
-/// anything changes) and logs what changed.
+/// Declares the kinds of every loaded site's URLs (one read of the stored feeds and sitemaps,
+/// one write if anything changes) and logs what changed.
 pub async fn declare(store: &Store, sites: &[SiteState], now_ms: i64) -> anyhow::Result<()> {
-    let stored = store.stored_feeds().await?;
+    let stored = store.stored_documents().await?;
     let declared: Vec<Declared> = (sites.iter())
         .flat_map(|site| declarations(&Named::of(site), &stored))
         .collect();
@@ -101,10 +102,9 @@ pub async fn declare(store: &Store, sites: &[SiteState], now_ms: i64) -> anyhow:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::kinds::DROPPED_FEED;
 
-    fn stored(url: &str, kind: &str, from: &str) -> StoredFeed {
-        StoredFeed {
+    fn stored(url: &str, kind: &str, from: &str) -> StoredDocument {
+        StoredDocument {
             site_id: 1,
             url: url.into(),
             kind: kind.into(),
@@ -122,20 +122,23 @@ mod tests {
     fn a_feed_taken_out_is_dropped_unless_a_redirect_from_a_named_feed_leads_to_it() {
         let named = Named {
             site_id: 1,
-            feeds: vec!["f".into()],
+            feeds: vec!["f".into(), "back".into()],
             sitemaps: vec!["s".into(), "f".into()],
             seeds: vec!["seed".into(), "seed2".into()],
         };
         let stored = [
             stored("f", "feed", "schedule"),
-            stored("f2", "feed", "f"),  // f's redirect target, handed over
-            stored("f3", "feed", "f2"), // and f2's
+            stored("f2", "feed", "f"), // f's redirect target, handed over
+            stored("f3", "sitemap", "f2"), // and f2's, taken out with it before
             stored("old", "feed", "schedule"),
-            stored("old2", "feed", "old"),
-            stored("seed", "sitemap", DROPPED_FEED), // taken out before, a seed now
-            stored("seed2", "feed", "schedule"),     // moved to the seeds now
-            stored("gone", "sitemap", DROPPED_FEED),
-            StoredFeed {
+            stored("old2", "feed", "old"), // old's redirect target
+            stored("back", "sitemap", "schedule"), // taken out before, named again
+            stored("seed", "sitemap", "schedule"), // taken out before, a seed now
+            stored("seed2", "feed", "schedule"), // moved to the seeds now
+            stored("gone", "sitemap", "schedule"), // a root taken out
+            stored("child", "sitemap", "index"), // an index's, named by no schedule
+            stored("robots", "sitemap", "http://a/robots.txt"),
+            StoredDocument {
                 site_id: 2,
                 ..stored("theirs", "feed", "schedule")
             },
@@ -143,11 +146,15 @@ mod tests {
         let declared = declarations(&named, &stored);
         let expected = [
             ("f", "feed", false),
+            ("back", "feed", false),
+            ("f2", "feed", false),
+            ("f3", "feed", false),
             ("s", "sitemap", false),
             ("old", "sitemap", true),
             ("old2", "sitemap", true),
             ("seed", "page", false),
             ("seed2", "page", false),
+            ("gone", "sitemap", true),
         ];
         assert_eq!(said(&declared), expected);
     }

@@ -13,12 +13,6 @@ use std::sync::LazyLock;
 use super::Store;
 use super::batch::{Texts, power_of_two_chunks, text_for, texts};
 
-/// What a feed's row was discovered from once the schedule took it out of its site's `feeds`
-/// ([`Declared::dropped`]): a sitemap's row that no walk may reach, which a start or a host
-/// gained does not count as a sitemap due (it was, at every start, on PostgreSQL). `explain`
-/// says "discovered … from" it.
-pub const DROPPED_FEED: &str = "the schedule, as a feed it no longer names";
-
 /// A URL a site's schedule names with a kind (`feed` or `sitemap`), or a stored feed of the
 /// site that it no longer names (`dropped`: a sitemap's row unless another site names it).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,21 +38,19 @@ pub struct KindChange {
     pub kind: &'static str,
     /// Its site now (another site's when it moved: see [`Store::declare_kinds`]).
     pub site_id: i64,
-    /// A feed taken out of its site's `feeds` ([`DROPPED_FEED`]).
-    pub dropped: bool,
 }
 
-/// A stored feed, or the row of one taken out of the schedule ([`Store::stored_feeds`]).
+/// A stored feed or sitemap ([`Store::stored_documents`]).
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct StoredFeed {
+pub struct StoredDocument {
     /// Its site.
     pub site_id: i64,
     /// Its URL.
     pub url: String,
-    /// `feed`, or what a feed taken out became.
+    /// `feed` or `sitemap`.
     pub kind: String,
-    /// What named it first: `schedule`, a seed, the feed that redirected to it (with several
-    /// workers, `hand_over`), or [`DROPPED_FEED`].
+    /// What named it first: `schedule`, a seed, a robots.txt, an index, or the document that
+    /// redirected to it (with several workers, `hand_over`).
     pub discovered_from: Option<String>,
 }
 
@@ -103,14 +95,13 @@ static SELECT_STORED: LazyLock<Texts> = LazyLock::new(|| {
 });
 
 impl Store {
-    /// The stored feeds of every site, and the rows of feeds the schedule took out of its
-    /// `feeds` ([`DROPPED_FEED`]), by id.
-    pub async fn stored_feeds(&self) -> sqlx::Result<Vec<StoredFeed>> {
+    /// The stored feeds and sitemaps of every site, by id (a few per site: pages are the
+    /// rest).
+    pub async fn stored_documents(&self) -> sqlx::Result<Vec<StoredDocument>> {
         sqlx::query_as(
             "SELECT site_id, url, kind, discovered_from FROM urls
-             WHERE kind = 'feed' OR discovered_from = $1 ORDER BY id",
+             WHERE kind IN ('feed', 'sitemap') ORDER BY id",
         )
-        .bind(DROPPED_FEED)
         .fetch_all(self.reader())
         .await
     }
@@ -171,7 +162,6 @@ impl Store {
                 was: row.kind.clone(),
                 kind: target.kind,
                 site_id: target.site_id,
-                dropped: target.dropped,
             };
             to_change.push((row.clone(), change));
         }
@@ -187,11 +177,7 @@ impl Store {
                     let (id, was) = (row.id, &row.kind);
                     // (Unless another worker's start changed it since the read.)
                     let changed = sqlx::query(
-                        "UPDATE urls SET kind = $1, site_id = $2,
-                             discovered_from = CASE WHEN $7 = 1 THEN $8
-                                 WHEN discovered_from = $8 THEN 'schedule'
-                                 ELSE discovered_from END,
-                             copy_ms = NULL, etag = NULL,
+                        "UPDATE urls SET kind = $1, site_id = $2, copy_ms = NULL, etag = NULL,
                              last_modified = NULL, min_interval_ms = NULL, listed_in = NULL,
                              listed_ms = NULL, listed_lastmod_ms = NULL, known_change_ms = NULL,
                              waits_for_feed_id = NULL, last_read_json = NULL, next_due_ms = $3,
@@ -205,8 +191,6 @@ impl Store {
                     .bind(id)
                     .bind(was)
                     .bind(row.site_id)
-                    .bind(i64::from(change.dropped))
-                    .bind(DROPPED_FEED)
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();
