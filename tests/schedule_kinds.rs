@@ -333,3 +333,37 @@ async fn a_feed_taken_out_then_named_a_seed_is_checked_as_a_page() {
         "{checks} checks, {waiting} pages waiting"
     );
 }
+
+/// A robots.txt line's root that an earlier build stored as the schedule's (it is now stored
+/// with the robots.txt's URL) is named by the robots.txt at the next pass that reaches it: it
+/// is not taken for a sitemap the schedule took out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_robots_txt_root_stored_as_the_schedules_is_named_by_its_robots_txt_again() {
+    let site = Site::new(FEED_HOST, None).await;
+    feed_site::edit_schedule(&site.schedule, |line| {
+        (!line.starts_with("feeds =")).then(|| line.to_string())
+    });
+    site.run_until(ORIGIN_MS + 2 * HOUR_MS).await;
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", site.db.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE urls SET discovered_from = 'schedule' WHERE url = $1")
+        .bind(site.feed())
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+    // Rediscovered hourly, for a pass within the run.
+    feed_site::edit_schedule(&site.schedule, |line| {
+        match line.starts_with("rediscover =") {
+            true => Some("rediscover = \"0 0 * * * *\"".into()),
+            false => Some(line.to_string()),
+        }
+    });
+    site.run_until(ORIGIN_MS + 5 * HOUR_MS).await;
+    let store = Store::open(&site.db).await.unwrap();
+    let from = store.discovered_from(&site.feed()).await.unwrap();
+    store.close().await;
+    let robots = site.server.url(HOST, "/robots.txt").to_string();
+    assert_eq!(from.as_deref(), Some(robots.as_str()));
+}

@@ -391,6 +391,14 @@ async fn fetch_document(
     let Some(row) = document_row(ctx, site, url, "sitemap", from, None).await? else {
         return Ok(Document::Unread);
     };
+    if let Some(named_by) = named_by
+        && row.discovered_from.as_deref() == Some("schedule")
+        && !site.site.sitemaps.contains(url)
+    {
+        // Stored so before, or a root the schedule took out that this names still: what
+        // names it now.
+        ctx.store.renamed_by(row.id, named_by).await?;
+    }
     let now = ctx.clock.now_ms();
     // (From its last answer that gave one, a 2xx or a 304: a failed read since does not
     // start the floor again, helper-122.)

@@ -5,6 +5,8 @@
 //! names it may take; and such a row, or a sitemap the schedule no longer names, is a page
 //! once the schedule names it a seed.
 
+use std::collections::HashMap;
+
 use tracing::info;
 
 use crate::store::Store;
@@ -37,7 +39,7 @@ impl Named {
     }
 }
 
-/// The declarations of one site, given the stored feeds and sitemaps of every site.
+/// The declarations of one site, given its stored feeds and sitemaps (`own`).
 ///
 /// A stored document is still one of the site's feeds while a chain of redirects leads to it
 /// from one of its `feeds` (with several workers, the target of a feed's redirect to a host
@@ -46,14 +48,14 @@ impl Named {
 /// A feed or sitemap the schedule named (discovered from `schedule`) and names no more is
 /// declared a sitemap taken out (`dropped`): nothing changes unless another site names it,
 /// which takes it; or a page, when the schedule now names it a seed.
-pub fn declarations(named: &Named, stored: &[StoredDocument]) -> Vec<Declared> {
-    let own: Vec<&StoredDocument> = (stored.iter())
-        .filter(|s| s.site_id == named.site_id)
-        .collect();
+pub fn declarations(named: &Named, own: &[&StoredDocument]) -> Vec<Declared> {
     let mut kept: Vec<&str> = named.feeds.iter().map(String::as_str).collect();
+    // (Not through a URL the schedule names otherwise: a sitemap an index that is a feed now
+    // listed, say.)
+    let named_otherwise = |url: &String| named.sitemaps.contains(url) || named.seeds.contains(url);
     loop {
         let led_to: Vec<&str> = (own.iter())
-            .filter(|s| !kept.contains(&s.url.as_str()))
+            .filter(|s| !kept.contains(&s.url.as_str()) && !named_otherwise(&s.url))
             .filter(|s| (s.discovered_from.as_deref()).is_some_and(|from| kept.contains(&from)))
             .map(|s| s.url.as_str())
             .collect();
@@ -87,8 +89,15 @@ pub fn declarations(named: &Named, stored: &[StoredDocument]) -> Vec<Declared> {
 /// one write if anything changes) and logs what changed.
 pub async fn declare(store: &Store, sites: &[SiteState], now_ms: i64) -> anyhow::Result<()> {
     let stored = store.stored_documents().await?;
+    let mut by_site: HashMap<i64, Vec<&StoredDocument>> = HashMap::new();
+    for document in &stored {
+        by_site.entry(document.site_id).or_default().push(document);
+    }
     let declared: Vec<Declared> = (sites.iter())
-        .flat_map(|site| declarations(&Named::of(site), &stored))
+        .flat_map(|site| {
+            let own = by_site.get(&site.id).map_or(&[][..], Vec::as_slice);
+            declarations(&Named::of(site), own)
+        })
         .collect();
     for change in store.declare_kinds(&declared, now_ms).await? {
         let (url, was, kind) = (&change.url, &change.was, change.kind);
@@ -138,12 +147,10 @@ mod tests {
             stored("gone", "sitemap", "schedule"), // a root taken out
             stored("child", "sitemap", "index"), // an index's, named by no schedule
             stored("robots", "sitemap", "http://a/robots.txt"),
-            StoredDocument {
-                site_id: 2,
-                ..stored("theirs", "feed", "schedule")
-            },
+            stored("s", "sitemap", "f"), // named a sitemap: not one of f's redirects
         ];
-        let declared = declarations(&named, &stored);
+        let own: Vec<&StoredDocument> = stored.iter().collect();
+        let declared = declarations(&named, &own);
         let expected = [
             ("f", "feed", false),
             ("back", "feed", false),
