@@ -137,6 +137,13 @@ impl Store {
     }
 }
 
+/// The feed a page's plan waits for (`v.waits_for_feed_id`), if its row is still a feed's: a
+/// worker started on the schedule before another worker's start made that row a sitemap's
+/// (`Store::declare_kinds`) still plans the page as waiting for it, and wrote the sitemap's id
+/// back at each save, across restarts.
+pub(super) const WAIT_ON_A_FEED: &str =
+    "(SELECT f.id FROM urls f WHERE f.id = v.waits_for_feed_id AND f.kind = 'feed')";
+
 static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
     // An estimate is written only over one from the check it follows or an earlier one.
     let estimate = ["rate_per_day", "rate_low", "rate_high", "rate_shape", "rate_scale"]
@@ -163,7 +170,7 @@ static SAVE_PLANS: LazyLock<Texts> = LazyLock::new(|| {
                  {estimate}
              FROM v WHERE urls.id = v.id AND urls.kind <> 'sitemap'",
             placeholder_rows(n, 14),
-            wait = super::summary_writes::WAIT_ON_A_FEED
+            wait = WAIT_ON_A_FEED
         )
     })
 });

@@ -9,15 +9,8 @@ use super::backend::BindReal;
 use super::batch::{Texts, placeholder_rows, text_for, texts};
 use super::hash_to_db;
 use super::observations::NewObservation;
-use super::summary::SummaryUpdate;
+use super::summary::{SummaryUpdate, WAIT_ON_A_FEED};
 use super::writer::WriteTx;
-
-/// The feed a page's plan waits for (`v.waits_for_feed_id`), if its row is still a feed's: a
-/// worker started on the schedule before another worker's start made that row a sitemap's
-/// (`Store::declare_kinds`) still plans the page as waiting for it, and wrote the sitemap's id
-/// back at each save, across restarts.
-pub(super) const WAIT_ON_A_FEED: &str =
-    "(SELECT f.id FROM urls f WHERE f.id = v.waits_for_feed_id AND f.kind = 'feed')";
 
 static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
     let latest = [
