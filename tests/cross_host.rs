@@ -155,15 +155,7 @@ async fn a_disallowed_feed_that_robots_txt_names_is_refused_once_as_a_feed() {
     let robots = format!("User-agent: *\nDisallow: /feed.xml\nSitemap: {feed}\n");
     server.route("a.test", "/robots.txt", Reply::text(robots));
     let page = url("/p");
-    server.route(
-        "a.test",
-        "/sitemap.xml",
-        Reply::status(200)
-            .header("content-type", "application/xml")
-            .body(format!(
-                r#"<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>{page}</loc></url></urlset>"#
-            )),
-    );
+    server.route("a.test", "/sitemap.xml", Reply::sitemap([&page]));
     server.route("a.test", "/p", Reply::html("<p>p</p>"));
     let dir = tempfile::tempdir().unwrap();
     let db = run_news_once(

@@ -86,14 +86,14 @@ async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<
 /// already seen.
 async fn a_root_is_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<bool> {
     let rows = ctx.store.sitemaps_of_site(site.id).await?;
-    Ok(rows.iter().any(|row| {
-        row.next_due_ms.is_some_and(|due| due <= now)
-            && site
-                .site
-                .sitemaps
-                .iter()
-                .any(|root| root.as_str() == row.url)
-    }))
+    Ok(rows
+        .iter()
+        .any(|row| row.next_due_ms.is_some_and(|due| due <= now) && is_root(site, &row.url)))
+}
+
+/// Whether the site's schedule names `url` among its `sitemaps`.
+fn is_root(site: &SiteState, url: &str) -> bool {
+    site.site.sitemaps.iter().any(|root| root.as_str() == url)
 }
 
 /// With several workers, when a site is first due on this one: as with one worker, or now if a
@@ -124,12 +124,7 @@ pub async fn first_discovery_due_here(
     // among them: no walk reaches it, and its due time stays where it was, which made every
     // start and gain run a pass. A robots.txt line's root is stored with the robots.txt's URL.)
     let dropped = |row: &StoredSitemap| {
-        row.discovered_from.as_deref() == Some("schedule")
-            && !site
-                .site
-                .sitemaps
-                .iter()
-                .any(|root| root.as_str() == row.url)
+        row.discovered_from.as_deref() == Some("schedule") && !is_root(site, &row.url)
     };
     let due_row = rows.iter().any(|row| {
         here(&row.url)

@@ -13,17 +13,18 @@ use std::sync::LazyLock;
 use super::Store;
 use super::batch::{Texts, power_of_two_chunks, text_for, texts};
 
-/// A URL a site's schedule names with a kind (`feed` or `sitemap`), or a stored feed of the
-/// site that it no longer names (`dropped`: a sitemap's row unless another site names it).
+/// A URL a site's schedule names with a kind (`feed`, `sitemap`, or `page` for a seed that was
+/// a feed or a sitemap), or a stored feed or sitemap the schedule named and names no more
+/// (`dropped`: a sitemap's row unless another site names it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Declared {
     /// The site.
     pub site_id: i64,
     /// The URL (as stored: normalised).
     pub url: String,
-    /// `feed` or `sitemap`.
+    /// `feed`, `sitemap` or `page`.
     pub kind: &'static str,
-    /// A feed of the site that its schedule no longer names.
+    /// A feed or sitemap the site's schedule named and no longer names.
     pub dropped: bool,
 }
 
@@ -246,6 +247,7 @@ impl Store {
 mod tests {
     use super::*;
     use crate::store::discovered::Discovered;
+    use crate::store::test_support::execute;
     use crate::store::urls::{UrlPages, UrlScope};
 
     #[test]
@@ -316,32 +318,15 @@ mod tests {
                 .collect();
             store.upsert_discovered(&rows, 0).await.unwrap();
             // Checked at 50: a copy, validators, a floor, a listing, a wait, a feed's reads.
-            store
-                .write("test", |mut tx| async move {
-                    sqlx::query(
-                        "UPDATE urls SET copy_ms = 50, written_ms = 50, checks = 1,
-                             etag = 'v1', last_modified = 'Mon, 07 Dec 2026 10:00:00 GMT',
-                             min_interval_ms = 3600000, listed_in = 1, listed_ms = 50,
-                             listed_lastmod_ms = 40, known_change_ms = 45,
-                             waits_for_feed_id = 1, last_read_json = '{}'",
-                    )
-                    .execute(&mut *tx)
-                    .await?;
-                    Ok((tx, ()))
-                })
-                .await
-                .unwrap();
+            let checked = "UPDATE urls SET copy_ms = 50, written_ms = 50, checks = 1,
+                 etag = 'v1', last_modified = 'Mon, 07 Dec 2026 10:00:00 GMT',
+                 min_interval_ms = 3600000, listed_in = 1, listed_ms = 50,
+                 listed_lastmod_ms = 40, known_change_ms = 45,
+                 waits_for_feed_id = 1, last_read_json = '{}'";
+            execute(&store, checked, &[]).await;
             let was_feed = store.url_row(&url("was-feed")).await.unwrap().unwrap().id;
-            store
-                .write("test", move |mut tx| async move {
-                    sqlx::query("UPDATE urls SET waits_for_feed_id = $1 WHERE url LIKE '%waiting'")
-                        .bind(was_feed)
-                        .execute(&mut *tx)
-                        .await?;
-                    Ok((tx, ()))
-                })
-                .await
-                .unwrap();
+            let waiting = "UPDATE urls SET waits_for_feed_id = $1 WHERE url LIKE '%waiting'";
+            execute(&store, waiting, &[was_feed]).await;
 
             let declared: Vec<Declared> = [
                 ("robots-feed", "feed"),
@@ -447,16 +432,8 @@ mod tests {
         let (stores, _dir) = crate::store::test_support::stores("no_wait_on_a_sitemap").await;
         for store in stores {
             let (feed, page) = feed_and_page(&store).await;
-            store
-                .write("test", move |mut tx| async move {
-                    sqlx::query("UPDATE urls SET kind = 'sitemap', next_due_ms = 5 WHERE id = $1")
-                        .bind(feed)
-                        .execute(&mut *tx)
-                        .await?;
-                    Ok((tx, ()))
-                })
-                .await
-                .unwrap();
+            let made_sitemap = "UPDATE urls SET kind = 'sitemap', next_due_ms = 5 WHERE id = $1";
+            execute(&store, made_sitemap, &[feed]).await;
             let plan = |url_id| PlanUpdate {
                 url_id,
                 planned_per_day: 2.0,

@@ -166,13 +166,24 @@ pub fn page(url: &str, site_id: i64, host_id: i64) -> super::discovered::Discove
 
 /// Every URL of `store` last checked at `at_ms`.
 pub async fn checked_at(store: &Store, at_ms: i64) {
+    execute(store, "UPDATE urls SET last_checked_ms = $1", &[at_ms]).await;
+}
+
+/// Runs `statement` with `values` bound in order, in a write of its own: a row set as a test
+/// needs it.
+pub async fn execute(store: &Store, statement: &'static str, values: &[i64]) {
+    let values = values.to_vec();
     store
-        .write("test", |mut tx| async move {
-            sqlx::query("UPDATE urls SET last_checked_ms = $1")
-                .bind(at_ms)
-                .execute(&mut *tx)
-                .await?;
-            Ok((tx, ()))
+        .write("test", move |mut tx| {
+            let values = values.clone();
+            async move {
+                let mut query = sqlx::query(statement);
+                for value in values {
+                    query = query.bind(value);
+                }
+                query.execute(&mut *tx).await?;
+                Ok((tx, ()))
+            }
         })
         .await
         .unwrap();
