@@ -5,31 +5,48 @@
 //! before it ends, so that a worker cut off from the database stops starting requests before
 //! another may take its hosts. A pool without leases holds every host (one worker).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// The hosts held, by politeness key, each with the instant (clock ms) its lease ends.
 #[derive(Debug, Clone, Default)]
 pub struct HeldHosts {
-    leases: Arc<Mutex<HashMap<String, i64>>>,
+    leases: Arc<Mutex<HashMap<String, Lease>>>,
+    /// The number of the last gain ([`HeldHosts::gain`]).
+    gains: Arc<AtomicU64>,
     /// Whether any host was ever held ([`HeldHosts::ever_held`]).
     ever_held: Arc<AtomicBool>,
     /// How long before its end a lease stops counting as held (clock ms).
     margin_ms: i64,
 }
 
+/// One host's lease here.
+#[derive(Debug, Clone, Copy)]
+struct Lease {
+    /// When it ends (clock ms).
+    until_ms: i64,
+    /// The gain that began it: a host lost and taken again is another lease.
+    gain: u64,
+}
+
+/// The hosts held at an instant, each with the gain that began its lease
+/// ([`HeldHosts::snapshot`]).
+#[derive(Debug, Clone, Default)]
+pub struct HeldSnapshot(HashMap<String, u64>);
+
 impl HeldHosts {
     /// None held yet; a lease counts until `margin_ms` before it ends.
     pub fn new(margin_ms: i64) -> Self {
         Self {
             leases: Arc::default(),
+            gains: Arc::default(),
             ever_held: Arc::default(),
             margin_ms,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, i64>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Lease>> {
         self.leases.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -37,7 +54,7 @@ impl HeldHosts {
     pub fn holds(&self, key: &str, now_ms: i64) -> bool {
         self.lock()
             .get(key)
-            .is_some_and(|&until| now_ms < until - self.margin_ms)
+            .is_some_and(|lease| now_ms < lease.until_ms - self.margin_ms)
     }
 
     /// Whether this worker leases the host `key`, however near the lease's end.
@@ -45,10 +62,49 @@ impl HeldHosts {
         self.lock().contains_key(key)
     }
 
-    /// The host `key` is held until `until_ms`.
+    /// The host `key` is held until `until_ms`: a lease renewed, or one begun if none is
+    /// listed.
     pub fn hold(&self, key: &str, until_ms: i64) {
-        self.lock().insert(key.to_string(), until_ms);
+        let mut leases = self.lock();
+        match leases.get_mut(key) {
+            Some(lease) => lease.until_ms = until_ms,
+            None => {
+                let gain = self.gains.fetch_add(1, Ordering::Relaxed) + 1;
+                leases.insert(key.to_string(), Lease { until_ms, gain });
+            }
+        }
         self.ever_held.store(true, Ordering::Relaxed);
+    }
+
+    /// The host `key` was just taken (from the database, or again after its lease lapsed
+    /// here), held until `until_ms`: a new lease, whatever was listed.
+    pub fn gain(&self, key: &str, until_ms: i64) {
+        let gain = self.gains.fetch_add(1, Ordering::Relaxed) + 1;
+        self.lock()
+            .insert(key.to_string(), Lease { until_ms, gain });
+        self.ever_held.store(true, Ordering::Relaxed);
+    }
+
+    /// The hosts held at `now_ms`, each with its lease.
+    pub fn snapshot(&self, now_ms: i64) -> HeldSnapshot {
+        let leases = self.lock();
+        HeldSnapshot(
+            leases
+                .iter()
+                .filter(|(_, lease)| now_ms < lease.until_ms - self.margin_ms)
+                .map(|(key, lease)| (key.clone(), lease.gain))
+                .collect(),
+        )
+    }
+
+    /// The hosts of `before` still held at `now_ms` on the same lease: held all the time
+    /// since (a host lost meanwhile, or whose lease lapsed here, was taken again on another).
+    pub fn held_since(&self, before: &HeldSnapshot, now_ms: i64) -> HashSet<String> {
+        let now = self.snapshot(now_ms);
+        (before.0.iter())
+            .filter(|(key, gain)| now.0.get(*key) == Some(gain))
+            .map(|(key, _)| key.clone())
+            .collect()
     }
 
     /// Whether any host was held at any time (a worker that held none did nothing because
@@ -88,5 +144,22 @@ mod tests {
         held.drop_host("a:80");
         assert!(!held.holds("a:80", 0));
         assert!(held.keys().is_empty());
+    }
+
+    #[test]
+    fn a_host_is_held_since_a_snapshot_only_on_the_same_lease() {
+        let held = HeldHosts::new(100);
+        for key in ["renewed", "lost", "lapsed", "regained"] {
+            held.hold(key, 1_000);
+        }
+        let before = held.snapshot(0);
+        held.hold("renewed", 2_000);
+        held.drop_host("lost");
+        held.gain("regained", 2_000); // lost and taken again between two rounds
+        held.hold("new", 2_000); // not held at the snapshot
+        let since: std::collections::BTreeSet<String> =
+            held.held_since(&before, 950).into_iter().collect();
+        // "lapsed" passed its margin (900).
+        assert_eq!(since, ["renewed".to_string()].into_iter().collect());
     }
 }

@@ -30,9 +30,10 @@ use super::discovery_due::{next_discovery, pass_joinable_ms};
 use super::fetching::fetch_and_record;
 use super::found_pages::add_pages;
 use super::listings::Listings;
+use super::shared_discovery::{handed_sitemaps, sitemaps_due_here};
 
 /// How deep sitemap indexes are followed (the protocol allows one level; real sites nest).
-const MAX_SITEMAP_DEPTH: usize = 3;
+pub(super) const MAX_SITEMAP_DEPTH: usize = 3;
 /// The most sitemap files read for one site in one pass.
 const MAX_SITEMAPS_PER_SITE: usize = 1_000;
 /// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
@@ -49,6 +50,7 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     // The pass's start, shared with the other workers' passes at this time and with the next
     // attempt if this one is cut short: its new pages are due then.
     let now = ctx.clock.now_ms();
+    let held_at_start = (ctx.leasing.as_ref()).map(|leasing| leasing.held.snapshot(now));
     let joinable = pass_joinable_ms(site, now);
     let started = ctx
         .store
@@ -80,7 +82,8 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     let due = (next != i64::MAX).then_some(next);
     if ctx.leasing.is_some() {
         // Only those on hosts held here: the others are their holders' to read.
-        ctx.store.set_sitemaps_due_of(site.id, &walked, due).await?;
+        let here = sitemaps_due_here(ctx, site, &walked, held_at_start.as_ref()).await?;
+        ctx.store.set_sitemaps_due_of(site.id, &here, due).await?;
     } else {
         ctx.store.set_sitemaps_due(site.id, due).await?;
     }
@@ -168,45 +171,6 @@ async fn discover_site(
         }
     }
     Ok(walked.len())
-}
-
-/// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
-/// sitemap, a robots.txt or a redirect on a host held elsewhere; with the host whose robots.txt
-/// named it, if one did, and its depth below the root it came from
-/// ([`sitemap::depth_by_naming`]; none deeper than the walks go, none whose naming loops).
-async fn handed_sitemaps(
-    ctx: &Context,
-    site: &SiteState,
-    reached: &BTreeSet<String>,
-) -> anyhow::Result<Vec<(Url, Option<String>, usize)>> {
-    let on_a_host_here = |url: &str| {
-        Url::parse(url)
-            .ok()
-            .filter(|u| !ctx.held_elsewhere(&origin_of(u)))
-    };
-    let named_elsewhere =
-        |from: &str| Url::parse(from).is_ok_and(|u| ctx.held_elsewhere(&origin_of(&u)));
-    let stored = ctx.store.sitemaps_of_site(site.id).await?;
-    let named_by: HashMap<String, String> = stored
-        .iter()
-        .filter_map(|row| Some((row.url.clone(), row.discovered_from.clone()?)))
-        .collect();
-    Ok(stored
-        .into_iter()
-        .filter(|row| !reached.contains(&row.url))
-        .filter(|row| row.discovered_from.as_deref().is_some_and(named_elsewhere))
-        .filter_map(|row| {
-            let vouching = row
-                .discovered_from
-                .as_deref()
-                .filter(|from| from.ends_with("/robots.txt"))
-                .and_then(|from| Url::parse(from).ok())
-                .and_then(|from| from.host_str().map(str::to_string));
-            let depth = sitemap::depth_by_naming(&row.url, &named_by)
-                .filter(|&depth| depth <= MAX_SITEMAP_DEPTH)?;
-            Some((on_a_host_here(&row.url)?, vouching, depth))
-        })
-        .collect())
 }
 
 /// Reads the sitemap `root` (with what named it, when not the schedule, and its depth below the

@@ -96,6 +96,13 @@ fn is_root(site: &SiteState, url: &str) -> bool {
     site.site.sitemaps.iter().any(|root| root.as_str() == url)
 }
 
+/// Whether a stored sitemap (`url`, named by `discovered_from`) is one the schedule named and
+/// names no more, a feed taken out of its `feeds` among them: no walk reaches it. (A
+/// robots.txt line's root is stored with the robots.txt's URL.)
+pub(super) fn taken_out(site: &SiteState, url: &str, discovered_from: Option<&str>) -> bool {
+    discovered_from == Some("schedule") && !is_root(site, url)
+}
+
 /// With several workers, when a site is first due on this one: as with one worker, or now if a
 /// sitemap on a host it holds was never read or is due (another worker's discovery may have
 /// read the rest: the site's last discovery time is every worker's).
@@ -120,12 +127,9 @@ pub async fn first_discovery_due_here(
         .sitemaps
         .iter()
         .any(|root| here(root.as_str()) && !read.contains_key(root.as_str()));
-    // (Not a sitemap the schedule named and names no more, a feed taken out of its `feeds`
-    // among them: no walk reaches it, and its due time stays where it was, which made every
-    // start and gain run a pass. A robots.txt line's root is stored with the robots.txt's URL.)
-    let dropped = |row: &StoredSitemap| {
-        row.discovered_from.as_deref() == Some("schedule") && !is_root(site, &row.url)
-    };
+    // (Not a sitemap the schedule took out: no walk reaches it, and a pass sets its due time
+    // only if it held its host all through, `shared_discovery::sitemaps_due_here`.)
+    let dropped = |row: &StoredSitemap| taken_out(site, &row.url, row.discovered_from.as_deref());
     let due_row = rows.iter().any(|row| {
         here(&row.url)
             && !dropped(row)

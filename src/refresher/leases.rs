@@ -137,7 +137,7 @@ pub async fn round(ctx: &Context, leasing: &Leasing, refresh: bool) -> anyhow::R
     }
     take_over(ctx, &gained, refresh).await?;
     for key in &gained {
-        leasing.held.hold(key, now + leasing.ttl_ms);
+        leasing.held.gain(key, now + leasing.ttl_ms);
         ctx.ledger
             .set_held(key, Some(ctx.pool.next_allowed_ms(key)));
     }

@@ -51,6 +51,7 @@ mod robots_cache;
 mod robots_rules;
 mod sample_grid;
 mod schedule_problems;
+mod shared_discovery;
 mod url_ids;
 mod url_locks;
 mod waits;

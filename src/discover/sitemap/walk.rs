@@ -69,16 +69,19 @@ impl SitemapWalk {
     }
 }
 
-/// How deep below a root a stored sitemap lies, from what named each of a site's sitemaps
-/// (`named_by`: sitemap URL to the URL of what named it first): named by another of these
-/// sitemaps, it is one deeper than that one; named by anything else (the schedule, a
-/// robots.txt, a redirect's source page) it is a root. None when the naming loops (every
-/// sitemap of the loop was named by another: none can be reached from a root).
+/// How deep below a root a stored sitemap lies, and that root, from what named each of a
+/// site's sitemaps (`named_by`: sitemap URL to the URL of what named it first): named by
+/// another of these sitemaps, it is one deeper than that one; named by anything else (the
+/// schedule, a robots.txt, a redirect's source page) it is a root. None when the naming loops
+/// (every sitemap of the loop was named by another: none can be reached from a root).
 ///
 /// Without it, a sitemap stored for another worker's host was walked as a root of its own: an
 /// index and its children alternating between two workers' hosts went one level deeper at
 /// each discovery.
-pub fn depth_by_naming(url: &str, named_by: &HashMap<String, String>) -> Option<usize> {
+pub fn depth_by_naming<'a>(
+    url: &'a str,
+    named_by: &'a HashMap<String, String>,
+) -> Option<(usize, &'a str)> {
     let mut depth = 0;
     let mut at = url;
     while let Some(parent) = named_by
@@ -91,7 +94,7 @@ pub fn depth_by_naming(url: &str, named_by: &HashMap<String, String>) -> Option<
         }
         at = parent;
     }
-    Some(depth)
+    Some((depth, at))
 }
 
 #[cfg(test)]
@@ -111,12 +114,21 @@ mod tests {
         .into_iter()
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
-        assert_eq!(depth_by_naming("http://a/index.xml", &named), Some(0));
-        assert_eq!(depth_by_naming("http://b/part.xml", &named), Some(1));
-        assert_eq!(depth_by_naming("http://a/sub.xml", &named), Some(2));
-        assert_eq!(depth_by_naming("http://c/cross.xml", &named), Some(0));
+        let index = "http://a/index.xml";
+        assert_eq!(depth_by_naming(index, &named), Some((0, index)));
+        assert_eq!(
+            depth_by_naming("http://b/part.xml", &named),
+            Some((1, index))
+        );
+        assert_eq!(
+            depth_by_naming("http://a/sub.xml", &named),
+            Some((2, index))
+        );
+        let cross = "http://c/cross.xml";
+        assert_eq!(depth_by_naming(cross, &named), Some((0, cross)));
         assert_eq!(depth_by_naming("http://a/loop1.xml", &named), None);
-        assert_eq!(depth_by_naming("http://unknown/x.xml", &named), Some(0));
+        let unknown = "http://unknown/x.xml";
+        assert_eq!(depth_by_naming(unknown, &named), Some((0, unknown)));
     }
 
     #[test]

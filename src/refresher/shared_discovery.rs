@@ -1,0 +1,94 @@
+//! What a discovery pass does differently when several workers share one PostgreSQL database:
+//! it goes on from the sitemaps that walks on other workers stored for the hosts held here
+//! ([`handed_sitemaps`]), and at its end sets the due times of the sitemaps on the hosts it
+//! held all through ([`sitemaps_due_here`]): the others are their holders' to read.
+
+use std::collections::{BTreeSet, HashMap};
+
+use url::Url;
+
+use crate::discover::sitemap;
+use crate::politeness::{HeldSnapshot, key_of, origin_of};
+
+use super::context::{Context, SiteState};
+use super::discovery::MAX_SITEMAP_DEPTH;
+use super::discovery_due::taken_out;
+
+/// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
+/// sitemap, a robots.txt or a redirect on a host held elsewhere; with the host whose robots.txt
+/// named it, if one did, and its depth below the root it came from
+/// ([`sitemap::depth_by_naming`]; none deeper than the walks go, none whose naming loops, none
+/// below a sitemap the schedule took out, which no walk reaches any more).
+pub(super) async fn handed_sitemaps(
+    ctx: &Context,
+    site: &SiteState,
+    reached: &BTreeSet<String>,
+) -> anyhow::Result<Vec<(Url, Option<String>, usize)>> {
+    let on_a_host_here = |url: &str| {
+        Url::parse(url)
+            .ok()
+            .filter(|u| !ctx.held_elsewhere(&origin_of(u)))
+    };
+    let named_elsewhere =
+        |from: &str| Url::parse(from).is_ok_and(|u| ctx.held_elsewhere(&origin_of(&u)));
+    let stored = ctx.store.sitemaps_of_site(site.id).await?;
+    let named_by: HashMap<String, String> = stored
+        .iter()
+        .filter_map(|row| Some((row.url.clone(), row.discovered_from.clone()?)))
+        .collect();
+    Ok(stored
+        .iter()
+        .filter(|row| !reached.contains(&row.url))
+        .filter(|row| row.discovered_from.as_deref().is_some_and(named_elsewhere))
+        .filter_map(|row| {
+            let vouching = row
+                .discovered_from
+                .as_deref()
+                .filter(|from| from.ends_with("/robots.txt"))
+                .and_then(|from| Url::parse(from).ok())
+                .and_then(|from| from.host_str().map(str::to_string));
+            let (depth, root) = sitemap::depth_by_naming(&row.url, &named_by)
+                .filter(|&(depth, _)| depth <= MAX_SITEMAP_DEPTH)?;
+            if taken_out(site, root, named_by.get(root).map(String::as_str)) {
+                // (The redirect target of a feed taken out among them: it was read as a
+                // sitemap at every pass.)
+                return None;
+            }
+            Some((on_a_host_here(&row.url)?, vouching, depth))
+        })
+        .collect())
+}
+
+/// The sitemaps of the site whose due time a pass that began with the hosts `held_at_start`
+/// sets at its end: those it read (`walked`) and, when it ran whole, every one on a host held
+/// here all through it, as one worker sets every sitemap of the site. Without the latter, a
+/// sitemap no walk reaches any more (below a root the schedule took out, the redirect target of
+/// a feed taken out) stayed due for good, and every start or host gained ran a pass for it. A
+/// host gained during the pass is left out: its sitemaps the walks passed by while another
+/// worker held it are due still, and the pass that the gain calls reads them.
+pub(super) async fn sitemaps_due_here(
+    ctx: &Context,
+    site: &SiteState,
+    walked: &[String],
+    held_at_start: Option<&HeldSnapshot>,
+) -> anyhow::Result<Vec<String>> {
+    let mut due: BTreeSet<String> = walked.iter().cloned().collect();
+    let (Some(leasing), Some(held_at_start)) = (&ctx.leasing, held_at_start) else {
+        return Ok(due.into_iter().collect());
+    };
+    if ctx.is_stopping() {
+        return Ok(due.into_iter().collect()); // cut short: not every walk went on
+    }
+    let held_all_through = leasing.held.held_since(held_at_start, ctx.clock.now_ms());
+    let on_a_host_held_through = |url: &str| {
+        Url::parse(url).is_ok_and(|u| held_all_through.contains(&key_of(&origin_of(&u))))
+    };
+    let stored = ctx.store.sitemaps_of_site(site.id).await?;
+    due.extend(
+        stored
+            .into_iter()
+            .filter(|row| on_a_host_held_through(&row.url))
+            .map(|row| row.url),
+    );
+    Ok(due.into_iter().collect())
+}
