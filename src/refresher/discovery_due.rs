@@ -39,10 +39,21 @@ pub(super) fn pass_joinable_ms(site: &SiteState, now_ms: i64) -> i64 {
 /// sitemap of its schedule is due (a row this start made a sitemap, `Store::declare_kinds`),
 /// else at the first `rediscover` time after its last discovery.
 pub async fn first_discovery_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<i64> {
+    let rows = ctx.store.sitemaps_of_site(site.id).await?;
+    first_discovery_due_of(ctx, site, &rows, now).await
+}
+
+/// [`first_discovery_due`], the site's stored sitemaps read (`rows`).
+async fn first_discovery_due_of(
+    ctx: &Context,
+    site: &SiteState,
+    rows: &[StoredSitemap],
+    now: i64,
+) -> anyhow::Result<i64> {
     let Some(last) = ctx.store.site_discovered_ms(site.id).await? else {
         return Ok(now);
     };
-    if names_unseen_source(ctx, site).await? || a_root_is_due(ctx, site, now).await? {
+    if names_unseen_source(ctx, site).await? || a_root_is_due(site, rows, now) {
         return Ok(now);
     }
     let next = site
@@ -84,11 +95,9 @@ async fn names_unseen_source(ctx: &Context, site: &SiteState) -> anyhow::Result<
 /// the site due at the next discovery; a row stored as a page or a feed that this start made a
 /// sitemap is due now, and was otherwise read only at the next `rediscover` time, as a source
 /// already seen.
-async fn a_root_is_due(ctx: &Context, site: &SiteState, now: i64) -> anyhow::Result<bool> {
-    let rows = ctx.store.sitemaps_of_site(site.id).await?;
-    Ok(rows
-        .iter()
-        .any(|row| row.next_due_ms.is_some_and(|due| due <= now) && is_root(site, &row.url)))
+fn a_root_is_due(site: &SiteState, rows: &[StoredSitemap], now: i64) -> bool {
+    rows.iter()
+        .any(|row| row.next_due_ms.is_some_and(|due| due <= now) && is_root(site, &row.url))
 }
 
 /// Whether the site's schedule names `url` among its `sitemaps`.
@@ -111,11 +120,11 @@ pub async fn first_discovery_due_here(
     site: &SiteState,
     now: i64,
 ) -> anyhow::Result<i64> {
-    let shared = first_discovery_due(ctx, site, now).await?;
+    let rows = ctx.store.sitemaps_of_site(site.id).await?;
+    let shared = first_discovery_due_of(ctx, site, &rows, now).await?;
     if shared <= now {
         return Ok(now);
     }
-    let rows = ctx.store.sitemaps_of_site(site.id).await?;
     let read: HashMap<&str, Option<i64>> = rows
         .iter()
         .filter(|row| row.last_checked_ms.is_some())
