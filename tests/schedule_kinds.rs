@@ -235,6 +235,39 @@ async fn a_worker_whose_feed_became_a_sitemap_elsewhere_stops_reading_it() {
     assert_eq!((after, waiting), (0, 0), "{what}");
 }
 
+/// A worker started on a schedule naming a feed as a seed, whose row another worker's start
+/// (on a newer schedule naming it a feed) made a feed's while it runs: it reads it as a feed
+/// from its next turn, and pages wait for it. (It refused it only: read by no one until this
+/// worker started again.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_whose_seed_became_a_feed_elsewhere_reads_it_as_a_feed() {
+    let site = Site::new(HOST, None).await;
+    feed_site::edit_schedule(&site.schedule, |line| match line.strip_prefix("feeds =") {
+        None => Some(line.to_string()),
+        Some(feeds) => Some(format!("seeds ={feeds}")),
+    });
+    let (changed_ms, end_ms) = (ORIGIN_MS + 10 * HOUR_MS, ORIGIN_MS + 30 * HOUR_MS);
+    let made_ms = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(i64::MAX));
+    let until = {
+        let (clock, db, feed) = (site.clock.clone(), site.db.clone(), site.feed());
+        let made_ms = made_ms.clone();
+        async move {
+            virtual_runs::clock_reaches(clock.clone(), changed_ms).await;
+            make_kind(&db, &feed, "feed").await;
+            made_ms.store(clock.now_ms(), std::sync::atomic::Ordering::SeqCst);
+            virtual_runs::clock_reaches(clock, end_ms).await;
+        }
+    };
+    site.run_while(until).await;
+    let made_ms = made_ms.load(std::sync::atomic::Ordering::SeqCst);
+    let after = site.feed_reads(made_ms + HOUR_MS, end_ms);
+    let waiting = site.pages_waiting().await;
+    let what = format!("{after} reads of the feed after its row changed; {waiting} pages waiting");
+    eprintln!("{what}");
+    assert!(after >= 3, "{what}");
+    assert!(waiting > 0, "{what}");
+}
+
 /// Makes the feed's row in the SQLite file `db` a sitemap's, as a start that no longer names
 /// it does.
 async fn make_sitemap(db: &Path, feed: &str) {
@@ -256,6 +289,24 @@ async fn make_sitemap(db: &Path, feed: &str) {
             .await
             .unwrap();
     }
+    pool.close().await;
+}
+
+/// Makes the row of `url` in the SQLite file `db` a `kind`'s, as a start naming it so does
+/// (its copy and validators forgotten).
+async fn make_kind(db: &Path, url: &str, kind: &str) {
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query(
+        "UPDATE urls SET kind = $1, copy_ms = NULL, etag = NULL, last_modified = NULL
+         WHERE url = $2",
+    )
+    .bind(kind)
+    .bind(url)
+    .execute(&pool)
+    .await
+    .unwrap();
     pool.close().await;
 }
 

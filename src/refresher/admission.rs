@@ -42,12 +42,20 @@ pub async fn admitted<'a>(
     };
     if row.kind != kind || row.site_id != due.site_id {
         // Another worker's start gave the URL the kind (or the site) its schedule names it with
-        // (`Store::declare_kinds`), and this one, started on the schedule before, no longer
-        // checks it: as a page, a feed's body went to the dedup engine and a page's plan to
-        // the feed's row; read as a feed, a sitemap's row had pages waiting on it again. It
-        // is this worker's again once it starts on the new schedule.
-        info!(url = %row.url, was = kind, kind = %row.kind, "its kind or site changed since this worker started: no longer checked here");
-        ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
+        // (`Store::declare_kinds`), after this one started on the schedule before: checked
+        // under its old key, a feed's body went to the dedup engine and a page's plan to the
+        // feed's row; read as a feed, a sitemap's row had pages waiting on it again. Refused
+        // only, a page made a feed was read by no one until this worker started again. Its
+        // key is its row's from now on: a sitemap's is discovery's, another site's is its
+        // workers'.
+        let checked_here = match ctx.store.url_row(&row.url).await? {
+            Some(url_row) => ctx.rekey(&url_row),
+            None => {
+                ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
+                false
+            }
+        };
+        info!(url = %row.url, was = kind, kind = %row.kind, checked_here, "its kind or site changed since this worker started: checked as its row says");
         return Ok(None);
     }
     Ok(admit(ctx, site, &row).await?.map(|url| (site, row, url)))

@@ -235,6 +235,12 @@ impl Context {
             .sync(rows, self.clock.now_ms(), |row| self.host_gate(row));
     }
 
+    /// Adds the URL of `row` to the scheduler again under a key of its row's kind and site
+    /// ([`Ledger::rekey`]); answers whether it is checked here from now on.
+    pub fn rekey(&self, row: &UrlRow) -> bool {
+        (self.ledger).rekey(self.clock.now_ms(), row, |row| self.host_gate(row))
+    }
+
     /// Hands the scheduler what stored rows say of URLs another worker checked (their
     /// evidence and due times replace what this worker knew), adding the ones it lacks; then
     /// saves the plans of the pages whose wait for a feed the feeds' rows ended here, so that

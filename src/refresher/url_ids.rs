@@ -13,6 +13,9 @@ use hashbrown::HashTable;
 
 use crate::scheduler::UrlKey;
 
+/// The id of a key forgotten ([`UrlIds::forget`]): no row's (row ids start at 1).
+pub const FORGOTTEN: i64 = 0;
+
 /// Row ids and scheduler keys of the URLs, one to one.
 #[derive(Default)]
 pub struct UrlIds {
@@ -54,6 +57,24 @@ impl UrlIds {
         if let Some(keys) = keys {
             keys.insert_unique(hasher.hash_one(id), key, hash_of_key(hasher, ids));
         }
+    }
+
+    /// Forgets the key of the row id `id` (the scheduler adds the URL again under a new key:
+    /// another kind or site, [`super::ledger::Ledger::rekey`]): the id finds no key, and the
+    /// key's id is [`FORGOTTEN`]. Answers the key forgotten.
+    pub fn forget(&mut self, id: i64) -> Option<UrlKey> {
+        let key = self.key_of(id)?;
+        if self.keys.is_none() {
+            self.build_table();
+        }
+        let Self { ids, keys, hasher } = self;
+        if let Some(keys) = keys
+            && let Ok(entry) = keys.find_entry(hasher.hash_one(id), |&k| k as usize == key)
+        {
+            entry.remove();
+        }
+        ids[key] = FORGOTTEN;
+        Some(key)
     }
 
     /// The hash table of every key so far, room made for as many as `ids` holds.
@@ -145,5 +166,30 @@ mod tests {
         }
         assert!(ids.hashed());
         check(&ids, &rows);
+    }
+
+    #[test]
+    fn a_forgotten_id_finds_its_new_key() {
+        for in_order in [true, false] {
+            let mut ids = UrlIds::default();
+            let mut rows: Vec<i64> = vec![3, 5, 9, 12];
+            if !in_order {
+                rows.swap(0, 1);
+            }
+            for (key, &id) in rows.iter().enumerate() {
+                ids.push(id, key);
+            }
+            assert_eq!(ids.forget(9), Some(2));
+            assert_eq!(ids.forget(9), None);
+            assert_eq!(ids.key_of(9), None);
+            assert_eq!(ids.id_of(2), FORGOTTEN);
+            ids.push(9, 4);
+            ids.reserve(1_000); // a table grown again hashes no forgotten key
+            assert_eq!(ids.key_of(9), Some(4));
+            for (key, &id) in rows.iter().enumerate().filter(|&(key, _)| key != 2) {
+                assert_eq!(ids.key_of(id), Some(key), "{rows:?}");
+            }
+            assert_eq!(ids.key_of(FORGOTTEN), None);
+        }
     }
 }

@@ -243,17 +243,33 @@ impl Scheduler {
     }
 
     /// A request handed out was refused before it was made (its URL does not parse, its site is
-    /// gone, its row is no longer of its kind): the host is free at once and the URL retired.
-    /// The pages a feed so retired covered follow their own plans at once: no announcement of
-    /// it will come.
+    /// gone): the host is free at once and the URL retired ([`Scheduler::retire_with_covers`]).
     pub fn refuse(&mut self, now_ms: i64, url: UrlKey) {
         if self.take_back(now_ms, url) {
-            self.retire(url);
-            if self.urls[url].kind == UrlKind::Feed {
-                for page in self.urls[url].feed().covers.clone() {
-                    self.uncover(page);
-                    self.follow_own_plan(now_ms, page);
-                }
+            self.retire_with_covers(now_ms, url);
+        }
+    }
+
+    /// A URL whose row is of another kind or site now (another worker's start,
+    /// [`crate::store::Store::declare_kinds`]), in flight or not: retired, its host freed if
+    /// it was handed out, and no feed covers it any more (the caller adds it again under a new
+    /// key, as its row says).
+    pub fn refuse_as_rekeyed(&mut self, now_ms: i64, url: UrlKey) {
+        self.take_back(now_ms, url);
+        self.retire_with_covers(now_ms, url);
+        if self.urls[url].evidence().coverage.is_some() {
+            self.uncover(url);
+        }
+    }
+
+    /// Retires a URL; the pages a feed so retired covered follow their own plans at once: no
+    /// announcement of it will come.
+    fn retire_with_covers(&mut self, now_ms: i64, url: UrlKey) {
+        self.retire(url);
+        if self.urls[url].kind == UrlKind::Feed {
+            for page in self.urls[url].feed().covers.clone() {
+                self.uncover(page);
+                self.follow_own_plan(now_ms, page);
             }
         }
     }

@@ -22,6 +22,7 @@ use crate::store::urls::UrlRow;
 mod budget;
 mod feed_reads;
 mod plans;
+mod rekey;
 mod trust;
 
 pub use trust::StoredTrust;

@@ -169,3 +169,49 @@ fn a_sitemap_made_a_feed_elsewhere_is_taken_up_from_its_row() {
         "a feed of the scheduler's now"
     );
 }
+
+/// URLs whose rows another worker's start gave another kind, handed out as their rows say from
+/// then on, each under a new key: a page made a feed is read as a feed (refused only, it was
+/// read by no one until this worker started again); a feed made a page is checked as one, the
+/// pages it covered waiting for it no more; a row made a sitemap's leaves the scheduler.
+#[test]
+fn a_url_whose_row_changed_kind_is_handed_out_as_its_row_says() {
+    let ledger = one_site_ledger();
+    ledger.sync(&feed_and_waiting_pages(), START, gate);
+    assert!(ledger.poll(START - 1).is_none());
+    assert_eq!(page_waits(&ledger), vec![Some(FEED); 5]);
+    let due_now = |id: i64, kind: &str| UrlRow {
+        next_due_ms: Some(START),
+        ..UrlRow::for_tests(id, kind)
+    };
+    // The feed is handed out as a feed; its row is a page's now.
+    let due = ledger.poll(START).expect("the feed is due");
+    assert_eq!((due.url_id, due.kind), (FEED, UrlKind::Feed));
+    assert!(ledger.rekey(START, &due_now(FEED, "page"), gate));
+    assert_eq!(page_waits(&ledger), vec![None; 5], "no feed covers them");
+    // Page 2 (not handed out) is a feed's now; page 3 a sitemap's.
+    assert!(ledger.rekey(START, &due_now(2, "feed"), gate));
+    assert!(!ledger.rekey(START, &due_now(3, "sitemap"), gate));
+    // The feed was handed out: its host is free again.
+    let mut handed = Vec::new();
+    for at in (START..START + 3 * 86_400_000).step_by(60_000) {
+        if let Some(due) = ledger.poll(at) {
+            if !handed.contains(&(due.url_id, due.kind)) {
+                handed.push((due.url_id, due.kind));
+            }
+            ledger.fetched(at, due.url_id, Fetched::at(at, Seen::Unchanged));
+        }
+    }
+    handed.sort_by_key(|&(id, kind)| (id, kind == UrlKind::Feed));
+    assert_eq!(
+        handed,
+        [
+            (FEED, UrlKind::Page),
+            (2, UrlKind::Feed),
+            (4, UrlKind::Page),
+            (5, UrlKind::Page),
+            (6, UrlKind::Page)
+        ],
+        "as its row says; none under an old key"
+    );
+}
