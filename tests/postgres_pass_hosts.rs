@@ -57,11 +57,16 @@ fn options(server: &RecordingServer, schedule: &Path, db: &str, start_ms: i64) -
 }
 
 /// One pass of `w` at `start_ms`, to its end.
-async fn one_pass(server: &RecordingServer, schedule: &Path, db: &str, start_ms: i64) {
+async fn one_pass(
+    server: &RecordingServer,
+    schedule: &Path,
+    db: &str,
+    start_ms: i64,
+) -> refresher::RunSummary {
     let options = options(server, schedule, db, start_ms);
     refresher::run(options, std::future::pending())
         .await
-        .expect("one pass");
+        .expect("one pass")
 }
 
 /// A site reading `sitemaps`, rediscovered daily at midnight.
@@ -233,7 +238,20 @@ async fn a_sitemap_passed_by_on_a_host_gained_during_the_pass_is_read_by_the_nex
             .fetch_one(&pool)
             .await
             .unwrap();
-    let what = format!("{reads} reads, the last at {read_ms:?}");
+    let slow_read_ms: Option<i64> = sqlx::query_scalar("SELECT copy_ms FROM urls WHERE url = $1")
+        .bind(url("a.test", "/slow.xml"))
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let what = format!(
+        "{reads} reads, the last at {read_ms:?}; a.test/slow.xml's copy from {slow_read_ms:?}"
+    );
+    // Its body came after the gate opened, once b.test was held (else the pass ended before
+    // the gain, and the next read b.test's sitemap whatever the pass before set).
+    assert!(
+        slow_read_ms.is_some_and(|ms| ms >= ORIGIN_MS + DAY_MS),
+        "{what}"
+    );
     assert_eq!(reads, 2, "read again by the pass the gain called: {what}");
     assert!(
         read_ms.is_some_and(|ms| ms < ORIGIN_MS + 2 * DAY_MS),
@@ -243,8 +261,8 @@ async fn a_sitemap_passed_by_on_a_host_gained_during_the_pass_is_read_by_the_nex
 }
 
 /// A root the schedule took out. `a.test/index.xml` lists `b.test/child.xml` (cross-submitted
-/// by `b.test`'s robots.txt); the schedule, and that robots.txt, then name only
-/// `b.test/one.xml`, and another worker holds `a.test`. `w`, holding `b.test`,
+/// by `b.test`'s robots.txt); then the schedule names only `b.test/one.xml`, that robots.txt
+/// names no sitemap, and another worker holds `a.test`. `w`, holding `b.test`,
 /// no longer reads the child (it took it for one handed over from `a.test`'s holder and read
 /// it at every pass), and its pass sets the child's due time with the other sitemaps on
 /// `b.test`: a start an hour later runs no pass (the child, left due, made every start run
@@ -290,7 +308,8 @@ async fn a_child_of_a_root_taken_out_is_not_read_and_calls_no_pass() {
     robots_allow_all(&server);
     let schedule = write_schedule(dir.path(), std::slice::from_ref(&one));
     let later_ms = ORIGIN_MS + DAY_MS + HOUR_MS;
-    one_pass(&server, &schedule, &db, later_ms).await;
+    let summary = one_pass(&server, &schedule, &db, later_ms).await;
+    assert!(!summary.held_no_host, "w held b.test");
     let row = |url: String| {
         let pool = pool.clone();
         async move {
@@ -322,7 +341,8 @@ async fn a_child_of_a_root_taken_out_is_not_read_and_calls_no_pass() {
         "a.test is the other worker's"
     );
 
-    one_pass(&server, &schedule, &db, later_ms + HOUR_MS).await;
+    let summary = one_pass(&server, &schedule, &db, later_ms + HOUR_MS).await;
+    assert!(!summary.held_no_host, "w held b.test");
     assert_eq!(
         row(child).await.1,
         discovered,

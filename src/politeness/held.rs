@@ -9,11 +9,13 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// The hosts held, by politeness key, each with the instant (clock ms) its lease ends.
+/// The hosts held, by politeness key, each with the instant (clock ms) its lease ends and the
+/// number of the gain that began it.
 #[derive(Debug, Clone, Default)]
 pub struct HeldHosts {
     leases: Arc<Mutex<HashMap<String, Lease>>>,
-    /// The number of the last gain ([`HeldHosts::gain`]).
+    /// The number of the last lease begun ([`HeldHosts::gain`], or [`HeldHosts::hold`] of a
+    /// host not listed).
     gains: Arc<AtomicU64>,
     /// Whether any host was ever held ([`HeldHosts::ever_held`]).
     ever_held: Arc<AtomicBool>,
@@ -85,6 +87,21 @@ impl HeldHosts {
         self.ever_held.store(true, Ordering::Relaxed);
     }
 
+    /// Renews the lease of `key` until `until_ms` if it is still held at `now_ms` (read under
+    /// the lock: a lease that passed its margin since the round began is no longer held, and
+    /// walks may have passed its host by meanwhile); false when not, and the caller takes the
+    /// host as a gain ([`HeldHosts::gain`]).
+    pub fn renew(&self, key: &str, until_ms: i64, now_ms: i64) -> bool {
+        let mut leases = self.lock();
+        match leases.get_mut(key) {
+            Some(lease) if now_ms < lease.until_ms - self.margin_ms => {
+                lease.until_ms = until_ms;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The hosts held at `now_ms`, each with its lease.
     pub fn snapshot(&self, now_ms: i64) -> HeldSnapshot {
         let leases = self.lock();
@@ -99,12 +116,19 @@ impl HeldHosts {
 
     /// The hosts of `before` still held at `now_ms` on the same lease: held all the time
     /// since (a host lost meanwhile, or whose lease lapsed here, was taken again on another).
-    pub fn held_since(&self, before: &HeldSnapshot, now_ms: i64) -> HashSet<String> {
+    /// None when a lease held now began since `before` (a host gained, or one taken again).
+    pub fn held_since(&self, before: &HeldSnapshot, now_ms: i64) -> Option<HashSet<String>> {
         let now = self.snapshot(now_ms);
-        (before.0.iter())
-            .filter(|(key, gain)| now.0.get(*key) == Some(gain))
-            .map(|(key, _)| key.clone())
-            .collect()
+        let began_since = |(key, gain): (&String, &u64)| before.0.get(key) != Some(gain);
+        if now.0.iter().any(began_since) {
+            return None;
+        }
+        Some(
+            (before.0.iter())
+                .filter(|(key, gain)| now.0.get(*key) == Some(gain))
+                .map(|(key, _)| key.clone())
+                .collect(),
+        )
     }
 
     /// Whether any host was held at any time (a worker that held none did nothing because
@@ -153,13 +177,29 @@ mod tests {
             held.hold(key, 1_000);
         }
         let before = held.snapshot(0);
-        held.hold("renewed", 2_000);
+        assert!(held.renew("renewed", 2_000, 800));
         held.drop_host("lost");
+        let since = |now| -> Option<Vec<String>> {
+            let mut keys: Vec<String> = held.held_since(&before, now)?.into_iter().collect();
+            keys.sort();
+            Some(keys)
+        };
+        // "lapsed" and "regained" passed their margin (900); "lapsed" is not renewed.
+        assert!(!held.renew("lapsed", 2_000, 950));
+        assert_eq!(since(950), Some(vec!["renewed".into()]));
         held.gain("regained", 2_000); // lost and taken again between two rounds
+        assert_eq!(since(950), None, "a lease began since");
+        let fresh = held.snapshot(950);
         held.hold("new", 2_000); // not held at the snapshot
-        let since: std::collections::BTreeSet<String> =
-            held.held_since(&before, 950).into_iter().collect();
-        // "lapsed" passed its margin (900).
-        assert_eq!(since, ["renewed".to_string()].into_iter().collect());
+        assert_eq!(since(950), None);
+        assert_eq!(
+            held.held_since(&fresh, 950),
+            None,
+            "a host gained since the snapshot"
+        );
+        assert_eq!(
+            held.held_since(&held.snapshot(950), 950).map(|k| k.len()),
+            Some(3)
+        );
     }
 }

@@ -11,7 +11,7 @@
 //! ([`super::feeds`]). Every problem (unreachable, malformed, over a limit, refused URL) is
 //! recorded in `errors` with the URL and the reason, and discovery goes on with the rest.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 
 use tracing::{info, warn};
 use url::Url;
@@ -30,7 +30,7 @@ use super::discovery_due::{next_discovery, pass_joinable_ms};
 use super::fetching::fetch_and_record;
 use super::found_pages::add_pages;
 use super::listings::Listings;
-use super::shared_discovery::{handed_sitemaps, sitemaps_due_here};
+use super::shared_discovery::{handed_sitemaps, sitemaps_due_here, taken_out_sitemaps};
 
 /// How deep sitemap indexes are followed (the protocol allows one level; real sites nest).
 pub(super) const MAX_SITEMAP_DEPTH: usize = 3;
@@ -57,8 +57,11 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
         .open_discovery_pass(site.id, now, joinable)
         .await?;
     let mut listed = Listings::of_pass(started);
-    let mut walked = Vec::new();
-    let documents = discover_site(ctx, site, &mut listed, &mut walked).await?;
+    let mut walks = Walks {
+        below_taken_out: taken_out_sitemaps(ctx, site).await?,
+        ..Walks::default()
+    };
+    let documents = discover_site(ctx, site, &mut listed, &mut walks).await?;
     // The row ids of the URLs the sitemaps listed (read a page of rows at a time), and the
     // pages of the sitemaps that answered 304.
     let mut pages = UrlPages::new(UrlScope::Site(site.id), super::ROWS_PER_READ);
@@ -82,7 +85,7 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     let due = (next != i64::MAX).then_some(next);
     if ctx.leasing.is_some() {
         // Only those on hosts held here: the others are their holders' to read.
-        let here = sitemaps_due_here(ctx, site, &walked, held_at_start.as_ref()).await?;
+        let here = sitemaps_due_here(ctx, site, &walks.walked, held_at_start.as_ref()).await?;
         ctx.store.set_sitemaps_due_of(site.id, &here, due).await?;
     } else {
         ctx.store.set_sitemaps_due(site.id, due).await?;
@@ -90,13 +93,24 @@ pub async fn discover(ctx: &Context, site: &SiteState) -> anyhow::Result<i64> {
     Ok(next)
 }
 
+/// What a pass's walks met.
+#[derive(Default)]
+struct Walks {
+    /// The sitemaps walked on hosts held here (read, unchanged, or not asked).
+    walked: Vec<String>,
+    /// Every sitemap met, on any host.
+    reached: BTreeSet<String>,
+    /// With several workers, the stored sitemaps known only below one the schedule took out
+    /// as the pass began ([`taken_out_sitemaps`]).
+    below_taken_out: HashSet<String>,
+}
+
 /// One discovery pass over a site.
-/// `walked`: the sitemaps this pass reached (on hosts held here).
 async fn discover_site(
     ctx: &Context,
     site: &SiteState,
     listed: &mut Listings,
-    walked: &mut Vec<String>,
+    walks: &mut Walks,
 ) -> anyhow::Result<usize> {
     let origins: BTreeSet<String> = site.site.origins();
     // Each with what named it, when not the schedule.
@@ -152,39 +166,36 @@ async fn discover_site(
     )
     .await?;
 
-    let mut reached: BTreeSet<String> = BTreeSet::new();
     for (root, named_by) in roots {
         let root = (root, named_by, 0);
-        walk_from(ctx, site, root, &vouched, listed, walked, &mut reached).await?;
+        walk_from(ctx, site, root, &vouched, listed, walks).await?;
     }
     if ctx.leasing.is_some() {
         // Sitemaps on hosts held here that a walk on another worker reached (an index's child,
         // a root a robots.txt there names, a redirect's target): the walk goes on from each,
         // at its depth below the root it came from.
-        for (stored, vouching, depth) in handed_sitemaps(ctx, site, &reached).await? {
+        for (stored, vouching, depth) in handed_sitemaps(ctx, site, &walks.reached).await? {
             if let Some(host) = vouching {
                 // Named by that host's robots.txt: it speaks for that host (cross-submission).
                 vouched.entry(stored.to_string()).or_default().push(host);
             }
             let root = (stored, None, depth);
-            walk_from(ctx, site, root, &vouched, listed, walked, &mut reached).await?;
+            walk_from(ctx, site, root, &vouched, listed, walks).await?;
         }
     }
-    Ok(walked.len())
+    Ok(walks.walked.len())
 }
 
 /// Reads the sitemap `root` (with what named it, when not the schedule, and its depth below the
 /// root its walk began at) and the sitemaps it leads to (depth and count limits, loop guard); those
-/// on hosts held elsewhere are stored for their holder, not read. `reached`: every sitemap the
-/// pass met so far.
+/// on hosts held elsewhere are stored for their holder, not read.
 async fn walk_from(
     ctx: &Context,
     site: &SiteState,
     (root, named_by, depth): (Url, Option<String>, usize),
     vouched: &HashMap<String, Vec<String>>,
     listed: &mut Listings,
-    walked: &mut Vec<String>,
-    reached: &mut BTreeSet<String>,
+    walks: &mut Walks,
 ) -> anyhow::Result<()> {
     let mut walk = SitemapWalk::new(root.as_str(), MAX_SITEMAP_DEPTH, MAX_SITEMAPS_PER_SITE);
     let mut queue = VecDeque::from([(root, depth, named_by)]);
@@ -192,7 +203,12 @@ async fn walk_from(
         if ctx.is_stopping() {
             return Ok(());
         }
-        reached.insert(url.to_string());
+        walks.reached.insert(url.to_string());
+        if let Some(parent) = &parent
+            && walks.below_taken_out.remove(url.as_str())
+        {
+            named_anew(ctx, &url, parent).await?;
+        }
         let origin = origin_of(&url);
         if ctx.held_elsewhere(&origin) {
             // Read by the worker that holds its host, which discovers the site again when it
@@ -211,7 +227,7 @@ async fn walk_from(
         let Some(children) = read_sitemap(ctx, site, named, &cross, listed).await? else {
             continue; // a feed: not one of the site's sitemap reads
         };
-        walked.push(url.to_string());
+        walks.walked.push(url.to_string());
         for child in children {
             match walk.admit(child.as_str(), depth + 1) {
                 Ok(()) => queue.push_back((child, depth + 1, Some(url.to_string()))),
@@ -220,6 +236,19 @@ async fn walk_from(
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// A sitemap known only below one the schedule took out, met by a walk from `parent` (a live
+/// sitemap or robots.txt): named by it from now on, so that the worker holding its host walks
+/// on from it ([`handed_sitemaps`]) and no start takes it for one no walk reaches. (A row
+/// keeps what named it first.)
+async fn named_anew(ctx: &Context, url: &Url, parent: &str) -> anyhow::Result<()> {
+    if let Some(row) = ctx.store.url_row(url.as_str()).await?
+        && let Some(was) = row.discovered_from.filter(|was| was != parent)
+    {
+        ctx.store.renamed_by(row.id, &was, parent).await?;
     }
     Ok(())
 }
@@ -361,7 +390,7 @@ async fn fetch_document(
     {
         // Stored so before, or a root the schedule took out that this names still: what
         // names it now.
-        ctx.store.renamed_by(row.id, named_by).await?;
+        ctx.store.renamed_by(row.id, "schedule", named_by).await?;
     }
     let now = ctx.clock.now_ms();
     // (From its last answer that gave one, a 2xx or a 304: a failed read since does not

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use url::Url;
 
+use crate::discover::sitemap;
 use crate::politeness::origin_of;
 use crate::store::discovered::StoredSitemap;
 
@@ -106,10 +107,30 @@ fn is_root(site: &SiteState, url: &str) -> bool {
 }
 
 /// Whether a stored sitemap (`url`, named by `discovered_from`) is one the schedule named and
-/// names no more, a feed taken out of its `feeds` among them: no walk reaches it. (A
-/// robots.txt line's root is stored with the robots.txt's URL.)
-pub(super) fn taken_out(site: &SiteState, url: &str, discovered_from: Option<&str>) -> bool {
+/// names no more, a feed taken out of its `feeds` among them. (A robots.txt line's root is
+/// stored with the robots.txt's URL.)
+fn taken_out(site: &SiteState, url: &str, discovered_from: Option<&str>) -> bool {
     discovered_from == Some("schedule") && !is_root(site, url)
+}
+
+/// What first named each of the site's stored sitemaps (`rows`), by URL.
+pub(super) fn namers(rows: &[StoredSitemap]) -> HashMap<String, String> {
+    rows.iter()
+        .filter_map(|row| Some((row.url.clone(), row.discovered_from.clone()?)))
+        .collect()
+}
+
+/// Whether a stored sitemap is known only below one the schedule took out (itself among
+/// them): the chain of what first named each ([`namers`], [`sitemap::depth_by_naming`]) tops
+/// out at one. No walk from the schedule reaches it, unless a live sitemap or robots.txt
+/// names it too, and then it is named anew when a walk meets it.
+pub(super) fn below_taken_out(
+    site: &SiteState,
+    url: &str,
+    named_by: &HashMap<String, String>,
+) -> bool {
+    sitemap::depth_by_naming(url, named_by)
+        .is_some_and(|(_, root)| taken_out(site, root, named_by.get(root).map(String::as_str)))
 }
 
 /// With several workers, when a site is first due on this one: as with one worker, or now if a
@@ -136,9 +157,11 @@ pub async fn first_discovery_due_here(
         .sitemaps
         .iter()
         .any(|root| here(root.as_str()) && !read.contains_key(root.as_str()));
-    // (Not a sitemap the schedule took out: no walk reaches it, and a pass sets its due time
-    // only if it held its host all through, `shared_discovery::sitemaps_due_here`.)
-    let dropped = |row: &StoredSitemap| taken_out(site, &row.url, row.discovered_from.as_deref());
+    // (Not one below a sitemap the schedule took out: no walk reaches it, never read or not,
+    // and a pass sets its due time only if it held its host all through,
+    // `shared_discovery::sitemaps_due_here`.)
+    let named_by = namers(&rows);
+    let dropped = |row: &StoredSitemap| below_taken_out(site, &row.url, &named_by);
     let due_row = rows.iter().any(|row| {
         here(&row.url)
             && !dropped(row)

@@ -241,8 +241,9 @@ fn apply(
         if leaving.contains(key) {
             leasing.held.drop_host(key);
             ctx.ledger.set_held(key, None);
-        } else if was.contains(key) {
-            leasing.held.hold(key, until);
+        } else if was.contains(key) && leasing.held.renew(key, until, ctx.clock.now_ms()) {
+            // Held all along (a lease that passed its margin during this round is gained
+            // again: walks may have passed its host by).
         } else {
             gained.push(key.clone());
         }

@@ -3,7 +3,7 @@
 //! ([`handed_sitemaps`]), and at its end sets the due times of the sitemaps on the hosts it
 //! held all through ([`sitemaps_due_here`]): the others are their holders' to read.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashSet};
 
 use url::Url;
 
@@ -12,7 +12,7 @@ use crate::politeness::{HeldSnapshot, key_of, origin_of};
 
 use super::context::{Context, SiteState};
 use super::discovery::MAX_SITEMAP_DEPTH;
-use super::discovery_due::taken_out;
+use super::discovery_due::{below_taken_out, namers};
 
 /// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
 /// sitemap, a robots.txt or a redirect on a host held elsewhere; with the host whose robots.txt
@@ -32,10 +32,7 @@ pub(super) async fn handed_sitemaps(
     let named_elsewhere =
         |from: &str| Url::parse(from).is_ok_and(|u| ctx.held_elsewhere(&origin_of(&u)));
     let stored = ctx.store.sitemaps_of_site(site.id).await?;
-    let named_by: HashMap<String, String> = stored
-        .iter()
-        .filter_map(|row| Some((row.url.clone(), row.discovered_from.clone()?)))
-        .collect();
+    let named_by = namers(&stored);
     Ok(stored
         .iter()
         .filter(|row| !reached.contains(&row.url))
@@ -47,9 +44,9 @@ pub(super) async fn handed_sitemaps(
                 .filter(|from| from.ends_with("/robots.txt"))
                 .and_then(|from| Url::parse(from).ok())
                 .and_then(|from| from.host_str().map(str::to_string));
-            let (depth, root) = sitemap::depth_by_naming(&row.url, &named_by)
+            let (depth, _) = sitemap::depth_by_naming(&row.url, &named_by)
                 .filter(|&(depth, _)| depth <= MAX_SITEMAP_DEPTH)?;
-            if taken_out(site, root, named_by.get(root).map(String::as_str)) {
+            if below_taken_out(site, &row.url, &named_by) {
                 // (The redirect target of a feed taken out among them: it was read as a
                 // sitemap at every pass.)
                 return None;
@@ -79,7 +76,12 @@ pub(super) async fn sitemaps_due_here(
     if ctx.is_stopping() {
         return Ok(due.into_iter().collect()); // cut short: not every walk went on
     }
-    let held_all_through = leasing.held.held_since(held_at_start, ctx.clock.now_ms());
+    let Some(held_all_through) = leasing.held.held_since(held_at_start, ctx.clock.now_ms()) else {
+        // A host was gained during the pass: a sitemap on a host held all through that only
+        // a sitemap or robots.txt there names was passed by, and is the next pass's (the gain
+        // calls one) to read and set.
+        return Ok(due.into_iter().collect());
+    };
     let on_a_host_held_through = |url: &str| {
         Url::parse(url).is_ok_and(|u| held_all_through.contains(&key_of(&origin_of(&u))))
     };
@@ -91,4 +93,22 @@ pub(super) async fn sitemaps_due_here(
             .map(|row| row.url),
     );
     Ok(due.into_iter().collect())
+}
+
+/// The site's stored sitemaps known only below one the schedule took out, as a pass begins
+/// ([`below_taken_out`]); none with one worker, whose walks hand nothing over.
+pub(super) async fn taken_out_sitemaps(
+    ctx: &Context,
+    site: &SiteState,
+) -> anyhow::Result<HashSet<String>> {
+    if ctx.leasing.is_none() {
+        return Ok(HashSet::new());
+    }
+    let stored = ctx.store.sitemaps_of_site(site.id).await?;
+    let named_by = namers(&stored);
+    Ok(stored
+        .into_iter()
+        .map(|row| row.url)
+        .filter(|url| below_taken_out(site, url, &named_by))
+        .collect())
 }

@@ -184,7 +184,7 @@ impl Store {
     }
 
     /// Sets when the sitemaps `urls` of a site are next due (with several workers, each sets the
-    /// sitemaps on the hosts it holds, which it read).
+    /// sitemaps its pass walked and those on the hosts it held all through the pass).
     pub async fn set_sitemaps_due_of(
         &self,
         site_id: i64,

@@ -96,22 +96,24 @@ static SELECT_STORED: LazyLock<Texts> = LazyLock::new(|| {
 });
 
 impl Store {
-    /// Records that a sitemap stored as the schedule's is named by `named_by` (a robots.txt or
-    /// an index) now: it is not one the schedule took out ([`crate::refresher`]'s discovery
-    /// due times and kinds).
-    pub async fn renamed_by(&self, url_id: i64, named_by: &str) -> sqlx::Result<()> {
-        let named_by = named_by.to_string();
+    /// Records that a sitemap stored as named by `was` (the schedule, or a sitemap below a root
+    /// the schedule took out) is named by `named_by` (a robots.txt or an index) now: it is not
+    /// one the schedule took out ([`crate::refresher`]'s discovery due times and kinds, and
+    /// the sitemaps workers hand each other).
+    pub async fn renamed_by(&self, url_id: i64, was: &str, named_by: &str) -> sqlx::Result<()> {
+        let (was, named_by) = (was.to_string(), named_by.to_string());
         self.write("renamed_by", move |mut tx| {
-            let named_by = named_by.clone();
+            let (was, named_by) = (was.clone(), named_by.clone());
             async move {
-            sqlx::query(
-                "UPDATE urls SET discovered_from = $1 WHERE id = $2 AND discovered_from = 'schedule'",
-            )
-            .bind(&named_by)
-            .bind(url_id)
-            .execute(&mut *tx)
-            .await?;
-            Ok((tx, ()))
+                sqlx::query(
+                    "UPDATE urls SET discovered_from = $1 WHERE id = $2 AND discovered_from = $3",
+                )
+                .bind(&named_by)
+                .bind(url_id)
+                .bind(&was)
+                .execute(&mut *tx)
+                .await?;
+                Ok((tx, ()))
             }
         })
         .await
