@@ -365,6 +365,53 @@ async fn a_seed_named_a_sitemap_later(dir: &Path, db: &Path) {
     );
 }
 
+/// A page a sitemap listed that the host's robots.txt names as a sitemap (no schedule names
+/// it) is a sitemap from then on: read as one, and no longer checked as a page as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_page_that_robots_txt_names_a_sitemap_is_read_only_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    a_listed_page_named_a_sitemap(dir.path(), &dir.path().join("f.db")).await;
+}
+
+/// The same on PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_page_that_robots_txt_names_a_sitemap_is_read_only_as_one_on_postgres() {
+    let test = "a_listed_page_named_a_sitemap";
+    let Some(db) = postgres::postgres_database(test).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    a_listed_page_named_a_sitemap(dir.path(), Path::new(&db)).await;
+}
+
+async fn a_listed_page_named_a_sitemap(dir: &Path, db: &Path) {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    // /one.txt lists /s.txt first (as a page); robots.txt names it as a sitemap after.
+    let robots = format!("User-agent: *\nDisallow: /private/\nSitemap: {base}/s.txt\n");
+    server.route(HOST, "/robots.txt", Reply::text(robots));
+    server.route(
+        HOST,
+        "/one.txt",
+        Reply::text(format!("{base}/a\n{base}/s.txt\n")),
+    );
+    server.route(HOST, "/s.txt", Reply::text(format!("{base}/c\n")));
+    let one = format!("{base}/one.txt");
+    run_once(&write_schedule(dir, &site("s", &[one], "")), db).await;
+    let store = freshet::store::Store::open_existing(db).await.unwrap();
+    let row = store.url_row(&format!("{base}/s.txt")).await.unwrap();
+    store.close().await;
+    let what = format!("{:?}", server.requests());
+    assert_eq!(row.expect("its row").kind, "sitemap", "{what}");
+    assert_eq!(
+        requests_for(&server, "/s.txt"),
+        1,
+        "read once, as a sitemap: {what}"
+    );
+    assert_eq!(requests_for(&server, "/c"), 1, "its page: {what}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_exclude_stops_requests_to_known_urls_and_explain_names_it() {
     let server = RecordingServer::start().await;

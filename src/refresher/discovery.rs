@@ -299,6 +299,11 @@ async fn document_row(
     Ok(ctx.store.url_row(url.as_str()).await?)
 }
 
+/// Whether the site's schedule names `url` among its seeds (as discovery stores them).
+fn names_as_seed(site: &SiteState, url: &Url) -> bool {
+    (site.site.seeds.iter()).any(|seed| site.site.strip_params(seed).as_str() == url.as_str())
+}
+
 /// What reading a sitemap gave.
 enum Document {
     /// A body, the read that its pages record ([`Listing`]) and the read's validators,
@@ -325,7 +330,7 @@ async fn fetch_document(
         return Ok(Document::Unread);
     }
     let stored = ctx.store.url_row(url.as_str()).await?;
-    let feed_of = stored
+    let feed_of = (stored.as_ref())
         .filter(|row| row.kind == "feed")
         .map(|row| row.site_id);
     if let Some(feed_site) = feed_of.filter(|&id| ctx.site(id).is_none()) {
@@ -381,6 +386,25 @@ async fn fetch_document(
     // (Stored with what named it: a robots.txt line's root was stored as the schedule's,
     // and taken for one the schedule no longer names, `discovery_due`.)
     let from = named_by.unwrap_or("schedule");
+    if named_by.is_some()
+        && stored.is_some_and(|row| row.kind == "page" && row.site_id == site.id)
+        && !names_as_seed(site, url)
+    {
+        // One of the site's pages (a urlset listed it first) that a robots.txt or an index
+        // names as a sitemap: a sitemap from now on, read here and no longer checked as a
+        // page as well (its copy and plan forgotten, `Store::declare_kinds`; the scheduler
+        // lets it go at its next turn). A seed stays a page: the schedule says so.
+        let declared = Declared {
+            site_id: site.id,
+            url: url.to_string(),
+            kind: "sitemap",
+            dropped: false,
+        };
+        let now = ctx.clock.now_ms();
+        if !ctx.store.declare_kinds(&[declared], now).await?.is_empty() {
+            info!(url = %url, named_by = from, "a page named as a sitemap: read as one from now on, no longer checked as a page");
+        }
+    }
     let Some(row) = document_row(ctx, site, url, "sitemap", from, None).await? else {
         return Ok(Document::Unread);
     };
