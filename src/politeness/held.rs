@@ -37,6 +37,15 @@ struct Lease {
 #[derive(Debug, Clone, Default)]
 pub struct HeldSnapshot(HashMap<String, u64>);
 
+/// The hosts held since a snapshot ([`HeldHosts::held_since`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeldSince {
+    /// Held all the time, on the same lease.
+    pub all_through: HashSet<String>,
+    /// Held now on a lease begun since.
+    pub began: HashSet<String>,
+}
+
 impl HeldHosts {
     /// None held yet; a lease counts until `margin_ms` before it ends.
     pub fn new(margin_ms: i64) -> Self {
@@ -114,21 +123,20 @@ impl HeldHosts {
         )
     }
 
-    /// The hosts of `before` still held at `now_ms` on the same lease: held all the time
-    /// since (a host lost meanwhile, or whose lease lapsed here, was taken again on another).
-    /// None when a lease held now began since `before` (a host gained, or one taken again).
-    pub fn held_since(&self, before: &HeldSnapshot, now_ms: i64) -> Option<HashSet<String>> {
+    /// Since `before`, at `now_ms`: the hosts held all the time (on the same lease: a host
+    /// lost meanwhile, or whose lease lapsed here, was taken again on another), and those whose
+    /// lease held now began since (gained, or taken again).
+    pub fn held_since(&self, before: &HeldSnapshot, now_ms: i64) -> HeldSince {
         let now = self.snapshot(now_ms);
-        let began_since = |(key, gain): (&String, &u64)| before.0.get(key) != Some(gain);
-        if now.0.iter().any(began_since) {
-            return None;
-        }
-        Some(
-            (before.0.iter())
-                .filter(|(key, gain)| now.0.get(*key) == Some(gain))
-                .map(|(key, _)| key.clone())
-                .collect(),
-        )
+        let all_through = (before.0.iter())
+            .filter(|(key, gain)| now.0.get(*key) == Some(gain))
+            .map(|(key, _)| key.clone())
+            .collect();
+        let began = (now.0.into_iter())
+            .filter(|(key, gain)| before.0.get(key) != Some(gain))
+            .map(|(key, _)| key)
+            .collect();
+        HeldSince { all_through, began }
     }
 
     /// Whether any host was held at any time (a worker that held none did nothing because
@@ -179,27 +187,25 @@ mod tests {
         let before = held.snapshot(0);
         assert!(held.renew("renewed", 2_000, 800));
         held.drop_host("lost");
-        let since = |now| -> Option<Vec<String>> {
-            let mut keys: Vec<String> = held.held_since(&before, now)?.into_iter().collect();
+        let sorted = |keys: std::collections::HashSet<String>| {
+            let mut keys: Vec<String> = keys.into_iter().collect();
             keys.sort();
-            Some(keys)
+            keys
+        };
+        let since = |before: &super::HeldSnapshot| {
+            let since = held.held_since(before, 950);
+            (sorted(since.all_through), sorted(since.began))
         };
         // "lapsed" and "regained" passed their margin (900); "lapsed" is not renewed.
         assert!(!held.renew("lapsed", 2_000, 950));
-        assert_eq!(since(950), Some(vec!["renewed".into()]));
+        assert_eq!(since(&before), (vec!["renewed".into()], vec![]));
         held.gain("regained", 2_000); // lost and taken again between two rounds
-        assert_eq!(since(950), None, "a lease began since");
         let fresh = held.snapshot(950);
         held.hold("new", 2_000); // not held at the snapshot
-        assert_eq!(since(950), None);
-        assert_eq!(
-            held.held_since(&fresh, 950),
-            None,
-            "a host gained since the snapshot"
-        );
-        assert_eq!(
-            held.held_since(&held.snapshot(950), 950).map(|k| k.len()),
-            Some(3)
-        );
+        let renewed_only = vec!["renewed".to_string()];
+        let began = vec!["new".to_string(), "regained".to_string()];
+        assert_eq!(since(&before), (renewed_only, began));
+        let all = vec!["regained".to_string(), "renewed".to_string()];
+        assert_eq!(since(&fresh), (all, vec!["new".to_string()]));
     }
 }

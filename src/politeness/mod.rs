@@ -34,7 +34,7 @@ mod held;
 mod host;
 pub mod saved;
 pub mod stop;
-pub use held::{HeldHosts, HeldSnapshot};
+pub use held::{HeldHosts, HeldSince, HeldSnapshot};
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

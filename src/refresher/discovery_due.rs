@@ -113,10 +113,18 @@ fn taken_out(site: &SiteState, url: &str, discovered_from: Option<&str>) -> bool
     discovered_from == Some("schedule") && !is_root(site, url)
 }
 
-/// What first named each of the site's stored sitemaps (`rows`), by URL.
-pub(super) fn namers(rows: &[StoredSitemap]) -> HashMap<String, String> {
+/// What names each of the site's stored sitemaps (`rows`), by URL: the schedule for those it
+/// names (a row keeps what named it first: a child the schedule named after its index was
+/// taken out is a root, and its own sitemaps hang from it), else what first named it.
+pub(super) fn namers(site: &SiteState, rows: &[StoredSitemap]) -> HashMap<String, String> {
     rows.iter()
-        .filter_map(|row| Some((row.url.clone(), row.discovered_from.clone()?)))
+        .filter_map(|row| {
+            let from = match is_root(site, &row.url) {
+                true => "schedule".to_string(),
+                false => row.discovered_from.clone()?,
+            };
+            Some((row.url.clone(), from))
+        })
         .collect()
 }
 
@@ -160,7 +168,7 @@ pub async fn first_discovery_due_here(
     // (Not one below a sitemap the schedule took out: no walk reaches it, never read or not,
     // and a pass sets its due time only if it held its host all through,
     // `shared_discovery::sitemaps_due_here`.)
-    let named_by = namers(&rows);
+    let named_by = namers(site, &rows);
     let dropped = |row: &StoredSitemap| below_taken_out(site, &row.url, &named_by);
     let due_row = rows.iter().any(|row| {
         here(&row.url)

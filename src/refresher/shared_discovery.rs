@@ -32,7 +32,7 @@ pub(super) async fn handed_sitemaps(
     let named_elsewhere =
         |from: &str| Url::parse(from).is_ok_and(|u| ctx.held_elsewhere(&origin_of(&u)));
     let stored = ctx.store.sitemaps_of_site(site.id).await?;
-    let named_by = namers(&stored);
+    let named_by = namers(site, &stored);
     Ok(stored
         .iter()
         .filter(|row| !reached.contains(&row.url))
@@ -60,9 +60,10 @@ pub(super) async fn handed_sitemaps(
 /// sets at its end: those it read (`walked`) and, when it ran whole, every one on a host held
 /// here all through it, as one worker sets every sitemap of the site. Without the latter, a
 /// sitemap no walk reaches any more (below a root the schedule took out, the redirect target of
-/// a feed taken out) stayed due for good, and every start or host gained ran a pass for it. A
-/// host gained during the pass is left out: its sitemaps the walks passed by while another
-/// worker held it are due still, and the pass that the gain calls reads them.
+/// a feed taken out) stayed due for good, and every start or host gained ran a pass for it.
+/// Only the walked ones when a host of the site (one of its origins, or of its stored sitemaps)
+/// was gained during the pass: a sitemap on a host held all through that only a sitemap or a
+/// robots.txt there names was passed by, and is for the pass the gain calls to read and set.
 pub(super) async fn sitemaps_due_here(
     ctx: &Context,
     site: &SiteState,
@@ -76,16 +77,18 @@ pub(super) async fn sitemaps_due_here(
     if ctx.is_stopping() {
         return Ok(due.into_iter().collect()); // cut short: not every walk went on
     }
-    let Some(held_all_through) = leasing.held.held_since(held_at_start, ctx.clock.now_ms()) else {
-        // A host was gained during the pass: a sitemap on a host held all through that only
-        // a sitemap or robots.txt there names was passed by, and is the next pass's (the gain
-        // calls one) to read and set.
-        return Ok(due.into_iter().collect());
-    };
-    let on_a_host_held_through = |url: &str| {
-        Url::parse(url).is_ok_and(|u| held_all_through.contains(&key_of(&origin_of(&u))))
-    };
+    let held = leasing.held.held_since(held_at_start, ctx.clock.now_ms());
+    let key_of_url = |url: &str| Url::parse(url).ok().map(|u| key_of(&origin_of(&u)));
     let stored = ctx.store.sitemaps_of_site(site.id).await?;
+    let site_hosts: HashSet<String> = (site.site.origins().iter())
+        .map(|origin| key_of(origin))
+        .chain(stored.iter().filter_map(|row| key_of_url(&row.url)))
+        .collect();
+    if held.began.iter().any(|key| site_hosts.contains(key)) {
+        return Ok(due.into_iter().collect());
+    }
+    let on_a_host_held_through =
+        |url: &str| key_of_url(url).is_some_and(|key| held.all_through.contains(&key));
     due.extend(
         stored
             .into_iter()
@@ -105,7 +108,7 @@ pub(super) async fn taken_out_sitemaps(
         return Ok(HashSet::new());
     }
     let stored = ctx.store.sitemaps_of_site(site.id).await?;
-    let named_by = namers(&stored);
+    let named_by = namers(site, &stored);
     Ok(stored
         .into_iter()
         .map(|row| row.url)

@@ -2,7 +2,8 @@
 //! bytes a URL; while they increase (a start reads the rows by id, and a new row's id is above
 //! every other on SQLite) a binary search finds a key, and the first id out of order builds a
 //! hash table of the 32-bit keys (a key's hash is its id's), 5 to 10 bytes a URL more. Rows can
-//! come out of order when several sites' discoveries sync at once, or from other workers.
+//! come out of order when several sites' discoveries sync at once, or from other workers; a
+//! key forgotten (a URL added again under another kind or site) builds it too.
 //! A `HashMap<i64, UrlKey>` beside the list took 17 bytes a slot, 28 to 35 a URL once its
 //! doubling is counted (`heaptrack` on `freshet bench --only run --pages 1000000`: 36 MB).
 
@@ -21,7 +22,8 @@ pub const FORGOTTEN: i64 = 0;
 pub struct UrlIds {
     /// The row id of each key.
     ids: Vec<i64>,
-    /// The keys, found by their ids, once an id came out of order (`None`: `ids` increases).
+    /// The keys, found by their ids, once an id came out of order or a key was forgotten
+    /// (`None`: `ids` increases).
     keys: Option<HashTable<u32>>,
     hasher: RandomState,
 }

@@ -13,6 +13,7 @@ use crate::store::summary::PlanUpdate;
 use crate::store::urls::UrlRow;
 
 use super::{Inner, Ledger};
+use crate::refresher::url_ids::FORGOTTEN;
 
 /// A feed's stored last read ([`FeedReads`]), put back at its next read here
 /// ([`Inner::restore_stored_listing`]).
@@ -333,14 +334,18 @@ impl Ledger {
         let inner = self.lock();
         let key = inner.urls.key_of(feed_id)?;
         let (stamped_reads, listed, shown) = inner.sched.feed_reads(key);
-        let listed_ms: Vec<Option<i64>> = (listed.iter())
-            .map(|&page| inner.sched.listed_change(key, page))
+        // (Not a page whose key was forgotten, its row of another kind now: `Ledger::rekey`.)
+        let listed: Vec<(i64, Option<i64>)> = (listed.iter())
+            .map(|&page| (inner.urls.id_of(page), inner.sched.listed_change(key, page)))
+            .filter(|&(id, _)| id != FORGOTTEN)
             .collect();
+        let listed_ms: Vec<Option<i64>> = listed.iter().map(|&(_, ms)| ms).collect();
         Some(FeedReads {
             stamped_reads,
-            listed: listed.iter().map(|&page| inner.urls.id_of(page)).collect(),
+            listed: listed.iter().map(|&(id, _)| id).collect(),
             left: (inner.sched.feed_left(key).iter())
                 .map(|&page| inner.urls.id_of(page))
+                .filter(|&id| id != FORGOTTEN)
                 .collect(),
             listed_ms: if listed_ms.iter().any(Option::is_some) {
                 listed_ms
