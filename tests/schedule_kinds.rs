@@ -89,6 +89,25 @@ impl Site {
         feed_site::pages_waiting(&self.db, &self.server, feed_site::daily_pages()).await
     }
 
+    /// Runs the refresher until `end_ms`, the feed's row made a `kind`'s at `changed_ms` (as
+    /// another worker's start on a newer schedule does, beside the running refresher);
+    /// answers when those statements had committed.
+    async fn run_with_feed_made(&self, changed_ms: i64, end_ms: i64, kind: &'static str) -> i64 {
+        let made_ms = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(i64::MAX));
+        let until = {
+            let (clock, db, feed) = (self.clock.clone(), self.db.clone(), self.feed());
+            let made_ms = made_ms.clone();
+            async move {
+                virtual_runs::clock_reaches(clock.clone(), changed_ms).await;
+                make_kind(&db, &feed, kind).await;
+                made_ms.store(clock.now_ms(), std::sync::atomic::Ordering::SeqCst);
+                virtual_runs::clock_reaches(clock, end_ms).await;
+            }
+        };
+        self.run_while(until).await;
+        made_ms.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     async fn feed_kind_and_site(&self) -> (String, i64) {
         feed_site::kind_and_site(&self.db, &self.feed()).await
     }
@@ -208,22 +227,10 @@ async fn feed_taken_out(db: Option<String>) {
 async fn a_worker_whose_feed_became_a_sitemap_elsewhere_stops_reading_it() {
     let site = Site::new(HOST, None).await;
     let (changed_ms, end_ms) = (ORIGIN_MS + 10 * HOUR_MS, ORIGIN_MS + 30 * HOUR_MS);
-    let made_ms = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(i64::MAX));
-    let until = {
-        let (clock, db, feed) = (site.clock.clone(), site.db.clone(), site.feed());
-        let made_ms = made_ms.clone();
-        async move {
-            virtual_runs::clock_reaches(clock.clone(), changed_ms).await;
-            make_sitemap(&db, &feed).await;
-            made_ms.store(clock.now_ms(), std::sync::atomic::Ordering::SeqCst);
-            virtual_runs::clock_reaches(clock, end_ms).await;
-        }
-    };
-    site.run_while(until).await;
+    let made_ms = site.run_with_feed_made(changed_ms, end_ms, "sitemap").await;
     let before = site.feed_reads(ORIGIN_MS, changed_ms);
     // (Counted from when the statements had committed, however long they took; a read handed
     // out before may still go.)
-    let made_ms = made_ms.load(std::sync::atomic::Ordering::SeqCst);
     let after = site.feed_reads(made_ms + HOUR_MS, end_ms);
     let waiting = site.pages_waiting().await;
     let what = format!(
@@ -247,19 +254,7 @@ async fn a_worker_whose_seed_became_a_feed_elsewhere_reads_it_as_a_feed() {
         Some(feeds) => Some(format!("seeds ={feeds}")),
     });
     let (changed_ms, end_ms) = (ORIGIN_MS + 10 * HOUR_MS, ORIGIN_MS + 30 * HOUR_MS);
-    let made_ms = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(i64::MAX));
-    let until = {
-        let (clock, db, feed) = (site.clock.clone(), site.db.clone(), site.feed());
-        let made_ms = made_ms.clone();
-        async move {
-            virtual_runs::clock_reaches(clock.clone(), changed_ms).await;
-            make_kind(&db, &feed, "feed").await;
-            made_ms.store(clock.now_ms(), std::sync::atomic::Ordering::SeqCst);
-            virtual_runs::clock_reaches(clock, end_ms).await;
-        }
-    };
-    site.run_while(until).await;
-    let made_ms = made_ms.load(std::sync::atomic::Ordering::SeqCst);
+    let made_ms = site.run_with_feed_made(changed_ms, end_ms, "feed").await;
     let after = site.feed_reads(made_ms + HOUR_MS, end_ms);
     let waiting = site.pages_waiting().await;
     let what = format!("{after} reads of the feed after its row changed; {waiting} pages waiting");
@@ -268,45 +263,28 @@ async fn a_worker_whose_seed_became_a_feed_elsewhere_reads_it_as_a_feed() {
     assert!(waiting > 0, "{what}");
 }
 
-/// Makes the feed's row in the SQLite file `db` a sitemap's, as a start that no longer names
-/// it does.
-async fn make_sitemap(db: &Path, feed: &str) {
+/// Makes the row of `url` in the SQLite file `db` a `kind`'s, as a start naming it so does
+/// (its copy and validators forgotten; no page waits for it unless it is a feed).
+async fn make_kind(db: &Path, url: &str, kind: &str) {
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
         .await
         .unwrap();
-    let id: i64 = sqlx::query_scalar("SELECT id FROM urls WHERE url = $1")
-        .bind(feed)
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    for statement in [
-        "UPDATE urls SET kind = 'sitemap', copy_ms = NULL, etag = NULL WHERE id = $1",
-        "UPDATE urls SET waits_for_feed_id = NULL WHERE waits_for_feed_id = $1",
-    ] {
-        sqlx::query(statement)
+    let id: i64 = sqlx::query_scalar(
+        "UPDATE urls SET kind = $1, copy_ms = NULL, etag = NULL, last_modified = NULL
+         WHERE url = $2 RETURNING id",
+    )
+    .bind(kind)
+    .bind(url)
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    if kind != "feed" {
+        sqlx::query("UPDATE urls SET waits_for_feed_id = NULL WHERE waits_for_feed_id = $1")
             .bind(id)
             .execute(&pool)
             .await
             .unwrap();
     }
-    pool.close().await;
-}
-
-/// Makes the row of `url` in the SQLite file `db` a `kind`'s, as a start naming it so does
-/// (its copy and validators forgotten).
-async fn make_kind(db: &Path, url: &str, kind: &str) {
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    sqlx::query(
-        "UPDATE urls SET kind = $1, copy_ms = NULL, etag = NULL, last_modified = NULL
-         WHERE url = $2",
-    )
-    .bind(kind)
-    .bind(url)
-    .execute(&pool)
-    .await
-    .unwrap();
     pool.close().await;
 }
 

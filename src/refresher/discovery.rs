@@ -299,6 +299,20 @@ async fn document_row(
     Ok(ctx.store.url_row(url.as_str()).await?)
 }
 
+/// Declares `url` the site's sitemap, as a start does for one its schedule names
+/// (`Store::declare_kinds`); answers whether its row changed (not when another site's, or
+/// this site's sitemap already).
+async fn declared_a_sitemap(ctx: &Context, site: &SiteState, url: &Url) -> anyhow::Result<bool> {
+    let declared = Declared {
+        site_id: site.id,
+        url: url.to_string(),
+        kind: "sitemap",
+        dropped: false,
+    };
+    let now = ctx.clock.now_ms();
+    Ok(!ctx.store.declare_kinds(&[declared], now).await?.is_empty())
+}
+
 /// Whether the site's schedule names `url` among its seeds (as discovery stores them).
 fn names_as_seed(site: &SiteState, url: &Url) -> bool {
     (site.site.seeds.iter()).any(|seed| site.site.strip_params(seed).as_str() == url.as_str())
@@ -336,15 +350,7 @@ async fn fetch_document(
     if let Some(feed_site) = feed_of.filter(|&id| ctx.site(id).is_none()) {
         // A feed of a site in none of the schedules (a rename): this site, which names it as
         // a sitemap, takes it as one (`Store::declare_kinds`: as a start does).
-        let declared = Declared {
-            site_id: site.id,
-            url: url.to_string(),
-            kind: "sitemap",
-            dropped: false,
-        };
-        let now = ctx.clock.now_ms();
-        let taken = ctx.store.declare_kinds(&[declared], now).await?;
-        if taken.is_empty() {
+        if !declared_a_sitemap(ctx, site, url).await? {
             // Its site is loaded elsewhere (a newer worker's schedule, a schedule file skipped
             // here for its problems, a site marked out of the schedules by no start since):
             // not this site's to read.
@@ -394,14 +400,7 @@ async fn fetch_document(
         // names as a sitemap: a sitemap from now on, read here and no longer checked as a
         // page as well (its copy and plan forgotten, `Store::declare_kinds`; the scheduler
         // lets it go at its next turn). A seed stays a page: the schedule says so.
-        let declared = Declared {
-            site_id: site.id,
-            url: url.to_string(),
-            kind: "sitemap",
-            dropped: false,
-        };
-        let now = ctx.clock.now_ms();
-        if !ctx.store.declare_kinds(&[declared], now).await?.is_empty() {
+        if declared_a_sitemap(ctx, site, url).await? {
             info!(url = %url, named_by = from, "a page named as a sitemap: read as one from now on, no longer checked as a page");
         }
     }
