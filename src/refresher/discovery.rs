@@ -16,7 +16,9 @@ use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use tracing::{info, warn};
 use url::Url;
 
-use crate::discover::sitemap::{self, SitemapContext, SitemapWalk};
+use crate::discover::sitemap::{
+    self, MAX_DEPTH, MAX_SITEMAPS_PER_WALK, SitemapContext, SitemapWalk,
+};
 use crate::fetch::Method;
 use crate::politeness::origin_of;
 use crate::store::discovered::{Discovered, Listing, ReadValidators};
@@ -32,10 +34,6 @@ use super::found_pages::add_pages;
 use super::listings::Listings;
 use super::shared_discovery::{handed_sitemaps, sitemaps_due_here, taken_out_sitemaps};
 
-/// How deep sitemap indexes are followed (the protocol allows one level; real sites nest).
-pub(super) const MAX_SITEMAP_DEPTH: usize = 3;
-/// The most sitemap files read for one site in one pass.
-const MAX_SITEMAPS_PER_SITE: usize = 1_000;
 /// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
 /// caps the decompressed size again).
 pub const MAX_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
@@ -197,7 +195,7 @@ async fn walk_from(
     listed: &mut Listings,
     walks: &mut Walks,
 ) -> anyhow::Result<()> {
-    let mut walk = SitemapWalk::new(root.as_str(), MAX_SITEMAP_DEPTH, MAX_SITEMAPS_PER_SITE);
+    let mut walk = SitemapWalk::new(root.as_str(), MAX_DEPTH, MAX_SITEMAPS_PER_WALK);
     let mut queue = VecDeque::from([(root, depth, named_by)]);
     while let Some((url, depth, parent)) = queue.pop_front() {
         if ctx.is_stopping() {

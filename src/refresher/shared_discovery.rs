@@ -11,7 +11,6 @@ use crate::discover::sitemap;
 use crate::politeness::{HeldSnapshot, key_of, origin_of};
 
 use super::context::{Context, SiteState};
-use super::discovery::MAX_SITEMAP_DEPTH;
 use super::discovery_due::{below_taken_out, namers};
 
 /// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
@@ -45,7 +44,7 @@ pub(super) async fn handed_sitemaps(
                 .and_then(|from| Url::parse(from).ok())
                 .and_then(|from| from.host_str().map(str::to_string));
             let (depth, _) = sitemap::depth_by_naming(&row.url, &named_by)
-                .filter(|&(depth, _)| depth <= MAX_SITEMAP_DEPTH)?;
+                .filter(|&(depth, _)| depth <= sitemap::MAX_DEPTH)?;
             if below_taken_out(site, &row.url, &named_by) {
                 // (The redirect target of a feed taken out among them: it was read as a
                 // sitemap at every pass.)

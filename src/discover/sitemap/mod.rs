@@ -44,7 +44,7 @@ use collect::{Collector, Dialect};
 use gzip::Capped;
 pub use gzip::{DecompressError, decompress, is_gzip};
 pub use model::{ChangeFreq, ChildSitemap, SitemapDoc, SitemapError, SitemapKind, SitemapUrl};
-pub use walk::{SitemapWalk, WalkRefusal, depth_by_naming};
+pub use walk::{MAX_DEPTH, MAX_SITEMAPS_PER_WALK, SitemapWalk, WalkRefusal, depth_by_naming};
 
 /// The protocol's limit on URLs (or child sitemaps) per file.
 pub const MAX_URLS: usize = 50_000;

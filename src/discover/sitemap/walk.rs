@@ -7,6 +7,12 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// How deep the refresher follows sitemap indexes (the protocol allows one level; real sites
+/// nest).
+pub const MAX_DEPTH: usize = 3;
+/// The most sitemap files the refresher reads in one walk from a root.
+pub const MAX_SITEMAPS_PER_WALK: usize = 1_000;
+
 /// Why a child sitemap is not followed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WalkRefusal {
