@@ -311,6 +311,13 @@ async fn a_child_of_a_root_taken_out_is_not_read_and_calls_no_pass() {
     assert_eq!(asked(&server, "b.test", "/child.xml"), 1);
 
     let pool = sqlx::PgPool::connect(&db).await.expect("connect");
+    let never_read: Option<i64> =
+        sqlx::query_scalar("SELECT COALESCE(last_checked_ms, -1) FROM urls WHERE url = $1")
+            .bind(&never)
+            .fetch_optional(&pool)
+            .await
+            .unwrap();
+    assert_eq!(never_read, Some(-1), "stored, never read");
     other_holds(&pool, &key(&server, "a.test")).await;
     robots_allow_all(&server);
     let schedule = write_schedule(dir.path(), std::slice::from_ref(&one));

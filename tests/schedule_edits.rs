@@ -366,7 +366,9 @@ async fn a_seed_named_a_sitemap_later(dir: &Path, db: &Path) {
 }
 
 /// A page a sitemap listed that the host's robots.txt names as a sitemap (no schedule names
-/// it) is a sitemap from then on: read as one, and no longer checked as a page as well.
+/// it) is a sitemap from then on, named by the robots.txt: read as one, and no longer checked
+/// as a page as well. (Its row stayed a page's.) An HTML page a robots.txt names so, and a
+/// seed, stay pages.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listed_page_that_robots_txt_names_a_sitemap_is_read_only_as_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -388,22 +390,35 @@ async fn a_listed_page_named_a_sitemap(dir: &Path, db: &Path) {
     let server = RecordingServer::start().await;
     let base = format!("http://{HOST}:{}", server.addr.port());
     serve(&server, &base);
-    // /one.txt lists /s.txt first (as a page); robots.txt names it as a sitemap after.
-    let robots = format!("User-agent: *\nDisallow: /private/\nSitemap: {base}/s.txt\n");
+    // /one.txt lists /s.txt and /b first (as pages); robots.txt names them as sitemaps after,
+    // and a seed too. /s.txt reads as a sitemap; /b is an HTML page; the seed is the schedule's.
+    let named = ["/s.txt", "/b", "/seed.txt"].map(|path| format!("Sitemap: {base}{path}\n"));
+    let robots = format!("User-agent: *\nDisallow: /private/\n{}", named.concat());
     server.route(HOST, "/robots.txt", Reply::text(robots));
-    server.route(
-        HOST,
-        "/one.txt",
-        Reply::text(format!("{base}/a\n{base}/s.txt\n")),
-    );
+    let one = format!("{base}/a\n{base}/s.txt\n{base}/b\n");
+    server.route(HOST, "/one.txt", Reply::text(one));
     server.route(HOST, "/s.txt", Reply::text(format!("{base}/c\n")));
-    let one = format!("{base}/one.txt");
-    run_once(&write_schedule(dir, &site("s", &[one], "")), db).await;
+    server.route(HOST, "/seed.txt", Reply::text(format!("{base}/a\n")));
+    let seeds = format!("seeds = [\"{base}/seed.txt\"]\n");
+    let sitemaps = [format!("{base}/one.txt")];
+    run_once(&write_schedule(dir, &site("s", &sitemaps, &seeds)), db).await;
     let store = freshet::store::Store::open_existing(db).await.unwrap();
-    let row = store.url_row(&format!("{base}/s.txt")).await.unwrap();
+    let mut rows = Vec::new();
+    for path in ["/s.txt", "/b", "/seed.txt"] {
+        let row = store.url_row(&format!("{base}{path}")).await.unwrap();
+        let row = row.expect("its row");
+        rows.push((path, row.kind, row.discovered_from));
+    }
     store.close().await;
-    let what = format!("{:?}", server.requests());
-    assert_eq!(row.expect("its row").kind, "sitemap", "{what}");
+    let what = format!("{rows:?}: {:?}", server.requests());
+    let robots_url = format!("{base}/robots.txt");
+    assert_eq!(
+        rows[0],
+        ("/s.txt", "sitemap".into(), Some(robots_url.clone())),
+        "a sitemap, named by the robots.txt: {what}"
+    );
+    assert_eq!(rows[1].1, "page", "no sitemap: {what}");
+    assert_eq!(rows[2].1, "page", "a seed: {what}");
     assert_eq!(
         requests_for(&server, "/s.txt"),
         1,

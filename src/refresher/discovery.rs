@@ -23,7 +23,6 @@ use crate::fetch::Method;
 use crate::politeness::origin_of;
 use crate::store::discovered::{Discovered, Listing, ReadValidators};
 use crate::store::errors::ErrorRecord;
-use crate::store::kinds::Declared;
 use crate::store::refusals::RefusalReason;
 use crate::store::urls::{CheckRow, UrlPages, UrlRow, UrlScope};
 
@@ -33,6 +32,7 @@ use super::fetching::fetch_and_record;
 use super::found_pages::add_pages;
 use super::listings::Listings;
 use super::shared_discovery::{handed_sitemaps, sitemaps_due_here, taken_out_sitemaps};
+use super::sitemap_kinds::{PageNamedASitemap, declared_a_sitemap, make_a_sitemap, names_as_seed};
 
 /// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
 /// caps the decompressed size again).
@@ -297,30 +297,12 @@ async fn document_row(
     Ok(ctx.store.url_row(url.as_str()).await?)
 }
 
-/// Declares `url` the site's sitemap, as a start does for one its schedule names
-/// (`Store::declare_kinds`); answers whether its row changed (not when another site's, or
-/// this site's sitemap already).
-async fn declared_a_sitemap(ctx: &Context, site: &SiteState, url: &Url) -> anyhow::Result<bool> {
-    let declared = Declared {
-        site_id: site.id,
-        url: url.to_string(),
-        kind: "sitemap",
-        dropped: false,
-    };
-    let now = ctx.clock.now_ms();
-    Ok(!ctx.store.declare_kinds(&[declared], now).await?.is_empty())
-}
-
-/// Whether the site's schedule names `url` among its seeds (as discovery stores them).
-fn names_as_seed(site: &SiteState, url: &Url) -> bool {
-    (site.site.seeds.iter()).any(|seed| site.site.strip_params(seed).as_str() == url.as_str())
-}
-
 /// What reading a sitemap gave.
 enum Document {
     /// A body, the read that its pages record ([`Listing`]) and the read's validators,
     /// written once its pages are.
-    Read(Vec<u8>, Listing, ReadValidators),
+    /// And, for a page of the site named as a sitemap, its row.
+    Read(Vec<u8>, Listing, ReadValidators, Option<PageNamedASitemap>),
     /// 304 Not Modified: it says what it said at its last read. Its row, and when (clock ms).
     Unchanged(Box<UrlRow>, i64),
     /// Nothing: not asked (a disallow, a closed host, a ttl not run out, another worker's to
@@ -390,21 +372,20 @@ async fn fetch_document(
     // (Stored with what named it: a robots.txt line's root was stored as the schedule's,
     // and taken for one the schedule no longer names, `discovery_due`.)
     let from = named_by.unwrap_or("schedule");
-    if named_by.is_some()
-        && stored.is_some_and(|row| row.kind == "page" && row.site_id == site.id)
-        && !names_as_seed(site, url)
-    {
-        // One of the site's pages (a urlset listed it first) that a robots.txt or an index
-        // names as a sitemap: a sitemap from now on, read here and no longer checked as a
-        // page as well (its copy and plan forgotten, `Store::declare_kinds`; the scheduler
-        // lets it go at its next turn). A seed stays a page: the schedule says so.
-        if declared_a_sitemap(ctx, site, url).await? {
-            info!(url = %url, named_by = from, "a page named as a sitemap: read as one from now on, no longer checked as a page");
-        }
-    }
     let Some(row) = document_row(ctx, site, url, "sitemap", from, None).await? else {
         return Ok(Document::Unread);
     };
+    // One of the site's pages (a urlset listed it first) that a robots.txt or an index names
+    // as a sitemap: read whole (not against the page's validators), and a sitemap from now on
+    // if it reads as one ([`read_sitemap`]). A seed stays a page: the schedule says so.
+    let page = (named_by.is_some()
+        && row.kind == "page"
+        && row.site_id == site.id
+        && !names_as_seed(site, url))
+    .then(|| PageNamedASitemap {
+        url_id: row.id,
+        discovered_from: row.discovered_from.clone(),
+    });
     if let Some(named_by) = named_by
         && row.discovered_from.as_deref() == Some("schedule")
         && !site.site.sitemaps.contains(url)
@@ -430,10 +411,14 @@ async fn fetch_document(
         return Ok(Document::Unread);
     }
     let next = next_discovery(site, now);
+    let mut check = CheckRow::from(&row);
+    if page.is_some() {
+        (check.etag, check.last_modified) = (None, None);
+    }
     let outcome = fetch_and_record(
         ctx,
         site,
-        &CheckRow::from(&row),
+        &check,
         url,
         Method::Get,
         Some(MAX_DOCUMENT_BYTES),
@@ -457,7 +442,7 @@ async fn fetch_document(
         .body
         .filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s)))
         .map_or(Document::Unread, |b| {
-            Document::Read(b.to_vec(), listing, validators)
+            Document::Read(b.to_vec(), listing, validators, page)
         }))
 }
 
@@ -470,8 +455,8 @@ async fn read_sitemap(
     cross: &[String],
     listed: &mut Listings,
 ) -> anyhow::Result<Option<Vec<Url>>> {
-    let (body, listing, validators) = match fetch_document(ctx, site, url, named_by).await? {
-        Document::Read(body, listing, validators) => (body, listing, validators),
+    let (body, listing, validators, page) = match fetch_document(ctx, site, url, named_by).await? {
+        Document::Read(body, listing, validators, page) => (body, listing, validators, page),
         Document::Feed => return Ok(None),
         Document::Unchanged(row, read_ms) => {
             listed.unchanged(&row, read_ms);
@@ -483,6 +468,9 @@ async fn read_sitemap(
     let mut context = SitemapContext::new(url.clone(), ctx.clock.now());
     context.cross_submitted_hosts = cross.to_vec();
     let doc = sitemap::parse(&body[..], &context);
+    if let (Some(page), Some(named_by)) = (page, named_by) {
+        make_a_sitemap(ctx, site, (url, named_by), page, &doc).await?;
+    }
     let mut refused = Vec::new();
     for error in &doc.errors {
         record(ctx, site, "sitemap", url.as_str(), error.to_string()).await?;

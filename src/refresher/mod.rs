@@ -52,6 +52,7 @@ mod robots_rules;
 mod sample_grid;
 mod schedule_problems;
 mod shared_discovery;
+mod sitemap_kinds;
 mod url_ids;
 mod url_locks;
 mod waits;

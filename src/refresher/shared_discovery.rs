@@ -60,8 +60,8 @@ pub(super) async fn handed_sitemaps(
 /// here all through it, as one worker sets every sitemap of the site. Without the latter, a
 /// sitemap no walk reaches any more (below a root the schedule took out, the redirect target of
 /// a feed taken out) stayed due for good, and every start or host gained ran a pass for it.
-/// Only the walked ones when a host of the site (one of its origins, or of its stored sitemaps)
-/// was gained during the pass: a sitemap on a host held all through that only a sitemap or a
+/// Only the walked ones when a host of the site (one of its origins, or of its stored sitemaps
+/// or what named them) was gained during the pass: a sitemap on a host held all through that only a sitemap or a
 /// robots.txt there names was passed by, and is for the pass the gain calls to read and set.
 pub(super) async fn sitemaps_due_here(
     ctx: &Context,
@@ -79,9 +79,14 @@ pub(super) async fn sitemaps_due_here(
     let held = leasing.held.held_since(held_at_start, ctx.clock.now_ms());
     let key_of_url = |url: &str| Url::parse(url).ok().map(|u| key_of(&origin_of(&u)));
     let stored = ctx.store.sitemaps_of_site(site.id).await?;
+    // (What named a sitemap first may be another site's: an index on a host they share.)
+    let namers = stored
+        .iter()
+        .filter_map(|row| row.discovered_from.as_deref());
     let site_hosts: HashSet<String> = (site.site.origins().iter())
         .map(|origin| key_of(origin))
         .chain(stored.iter().filter_map(|row| key_of_url(&row.url)))
+        .chain(namers.filter_map(key_of_url))
         .collect();
     if held.began.iter().any(|key| site_hosts.contains(key)) {
         return Ok(due.into_iter().collect());
