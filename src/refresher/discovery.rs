@@ -403,17 +403,21 @@ async fn fetch_document(
         return Ok(Document::Unread); // the server's ttl / max-age has not run out
     }
     if ctx.leasing.is_some()
+        && page.is_none()
         && row.last_checked_ms.is_some()
         && row.next_due_ms.is_some_and(|due| due > now)
     {
         // Read at the site's last discovery (by whichever worker held its host then); a
-        // worker that starts or gains the host reads it when it is due.
+        // worker that starts or gains the host reads it when it is due. (Not a page's row:
+        // its due time is its plan's.)
         return Ok(Document::Unread);
     }
     let next = next_discovery(site, now);
     let mut check = CheckRow::from(&row);
     if page.is_some() {
+        // Read as a sitemap (no page check: no extraction, no hand-over as a page).
         (check.etag, check.last_modified) = (None, None);
+        check.kind = "sitemap".into();
     }
     let outcome = fetch_and_record(
         ctx,

@@ -77,7 +77,13 @@ pub fn declarations(named: &Named, own: &[&StoredDocument]) -> Vec<Declared> {
         .map(|url| declare(url, "sitemap", false));
     let taken_out = (own.iter())
         .filter(|s| !kept.contains(&s.url.as_str()) && !is_named(&s.url))
-        .filter(|s| s.kind == "feed" || s.discovered_from.as_deref() == Some("schedule"))
+        // (And one a robots.txt or an index named a sitemap, that the schedule names a seed:
+        // the schedule says it is a page.)
+        .filter(|s| {
+            s.kind == "feed"
+                || s.discovered_from.as_deref() == Some("schedule")
+                || named.seeds.contains(&s.url)
+        })
         .map(|s| match named.seeds.contains(&s.url) {
             true => declare(&s.url, "page", false),
             false => declare(&s.url, "sitemap", true),
@@ -133,7 +139,7 @@ mod tests {
             site_id: 1,
             feeds: vec!["f".into(), "back".into()],
             sitemaps: vec!["s".into(), "f".into()],
-            seeds: vec!["seed".into(), "seed2".into()],
+            seeds: vec!["seed".into(), "seed2".into(), "seed3".into()],
         };
         let stored = [
             stored("f", "feed", "schedule"),
@@ -148,6 +154,7 @@ mod tests {
             stored("child", "sitemap", "index"), // an index's, named by no schedule
             stored("robots", "sitemap", "http://a/robots.txt"),
             stored("s", "sitemap", "f"), // named a sitemap: not one of f's redirects
+            stored("seed3", "sitemap", "http://a/robots.txt"), // a seed robots.txt named so
         ];
         let own: Vec<&StoredDocument> = stored.iter().collect();
         let declared = declarations(&named, &own);
@@ -162,6 +169,7 @@ mod tests {
             ("seed", "page", false),
             ("seed2", "page", false),
             ("gone", "sitemap", true),
+            ("seed3", "page", false),
         ];
         assert_eq!(said(&declared), expected);
     }

@@ -61,8 +61,9 @@ pub(super) async fn handed_sitemaps(
 /// sitemap no walk reaches any more (below a root the schedule took out, the redirect target of
 /// a feed taken out) stayed due for good, and every start or host gained ran a pass for it.
 /// Only the walked ones when a host of the site (one of its origins, or of its stored sitemaps
-/// or what named them) was gained during the pass: a sitemap on a host held all through that only a sitemap or a
-/// robots.txt there names was passed by, and is for the pass the gain calls to read and set.
+/// or what named them) was gained during the pass: a sitemap on a host held all through that
+/// only a sitemap or a robots.txt there names was passed by, and is for the pass the gain
+/// calls to read and set.
 pub(super) async fn sitemaps_due_here(
     ctx: &Context,
     site: &SiteState,

@@ -45,7 +45,7 @@ pub(super) struct PageNamedASitemap {
 }
 
 /// Makes `page` (read from `url`, named by `named_by`) the site's sitemap when it read as one
-/// (`doc` lists a URL or a sitemap): it was read by discovery and checked as a page as well, for
+/// (`doc` is a urlset, an index or a feed, or text listing a URL): it was read by discovery and checked as a page as well, for
 /// good. Its copy and plan are forgotten (`Store::declare_kinds`; the scheduler lets its page
 /// go at its next turn), and it is named by what names it now: what named it first, a urlset
 /// or a feed, made it a feed's redirect target at the next start, or handed it to another
@@ -58,7 +58,13 @@ pub(super) async fn make_a_sitemap(
     page: PageNamedASitemap,
     doc: &sitemap::SitemapDoc,
 ) -> anyhow::Result<()> {
-    if doc.urls.is_empty() && doc.sitemaps.is_empty() {
+    let reads_as_one = match doc.kind {
+        sitemap::SitemapKind::Unknown => false,
+        // (Any text lists no URL unless it is one a line.)
+        sitemap::SitemapKind::Text => !doc.urls.is_empty(),
+        _ => true,
+    };
+    if !reads_as_one {
         return Ok(());
     }
     if declared_a_sitemap(ctx, site, url).await? {

@@ -1,7 +1,9 @@
 //! The kind of each stored URL as the schedule names it: a URL in a site's `feeds` is a feed,
 //! one in its `sitemaps` a sitemap, whatever named it first; a feed the schedule no longer
-//! names is a document only a walk reads. The first kind stored stays otherwise (discovery
-//! inserts with `ON CONFLICT DO NOTHING`): a feed a robots.txt `Sitemap:` line or an index
+//! names is a document only a walk reads; a seed is a page. Discovery makes a page of a site
+//! that a robots.txt or an index names as a sitemap, and that reads as one, a sitemap
+//! (`refresher::sitemap_kinds`). The first kind stored stays otherwise (discovery inserts
+//! with `ON CONFLICT DO NOTHING`): a feed a robots.txt `Sitemap:` line or an index
 //! named before the schedule did was read as a sitemap once a day and no page ever waited for
 //! it; one a sitemap listed as a page, or a seed, was checked as a page; a sitemap a urlset
 //! listed as a page was read by discovery and checked as a page too; a feed taken out of
