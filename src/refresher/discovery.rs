@@ -376,11 +376,14 @@ async fn fetch_document(
         return Ok(Document::Unread);
     };
     // One of the site's pages (a urlset listed it first) that a robots.txt or an index names
-    // as a sitemap: read whole (not against the page's validators), and a sitemap from now on
-    // if it reads as one ([`read_sitemap`]). A seed stays a page: the schedule says so.
+    // as a sitemap, never checked as a page yet: a sitemap from now on if it reads as one
+    // ([`read_sitemap`]). A seed stays a page: the schedule says so. (Not a page checked
+    // before: read whole at every pass to learn what it is, an HTML page a robots.txt names
+    // had discovery's copy and plan written over its own, helper-133.)
     let page = (named_by.is_some()
         && row.kind == "page"
         && row.site_id == site.id
+        && row.last_checked_ms.is_none()
         && !names_as_seed(site, url))
     .then(|| PageNamedASitemap {
         url_id: row.id,
@@ -403,26 +406,18 @@ async fn fetch_document(
         return Ok(Document::Unread); // the server's ttl / max-age has not run out
     }
     if ctx.leasing.is_some()
-        && page.is_none()
         && row.last_checked_ms.is_some()
         && row.next_due_ms.is_some_and(|due| due > now)
     {
         // Read at the site's last discovery (by whichever worker held its host then); a
-        // worker that starts or gains the host reads it when it is due. (Not a page's row:
-        // its due time is its plan's.)
+        // worker that starts or gains the host reads it when it is due.
         return Ok(Document::Unread);
     }
     let next = next_discovery(site, now);
-    let mut check = CheckRow::from(&row);
-    if page.is_some() {
-        // Read as a sitemap (no page check: no extraction, no hand-over as a page).
-        (check.etag, check.last_modified) = (None, None);
-        check.kind = "sitemap".into();
-    }
     let outcome = fetch_and_record(
         ctx,
         site,
-        &check,
+        &CheckRow::from(&row),
         url,
         Method::Get,
         Some(MAX_DOCUMENT_BYTES),

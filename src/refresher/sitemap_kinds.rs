@@ -1,7 +1,7 @@
 //! When discovery takes a URL for one of the site's sitemaps whatever its row says: a feed of a
 //! site out of the schedules that this site names as a sitemap, and a page of the site (a
-//! urlset listed it first) that a robots.txt or an index names as a sitemap and that reads as
-//! one ([`Store::declare_kinds`](crate::store::Store::declare_kinds), as a start does for
+//! urlset listed it first, and it was not checked as a page yet) that a robots.txt or an index
+//! names as a sitemap and that reads as one ([`Store::declare_kinds`](crate::store::Store::declare_kinds), as a start does for
 //! what the schedule names).
 
 use tracing::info;

@@ -1,7 +1,8 @@
 //! The kind of each stored URL as the schedule names it: a URL in a site's `feeds` is a feed,
 //! one in its `sitemaps` a sitemap, whatever named it first; a feed the schedule no longer
 //! names is a document only a walk reads; a seed is a page. Discovery makes a page of a site
-//! that a robots.txt or an index names as a sitemap, and that reads as one, a sitemap
+//! that a robots.txt or an index names as a sitemap before it was checked as a page, and that
+//! reads as one, a sitemap
 //! (`refresher::sitemap_kinds`). The first kind stored stays otherwise (discovery inserts
 //! with `ON CONFLICT DO NOTHING`): a feed a robots.txt `Sitemap:` line or an index
 //! named before the schedule did was read as a sitemap once a day and no page ever waited for
