@@ -281,15 +281,8 @@ async fn a_child_of_a_root_taken_out_is_not_read_and_calls_no_pass() {
     let never = url("b.test", "/never.xml");
     let cross = format!("User-agent: *\nAllow: /\nDisallow: /never.xml\nSitemap: {index}\n");
     server.route("b.test", "/robots.txt", Reply::text(cross));
-    server.route(
-        "a.test",
-        "/index.xml",
-        Reply::status(200)
-            .header("content-type", "application/xml")
-            .body(format!(
-                r#"<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>{child}</loc></sitemap><sitemap><loc>{never}</loc></sitemap></sitemapindex>"#
-            )),
-    );
+    let listed = Reply::sitemap_index([&child, &never]);
+    server.route("a.test", "/index.xml", listed);
     server.route(
         "b.test",
         "/child.xml",
@@ -383,19 +376,9 @@ async fn a_child_of_a_root_that_replaced_its_index_is_read_by_its_holder() {
     let (index, part) = (url("a.test", "/index.xml"), url("a.test", "/part.xml"));
     let cross = format!("User-agent: *\nAllow: /\nSitemap: {part}\n");
     server.route("b.test", "/robots.txt", Reply::text(cross));
-    let index_of = |loc: &str| {
-        Reply::status(200)
-            .header("content-type", "application/xml")
-            .body(format!(
-                r#"<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><sitemap><loc>{loc}</loc></sitemap></sitemapindex>"#
-            ))
-    };
-    server.route("a.test", "/index.xml", index_of(&part));
-    server.route(
-        "a.test",
-        "/part.xml",
-        index_of(&url("b.test", "/child.xml")),
-    );
+    server.route("a.test", "/index.xml", Reply::sitemap_index([&part]));
+    let child = Reply::sitemap_index([url("b.test", "/child.xml")]);
+    server.route("a.test", "/part.xml", child);
     server.route(
         "b.test",
         "/child.xml",

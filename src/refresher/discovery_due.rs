@@ -138,7 +138,17 @@ pub(super) fn below_taken_out(
     named_by: &HashMap<String, String>,
 ) -> bool {
     sitemap::depth_by_naming(url, named_by)
-        .is_some_and(|(_, root)| taken_out(site, root, named_by.get(root).map(String::as_str)))
+        .is_some_and(|(_, root)| heads_taken_out(site, root, named_by))
+}
+
+/// Whether `root`, the top of a chain of namers ([`sitemap::depth_by_naming`]), is a sitemap
+/// the schedule took out.
+pub(super) fn heads_taken_out(
+    site: &SiteState,
+    root: &str,
+    named_by: &HashMap<String, String>,
+) -> bool {
+    taken_out(site, root, named_by.get(root).map(String::as_str))
 }
 
 /// With several workers, when a site is first due on this one: as with one worker, or now if a

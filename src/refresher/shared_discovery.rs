@@ -11,13 +11,13 @@ use crate::discover::sitemap;
 use crate::politeness::{HeldSnapshot, key_of, origin_of};
 
 use super::context::{Context, SiteState};
-use super::discovery_due::{below_taken_out, namers};
+use super::discovery_due::{below_taken_out, heads_taken_out, namers};
 
 /// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
 /// sitemap, a robots.txt or a redirect on a host held elsewhere; with the host whose robots.txt
 /// named it, if one did, and its depth below the root it came from
 /// ([`sitemap::depth_by_naming`]; none deeper than the walks go, none whose naming loops, none
-/// below a sitemap the schedule took out, which no walk reaches any more).
+/// below a sitemap the schedule took out, [`below_taken_out`]: no walk reaches it any more).
 pub(super) async fn handed_sitemaps(
     ctx: &Context,
     site: &SiteState,
@@ -43,9 +43,9 @@ pub(super) async fn handed_sitemaps(
                 .filter(|from| from.ends_with("/robots.txt"))
                 .and_then(|from| Url::parse(from).ok())
                 .and_then(|from| from.host_str().map(str::to_string));
-            let (depth, _) = sitemap::depth_by_naming(&row.url, &named_by)
+            let (depth, root) = sitemap::depth_by_naming(&row.url, &named_by)
                 .filter(|&(depth, _)| depth <= sitemap::MAX_DEPTH)?;
-            if below_taken_out(site, &row.url, &named_by) {
+            if heads_taken_out(site, root, &named_by) {
                 // (The redirect target of a feed taken out among them: it was read as a
                 // sitemap at every pass.)
                 return None;

@@ -1,8 +1,9 @@
 //! When discovery takes a URL for one of the site's sitemaps whatever its row says: a feed of a
 //! site out of the schedules that this site names as a sitemap, and a page of the site (a
 //! urlset listed it first, and it was not checked as a page yet) that a robots.txt or an index
-//! names as a sitemap and that reads as one ([`Store::declare_kinds`](crate::store::Store::declare_kinds), as a start does for
-//! what the schedule names).
+//! names as a sitemap and that reads as one
+//! ([`Store::declare_kinds`](crate::store::Store::declare_kinds), as a start does for what the
+//! schedule names).
 
 use tracing::info;
 use url::Url;
@@ -45,8 +46,8 @@ pub(super) struct PageNamedASitemap {
 }
 
 /// Makes `page` (read from `url`, named by `named_by`) the site's sitemap when it read as one
-/// (`doc` is a urlset, an index or a feed, or text listing a URL): it was read by discovery and checked as a page as well, for
-/// good. Its copy and plan are forgotten (`Store::declare_kinds`; the scheduler lets its page
+/// (`doc` is a urlset, an index or a feed, or text listing a URL): it was read by discovery
+/// and checked as a page as well, for good. Its copy and plan are forgotten (`Store::declare_kinds`; the scheduler lets its page
 /// go at its next turn), and it is named by what names it now: what named it first, a urlset
 /// or a feed, made it a feed's redirect target at the next start, or handed it to another
 /// worker from the wrong host. A page that does not read as a sitemap (a robots.txt line

@@ -113,6 +113,18 @@ impl Reply {
             ))
     }
 
+    /// 200 with a sitemap index (`sitemapindex`) that lists the sitemaps `locs`.
+    pub fn sitemap_index<S: AsRef<str>>(locs: impl IntoIterator<Item = S>) -> Self {
+        let sitemaps: String = (locs.into_iter())
+            .map(|loc| format!("<sitemap><loc>{}</loc></sitemap>", loc.as_ref()))
+            .collect();
+        Self::status(200)
+            .header("content-type", "application/xml")
+            .body(format!(
+                r#"<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{sitemaps}</sitemapindex>"#
+            ))
+    }
+
     /// A redirect with `status` to `location`.
     pub fn redirect(status: u16, location: &str) -> Self {
         Self::status(status).header("location", location)
