@@ -427,6 +427,87 @@ async fn a_listed_page_named_a_sitemap(dir: &Path, db: &Path) {
     assert_eq!(requests_for(&server, "/c"), 1, "its page: {what}");
 }
 
+/// A page checked as one already that an index names as a sitemap later is read to learn
+/// what it is, and its read is recorded only if it is one: a text sitemap becomes a sitemap
+/// (its page comes), an HTML page stays a page with its own copy and plan, the read not
+/// recorded over them (before, discovery's read was written on the page's row as a check).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checked_page_an_index_names_a_sitemap_later_is_probed() {
+    let dir = tempfile::tempdir().unwrap();
+    a_checked_page_named_a_sitemap(dir.path(), &dir.path().join("f.db")).await;
+}
+
+/// The same on PostgreSQL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checked_page_an_index_names_a_sitemap_later_is_probed_on_postgres() {
+    let test = "a_checked_page_named_a_sitemap";
+    let Some(db) = postgres::postgres_database(test).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    a_checked_page_named_a_sitemap(dir.path(), Path::new(&db)).await;
+}
+
+async fn a_checked_page_named_a_sitemap(dir: &Path, db: &Path) {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    // /one.txt lists /s.txt (a text sitemap listing /c) and /b (an HTML page) as pages.
+    let one = format!("{base}/a\n{base}/s.txt\n{base}/b\n");
+    server.route(HOST, "/one.txt", Reply::text(one));
+    server.route(HOST, "/s.txt", Reply::text(format!("{base}/c\n")));
+    let children = ["/s.txt", "/b"].map(|path| format!("{base}{path}"));
+    server.route(HOST, "/index.xml", Reply::sitemap_index(&children));
+    let one_url = format!("{base}/one.txt");
+    run_once(
+        &write_schedule(dir, &site("s", std::slice::from_ref(&one_url), "")),
+        db,
+    )
+    .await;
+    assert_eq!(
+        (requests_for(&server, "/s.txt"), requests_for(&server, "/c")),
+        (1, 0),
+        "checked as a page: {:?}",
+        server.requests()
+    );
+
+    // The index added: a pass at once, which reads it and so finds its children named.
+    let index = format!("{base}/index.xml");
+    let sitemaps = [one_url, index.clone()];
+    run_once(&write_schedule(dir, &site("s", &sitemaps, "")), db).await;
+    let store = freshet::store::Store::open_existing(db).await.unwrap();
+    let mut rows = Vec::new();
+    for path in ["/s.txt", "/b"] {
+        let row = store.url_row(&format!("{base}{path}")).await.unwrap();
+        let row = row.expect("its row");
+        let checks = store.observations_for(row.id, 100).await.unwrap().len();
+        rows.push((row.kind, row.discovered_from, checks));
+    }
+    let errors = store.recent_errors(100).await.unwrap();
+    store.close().await;
+    let what = format!("{rows:?}: {errors:?}: {:?}", server.requests());
+    let sitemap = ("sitemap".to_string(), Some(index.clone()), 2);
+    assert_eq!(rows[0], sitemap, "a sitemap, its read recorded: {what}");
+    assert_eq!(
+        (requests_for(&server, "/s.txt"), requests_for(&server, "/c")),
+        (2, 1),
+        "read once, as a sitemap, and its page checked: {what}"
+    );
+    assert_eq!(rows[1].0, "page", "an HTML page: {what}");
+    assert_eq!(
+        rows[1].2 + 1,
+        requests_for(&server, "/b"),
+        "every check of it recorded, and the read of the pass not: {what}"
+    );
+    let stays = |(_, _, url, message): &(i64, String, Option<String>, String)| {
+        url.as_deref() == Some(&format!("{base}/b")) && message.contains("stays a page")
+    };
+    assert!(
+        errors.iter().any(stays),
+        "said why it is no sitemap: {what}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_exclude_stops_requests_to_known_urls_and_explain_names_it() {
     let server = RecordingServer::start().await;

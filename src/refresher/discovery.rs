@@ -19,7 +19,7 @@ use url::Url;
 use crate::discover::sitemap::{
     self, MAX_DEPTH, MAX_SITEMAPS_PER_WALK, SitemapContext, SitemapWalk,
 };
-use crate::fetch::Method;
+use crate::fetch::{FetchOutcome, Method};
 use crate::politeness::origin_of;
 use crate::store::discovered::{Discovered, Listing, ReadValidators};
 use crate::store::errors::ErrorRecord;
@@ -32,7 +32,9 @@ use super::fetching::fetch_and_record;
 use super::found_pages::add_pages;
 use super::listings::Listings;
 use super::shared_discovery::{handed_sitemaps, sitemaps_due_here, taken_out_sitemaps};
-use super::sitemap_kinds::{PageNamedASitemap, declared_a_sitemap, make_a_sitemap, names_as_seed};
+use super::sitemap_kinds::{
+    PageNamedASitemap, declared_a_sitemap, make_a_sitemap, names_as_seed, probe_checked_page,
+};
 
 /// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
 /// caps the decompressed size again).
@@ -318,6 +320,7 @@ async fn fetch_document(
     site: &SiteState,
     url: &Url,
     named_by: Option<&str>,
+    cross: &[String],
 ) -> anyhow::Result<Document> {
     let origin = origin_of(url);
     if ctx.is_stopping() {
@@ -376,16 +379,26 @@ async fn fetch_document(
         return Ok(Document::Unread);
     };
     // One of the site's pages (a urlset listed it first) that a robots.txt or an index names
-    // as a sitemap, never checked as a page yet: a sitemap from now on if it reads as one
-    // ([`read_sitemap`]). A seed stays a page: the schedule says so. (Not a page checked
-    // before: read whole at every pass to learn what it is, an HTML page a robots.txt names
-    // had discovery's copy and plan written over its own, helper-133.)
-    let page = (named_by.is_some()
-        && row.kind == "page"
-        && row.site_id == site.id
-        && row.last_checked_ms.is_none()
-        && !names_as_seed(site, url))
-    .then(|| PageNamedASitemap {
+    // as a sitemap: a sitemap from now on if it reads as one ([`read_sitemap`]). A seed stays
+    // a page: the schedule says so. One checked as a page already is probed: read, and
+    // recorded only if it is a sitemap (recorded as discovery's read, an HTML page a
+    // robots.txt names had discovery's copy and plan written over its own, helper-133).
+    let named_page = named_by
+        .filter(|_| row.kind == "page" && row.site_id == site.id && !names_as_seed(site, url));
+    if let Some(named_by) = named_page
+        && row.last_checked_ms.is_some()
+    {
+        let next = next_discovery(site, ctx.clock.now_ms());
+        let probed = probe_checked_page(ctx, site, (url, named_by), (&row, cross), next).await?;
+        return Ok(match probed {
+            Some((body, outcome)) => {
+                let (listing, validators) = read_of(ctx, row.id, &outcome);
+                Document::Read(body, listing, validators, None)
+            }
+            None => Document::Unread,
+        });
+    }
+    let page = named_page.map(|_| PageNamedASitemap {
         url_id: row.id,
         discovered_from: row.discovered_from.clone(),
     });
@@ -424,25 +437,30 @@ async fn fetch_document(
         Some(next),
     )
     .await?;
-    let read_ms = ctx.clock.now_ms();
     if outcome.status == Some(304) {
-        return Ok(Document::Unchanged(Box::new(row), read_ms));
+        return Ok(Document::Unchanged(Box::new(row), ctx.clock.now_ms()));
     }
-    let listing = Listing {
-        sitemap_id: row.id,
-        read_ms,
-    };
-    let validators = ReadValidators {
-        etag: outcome.etag.clone(),
-        last_modified: outcome.last_modified.clone(),
-        min_interval_ms: super::fetching::max_age_ms(&outcome),
-    };
+    let (listing, validators) = read_of(ctx, row.id, &outcome);
     Ok(outcome
         .body
         .filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s)))
         .map_or(Document::Unread, |b| {
             Document::Read(b.to_vec(), listing, validators, page)
         }))
+}
+
+/// The read of sitemap `sitemap_id` that gave `outcome`, now, and its validators.
+fn read_of(ctx: &Context, sitemap_id: i64, outcome: &FetchOutcome) -> (Listing, ReadValidators) {
+    let listing = Listing {
+        sitemap_id,
+        read_ms: ctx.clock.now_ms(),
+    };
+    let validators = ReadValidators {
+        etag: outcome.etag.clone(),
+        last_modified: outcome.last_modified.clone(),
+        min_interval_ms: super::fetching::max_age_ms(outcome),
+    };
+    (listing, validators)
 }
 
 /// Reads one sitemap (`named_by`: a robots.txt or an index, else the schedule): records its
@@ -454,16 +472,17 @@ async fn read_sitemap(
     cross: &[String],
     listed: &mut Listings,
 ) -> anyhow::Result<Option<Vec<Url>>> {
-    let (body, listing, validators, page) = match fetch_document(ctx, site, url, named_by).await? {
-        Document::Read(body, listing, validators, page) => (body, listing, validators, page),
-        Document::Feed => return Ok(None),
-        Document::Unchanged(row, read_ms) => {
-            listed.unchanged(&row, read_ms);
-            return children_of(ctx, url).await.map(Some);
-        }
-        // Failed or not asked: the children read last time are still the children.
-        Document::Unread => return children_of(ctx, url).await.map(Some),
-    };
+    let (body, listing, validators, page) =
+        match fetch_document(ctx, site, url, named_by, cross).await? {
+            Document::Read(body, listing, validators, page) => (body, listing, validators, page),
+            Document::Feed => return Ok(None),
+            Document::Unchanged(row, read_ms) => {
+                listed.unchanged(&row, read_ms);
+                return children_of(ctx, url).await.map(Some);
+            }
+            // Failed or not asked: the children read last time are still the children.
+            Document::Unread => return children_of(ctx, url).await.map(Some),
+        };
     let mut context = SitemapContext::new(url.clone(), ctx.clock.now());
     context.cross_submitted_hosts = cross.to_vec();
     let doc = sitemap::parse(&body[..], &context);
@@ -552,7 +571,7 @@ async fn read_sitemap(
 }
 
 /// Records a discovery problem and counts it.
-async fn record(
+pub(super) async fn record(
     ctx: &Context,
     site: &SiteState,
     scope: &'static str,

@@ -1,7 +1,7 @@
 //! One request of a check, a feed read or a discovery pass, made politely and recorded (once
 //! [`super::admission`] let it through): fetched conditionally with robots.txt asked on every
-//! redirect hop, the observation committed with the URL's new summary in one transaction and
-//! reported to the scheduler; problems recorded.
+//! redirect hop ([`super::request`]), the observation committed with the URL's new summary in
+//! one transaction and reported to the scheduler; problems recorded.
 
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,7 @@ use url::Url;
 
 use crate::dedup::content::content_fp;
 use crate::dedup::extract::Extracted;
-use crate::fetch::{FetchError, FetchOutcome, FetchRequest, Method, Validators};
+use crate::fetch::{FetchError, FetchOutcome, Method};
 use crate::politeness::{NotNow, origin_of};
 use crate::scheduler::{Fetched, Seen};
 use crate::store::errors::ErrorRecord;
@@ -23,7 +23,7 @@ use super::context::{Context, Counters, SiteState};
 use super::evidence::{
     PreviousCopy, Response, counted, detect_change, detect_content_change, empty_body_error,
 };
-use super::robots_rules::RobotsGate;
+use super::request::{Request, Sent, request};
 use super::waits::{Step, StepTimes};
 
 /// How often a commit that failed is tried again before the check is given up (and recorded).
@@ -76,92 +76,56 @@ pub(super) async fn fetch_and_record_extracted(
     max_body: Option<u64>,
     sitemap_due_ms: Option<i64>,
 ) -> anyhow::Result<Recorded> {
-    let mut steps = StepTimes::default();
-    let previous = PreviousCopy {
-        // The last check that left a copy, not the last check: after a 500 the copy is still
-        // there to ask conditionally and to compare with.
-        exists: row.copy_ms.is_some(),
-        etag: row.etag.clone(),
-        last_modified: row.last_modified.clone(),
-        fingerprint: row.fingerprint.map(crate::store::hash_from_db),
-        content_fingerprint: row.content_fingerprint.map(crate::store::hash_from_db),
-    };
-    let trust = ctx.ledger.trust(row.host_id);
-    let validators = if previous.exists {
-        Validators {
-            etag: row.etag.clone().filter(|_| trust.send_if_none_match()),
-            last_modified: row
-                .last_modified
-                .clone()
-                .filter(|_| trust.send_if_modified_since()),
+    let sent = match request(ctx, site, row, url, method, max_body).await {
+        Request::Sent(sent) => sent,
+        Request::NotSent(outcome, steps) => {
+            // Nothing reached the server: no observation, no error; the URL waits.
+            if let (Some(FetchError::NotSent { reason, .. }), None) =
+                (&outcome.error, sitemap_due_ms)
+            {
+                let until = match reason {
+                    NotNow::Closed { until_ms } => {
+                        ctx.ledger.close_host(row.host_id, *until_ms);
+                        *until_ms
+                    }
+                    NotNow::Stopping => ctx.clock.now_ms(),
+                    // Its holder fetches it; here it waits in case this worker takes the host.
+                    NotNow::NotHeld => {
+                        let renew_every_ms = ctx.leasing.as_ref().map_or(0, |l| l.renew_every_ms());
+                        ctx.clock.now_ms() + renew_every_ms
+                    }
+                };
+                ctx.ledger.defer(ctx.clock.now_ms(), row.id, until);
+            }
+            debug!(url = %url, error = ?outcome.error, "request not sent");
+            return Ok(Recorded {
+                outcome,
+                extracted: None,
+                same_bytes: None,
+                steps,
+            });
         }
-    } else {
-        Validators::default()
     };
-    let request = FetchRequest {
-        url: url.clone(),
-        method,
-        validators,
-    };
-    let cap = max_body.unwrap_or(site.site.max_body);
-    // robots.txt is asked again on every hop: a redirect may lead to a Disallowed path or to
-    // another host with rules of its own.
-    let gate = RobotsGate { ctx, site };
-    let fetcher = &site.fetcher;
-    let request_started = Instant::now();
-    let mut outcome = fetcher
-        .fetch_gated(&request, cap, &ctx.pool, ctx.clock.as_ref(), &gate)
-        .await;
-    if let (Some(FetchError::NotSent { reason, .. }), true) =
-        (&outcome.error, outcome.hops.is_empty())
-    {
-        // Nothing reached the server: no observation, no error; the URL waits.
-        if sitemap_due_ms.is_none() {
-            let until = match reason {
-                NotNow::Closed { until_ms } => {
-                    ctx.ledger.close_host(row.host_id, *until_ms);
-                    *until_ms
-                }
-                NotNow::Stopping => ctx.clock.now_ms(),
-                // Its holder fetches it; here it waits in case this worker takes the host.
-                NotNow::NotHeld => {
-                    ctx.clock.now_ms() + ctx.leasing.as_ref().map_or(0, |l| l.renew_every_ms())
-                }
-            };
-            ctx.ledger.defer(ctx.clock.now_ms(), row.id, until);
-        }
-        debug!(url = %url, %reason, "request not sent");
-        steps.ended(Step::Request, request_started);
-        return Ok(Recorded {
-            outcome,
-            extracted: None,
-            same_bytes: None,
-            steps,
-        });
-    }
-    let mut requests = outcome.hops.len().max(1) as u32;
-    crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &outcome);
-    let mut audited = false;
-    if outcome.not_modified() && method == Method::Get && trust.audit_after_304() {
-        // The 304 is a claim: check it now with an unconditional GET (see estimate::trust).
-        let audit = fetcher
-            .fetch_gated(
-                &FetchRequest::get(url.clone()),
-                cap,
-                &ctx.pool,
-                ctx.clock.as_ref(),
-                &gate,
-            )
-            .await;
-        requests += audit.hops.len() as u32;
-        crate::metrics::report_fetch(&ctx.metrics, &site.site.name, &audit);
-        if audit.is_success() && audit.fingerprint.is_some() {
-            debug!(url = %url, "audited a 304 with an unconditional GET");
-            outcome = audit;
-            audited = true;
-        }
-    }
-    steps.ended(Step::Request, request_started);
+    record_sent(ctx, site, row, (url, method), sent, sitemap_due_ms).await
+}
+
+/// Records what a request that went out gave ([`fetch_and_record_extracted`]).
+pub(super) async fn record_sent(
+    ctx: &Context,
+    site: &SiteState,
+    row: &CheckRow,
+    (url, method): (&Url, Method),
+    sent: Sent,
+    sitemap_due_ms: Option<i64>,
+) -> anyhow::Result<Recorded> {
+    let Sent {
+        mut outcome,
+        previous,
+        trust,
+        requests,
+        audited,
+        mut steps,
+    } = sent;
     if let Some(error) = empty_body_error(&previous, &outcome) {
         outcome.reject(error);
     }
@@ -260,6 +224,9 @@ pub(super) async fn fetch_and_record_extracted(
         fingerprint: outcome.fingerprint,
         content_fingerprint,
         min_interval_ms,
+        checked_as: ["page", "feed", "sitemap"]
+            .into_iter()
+            .find(|&kind| kind == row.kind),
         ..Default::default()
     };
     let now = ctx.clock.now_ms();

@@ -47,6 +47,7 @@ mod leases;
 mod ledger;
 mod listings;
 mod main_loop;
+mod request;
 mod robots_cache;
 mod robots_rules;
 mod sample_grid;

@@ -51,6 +51,11 @@ pub struct SummaryUpdate {
     /// with its plan, so that a check that ends a wait or starts one is kept by a kill right
     /// after it. `None`: not the scheduler's check (a sitemap's read); the stored wait stands.
     pub waits_for_feed_id: Option<Option<i64>>,
+    /// The kind the URL was checked as (`page`, `feed`, `sitemap`): the summary is written only
+    /// if its row is still of that kind (`None`: whatever its kind), and the observation is
+    /// appended either way. A page's check in flight when discovery made its row a sitemap
+    /// (`refresher::sitemap_kinds`) put the page's copy and plan on the sitemap's row.
+    pub checked_as: Option<&'static str>,
 }
 
 /// A re-planned URL.

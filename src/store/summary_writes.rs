@@ -83,13 +83,14 @@ static UPDATE_SUMMARIES: LazyLock<Texts> = LazyLock::new(|| {
             "WITH v(id, changed, checked_ms, status, error, got_copy, etag, last_modified,
                     fingerprint, content_changed, content_fingerprint, min_interval_ms,
                     rate_per_day, rate_low, rate_high, rate_shape, rate_scale, planned_per_day,
-                    next_due_ms, stats, failures, written_ms, sets_wait, waits_for_feed_id)
+                    next_due_ms, stats, failures, written_ms, sets_wait, waits_for_feed_id,
+                    checked_as)
                     AS (VALUES {})
              UPDATE urls SET checks = urls.checks + 1, changes = urls.changes + v.changed,
                  content_changes = urls.content_changes + v.content_changed,
                  {set}
-             FROM v WHERE urls.id = v.id",
-            placeholder_rows(n, 24)
+             FROM v WHERE urls.id = v.id AND (v.checked_as IS NULL OR urls.kind = v.checked_as)",
+            placeholder_rows(n, 25)
         )
     })
 });
@@ -159,7 +160,8 @@ pub(super) async fn update_summaries(
             .bind(update.failures.map(i64::from))
             .bind(update.written_ms)
             .bind(update.waits_for_feed_id.is_some())
-            .bind(update.waits_for_feed_id.flatten());
+            .bind(update.waits_for_feed_id.flatten())
+            .bind(update.checked_as);
     }
     query.execute(&mut *tx).await?;
     Ok(tx)
@@ -373,6 +375,51 @@ mod tests {
                 (row.copy_ms, row.etag.as_deref()),
                 (Some(1_000), Some("late"))
             );
+            store.close().await;
+        }
+    }
+
+    /// A page's check committed after its row became a sitemap (discovery found it is one while
+    /// the check was in flight) is appended, but leaves the sitemap's summary: no page's copy,
+    /// validators or plan on it. A check of the row as it is writes its summary.
+    #[tokio::test]
+    async fn a_check_of_a_kind_its_row_no_longer_has_leaves_the_summary() {
+        let (stores, _dir) = crate::store::test_support::stores("check_of_old_kind").await;
+        for store in stores {
+            let (page, _) = two_urls(&store).await;
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            let declared = crate::store::kinds::Declared {
+                site_id: row.site_id,
+                url: row.url.clone(),
+                kind: "sitemap",
+                dropped: false,
+            };
+            let changed = store.declare_kinds(&[declared], 50).await.unwrap();
+            assert_eq!(changed.len(), 1, "made a sitemap");
+            let as_page = SummaryUpdate {
+                checked_as: Some("page"),
+                ..due(9_000, "page")
+            };
+            (store
+                .record_check(&observed(page, 100, true), &as_page)
+                .await)
+                .unwrap();
+            let summary = async || {
+                let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+                (row.kind, row.checks, row.etag, row.next_due_ms)
+            };
+            assert_eq!(summary().await, ("sitemap".into(), 0, None, Some(50)));
+            assert_eq!(store.observation_count().await.unwrap(), 1, "appended");
+            let as_sitemap = SummaryUpdate {
+                checked_as: Some("sitemap"),
+                ..due(7_000, "sitemap")
+            };
+            (store
+                .record_check(&observed(page, 200, true), &as_sitemap)
+                .await)
+                .unwrap();
+            let etag = Some("sitemap".to_string());
+            assert_eq!(summary().await, ("sitemap".into(), 1, etag, Some(7_000)));
             store.close().await;
         }
     }
