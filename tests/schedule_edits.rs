@@ -367,8 +367,8 @@ async fn a_seed_named_a_sitemap_later(dir: &Path, db: &Path) {
 
 /// A page a sitemap listed that the host's robots.txt names as a sitemap (no schedule names
 /// it) is a sitemap from then on, named by the robots.txt: read as one, and no longer checked
-/// as a page as well. (Its row stayed a page's.) An HTML page a robots.txt names so, and a
-/// seed, stay pages. (Only a page not yet checked as one: see `sitemap_kinds`.)
+/// as a page as well. (Its row stayed a page's.) An HTML page a robots.txt names so stays a
+/// page, its read as a sitemap not recorded as its check; a seed is not read as a sitemap.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listed_page_that_robots_txt_names_a_sitemap_is_read_only_as_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -404,9 +404,11 @@ async fn a_listed_page_named_a_sitemap(dir: &Path, db: &Path) {
     run_once(&write_schedule(dir, &site("s", &sitemaps, &seeds)), db).await;
     let store = freshet::store::Store::open_existing(db).await.unwrap();
     let mut rows = Vec::new();
+    let mut checks = Vec::new();
     for path in ["/s.txt", "/b", "/seed.txt"] {
         let row = store.url_row(&format!("{base}{path}")).await.unwrap();
         let row = row.expect("its row");
+        checks.push(store.observations_for(row.id, 100).await.unwrap().len());
         rows.push((path, row.kind, row.discovered_from));
     }
     store.close().await;
@@ -418,7 +420,17 @@ async fn a_listed_page_named_a_sitemap(dir: &Path, db: &Path) {
         "a sitemap, named by the robots.txt: {what}"
     );
     assert_eq!(rows[1].1, "page", "no sitemap: {what}");
+    assert_eq!(
+        (checks[1], requests_for(&server, "/b")),
+        (1, 2),
+        "checked as a page, and read once as a sitemap, not recorded: {what}"
+    );
     assert_eq!(rows[2].1, "page", "a seed: {what}");
+    assert_eq!(
+        (checks[2], requests_for(&server, "/seed.txt")),
+        (1, 1),
+        "checked as a page only: {what}"
+    );
     assert_eq!(
         requests_for(&server, "/s.txt"),
         1,
@@ -430,7 +442,8 @@ async fn a_listed_page_named_a_sitemap(dir: &Path, db: &Path) {
 /// A page checked as one already that an index names as a sitemap later is read to learn
 /// what it is, and its read is recorded only if it is one: a text sitemap becomes a sitemap
 /// (its page comes), an HTML page stays a page with its own copy and plan, the read not
-/// recorded over them (before, discovery's read was written on the page's row as a check).
+/// recorded over them (before, discovery's read was written on the page's row as a check),
+/// and it is read so once a pass, however many name it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checked_page_an_index_names_a_sitemap_later_is_probed() {
     let dir = tempfile::tempdir().unwrap();
@@ -458,6 +471,9 @@ async fn a_checked_page_named_a_sitemap(dir: &Path, db: &Path) {
     server.route(HOST, "/s.txt", Reply::text(format!("{base}/c\n")));
     let children = ["/s.txt", "/b"].map(|path| format!("{base}{path}"));
     server.route(HOST, "/index.xml", Reply::sitemap_index(&children));
+    // robots.txt names /b too: read as a sitemap once a pass all the same.
+    let robots = format!("User-agent: *\nDisallow: /private/\nSitemap: {base}/b\n");
+    server.route(HOST, "/robots.txt", Reply::text(robots));
     let one_url = format!("{base}/one.txt");
     run_once(
         &write_schedule(dir, &site("s", std::slice::from_ref(&one_url), "")),
@@ -495,9 +511,9 @@ async fn a_checked_page_named_a_sitemap(dir: &Path, db: &Path) {
     );
     assert_eq!(rows[1].0, "page", "an HTML page: {what}");
     assert_eq!(
-        rows[1].2 + 1,
+        rows[1].2 + 2,
         requests_for(&server, "/b"),
-        "every check of it recorded, and the read of the pass not: {what}"
+        "every check of it recorded, and the one read of each pass not: {what}"
     );
     let stays = |(_, _, url, message): &(i64, String, Option<String>, String)| {
         url.as_deref() == Some(&format!("{base}/b")) && message.contains("stays a page")

@@ -42,6 +42,10 @@ pub struct SiteState {
     pub fetcher: Fetcher,
     /// The robots.txt product token derived from its user agent.
     pub agent_token: String,
+    /// Its pages that a robots.txt or an index names as sitemaps, read and found no sitemap,
+    /// and until when (clock ms) no pass reads them so again
+    /// ([`super::sitemap_kinds::probe_page`]).
+    pub probed_pages: std::sync::Mutex<std::collections::HashMap<i64, i64>>,
 }
 
 /// Counters of a run, updated by every task.
@@ -155,6 +159,7 @@ impl Context {
                 site,
                 fetcher,
                 agent_token,
+                probed_pages: Default::default(),
             });
         }
         if leasing.is_some() {

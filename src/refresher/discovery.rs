@@ -32,9 +32,7 @@ use super::fetching::fetch_and_record;
 use super::found_pages::add_pages;
 use super::listings::Listings;
 use super::shared_discovery::{handed_sitemaps, sitemaps_due_here, taken_out_sitemaps};
-use super::sitemap_kinds::{
-    PageNamedASitemap, declared_a_sitemap, make_a_sitemap, names_as_seed, probe_checked_page,
-};
+use super::sitemap_kinds::{declared_a_sitemap, probe_page};
 
 /// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
 /// caps the decompressed size again).
@@ -303,8 +301,7 @@ async fn document_row(
 enum Document {
     /// A body, the read that its pages record ([`Listing`]) and the read's validators,
     /// written once its pages are.
-    /// And, for a page of the site named as a sitemap, its row.
-    Read(Vec<u8>, Listing, ReadValidators, Option<PageNamedASitemap>),
+    Read(Vec<u8>, Listing, ReadValidators),
     /// 304 Not Modified: it says what it said at its last read. Its row, and when (clock ms).
     Unchanged(Box<UrlRow>, i64),
     /// Nothing: not asked (a disallow, a closed host, a ttl not run out, another worker's to
@@ -378,30 +375,20 @@ async fn fetch_document(
     let Some(row) = document_row(ctx, site, url, "sitemap", from, None).await? else {
         return Ok(Document::Unread);
     };
-    // One of the site's pages (a urlset listed it first) that a robots.txt or an index names
-    // as a sitemap: a sitemap from now on if it reads as one ([`read_sitemap`]). A seed stays
-    // a page: the schedule says so. One checked as a page already is probed: read, and
-    // recorded only if it is a sitemap (recorded as discovery's read, an HTML page a
-    // robots.txt names had discovery's copy and plan written over its own, helper-133).
-    let named_page = named_by
-        .filter(|_| row.kind == "page" && row.site_id == site.id && !names_as_seed(site, url));
-    if let Some(named_by) = named_page
-        && row.last_checked_ms.is_some()
-    {
+    if row.kind == "page" {
+        // A page (a urlset listed it first, or a seed; or another site's) that a robots.txt
+        // or an index names as a sitemap: a sitemap from now on if it reads as one, its read
+        // recorded only then.
         let next = next_discovery(site, ctx.clock.now_ms());
-        let probed = probe_checked_page(ctx, site, (url, named_by), (&row, cross), next).await?;
+        let probed = probe_page(ctx, site, (url, from), (&row, cross), next).await?;
         return Ok(match probed {
             Some((body, outcome)) => {
                 let (listing, validators) = read_of(ctx, row.id, &outcome);
-                Document::Read(body, listing, validators, None)
+                Document::Read(body, listing, validators)
             }
             None => Document::Unread,
         });
     }
-    let page = named_page.map(|_| PageNamedASitemap {
-        url_id: row.id,
-        discovered_from: row.discovered_from.clone(),
-    });
     if let Some(named_by) = named_by
         && row.discovered_from.as_deref() == Some("schedule")
         && !site.site.sitemaps.contains(url)
@@ -445,7 +432,7 @@ async fn fetch_document(
         .body
         .filter(|_| outcome.status.is_some_and(|s| (200..300).contains(&s)))
         .map_or(Document::Unread, |b| {
-            Document::Read(b.to_vec(), listing, validators, page)
+            Document::Read(b.to_vec(), listing, validators)
         }))
 }
 
@@ -472,23 +459,19 @@ async fn read_sitemap(
     cross: &[String],
     listed: &mut Listings,
 ) -> anyhow::Result<Option<Vec<Url>>> {
-    let (body, listing, validators, page) =
-        match fetch_document(ctx, site, url, named_by, cross).await? {
-            Document::Read(body, listing, validators, page) => (body, listing, validators, page),
-            Document::Feed => return Ok(None),
-            Document::Unchanged(row, read_ms) => {
-                listed.unchanged(&row, read_ms);
-                return children_of(ctx, url).await.map(Some);
-            }
-            // Failed or not asked: the children read last time are still the children.
-            Document::Unread => return children_of(ctx, url).await.map(Some),
-        };
+    let (body, listing, validators) = match fetch_document(ctx, site, url, named_by, cross).await? {
+        Document::Read(body, listing, validators) => (body, listing, validators),
+        Document::Feed => return Ok(None),
+        Document::Unchanged(row, read_ms) => {
+            listed.unchanged(&row, read_ms);
+            return children_of(ctx, url).await.map(Some);
+        }
+        // Failed or not asked: the children read last time are still the children.
+        Document::Unread => return children_of(ctx, url).await.map(Some),
+    };
     let mut context = SitemapContext::new(url.clone(), ctx.clock.now());
     context.cross_submitted_hosts = cross.to_vec();
     let doc = sitemap::parse(&body[..], &context);
-    if let (Some(page), Some(named_by)) = (page, named_by) {
-        make_a_sitemap(ctx, site, (url, named_by), page, &doc).await?;
-    }
     let mut refused = Vec::new();
     for error in &doc.errors {
         record(ctx, site, "sitemap", url.as_str(), error.to_string()).await?;

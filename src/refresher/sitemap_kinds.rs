@@ -1,9 +1,10 @@
 //! When discovery takes a URL for one of the site's sitemaps whatever its row says: a feed of a
 //! site out of the schedules that this site names as a sitemap, and a page of the site (a
-//! urlset listed it first, and it was not checked as a page yet) that a robots.txt or an index
-//! names as a sitemap and that reads as one
-//! ([`Store::declare_kinds`](crate::store::Store::declare_kinds), as a start does for what the
-//! schedule names).
+//! urlset listed it first) that a robots.txt or an index names as a sitemap and that reads as
+//! one ([`Store::declare_kinds`](crate::store::Store::declare_kinds), as a start does for what
+//! the schedule names). A page is read to learn what it is without writing over its row.
+
+use std::collections::HashMap;
 
 use tracing::info;
 use url::Url;
@@ -37,37 +38,10 @@ pub(super) async fn declared_a_sitemap(
 }
 
 /// Whether the site's schedule names `url` among its seeds (as discovery stores them).
-pub(super) fn names_as_seed(site: &SiteState, url: &Url) -> bool {
+fn names_as_seed(site: &SiteState, url: &Url) -> bool {
     (site.site.seeds.iter())
         .map(|seed| site.site.strip_params(seed))
         .any(|seed| seed.as_str() == url.as_str() && site.site.refused_by(&seed).is_none())
-}
-
-/// A page of the site read as a sitemap (a robots.txt or an index names it so): its row, and
-/// what named it first.
-pub(super) struct PageNamedASitemap {
-    pub(super) url_id: i64,
-    pub(super) discovered_from: Option<String>,
-}
-
-/// Makes `page` (read from `url`, named by `named_by`) the site's sitemap when it read as one
-/// (`doc` is a urlset, an index or a feed, or text listing a URL): it was read by discovery
-/// and checked as a page as well, for good. Its copy and plan are forgotten (`Store::declare_kinds`; the scheduler lets its page
-/// go at its next turn), and it is named by what names it now: what named it first, a urlset
-/// or a feed, made it a feed's redirect target at the next start, or handed it to another
-/// worker from the wrong host. A page that does not read as a sitemap (a robots.txt line
-/// naming an HTML page) stays a page.
-pub(super) async fn make_a_sitemap(
-    ctx: &Context,
-    site: &SiteState,
-    (url, named_by): (&Url, &str),
-    page: PageNamedASitemap,
-    doc: &sitemap::SitemapDoc,
-) -> anyhow::Result<()> {
-    if reads_as_a_sitemap(doc) {
-        converted(ctx, site, (url, named_by), page).await?;
-    }
-    Ok(())
 }
 
 /// Whether a document read as a sitemap is one: a urlset, an index or a feed, or text listing
@@ -80,39 +54,53 @@ fn reads_as_a_sitemap(doc: &sitemap::SitemapDoc) -> bool {
     }
 }
 
-/// Makes `page` the site's sitemap, named by `named_by`; answers whether its row changed.
-async fn converted(
-    ctx: &Context,
-    site: &SiteState,
-    (url, named_by): (&Url, &str),
-    page: PageNamedASitemap,
-) -> anyhow::Result<bool> {
-    if !declared_a_sitemap(ctx, site, url).await? {
-        return Ok(false);
-    }
-    if let Some(was) = page.discovered_from.filter(|was| was != named_by) {
-        ctx.store.renamed_by(page.url_id, &was, named_by).await?;
-    }
-    info!(url = %url, named_by, "a page named as a sitemap: read as one from now on, no longer checked as a page");
-    Ok(true)
-}
-
-/// Reads a page of the site that was checked as a page before and that a robots.txt or an
-/// index (`named_by`) names as a sitemap, to learn what it is without writing over the page's
-/// row. Read whole (the copy's validators are a page's), its read is recorded only if it reads
-/// as a sitemap: it becomes one (as [`make_a_sitemap`]) with this read as its first, due at
-/// `sitemap_due_ms`, and its body and outcome are answered. Otherwise (an HTML page, a failed
-/// read) its copy, plan and history stay the page's, judged by its own checks; the request is
-/// charged to the site's budget like any read of discovery, and what it gave is a discovery
-/// problem, at every pass that finds it so named. (Read at every such pass: what the page is
-/// may change.)
-pub(super) async fn probe_checked_page(
+/// Reads a page's row (`row`, a page's) that a robots.txt or an index (`named_by`; or the
+/// schedule, `schedule`) names as a sitemap, to learn what it is without writing over the page's row; answers the body and the
+/// outcome of a read that made it the site's sitemap.
+///
+/// Read whole (the copy's validators are a page's), its read is recorded only if it reads as
+/// a sitemap: the row becomes one, named by `named_by` (what named it first, a urlset or a
+/// feed, made it a feed's redirect target at the next start, or handed it to another worker
+/// from the wrong host), with this read as its first, due at `sitemap_due_ms`; the scheduler
+/// lets its page go at once. Otherwise (an HTML page, a failed read) its copy, plan and
+/// history stay the page's, judged by its own checks; the request is charged to the site's
+/// budget like any read of discovery, what it gave is a discovery problem, and it is not read
+/// so again before the site's next pass (the server's ttl for the page holds too). A seed
+/// stays a page (the schedule says so) and another site's page is its site's: neither is
+/// read. (Discovery's read was recorded as a check of the page at every pass: its copy and
+/// plan written over the page's, helper-133.)
+pub(super) async fn probe_page(
     ctx: &Context,
     site: &SiteState,
     (url, named_by): (&Url, &str),
     (row, cross): (&UrlRow, &[String]),
     sitemap_due_ms: i64,
 ) -> anyhow::Result<Option<(Vec<u8>, FetchOutcome)>> {
+    let now = ctx.clock.now_ms();
+    let namer = match named_by {
+        "schedule" => "the schedule",
+        robots_txt_or_index => robots_txt_or_index,
+    };
+    let not_read = if row.site_id != site.id {
+        Some("a page of another site: not read as a sitemap for this one")
+    } else if names_as_seed(site, url) {
+        Some("the schedule names it a seed: checked as a page, not read as a sitemap")
+    } else {
+        None
+    };
+    if let Some(why) = not_read {
+        let message = format!("named as a sitemap by {namer}, but {why}");
+        record_problem(ctx, site, "sitemap", url.as_str(), message).await?;
+        return Ok(None);
+    }
+    let probed_until = probed(site).get(&row.id).copied();
+    let floor_until = (row.copy_ms.zip(row.min_interval_ms)).map(|(copy, floor)| copy + floor);
+    if probed_until
+        .max(floor_until)
+        .is_some_and(|until| now < until)
+    {
+        return Ok(None);
+    }
     // The row as the sitemap it would become: no copy (`Store::declare_kinds` forgets it).
     let as_sitemap = CheckRow {
         kind: "sitemap".into(),
@@ -124,19 +112,12 @@ pub(super) async fn probe_checked_page(
         min_interval_ms: None,
         ..CheckRow::from(row)
     };
-    let sent = match request(
-        ctx,
-        site,
-        &as_sitemap,
-        url,
-        Method::Get,
-        Some(MAX_DOCUMENT_BYTES),
-    )
-    .await
-    {
+    let max_body = Some(MAX_DOCUMENT_BYTES);
+    let sent = match request(ctx, site, &as_sitemap, url, Method::Get, max_body).await {
         Request::Sent(sent) => sent,
         Request::NotSent(..) => return Ok(None),
     };
+    probed(site).insert(row.id, sitemap_due_ms);
     let outcome = &sent.outcome;
     let body = (outcome.body.as_ref())
         .filter(|_| {
@@ -148,33 +129,45 @@ pub(super) async fn probe_checked_page(
         context.cross_submitted_hosts = cross.to_vec();
         reads_as_a_sitemap(&sitemap::parse(&body[..], &context))
     });
-    let page = PageNamedASitemap {
-        url_id: row.id,
-        discovered_from: row.discovered_from.clone(),
-    };
     if let Some(body) = body.filter(|_| reads_as_one)
-        && converted(ctx, site, (url, named_by), page).await?
+        && declared_a_sitemap(ctx, site, url).await?
     {
-        let read = (url, Method::Get);
-        let recorded =
-            record_sent(ctx, site, &as_sitemap, read, sent, Some(sitemap_due_ms)).await?;
-        return Ok(Some((body, recorded.outcome)));
-    }
-    let why = match (&outcome.error, outcome.status) {
-        (Some(error), _) => error.to_string(),
-        (None, Some(status)) if !(200..300).contains(&status) => {
-            format!("HTTP {status} from {}", outcome.final_url)
+        if let Some(was) = (row.discovered_from.as_deref()).filter(|&was| was != named_by) {
+            ctx.store.renamed_by(row.id, was, named_by).await?;
         }
-        _ if reads_as_one => "another site's, or changed meanwhile".to_string(),
-        _ => "it reads as none".to_string(),
-    };
-    let message = format!(
-        "named as a sitemap by {named_by} but checked as a page before, and not read as a \
-         sitemap: {why}; it stays a page, its copy and plan as they were"
-    );
-    let now = ctx.clock.now_ms();
+        info!(url = %url, named_by, "a page named as a sitemap: read as one from now on, no longer checked as a page");
+        if let Some(row) = ctx.store.url_row(url.as_str()).await? {
+            ctx.rekey(&row);
+        }
+        let read = (url, Method::Get);
+        let recorded = record_sent(ctx, site, &as_sitemap, read, sent, Some(sitemap_due_ms));
+        return Ok(Some((body, recorded.await?.outcome)));
+    }
     ctx.ledger.charge(site.id, now, sent.requests);
     super::save_budgets(ctx, now);
+    let outcome = &sent.outcome;
+    if let Some(target) = super::hand_over::target(outcome) {
+        // Its holder checks the page; what the target is, is for a pass of that worker's.
+        info!(url = %url, target = %target, "a page named as a sitemap redirects to a host another worker holds: not read as a sitemap here");
+        return Ok(None);
+    }
+    let why = match (&outcome.error, outcome.status) {
+        (Some(error), _) => format!("it could not be read: {error}"),
+        (None, Some(status)) if !(200..300).contains(&status) => {
+            format!(
+                "it could not be read: HTTP {status} from {}",
+                outcome.final_url
+            )
+        }
+        _ if reads_as_one => "it is another site's now, or no longer a page".to_string(),
+        _ => "it reads as none: it stays a page, its copy and plan as they were".to_string(),
+    };
+    let message = format!("named as a sitemap by {namer}, but {why}");
     record_problem(ctx, site, "sitemap", url.as_str(), message).await?;
     Ok(None)
+}
+
+/// The site's pages read as sitemaps that were none, and until when they are not read so again.
+fn probed(site: &SiteState) -> std::sync::MutexGuard<'_, HashMap<i64, i64>> {
+    site.probed_pages.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -80,7 +80,9 @@ impl Store {
     /// When a sitemap last listed its pages: a page it listed before this and not since is
     /// no longer its own. Written after the pages, so a kill in between leaves every page of
     /// the read still counted (listed at or after the sitemap's older time), with the read's
-    /// validators ([`ReadValidators`]: the check of the read kept the older ones).
+    /// validators ([`ReadValidators`]: the check of the read kept the older ones). Not on a
+    /// row that is no sitemap any more (another worker's start made it a feed or a page while
+    /// it was read, as its check's summary is not, `SummaryUpdate::checked_as`).
     pub async fn set_listed_at(
         &self,
         listing: Listing,
@@ -90,7 +92,7 @@ impl Store {
             sqlx::query(
                 "UPDATE urls SET listed_ms = $1, etag = COALESCE($2, etag),
                      last_modified = COALESCE($3, last_modified), min_interval_ms = $4
-                 WHERE id = $5",
+                 WHERE id = $5 AND kind = 'sitemap'",
             )
             .bind(listing.read_ms)
             .bind(&validators.etag)

@@ -66,8 +66,9 @@ impl Store {
     /// Only while the row's latest check is no later than the read's own, `read_ms` (when its
     /// request went out): a row whose latest check is later keeps that read's writes (another
     /// worker's, its host having changed hands while this read was in flight: saved over it, a
-    /// newer capacity or judgement was lost, and with it the other workers' view of the feed).
-    /// The row counts as written at `written_ms` (unless it was later), whatever it writes: saved after the read's
+    /// newer capacity or judgement was lost, and with it the other workers' view of the feed),
+    /// and a row that is no feed any more (another worker's start made it a page or a sitemap
+    /// while it was read) keeps its own. The row counts as written at `written_ms` (unless it was later), whatever it writes: saved after the read's
     /// check, what the read showed is taken up by the other workers at their next round
     /// ([`super::urls::UrlScope::WrittenAfter`]), not only with the feed's next check.
     pub async fn save_feed_read(&self, url_id: i64, read: FeedReadSaved<'_>) -> sqlx::Result<()> {
@@ -86,7 +87,8 @@ impl Store {
                      WHEN $5 = 1 THEN COALESCE(stamps_entries_since_ms, $6) ELSE NULL END, \
                      written_ms = CASE WHEN written_ms IS NULL OR written_ms < $7 THEN $7 \
                      ELSE written_ms END \
-                     WHERE id = $8 AND (last_checked_ms IS NULL OR last_checked_ms <= $6)",
+                     WHERE id = $8 AND kind = 'feed' \
+                     AND (last_checked_ms IS NULL OR last_checked_ms <= $6)",
                 )
                 .bind(&validators.etag)
                 .bind(&validators.last_modified)
