@@ -411,8 +411,9 @@ async fn a_listed_page_named_a_sitemap(dir: &Path, db: &Path) {
         checks.push(store.observations_for(row.id, 100).await.unwrap().len());
         rows.push((path, row.kind, row.discovered_from));
     }
+    let errors = store.recent_errors(100).await.unwrap();
     store.close().await;
-    let what = format!("{rows:?}: {:?}", server.requests());
+    let what = format!("{rows:?}: {errors:?}: {:?}", server.requests());
     let robots_url = format!("{base}/robots.txt");
     assert_eq!(
         rows[0],
@@ -431,6 +432,11 @@ async fn a_listed_page_named_a_sitemap(dir: &Path, db: &Path) {
         (1, 1),
         "checked as a page only: {what}"
     );
+    let seed = format!("{base}/seed.txt");
+    let said = |(_, _, url, message): &(i64, String, Option<String>, String)| {
+        url.as_deref() == Some(seed.as_str()) && message.contains("names it a seed")
+    };
+    assert!(errors.iter().any(said), "said why it is not read: {what}");
     assert_eq!(
         requests_for(&server, "/s.txt"),
         1,

@@ -21,6 +21,7 @@ use super::dedup_state::Dedup;
 use super::lease_state::Leasing;
 use super::ledger::Ledger;
 use super::robots_cache::RobotsCache;
+use super::sitemap_kinds::Probed;
 use super::url_locks::UrlLocks;
 use super::waits::WaitSums;
 use super::{RunOptions, RunSummary};
@@ -42,10 +43,9 @@ pub struct SiteState {
     pub fetcher: Fetcher,
     /// The robots.txt product token derived from its user agent.
     pub agent_token: String,
-    /// Its pages that a robots.txt or an index names as sitemaps, read and found no sitemap,
-    /// and until when (clock ms) no pass reads them so again
+    /// Its pages (by row id) that discovery read as sitemaps, and when
     /// ([`super::sitemap_kinds::probe_page`]).
-    pub probed_pages: std::sync::Mutex<std::collections::HashMap<i64, i64>>,
+    pub probed_pages: std::sync::Mutex<std::collections::HashMap<i64, Probed>>,
 }
 
 /// Counters of a run, updated by every task.

@@ -317,7 +317,7 @@ async fn fetch_document(
     site: &SiteState,
     url: &Url,
     named_by: Option<&str>,
-    cross: &[String],
+    (cross, listed): (&[String], &Listings),
 ) -> anyhow::Result<Document> {
     let origin = origin_of(url);
     if ctx.is_stopping() {
@@ -378,9 +378,14 @@ async fn fetch_document(
     if row.kind == "page" {
         // A page (a urlset listed it first, or a seed; or another site's) that a robots.txt
         // or an index names as a sitemap: a sitemap from now on if it reads as one, its read
-        // recorded only then.
-        let next = next_discovery(site, ctx.clock.now_ms());
-        let probed = probe_page(ctx, site, (url, from), (&row, cross), next).await?;
+        // recorded only then. (One the schedule names as a sitemap is a page because a start,
+        // another worker's on a newer schedule, or another site said so: not read.)
+        let pass = (
+            listed.pass_started_ms(),
+            next_discovery(site, ctx.clock.now_ms()),
+        );
+        let named = (url, named_by);
+        let probed = probe_page(ctx, site, named, (&row, cross), pass).await?;
         return Ok(match probed {
             Some((body, outcome)) => {
                 let (listing, validators) = read_of(ctx, row.id, &outcome);
@@ -459,16 +464,17 @@ async fn read_sitemap(
     cross: &[String],
     listed: &mut Listings,
 ) -> anyhow::Result<Option<Vec<Url>>> {
-    let (body, listing, validators) = match fetch_document(ctx, site, url, named_by, cross).await? {
-        Document::Read(body, listing, validators) => (body, listing, validators),
-        Document::Feed => return Ok(None),
-        Document::Unchanged(row, read_ms) => {
-            listed.unchanged(&row, read_ms);
-            return children_of(ctx, url).await.map(Some);
-        }
-        // Failed or not asked: the children read last time are still the children.
-        Document::Unread => return children_of(ctx, url).await.map(Some),
-    };
+    let (body, listing, validators) =
+        match fetch_document(ctx, site, url, named_by, (cross, listed)).await? {
+            Document::Read(body, listing, validators) => (body, listing, validators),
+            Document::Feed => return Ok(None),
+            Document::Unchanged(row, read_ms) => {
+                listed.unchanged(&row, read_ms);
+                return children_of(ctx, url).await.map(Some);
+            }
+            // Failed or not asked: the children read last time are still the children.
+            Document::Unread => return children_of(ctx, url).await.map(Some),
+        };
     let mut context = SitemapContext::new(url.clone(), ctx.clock.now());
     context.cross_submitted_hosts = cross.to_vec();
     let doc = sitemap::parse(&body[..], &context);

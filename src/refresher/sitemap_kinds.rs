@@ -54,53 +54,97 @@ fn reads_as_a_sitemap(doc: &sitemap::SitemapDoc) -> bool {
     }
 }
 
-/// Reads a page's row (`row`, a page's) that a robots.txt or an index (`named_by`; or the
-/// schedule, `schedule`) names as a sitemap, to learn what it is without writing over the page's row; answers the body and the
-/// outcome of a read that made it the site's sitemap.
+/// A page of the site that discovery read as a sitemap: in which pass, and until when (clock
+/// ms) no pass reads it so again.
+#[derive(Debug, Clone, Copy)]
+pub struct Probed {
+    pass_started_ms: i64,
+    until_ms: i64,
+}
+
+/// Reads a page's row (`row`) that a robots.txt or an index (`named_by`) names as a sitemap,
+/// to learn what it is without writing over the page's row; answers the body and the outcome
+/// of a read that made it the site's sitemap. `pass`: when the discovery pass started, and when
+/// the site's next one is due.
 ///
 /// Read whole (the copy's validators are a page's), its read is recorded only if it reads as
 /// a sitemap: the row becomes one, named by `named_by` (what named it first, a urlset or a
 /// feed, made it a feed's redirect target at the next start, or handed it to another worker
-/// from the wrong host), with this read as its first, due at `sitemap_due_ms`; the scheduler
-/// lets its page go at once. Otherwise (an HTML page, a failed read) its copy, plan and
-/// history stay the page's, judged by its own checks; the request is charged to the site's
-/// budget like any read of discovery, what it gave is a discovery problem, and it is not read
-/// so again before the site's next pass (the server's ttl for the page holds too). A seed
-/// stays a page (the schedule says so) and another site's page is its site's: neither is
-/// read. (Discovery's read was recorded as a check of the page at every pass: its copy and
-/// plan written over the page's, helper-133.)
+/// from the wrong host), with this read as its first, due at the site's next pass; the
+/// scheduler lets its page go at once. Otherwise (an HTML page, a failed read) its copy, plan
+/// and history stay the page's, judged by its own checks; the request is charged to the site's
+/// budget like any read of discovery and what it gave is a discovery problem. Read so once a
+/// pass however many name it, and an HTML page not again before the site's next pass is due
+/// (nor while the server's max-age for the page holds). The URL's lock is held from the
+/// request to the last write: no check of the page comes between (`checks::check`).
+///
+/// Not read: a seed, which stays a page (the schedule says so; a row the schedule's start
+/// made a page, `discovered_from = 'seed'`, is one for a worker started on an older schedule
+/// too); another site's page, its site's; and a page the schedule names as a sitemap
+/// (`named_by` `None`), which a start on a newer schedule or another site made a page. A
+/// problem says so, once a pass. (Discovery's read was recorded as a check of the page at
+/// every pass: its copy and plan written over the page's, helper-133.)
 pub(super) async fn probe_page(
     ctx: &Context,
     site: &SiteState,
-    (url, named_by): (&Url, &str),
+    (url, named_by): (&Url, Option<&str>),
     (row, cross): (&UrlRow, &[String]),
-    sitemap_due_ms: i64,
+    (pass_started_ms, sitemap_due_ms): (i64, i64),
 ) -> anyhow::Result<Option<(Vec<u8>, FetchOutcome)>> {
     let now = ctx.clock.now_ms();
-    let namer = match named_by {
-        "schedule" => "the schedule",
-        robots_txt_or_index => robots_txt_or_index,
+    let probed_before = probed(site).get(&row.id).copied();
+    if probed_before.is_some_and(|p| p.pass_started_ms == pass_started_ms || now < p.until_ms) {
+        return Ok(None);
+    }
+    let mut probe = Probed {
+        pass_started_ms,
+        until_ms: sitemap_due_ms,
     };
-    let not_read = if row.site_id != site.id {
-        Some("a page of another site: not read as a sitemap for this one")
-    } else if names_as_seed(site, url) {
-        Some("the schedule names it a seed: checked as a page, not read as a sitemap")
-    } else {
-        None
+    let not_read = match named_by {
+        _ if row.site_id != site.id => Some("a page of another site: not read as one for this"),
+        None => Some("its row is a page: a start on a newer schedule made it one"),
+        Some(_) if names_as_seed(site, url) || row.discovered_from.as_deref() == Some("seed") => {
+            Some("the schedule names it a seed: checked as a page, not read as a sitemap")
+        }
+        Some(_) => None,
     };
     if let Some(why) = not_read {
+        probed(site).insert(row.id, probe);
+        let namer = named_by.unwrap_or("the schedule");
         let message = format!("named as a sitemap by {namer}, but {why}");
         record_problem(ctx, site, "sitemap", url.as_str(), message).await?;
         return Ok(None);
     }
-    let probed_until = probed(site).get(&row.id).copied();
+    let named_by = named_by.unwrap_or_default();
     let floor_until = (row.copy_ms.zip(row.min_interval_ms)).map(|(copy, floor)| copy + floor);
-    if probed_until
-        .max(floor_until)
-        .is_some_and(|until| now < until)
-    {
+    if floor_until.is_some_and(|until| now < until) {
         return Ok(None);
     }
+    let lock = ctx.url_locks.get(row.id);
+    let guard = lock.lock().await;
+    let read = read_page(
+        ctx,
+        site,
+        (url, named_by),
+        (row, cross),
+        (&mut probe, sitemap_due_ms),
+    );
+    let read = read.await;
+    drop(guard);
+    ctx.url_locks.release(row.id, lock);
+    probed(site).insert(row.id, probe);
+    read
+}
+
+/// [`probe_page`]'s read, under the URL's lock: `probe.until_ms` is left as it is for an
+/// answer that says what the page is, and set to 0 for a failed read (the next pass reads it).
+async fn read_page(
+    ctx: &Context,
+    site: &SiteState,
+    (url, named_by): (&Url, &str),
+    (row, cross): (&UrlRow, &[String]),
+    (probe, sitemap_due_ms): (&mut Probed, i64),
+) -> anyhow::Result<Option<(Vec<u8>, FetchOutcome)>> {
     // The row as the sitemap it would become: no copy (`Store::declare_kinds` forgets it).
     let as_sitemap = CheckRow {
         kind: "sitemap".into(),
@@ -115,9 +159,11 @@ pub(super) async fn probe_page(
     let max_body = Some(MAX_DOCUMENT_BYTES);
     let sent = match request(ctx, site, &as_sitemap, url, Method::Get, max_body).await {
         Request::Sent(sent) => sent,
-        Request::NotSent(..) => return Ok(None),
+        Request::NotSent(..) => {
+            probe.until_ms = 0;
+            return Ok(None);
+        }
     };
-    probed(site).insert(row.id, sitemap_due_ms);
     let outcome = &sent.outcome;
     let body = (outcome.body.as_ref())
         .filter(|_| {
@@ -143,6 +189,7 @@ pub(super) async fn probe_page(
         let recorded = record_sent(ctx, site, &as_sitemap, read, sent, Some(sitemap_due_ms));
         return Ok(Some((body, recorded.await?.outcome)));
     }
+    let now = ctx.clock.now_ms();
     ctx.ledger.charge(site.id, now, sent.requests);
     super::save_budgets(ctx, now);
     let outcome = &sent.outcome;
@@ -151,23 +198,27 @@ pub(super) async fn probe_page(
         info!(url = %url, target = %target, "a page named as a sitemap redirects to a host another worker holds: not read as a sitemap here");
         return Ok(None);
     }
-    let why = match (&outcome.error, outcome.status) {
-        (Some(error), _) => format!("it could not be read: {error}"),
+    let failed = match (&outcome.error, outcome.status) {
+        (Some(error), _) => Some(error.to_string()),
         (None, Some(status)) if !(200..300).contains(&status) => {
-            format!(
-                "it could not be read: HTTP {status} from {}",
-                outcome.final_url
-            )
+            Some(format!("HTTP {status} from {}", outcome.final_url))
         }
+        _ => None,
+    };
+    if failed.is_some() {
+        probe.until_ms = 0;
+    }
+    let why = match failed {
+        Some(failed) => format!("it could not be read ({failed}): it stays a page for now"),
         _ if reads_as_one => "it is another site's now, or no longer a page".to_string(),
         _ => "it reads as none: it stays a page, its copy and plan as they were".to_string(),
     };
-    let message = format!("named as a sitemap by {namer}, but {why}");
+    let message = format!("named as a sitemap by {named_by}, but {why}");
     record_problem(ctx, site, "sitemap", url.as_str(), message).await?;
     Ok(None)
 }
 
-/// The site's pages read as sitemaps that were none, and until when they are not read so again.
-fn probed(site: &SiteState) -> std::sync::MutexGuard<'_, HashMap<i64, i64>> {
+/// The site's pages read as sitemaps ([`Probed`]).
+fn probed(site: &SiteState) -> std::sync::MutexGuard<'_, HashMap<i64, Probed>> {
     site.probed_pages.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -394,4 +394,26 @@ mod tests {
             store.close().await;
         }
     }
+
+    /// A read's listing stamp and validators go on its row only while it is a sitemap (another
+    /// worker's start made it a page or a feed while it was read: their own stand).
+    #[tokio::test]
+    async fn a_listing_is_not_stamped_on_a_row_no_longer_a_sitemap() {
+        let (stores, _dir) = crate::store::test_support::stores("listing_not_on_a_page").await;
+        for store in stores {
+            let (page, _) = crate::store::test_support::two_urls(&store).await;
+            let validators = ReadValidators {
+                etag: Some("\"read\"".into()),
+                ..ReadValidators::default()
+            };
+            let listing = Listing {
+                sitemap_id: page,
+                read_ms: 100,
+            };
+            store.set_listed_at(listing, &validators).await.unwrap();
+            let row = store.url_row("http://a.test/a").await.unwrap().unwrap();
+            assert_eq!((row.listed_ms, row.etag), (None, None));
+            store.close().await;
+        }
+    }
 }

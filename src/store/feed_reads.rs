@@ -260,6 +260,32 @@ mod tests {
         }
     }
 
+    /// A feed read's save leaves a row that is no feed any more (another worker's start made
+    /// it a page while it was read).
+    #[tokio::test]
+    async fn a_read_is_not_saved_on_a_row_no_longer_a_feed() {
+        let (stores, _dir) = stores("read_not_on_a_page").await;
+        for store in stores {
+            let (site_id, host_id) = site_and_host(&store).await;
+            store
+                .upsert_discovered(&[page("http://a.test/p", site_id, host_id)], 0)
+                .await
+                .unwrap();
+            let row = store.url_row("http://a.test/p").await.unwrap().unwrap();
+            let reads = FeedReads::default();
+            store
+                .save_feed_read(row.id, saved(&reads, true, 100, 150))
+                .await
+                .unwrap();
+            let row = store.url_row_by_id(row.id).await.unwrap().unwrap();
+            assert_eq!(
+                (row.last_read_json, row.stamps_entries_since_ms),
+                (None, None)
+            );
+            store.close().await;
+        }
+    }
+
     /// What a read with no validators writes, showing `reads`.
     fn saved(reads: &FeedReads, stamps: bool, read_ms: i64, written_ms: i64) -> FeedReadSaved<'_> {
         static NO_VALIDATORS: ReadValidators = ReadValidators {
