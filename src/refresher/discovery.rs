@@ -32,7 +32,7 @@ use super::fetching::fetch_and_record;
 use super::found_pages::add_pages;
 use super::listings::Listings;
 use super::shared_discovery::{handed_sitemaps, sitemaps_due_here, taken_out_sitemaps};
-use super::sitemap_kinds::{declared_a_sitemap, probe_page};
+use super::sitemap_kinds::{declared_a_sitemap, probe_page, schedule_sitemap};
 
 /// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
 /// caps the decompressed size again).
@@ -372,14 +372,18 @@ async fn fetch_document(
     // (Stored with what named it: a robots.txt line's root was stored as the schedule's,
     // and taken for one the schedule no longer names, `discovery_due`.)
     let from = named_by.unwrap_or("schedule");
-    let Some(row) = document_row(ctx, site, url, "sitemap", from, None).await? else {
+    let Some(mut row) = document_row(ctx, site, url, "sitemap", from, None).await? else {
         return Ok(Document::Unread);
     };
+    if named_by.is_none()
+        && let Some(declared) = schedule_sitemap(ctx, site, url, &row).await?
+    {
+        row = declared;
+    }
     if row.kind == "page" {
         // A page (a urlset listed it first, or a seed; or another site's) that a robots.txt
         // or an index names as a sitemap: a sitemap from now on if it reads as one, its read
-        // recorded only then. (One the schedule names as a sitemap is a page because a start,
-        // another worker's on a newer schedule, or another site said so: not read.)
+        // recorded only then.
         let pass = (
             listed.pass_started_ms(),
             next_discovery(site, ctx.clock.now_ms()),

@@ -78,12 +78,12 @@ pub struct Probed {
 /// (nor while the server's max-age for the page holds). The URL's lock is held from the
 /// request to the last write: no check of the page comes between (`checks::check`).
 ///
-/// Not read: a seed, which stays a page (the schedule says so; a row the schedule's start
-/// made a page, `discovered_from = 'seed'`, is one for a worker started on an older schedule
-/// too); another site's page, its site's; and a page the schedule names as a sitemap
-/// (`named_by` `None`), which a start on a newer schedule or another site made a page. A
-/// problem says so, once a pass. (Discovery's read was recorded as a check of the page at
-/// every pass: its copy and plan written over the page's, helper-133.)
+/// Not read: a seed, which stays a page (the schedule says so); another site's page, its
+/// site's; and a page the schedule named as a sitemap (`named_by` `None`) that is none of its
+/// own ([`schedule_sitemap`]): a start on a newer schedule made it a page, or another worker's
+/// walk stored it for this one and it changed since. A problem says so, until the site's next
+/// `rediscover` time. (Discovery's read was recorded as a check of the page at every pass: its
+/// copy and plan written over the page's, helper-133.)
 pub(super) async fn probe_page(
     ctx: &Context,
     site: &SiteState,
@@ -101,9 +101,13 @@ pub(super) async fn probe_page(
         until_ms: sitemap_due_ms,
     };
     let not_read = match named_by {
-        _ if row.site_id != site.id => Some("a page of another site: not read as one for this"),
-        None => Some("its row is a page: a start on a newer schedule made it one"),
-        Some(_) if names_as_seed(site, url) || row.discovered_from.as_deref() == Some("seed") => {
+        _ if row.site_id != site.id => {
+            Some("it is a page of another site, not read as a sitemap for this one")
+        }
+        None => Some(
+            "its row is a page (made one by a start on a newer schedule): not read as a sitemap",
+        ),
+        Some(_) if names_as_seed(site, url) => {
             Some("the schedule names it a seed: checked as a page, not read as a sitemap")
         }
         Some(_) => None,
@@ -122,18 +126,49 @@ pub(super) async fn probe_page(
     }
     let lock = ctx.url_locks.get(row.id);
     let guard = lock.lock().await;
-    let read = read_page(
-        ctx,
-        site,
-        (url, named_by),
-        (row, cross),
-        (&mut probe, sitemap_due_ms),
-    );
-    let read = read.await;
+    // (Read again under the lock: a check that ended meanwhile wrote it.)
+    let read = match ctx.store.url_row(url.as_str()).await {
+        Ok(Some(row)) if row.kind == "page" => {
+            let probe = (&mut probe, sitemap_due_ms);
+            read_page(ctx, site, (url, named_by), (&row, cross), probe).await
+        }
+        Ok(_) => Ok(None),
+        Err(err) => Err(err.into()),
+    };
     drop(guard);
     ctx.url_locks.release(row.id, lock);
+    if read.is_err() {
+        probe.until_ms = 0;
+    }
     probed(site).insert(row.id, probe);
     read
+}
+
+/// A page's row (`row`) of the site that its schedule names as a sitemap (stored as a page
+/// first: a page's link to it, say, before the pass that stores the schedule's sitemaps) is
+/// declared the sitemap it is, as a start does for what its schedule names; the scheduler lets
+/// its page go at once. Answers its row as it is now, or `None` if it is not this site's page.
+pub(super) async fn schedule_sitemap(
+    ctx: &Context,
+    site: &SiteState,
+    url: &Url,
+    row: &UrlRow,
+) -> anyhow::Result<Option<UrlRow>> {
+    if row.kind != "page" || row.site_id != site.id || !site.site.sitemaps.contains(url) {
+        return Ok(None);
+    }
+    if !declared_a_sitemap(ctx, site, url).await? {
+        return Ok(None);
+    }
+    if let Some(was) = (row.discovered_from.as_deref()).filter(|&was| was != "schedule") {
+        ctx.store.renamed_by(row.id, was, "schedule").await?;
+    }
+    info!(url = %url, "a page the schedule names as a sitemap: read as one from now on");
+    let row = ctx.store.url_row(url.as_str()).await?;
+    if let Some(row) = &row {
+        ctx.rekey(row);
+    }
+    Ok(row)
 }
 
 /// [`probe_page`]'s read, under the URL's lock: `probe.until_ms` is left as it is for an

@@ -140,9 +140,7 @@ impl Store {
     /// now and is written now (other workers take up a new feed), so that its first read
     /// lists its entries whole: a 304 would list nothing. Its checks and their evidence stay,
     /// of the same document. A feed that becomes a sitemap ends the waits of the pages that
-    /// waited for it. A row made a page is one because the schedule names it a seed, and is
-    /// stored as one (`discovered_from = 'seed'`: a worker started on an older schedule does
-    /// not take it for a sitemap, `refresher::sitemap_kinds`). A row whose site names it keeps its kind whatever other sites say (two
+    /// waited for it. A row whose site names it keeps its kind whatever other sites say (two
     /// sites naming one URL share it: the first to find it keeps it); one its site no longer
     /// names as a feed, or whose site is in none of the schedules, goes to a site that names
     /// it, with that site's kind ([`resolve`]).
@@ -210,8 +208,6 @@ impl Store {
                              last_modified = NULL, min_interval_ms = NULL, listed_in = NULL,
                              listed_ms = NULL, listed_lastmod_ms = NULL, known_change_ms = NULL,
                              waits_for_feed_id = NULL, last_read_json = NULL, next_due_ms = $3,
-                             discovered_from = CASE WHEN $1 = 'page' THEN 'seed'
-                                 ELSE discovered_from END,
                              written_ms = CASE WHEN COALESCE(written_ms, 0) > $3
                                  THEN written_ms ELSE $3 END
                          WHERE id = $4 AND kind = $5 AND site_id = $6",
