@@ -21,7 +21,6 @@ use super::dedup_state::Dedup;
 use super::lease_state::Leasing;
 use super::ledger::Ledger;
 use super::robots_cache::RobotsCache;
-use super::sitemap_kinds::Probed;
 use super::url_locks::UrlLocks;
 use super::waits::WaitSums;
 use super::{RunOptions, RunSummary};
@@ -46,6 +45,14 @@ pub struct SiteState {
     /// Its pages (by row id) that discovery read as sitemaps, and when
     /// ([`super::sitemap_kinds::probe_page`]).
     pub probed_pages: std::sync::Mutex<std::collections::HashMap<i64, Probed>>,
+}
+
+/// A page of a site that discovery read as a sitemap (`sitemap_kinds::probe_page`): in which
+/// pass, and until when (clock ms) no pass reads it so again.
+#[derive(Debug, Clone, Copy)]
+pub struct Probed {
+    pub(super) pass_started_ms: i64,
+    pub(super) until_ms: i64,
 }
 
 /// Counters of a run, updated by every task.

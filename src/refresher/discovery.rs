@@ -31,12 +31,9 @@ use super::discovery_due::{next_discovery, pass_joinable_ms};
 use super::fetching::fetch_and_record;
 use super::found_pages::add_pages;
 use super::listings::Listings;
+use super::request::MAX_DOCUMENT_BYTES;
 use super::shared_discovery::{handed_sitemaps, sitemaps_due_here, taken_out_sitemaps};
 use super::sitemap_kinds::{declared_a_sitemap, probe_page, schedule_sitemap};
-
-/// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
-/// caps the decompressed size again).
-pub const MAX_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
 
 /// Runs one discovery pass over a site and records when it happened; returns when the site is
 /// next due (clock ms; `i64::MAX`: never again).
@@ -564,7 +561,7 @@ async fn read_sitemap(
 }
 
 /// Records a discovery problem and counts it.
-pub(super) async fn record(
+async fn record(
     ctx: &Context,
     site: &SiteState,
     scope: &'static str,

@@ -19,9 +19,9 @@ use crate::store::refusals::RefusalReason;
 
 use super::admission::admitted;
 use super::context::{Context, SiteState};
-use super::discovery::MAX_DOCUMENT_BYTES;
 use super::fetching::{fetch_and_record, record_error_in};
 use super::ledger::Due;
+use super::request::MAX_DOCUMENT_BYTES;
 
 /// Reads one feed.
 pub async fn read_feed(ctx: &Context, due: &Due) -> anyhow::Result<()> {

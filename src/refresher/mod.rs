@@ -59,9 +59,9 @@ mod url_locks;
 mod waits;
 mod watch;
 
-/// The largest sitemap or feed document read (`freshet inspect` reads the same).
-pub use discovery::MAX_DOCUMENT_BYTES;
 use main_loop::{ONCE_PATIENCE_MS, main_loop, save_budgets};
+/// The largest sitemap or feed document read (`freshet inspect` reads the same).
+pub use request::MAX_DOCUMENT_BYTES;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

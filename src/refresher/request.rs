@@ -17,6 +17,10 @@ use super::evidence::PreviousCopy;
 use super::robots_rules::RobotsGate;
 use super::waits::{Step, StepTimes};
 
+/// The largest sitemap or feed read (the sitemap protocol's 50 MB, compressed or not; the parser
+/// caps the decompressed size again).
+pub const MAX_DOCUMENT_BYTES: u64 = 50 * 1024 * 1024;
+
 /// What a request gave.
 pub(super) enum Request {
     /// Nothing reached the server (the host closed or not held here, the run stopping): its

@@ -14,10 +14,9 @@ use crate::fetch::{FetchOutcome, Method};
 use crate::store::kinds::Declared;
 use crate::store::urls::{CheckRow, UrlRow};
 
-use super::context::{Context, SiteState};
-use super::discovery::{MAX_DOCUMENT_BYTES, record as record_problem};
-use super::fetching::record_sent;
-use super::request::{Request, request};
+use super::context::{Context, Probed, SiteState};
+use super::fetching::{record_error_in, record_sent};
+use super::request::{MAX_DOCUMENT_BYTES, Request, request};
 
 /// Declares `url` the site's sitemap, as a start does for one its schedule names
 /// (`Store::declare_kinds`); answers whether its row changed (not when another site's, or
@@ -52,14 +51,6 @@ fn reads_as_a_sitemap(doc: &sitemap::SitemapDoc) -> bool {
         sitemap::SitemapKind::Text => !doc.urls.is_empty(),
         _ => true,
     }
-}
-
-/// A page of the site that discovery read as a sitemap: in which pass, and until when (clock
-/// ms) no pass reads it so again.
-#[derive(Debug, Clone, Copy)]
-pub struct Probed {
-    pass_started_ms: i64,
-    until_ms: i64,
 }
 
 /// Reads a page's row (`row`) that a robots.txt or an index (`named_by`) names as a sitemap,
@@ -116,7 +107,7 @@ pub(super) async fn probe_page(
         probed(site).insert(row.id, probe);
         let namer = named_by.unwrap_or("the schedule");
         let message = format!("named as a sitemap by {namer}, but {why}");
-        record_problem(ctx, site, "sitemap", url.as_str(), message).await?;
+        record_problem(ctx, site, url, message).await?;
         return Ok(None);
     }
     let named_by = named_by.unwrap_or_default();
@@ -249,11 +240,22 @@ async fn read_page(
         _ => "it reads as none: it stays a page, its copy and plan as they were".to_string(),
     };
     let message = format!("named as a sitemap by {named_by}, but {why}");
-    record_problem(ctx, site, "sitemap", url.as_str(), message).await?;
+    record_problem(ctx, site, url, message).await?;
     Ok(None)
 }
 
 /// The site's pages read as sitemaps ([`Probed`]).
 fn probed(site: &SiteState) -> std::sync::MutexGuard<'_, HashMap<i64, Probed>> {
     site.probed_pages.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Records a discovery problem with `url` and counts it.
+async fn record_problem(
+    ctx: &Context,
+    site: &SiteState,
+    url: &Url,
+    message: String,
+) -> anyhow::Result<()> {
+    tracing::warn!(site = %site.site.name, url = %url, %message, "discovery problem");
+    record_error_in(ctx, "sitemap", site, url.as_str(), message).await
 }
