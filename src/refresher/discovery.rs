@@ -396,12 +396,13 @@ async fn fetch_document(
         });
     }
     if let Some(named_by) = named_by
-        && row.discovered_from.as_deref() == Some("schedule")
+        && let Some(was) = (row.discovered_from.as_deref())
+            .filter(|&was| crate::store::kinds::named_by_schedule(Some(was)))
         && !site.site.sitemaps.contains(url)
     {
         // Stored so before, or a root the schedule took out that this names still: what
         // names it now.
-        ctx.store.renamed_by(row.id, "schedule", named_by).await?;
+        ctx.store.renamed_by(row.id, was, named_by).await?;
     }
     let now = ctx.clock.now_ms();
     // (From its last answer that gave one, a 2xx or a 304: a failed read since does not

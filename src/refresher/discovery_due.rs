@@ -110,7 +110,7 @@ fn is_root(site: &SiteState, url: &str) -> bool {
 /// names no more, a feed taken out of its `feeds` among them. (A robots.txt line's root is
 /// stored with the robots.txt's URL.)
 fn taken_out(site: &SiteState, url: &str, discovered_from: Option<&str>) -> bool {
-    discovered_from == Some("schedule") && !is_root(site, url)
+    crate::store::kinds::named_by_schedule(discovered_from) && !is_root(site, url)
 }
 
 /// What names each of the site's stored sitemaps (`rows`), by URL: the schedule for those it

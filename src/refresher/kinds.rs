@@ -81,7 +81,7 @@ pub fn declarations(named: &Named, own: &[&StoredDocument]) -> Vec<Declared> {
         // the schedule says it is a page.)
         .filter(|s| {
             s.kind == "feed"
-                || s.discovered_from.as_deref() == Some("schedule")
+                || crate::store::kinds::named_by_schedule(s.discovered_from.as_deref())
                 || named.seeds.contains(&s.url)
         })
         .map(|s| match named.seeds.contains(&s.url) {
@@ -155,6 +155,7 @@ mod tests {
             stored("robots", "sitemap", "http://a/robots.txt"),
             stored("s", "sitemap", "f"), // named a sitemap: not one of f's redirects
             stored("seed3", "sitemap", "http://a/robots.txt"), // a seed robots.txt named so
+            stored("was_seed", "sitemap", "seed"), // a seed, then a root, now taken out
         ];
         let own: Vec<&StoredDocument> = stored.iter().collect();
         let declared = declarations(&named, &own);
@@ -170,6 +171,7 @@ mod tests {
             ("seed2", "page", false),
             ("gone", "sitemap", true),
             ("seed3", "page", false),
+            ("was_seed", "sitemap", true),
         ];
         assert_eq!(said(&declared), expected);
     }

@@ -31,6 +31,13 @@ pub struct Declared {
     pub dropped: bool,
 }
 
+/// Whether a stored feed or sitemap that `discovered_from` names was the schedule's: stored as
+/// one of its roots (`schedule`), or first as one of its seeds (`seed`) and named a sitemap or
+/// a feed after. Either is taken out once the schedule names it no more.
+pub fn named_by_schedule(discovered_from: Option<&str>) -> bool {
+    matches!(discovered_from, Some("schedule" | "seed"))
+}
+
 /// A stored URL given the kind its schedule names it with ([`Store::declare_kinds`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KindChange {
