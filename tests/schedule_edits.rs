@@ -480,18 +480,10 @@ async fn a_checked_page_named_a_sitemap(dir: &Path, db: &Path) {
     // robots.txt names /b too: read as a sitemap once a pass all the same.
     let robots = format!("User-agent: *\nDisallow: /private/\nSitemap: {base}/b\n");
     server.route(HOST, "/robots.txt", Reply::text(robots));
+    // Checked as pages first (/s.txt and /c are counted below).
     let one_url = format!("{base}/one.txt");
-    run_once(
-        &write_schedule(dir, &site("s", std::slice::from_ref(&one_url), "")),
-        db,
-    )
-    .await;
-    assert_eq!(
-        (requests_for(&server, "/s.txt"), requests_for(&server, "/c")),
-        (1, 0),
-        "checked as a page: {:?}",
-        server.requests()
-    );
+    let first = site("s", std::slice::from_ref(&one_url), "");
+    run_once(&write_schedule(dir, &first), db).await;
 
     // The index added: a pass at once, which reads it and so finds its children named.
     let index = format!("{base}/index.xml");

@@ -115,6 +115,9 @@ pub struct Context {
     pub url_locks: UrlLocks,
     /// With several workers on one database, this worker's leases on hosts.
     pub leasing: Option<Leasing>,
+    /// When this worker started (clock ms): a row stored since was not seen by its start's
+    /// declaration of the kinds its schedule names.
+    pub started_ms: i64,
 }
 
 impl Context {
@@ -128,6 +131,7 @@ impl Context {
         stop: Stop,
         leasing: Option<Leasing>,
     ) -> anyhow::Result<Context> {
+        let started_ms = clock.now_ms();
         let mut states = Vec::with_capacity(sites.len());
         for site in sites {
             let record = SiteRecord {
@@ -195,6 +199,7 @@ impl Context {
             metrics: Metrics::new(),
             url_locks: Default::default(),
             leasing,
+            started_ms,
         })
     }
 

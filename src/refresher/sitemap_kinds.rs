@@ -96,7 +96,8 @@ pub(super) async fn probe_page(
             Some("it is a page of another site, not read as a sitemap for this one")
         }
         None => Some(
-            "its row is a page (made one by a start on a newer schedule): not read as a sitemap",
+            "its row is a page (made one by a start on a newer schedule, or since another \
+             worker's walk stored it): not read as a sitemap",
         ),
         Some(_) if names_as_seed(site, url) => {
             Some("the schedule names it a seed: checked as a page, not read as a sitemap")
@@ -135,24 +136,27 @@ pub(super) async fn probe_page(
     read
 }
 
-/// A page's row (`row`) of the site that its schedule names as a sitemap (stored as a page
-/// first: a page's link to it, say, before the pass that stores the schedule's sitemaps) is
-/// declared the sitemap it is, as a start does for what its schedule names; the scheduler lets
-/// its page go at once. Answers its row as it is now, or `None` if it is not this site's page.
+/// A page's row (`row`) of the site that its schedule names as a sitemap, stored since this
+/// worker started (as a page first: a page's link to it, say, before the pass stored the
+/// schedule's sitemaps), is declared the sitemap it is, as a start does for what its schedule
+/// names; the scheduler lets its page go at once. Answers its row as it is now, or `None`.
 pub(super) async fn schedule_sitemap(
     ctx: &Context,
     site: &SiteState,
     url: &Url,
     row: &UrlRow,
 ) -> anyhow::Result<Option<UrlRow>> {
-    if row.kind != "page" || row.site_id != site.id || !site.site.sitemaps.contains(url) {
+    // (Stored since this worker's start: a row its start saw as a page is one because a
+    // start on a newer schedule made it one, a seed, and stays one.)
+    if row.kind != "page"
+        || row.site_id != site.id
+        || row.discovered_ms < ctx.started_ms
+        || !site.site.sitemaps.contains(url)
+    {
         return Ok(None);
     }
     if !declared_a_sitemap(ctx, site, url).await? {
         return Ok(None);
-    }
-    if let Some(was) = (row.discovered_from.as_deref()).filter(|&was| was != "schedule") {
-        ctx.store.renamed_by(row.id, was, "schedule").await?;
     }
     info!(url = %url, "a page the schedule names as a sitemap: read as one from now on");
     let row = ctx.store.url_row(url.as_str()).await?;
@@ -204,9 +208,8 @@ async fn read_page(
     if let Some(body) = body.filter(|_| reads_as_one)
         && declared_a_sitemap(ctx, site, url).await?
     {
-        if let Some(was) = (row.discovered_from.as_deref()).filter(|&was| was != named_by) {
-            ctx.store.renamed_by(row.id, was, named_by).await?;
-        }
+        // (Declared the schedule's, `Store::declare_kinds`: what names it now.)
+        ctx.store.renamed_by(row.id, "schedule", named_by).await?;
         info!(url = %url, named_by, "a page named as a sitemap: read as one from now on, no longer checked as a page");
         if let Some(row) = ctx.store.url_row(url.as_str()).await? {
             ctx.rekey(&row);

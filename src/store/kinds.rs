@@ -147,7 +147,9 @@ impl Store {
     /// now and is written now (other workers take up a new feed), so that its first read
     /// lists its entries whole: a 304 would list nothing. Its checks and their evidence stay,
     /// of the same document. A feed that becomes a sitemap ends the waits of the pages that
-    /// waited for it. A row whose site names it keeps its kind whatever other sites say (two
+    /// waited for it. A page made a feed or a sitemap is named by the schedule from then on
+    /// (`discovered_from`: what listed it named a page, not this document; a robots.txt or an
+    /// index that made it one renames it after, `Store::renamed_by`). A row whose site names it keeps its kind whatever other sites say (two
     /// sites naming one URL share it: the first to find it keeps it); one its site no longer
     /// names as a feed, or whose site is in none of the schedules, goes to a site that names
     /// it, with that site's kind ([`resolve`]).
@@ -215,6 +217,8 @@ impl Store {
                              last_modified = NULL, min_interval_ms = NULL, listed_in = NULL,
                              listed_ms = NULL, listed_lastmod_ms = NULL, known_change_ms = NULL,
                              waits_for_feed_id = NULL, last_read_json = NULL, next_due_ms = $3,
+                             discovered_from = CASE WHEN $5 = 'page' THEN 'schedule'
+                                 ELSE discovered_from END,
                              written_ms = CASE WHEN COALESCE(written_ms, 0) > $3
                                  THEN written_ms ELSE $3 END
                          WHERE id = $4 AND kind = $5 AND site_id = $6",
@@ -381,6 +385,11 @@ mod tests {
                 ("moved", "feed", "feed"),
             ];
             assert_eq!(changed, expected, "the site's own rows of another kind");
+            for path in ["listed-feed", "listed-map"] {
+                let row = store.url_row(&url(path)).await.unwrap().unwrap();
+                let from = row.discovered_from.as_deref();
+                assert_eq!(from, Some("schedule"), "{path}: a page made the schedule's");
+            }
             let moved_row = store.url_row(&url("moved")).await.unwrap().unwrap();
             assert_eq!(moved_row.site_id, ids[1], "taken by the site that names it");
             assert_eq!(changes[4].site_id, ids[1]);
