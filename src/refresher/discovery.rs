@@ -22,7 +22,6 @@ use crate::discover::sitemap::{
 use crate::fetch::{FetchOutcome, Method};
 use crate::politeness::origin_of;
 use crate::store::discovered::{Discovered, Listing, ReadValidators};
-use crate::store::errors::ErrorRecord;
 use crate::store::refusals::RefusalReason;
 use crate::store::urls::{CheckRow, UrlPages, UrlRow, UrlScope};
 
@@ -570,15 +569,5 @@ async fn record(
     message: String,
 ) -> anyhow::Result<()> {
     warn!(site = %site.site.name, url, %message, "discovery problem");
-    ctx.count_error();
-    ctx.metrics.error(&site.site.name, scope);
-    let error = ErrorRecord {
-        scope,
-        site: Some(site.site.name.clone()),
-        url: Some(url.to_string()),
-        message,
-        ..Default::default()
-    };
-    ctx.store.record_error(ctx.clock.now_ms(), &error).await?;
-    Ok(())
+    super::fetching::record_error_in(ctx, scope, site, url, message).await
 }
