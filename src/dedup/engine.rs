@@ -357,7 +357,12 @@ impl DedupEngine {
         (content::content_fp(extracted, &page.body), sim)
     }
 
-    fn set_out_links(&mut self, owner: &str, links: &[String], touched: &mut BTreeSet<String>) {
+    pub(super) fn set_out_links(
+        &mut self,
+        owner: &str,
+        links: &[String],
+        touched: &mut BTreeSet<String>,
+    ) {
         let own = url_fingerprint(owner);
         let new: BTreeSet<u64> = links
             .iter()
@@ -408,7 +413,12 @@ impl DedupEngine {
         record.external_out_links = new_external.into_iter().collect();
     }
 
-    fn set_vote(&mut self, owner: &str, target: Option<String>, touched: &mut BTreeSet<String>) {
+    pub(super) fn set_vote(
+        &mut self,
+        owner: &str,
+        target: Option<String>,
+        touched: &mut BTreeSet<String>,
+    ) {
         let old = std::mem::replace(&mut self.record(owner).declared_canonical, target.clone());
         if old == target {
             return;

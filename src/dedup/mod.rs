@@ -17,6 +17,7 @@
 //!   queries (canonical or not and why, planner weight, classes) are in `queries`.
 //! - [`url_record`]: what the engine knows of one URL ([`state::UrlRecord`]), plain data, and
 //!   the records keyed by the URL's fingerprint.
+//! - `forget`: [`DedupEngine::forget`], a URL that stops being a page (a sitemap, a feed).
 //! - `fingerprint_set`: a small set of fingerprints, inline while it holds one (the URLs of a
 //!   content, the contents of a near group).
 //! - [`state`]: the engine's state as plain data, to save and load.
@@ -36,6 +37,7 @@ pub mod engine;
 pub mod extract;
 pub mod fingerprint;
 mod fingerprint_set;
+mod forget;
 mod groups;
 pub mod inspect;
 mod marks;

@@ -118,6 +118,11 @@ impl UrlRecords {
         record
     }
 
+    /// Takes the record of `url` out.
+    pub fn remove(&mut self, url: &str) -> Option<UrlRecord> {
+        self.by_fp.remove(&url_fingerprint(url))
+    }
+
     /// Files `record` under its URL, replacing what was there.
     pub fn insert(&mut self, record: UrlRecord) {
         self.by_fp.insert(url_fingerprint(&record.url), record);

@@ -311,6 +311,28 @@ pub async fn flush(ctx: &Context) -> anyhow::Result<()> {
     record_cycles(ctx, None, &write).await
 }
 
+/// Forgets the URLs whose rows stopped being pages ([`DedupEngine::forget`]: a schedule or
+/// discovery made them sitemaps or feeds) and saves what that changes: their engine rows go, a
+/// canonical place one held goes to the next of its class, and their documents are dropped.
+/// A save that fails is logged and counted (the rows go at the engine's next save of them).
+pub async fn forget(ctx: &Context, urls: &[String]) {
+    let mut rt = ctx.dedup.inner.lock().await;
+    let mut forgotten = false;
+    for url in urls {
+        forgotten |= rt.engine.forget(url);
+    }
+    if !forgotten {
+        return;
+    }
+    let write = Arc::new(rt.write(BTreeSet::new()));
+    let saved = ctx.store.save_dedup(write, ctx.clock.now_ms());
+    drop(rt);
+    if let Err(error) = saved.await {
+        warn!(error = %format!("{error:#}"), ?urls, "the dedup engine forgot pages that became sitemaps or feeds, but could not save it");
+        ctx.count_error();
+    }
+}
+
 /// Logs the redirect cycles a write saves for the first time in `errors`.
 async fn record_cycles(
     ctx: &Context,

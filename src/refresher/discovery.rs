@@ -326,7 +326,7 @@ async fn fetch_document(
     if let Some(feed_site) = feed_of.filter(|&id| ctx.site(id).is_none()) {
         // A feed of a site in none of the schedules (a rename): this site, which names it as
         // a sitemap, takes it as one (`Store::declare_kinds`: as a start does).
-        if !declared_a_sitemap(ctx, site, url).await? {
+        if declared_a_sitemap(ctx, site, url).await?.is_none() {
             // Its site is loaded elsewhere (a newer worker's schedule, a schedule file skipped
             // here for its problems, a site marked out of the schedules by no start since):
             // not this site's to read.

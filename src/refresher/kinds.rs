@@ -92,8 +92,13 @@ pub fn declarations(named: &Named, own: &[&StoredDocument]) -> Vec<Declared> {
 }
 
 /// Declares the kinds of every loaded site's URLs (one read of the stored feeds and sitemaps,
-/// one write if anything changes) and logs what changed.
-pub async fn declare(store: &Store, sites: &[SiteState], now_ms: i64) -> anyhow::Result<()> {
+/// one write if anything changes) and logs what changed. Answers the URLs that were pages and
+/// are not any more (the dedup engine forgets them).
+pub async fn declare(
+    store: &Store,
+    sites: &[SiteState],
+    now_ms: i64,
+) -> anyhow::Result<Vec<String>> {
     let stored = store.stored_documents().await?;
     let mut by_site: HashMap<i64, Vec<&StoredDocument>> = HashMap::new();
     for document in &stored {
@@ -105,13 +110,17 @@ pub async fn declare(store: &Store, sites: &[SiteState], now_ms: i64) -> anyhow:
             declarations(&Named::of(site), own)
         })
         .collect();
+    let mut no_longer_pages = Vec::new();
     for change in store.declare_kinds(&declared, now_ms).await? {
         let (url, was, kind) = (&change.url, &change.was, change.kind);
         let site =
             (sites.iter().find(|s| s.id == change.site_id)).map_or("", |s| s.site.name.as_str());
         info!(%url, was, kind, site, "stored as another kind or site than the schedules name it with: read as they say from now on");
+        if was == "page" && kind != "page" {
+            no_longer_pages.push(change.url);
+        }
     }
-    Ok(())
+    Ok(no_longer_pages)
 }
 
 #[cfg(test)]

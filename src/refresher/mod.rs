@@ -321,7 +321,8 @@ async fn run_until_stopped(
     }
     // A URL the schedule names as a feed or a sitemap is read as one, whatever named it
     // first; before the scheduler is filled, so that it is planned so.
-    kinds::declare(&store, &ctx.sites, clock.now_ms()).await?;
+    let no_longer_pages = kinds::declare(&store, &ctx.sites, clock.now_ms()).await?;
+    dedup_hook::forget(&ctx, &no_longer_pages).await;
     // Politeness as the last run left it, before any request and before the scheduler's hosts;
     // every known host at the strictest rate of the sites on it.
     ctx.pool.restore(&store.load_politeness().await?);

@@ -19,13 +19,14 @@ use super::fetching::{record_error_in, record_sent};
 use super::request::{MAX_DOCUMENT_BYTES, Request, request};
 
 /// Declares `url` the site's sitemap, as a start does for one its schedule names
-/// (`Store::declare_kinds`); answers whether its row changed (not when another site's, or
-/// this site's sitemap already).
+/// (`Store::declare_kinds`), and hands its row to the scheduler under its new key (a page's
+/// key let go, and the dedup engine told it is no page: [`Context::rekey`]). Answers its row
+/// as it is now when the row changed (`None`: another site's, or this site's sitemap already).
 pub(super) async fn declared_a_sitemap(
     ctx: &Context,
     site: &SiteState,
     url: &Url,
-) -> anyhow::Result<bool> {
+) -> anyhow::Result<Option<UrlRow>> {
     let declared = Declared {
         site_id: site.id,
         url: url.to_string(),
@@ -33,7 +34,14 @@ pub(super) async fn declared_a_sitemap(
         dropped: false,
     };
     let now = ctx.clock.now_ms();
-    Ok(!ctx.store.declare_kinds(&[declared], now).await?.is_empty())
+    if ctx.store.declare_kinds(&[declared], now).await?.is_empty() {
+        return Ok(None);
+    }
+    let row = ctx.store.url_row(url.as_str()).await?;
+    if let Some(row) = &row {
+        ctx.rekey(row).await;
+    }
+    Ok(row)
 }
 
 /// Whether the site's schedule names `url` among its seeds (as discovery stores them).
@@ -155,15 +163,11 @@ pub(super) async fn schedule_sitemap(
     {
         return Ok(None);
     }
-    if !declared_a_sitemap(ctx, site, url).await? {
-        return Ok(None);
+    let declared = declared_a_sitemap(ctx, site, url).await?;
+    if declared.is_some() {
+        info!(url = %url, "a page the schedule names as a sitemap: read as one from now on");
     }
-    info!(url = %url, "a page the schedule names as a sitemap: read as one from now on");
-    let row = ctx.store.url_row(url.as_str()).await?;
-    if let Some(row) = &row {
-        ctx.rekey(row);
-    }
-    Ok(row)
+    Ok(declared)
 }
 
 /// [`probe_page`]'s read, under the URL's lock: `probe.until_ms` is left as it is for an
@@ -206,14 +210,11 @@ async fn read_page(
         reads_as_a_sitemap(&sitemap::parse(&body[..], &context))
     });
     if let Some(body) = body.filter(|_| reads_as_one)
-        && declared_a_sitemap(ctx, site, url).await?
+        && declared_a_sitemap(ctx, site, url).await?.is_some()
     {
         // (Declared the schedule's, `Store::declare_kinds`: what names it now.)
         ctx.store.renamed_by(row.id, "schedule", named_by).await?;
         info!(url = %url, named_by, "a page named as a sitemap: read as one from now on, no longer checked as a page");
-        if let Some(row) = ctx.store.url_row(url.as_str()).await? {
-            ctx.rekey(&row);
-        }
         let read = (url, Method::Get);
         let recorded = record_sent(ctx, site, &as_sitemap, read, sent, Some(sitemap_due_ms));
         return Ok(Some((body, recorded.await?.outcome)));

@@ -1,0 +1,98 @@
+//! A URL that stops being a page ([`DedupEngine::forget`]): its row became a sitemap or a feed
+//! (a schedule names it so, or discovery read it as one), so its body is no page's content and
+//! it holds no place among the pages that share it.
+
+use std::collections::BTreeSet;
+
+use super::engine::DedupEngine;
+
+impl DedupEngine {
+    /// Forgets `url` as a page: its row became a sitemap or a feed, whose body is no page's
+    /// content. It leaves its content (the content and its near group stay while another URL
+    /// serves it), its classes (a place it held goes to the best of the rest), and its links and
+    /// `rel=canonical` stop counting for their targets; its record goes, and with it its rows
+    /// at the next save ([`DedupChanges::removed_urls`](super::DedupChanges)). What the engine
+    /// knows of it as a target (links and votes from pages, a permanent redirect) stays: filed
+    /// again as a page one day, it stands as it would have. Answers whether it had a record.
+    pub fn forget(&mut self, url: &str) -> bool {
+        let Ok(url) = self.norm(url) else {
+            return false;
+        };
+        if !self.urls.contains(&url) {
+            return false;
+        }
+        let mut touched = BTreeSet::new();
+        self.set_out_links(&url, &[], &mut touched);
+        self.set_vote(&url, None, &mut touched);
+        let record = self.record(&url);
+        record.temp_target = None;
+        record.sketch = None;
+        let old = (record.content_fp.take(), record.simhash.take());
+        if let (Some(fp), Some(sim)) = old {
+            self.leave_content(&url, fp, sim, &mut touched);
+        }
+        // Out of every class (it wants none now), then gone.
+        self.sync(&url);
+        self.urls.remove(&url);
+        touched.remove(&url);
+        for u in &touched {
+            self.sync(u);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dedup::{DedupConfig, DedupEngine, FetchedPage};
+
+    const STORY: &str = "<p>The ferry across the lower crossing carried its first passengers on \
+        Saturday after two winters tied up at the boatyard, paid for by a raffle.</p>";
+
+    fn page(url: &str, priority: Option<f64>) -> FetchedPage {
+        FetchedPage {
+            sitemap_priority: priority,
+            ..FetchedPage::html(url, format!("<html><body>{STORY}</body></html>"))
+        }
+    }
+
+    #[test]
+    fn a_forgotten_canonical_gives_its_class_to_the_next_and_its_rows_go() {
+        let mut engine = DedupEngine::new(DedupConfig::default());
+        let first = engine.observe(page("http://a.test/x", Some(0.9))).unwrap();
+        let second = engine.observe(page("http://b.test/x", None)).unwrap();
+        assert_eq!(first.class, second.class);
+        assert_eq!(second.canonical.as_deref(), Some("http://a.test/x"));
+        engine.take_changes();
+
+        assert!(engine.forget("http://a.test/x"));
+        assert!(engine.is_canonical("http://b.test/x"));
+        assert!(!engine.is_canonical("http://a.test/x"));
+        let class = (engine.content_class("http://b.test/x"))
+            .expect("the class stays while b serves its content");
+        assert_eq!(class.id, second.class);
+        assert_eq!(class.canonical.as_deref(), Some("http://b.test/x"));
+        assert_eq!(class.members.len(), 1);
+        let changes = engine.take_changes();
+        assert_eq!(changes.removed_urls, ["http://a.test/x"]);
+        assert!(changes.touched.contains("http://b.test/x"));
+        assert!(
+            engine
+                .state()
+                .urls
+                .iter()
+                .all(|r| r.url != "http://a.test/x")
+        );
+        // Once: nothing more to forget, nothing to save.
+        assert!(!engine.forget("http://a.test/x"));
+        assert!(!engine.forget("not a url"));
+        assert!(!engine.has_unsaved_changes());
+
+        // Its content goes with its last user, and the class with it.
+        assert!(engine.forget("http://b.test/x"));
+        assert!(engine.state().classes.is_empty());
+        let changes = engine.take_changes();
+        assert_eq!(changes.removed_classes, [second.class]);
+        assert!(engine.state().urls.is_empty());
+    }
+}
