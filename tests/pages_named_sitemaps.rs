@@ -249,3 +249,60 @@ async fn a_checked_page_named_a_sitemap(dir: &Path, db: &Path) {
         "said why it is no sitemap: {what}"
     );
 }
+
+/// The URLs whose text the dedup engine holds as a page's, in the database at `db`.
+async fn filed(db: &Path) -> Vec<String> {
+    let store = freshet::store::Store::open_existing(db).await.unwrap();
+    let state = store.load_dedup_state().await.unwrap();
+    store.close().await;
+    state.urls.into_iter().map(|record| record.url).collect()
+}
+
+/// A page that redirects to one of the site's sitemaps (a text sitemap, which the engine would
+/// take for a page) files no content for the sitemap: it is a redirect only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_redirecting_to_a_sitemap_files_no_page_for_it() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    let two = format!("{base}/two.txt");
+    let moved = Reply::redirect(301, &two);
+    server.route(HOST, "/old", moved);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let seeded = site("s", &[two.clone()], &format!("seeds = [\"{base}/old\"]\n"));
+    run_once(&write_schedule(dir.path(), &seeded), &db).await;
+    let requests = format!("{:?}", server.requests());
+    assert_eq!(requests_for(&server, "/old"), 1, "{requests}");
+    assert!(requests_for(&server, "/two.txt") >= 2, "{requests}");
+    let filed = filed(&db).await;
+    assert!(!filed.contains(&two), "{filed:?}: {requests}");
+}
+
+/// A URL whose row became a sitemap while the dedup engine held it as a page (a database of a
+/// version before the engine forgot, a kill before its save) is forgotten at the next start.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sitemap_the_engine_held_as_a_page_is_forgotten_at_the_next_start() {
+    let server = RecordingServer::start().await;
+    let base = format!("http://{HOST}:{}", server.addr.port());
+    serve(&server, &base);
+    let (one, two) = (format!("{base}/one.txt"), format!("{base}/two.txt"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("f.db");
+    let seeded = site("s", std::slice::from_ref(&one), &format!("seeds = [\"{two}\"]\n"));
+    run_once(&write_schedule(dir.path(), &seeded), &db).await;
+    assert!(filed(&db).await.contains(&two), "checked as a page");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
+        .await
+        .unwrap();
+    sqlx::query("UPDATE urls SET kind = 'sitemap' WHERE url = $1")
+        .bind(&two)
+        .execute(&pool)
+        .await
+        .unwrap();
+    pool.close().await;
+
+    run_once(&write_schedule(dir.path(), &site("s", &[one], "")), &db).await;
+    let filed = filed(&db).await;
+    assert!(!filed.contains(&two), "{filed:?}");
+}

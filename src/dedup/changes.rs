@@ -303,6 +303,14 @@ mod tests {
                 assert!(!engine.has_unsaved_changes());
                 let rebuilt = DedupEngine::from_state(DedupConfig::default(), engine.state());
                 assert_eq!(derived(&engine), derived(&rebuilt), "after step {step}");
+                // Every member of a class has a record that lists the class, and the reverse.
+                let members: BTreeSet<(String, ClassId)> = (engine.classes.values())
+                    .flat_map(|c| c.members.iter().map(|m| (m.url.clone(), c.id)))
+                    .collect();
+                let listed: BTreeSet<(String, ClassId)> = (engine.urls.values())
+                    .flat_map(|r| r.memberships.iter().map(|id| (r.url.clone(), *id)))
+                    .collect();
+                assert_eq!(members, listed, "after step {step}");
             }
         }
         // A loaded engine has nothing to save until it changes.

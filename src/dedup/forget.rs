@@ -14,13 +14,15 @@ impl DedupEngine {
     /// at the next save ([`DedupChanges::removed_urls`](super::DedupChanges)). What the engine
     /// knows of it as a target (links and votes from pages, a permanent redirect) stays: filed
     /// again as a page one day, it stands as it would have. Answers whether it had a record.
+    ///
+    /// `url` is the row's URL, forgotten only when the engine files it under that very text:
+    /// another row's URL that normalises to it (tracking parameters dropped, say) may be a
+    /// page still, whose record this is.
     pub fn forget(&mut self, url: &str) -> bool {
-        let Ok(url) = self.norm(url) else {
-            return false;
-        };
-        if !self.urls.contains(&url) {
+        if self.norm(url).ok().as_deref() != Some(url) || !self.urls.contains(url) {
             return false;
         }
+        let url = url.to_string();
         let mut touched = BTreeSet::new();
         self.set_out_links(&url, &[], &mut touched);
         self.set_vote(&url, None, &mut touched);
@@ -86,6 +88,9 @@ mod tests {
         // Once: nothing more to forget, nothing to save.
         assert!(!engine.forget("http://a.test/x"));
         assert!(!engine.forget("not a url"));
+        // Another row's URL that files under b's: b is a page still.
+        assert!(!engine.forget("http://B.test/x"));
+        assert!(engine.is_canonical("http://b.test/x"));
         assert!(!engine.has_unsaved_changes());
 
         // Its content goes with its last user, and the class with it.

@@ -88,6 +88,20 @@ pub async fn after_fetch(
     let Some(input) = input_of(row, outcome) else {
         return Ok(());
     };
+    let input = match input {
+        // Redirected to a sitemap or a feed (stored so): not a page's content, only redirects
+        // (filed, it put back what the engine forgot of the target, `forget`).
+        Input::Page(page)
+            if page.final_url != page.url && !is_a_page(ctx, &page.final_url).await? =>
+        {
+            Input::Redirects {
+                url: page.url,
+                chain: page.redirect_chain,
+                last: page.final_url,
+            }
+        }
+        input => input,
+    };
     let now = ctx.clock.now_ms();
     let mut rt = ctx.dedup.inner.lock().await;
     let observed: Result<Option<DedupOutcome>, _> = match &input {
@@ -171,6 +185,12 @@ pub async fn after_fetch(
         discover_links(ctx, site, &out).await?;
     }
     Ok(())
+}
+
+/// Whether `url` is a page, or not stored (a redirect's target may be neither).
+async fn is_a_page(ctx: &Context, url: &str) -> anyhow::Result<bool> {
+    let row = ctx.store.url_row(url).await?;
+    Ok(row.is_none_or(|row| row.kind == "page"))
 }
 
 /// The engine's input for a page check, if any: a 2xx GET with an HTML or text body, or a

@@ -92,8 +92,10 @@ pub fn declarations(named: &Named, own: &[&StoredDocument]) -> Vec<Declared> {
 }
 
 /// Declares the kinds of every loaded site's URLs (one read of the stored feeds and sitemaps,
-/// one write if anything changes) and logs what changed. Answers the URLs that were pages and
-/// are not any more (the dedup engine forgets them).
+/// one write if anything changes) and logs what changed. Answers the URLs that are not pages
+/// now (made sitemaps or feeds here, or stored so before), which the dedup engine forgets: a
+/// forgetting that a kill or a failed save lost, or a database from before the engine forgot,
+/// is made good at the next start.
 pub async fn declare(
     store: &Store,
     sites: &[SiteState],
@@ -110,7 +112,14 @@ pub async fn declare(
             declarations(&Named::of(site), own)
         })
         .collect();
-    let mut no_longer_pages = Vec::new();
+    let made_pages: std::collections::HashSet<&str> = (declared.iter())
+        .filter(|d| d.kind == "page")
+        .map(|d| d.url.as_str())
+        .collect();
+    let mut no_longer_pages: Vec<String> = (stored.iter())
+        .filter(|document| !made_pages.contains(&document.url.as_str()))
+        .map(|document| document.url.clone())
+        .collect();
     for change in store.declare_kinds(&declared, now_ms).await? {
         let (url, was, kind) = (&change.url, &change.was, change.kind);
         let site =
