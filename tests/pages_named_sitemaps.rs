@@ -270,7 +270,11 @@ async fn a_page_redirecting_to_a_sitemap_files_no_page_for_it() {
     server.route(HOST, "/old", moved);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("f.db");
-    let seeded = site("s", &[two.clone()], &format!("seeds = [\"{base}/old\"]\n"));
+    let seeded = site(
+        "s",
+        std::slice::from_ref(&two),
+        &format!("seeds = [\"{base}/old\"]\n"),
+    );
     run_once(&write_schedule(dir.path(), &seeded), &db).await;
     let requests = format!("{:?}", server.requests());
     assert_eq!(requests_for(&server, "/old"), 1, "{requests}");
@@ -289,7 +293,11 @@ async fn a_sitemap_the_engine_held_as_a_page_is_forgotten_at_the_next_start() {
     let (one, two) = (format!("{base}/one.txt"), format!("{base}/two.txt"));
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("f.db");
-    let seeded = site("s", std::slice::from_ref(&one), &format!("seeds = [\"{two}\"]\n"));
+    let seeded = site(
+        "s",
+        std::slice::from_ref(&one),
+        &format!("seeds = [\"{two}\"]\n"),
+    );
     run_once(&write_schedule(dir.path(), &seeded), &db).await;
     assert!(filed(&db).await.contains(&two), "checked as a page");
     let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
