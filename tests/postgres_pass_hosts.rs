@@ -409,3 +409,101 @@ async fn a_child_of_a_root_that_replaced_its_index_is_read_by_its_holder() {
     );
     pool.close().await;
 }
+
+/// A page named a sitemap from a host held elsewhere: `b.test/s.txt` (a text sitemap) was
+/// listed as a page by `b.test/one.xml` and checked so; then `a.test`'s robots.txt names it a
+/// sitemap (the schedule adds `a.test/index.xml`, so the pass reads that robots.txt) while
+/// another worker holds `b.test`. `w`, holding `a.test`, leaves the page's naming for the
+/// holder (a page's row keeps what listed it: nothing told the holder before, and the page was
+/// never read as a sitemap); once `w` holds `b.test`, its pass reads the page, which reads as a
+/// sitemap: one named by that robots.txt from then on, its page `b.test/c` checked, the naming
+/// gone. (An index there naming it goes the same way.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_a_robots_txt_elsewhere_names_a_sitemap_is_read_by_its_holder() {
+    let Some(db) = postgres_database("page_named_a_sitemap_elsewhere").await else {
+        return;
+    };
+    let server = RecordingServer::start().await;
+    robots_allow_all(&server);
+    let url = |host: &str, path: &str| server.url(host, path).to_string();
+    let (one, s, index) = (
+        url("b.test", "/one.xml"),
+        url("b.test", "/s.txt"),
+        url("a.test", "/index.xml"),
+    );
+    server.route("b.test", "/one.xml", Reply::sitemap([&s]));
+    server.route(
+        "b.test",
+        "/s.txt",
+        Reply::text(format!("{}\n", url("b.test", "/c"))),
+    );
+    server.route("b.test", "/c", Reply::html("<p>c</p>"));
+    server.route(
+        "a.test",
+        "/index.xml",
+        Reply::sitemap([url("a.test", "/q")]),
+    );
+    server.route("a.test", "/q", Reply::html("<p>q</p>"));
+    let robots = url("a.test", "/robots.txt");
+    let names_s = format!("User-agent: *\nAllow: /\nSitemap: {s}\n");
+    server.route("a.test", "/robots.txt", Reply::text(names_s));
+    let dir = tempfile::tempdir().unwrap();
+    one_pass(
+        &server,
+        &write_schedule(dir.path(), std::slice::from_ref(&one)),
+        &db,
+        ORIGIN_MS,
+    )
+    .await;
+    let store = freshet::store::Store::open_existing(Path::new(&db))
+        .await
+        .unwrap();
+    let row = store.url_row(&s).await.unwrap().expect("its row");
+    assert_eq!(row.kind, "page");
+    assert_eq!(asked(&server, "b.test", "/s.txt"), 1);
+
+    let pool = sqlx::PgPool::connect(&db).await.expect("connect");
+    other_holds(&pool, &key(&server, "b.test")).await;
+    let schedule = write_schedule(dir.path(), &[one, index.clone()]);
+    one_pass(&server, &schedule, &db, ORIGIN_MS + DAY_MS + HOUR_MS).await;
+    assert_eq!(asked(&server, "a.test", "/index.xml"), 1);
+    assert_eq!(asked(&server, "b.test", "/s.txt"), 1, "b.test is another's");
+    let named = store.pages_named_sitemaps(row.site_id).await.unwrap();
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(
+        (named[0].url.as_str(), named[0].named_by.as_str()),
+        (s.as_str(), robots.as_str())
+    );
+
+    sqlx::query("DELETE FROM leases WHERE kind = 'host' AND key = $1")
+        .bind(key(&server, "b.test"))
+        .execute(&pool)
+        .await
+        .unwrap();
+    other_holds(&pool, &key(&server, "a.test")).await;
+    let summary = one_pass(&server, &schedule, &db, ORIGIN_MS + 2 * DAY_MS + HOUR_MS).await;
+    assert!(!summary.held_no_host, "w held b.test");
+    let requests = format!("{:?}", server.requests_to("b.test"));
+    // (Read as a sitemap, and checked as the page it was if due before the pass came to it.)
+    let read = asked(&server, "b.test", "/s.txt");
+    assert!((2..=3).contains(&read), "{requests}");
+    assert_eq!(
+        asked(&server, "b.test", "/c"),
+        1,
+        "its page checked: {requests}"
+    );
+    let row = store.url_row(&s).await.unwrap().expect("its row");
+    assert_eq!(
+        (row.kind.as_str(), row.discovered_from.as_deref()),
+        ("sitemap", Some(robots.as_str()))
+    );
+    assert!(
+        store
+            .pages_named_sitemaps(row.site_id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    store.close().await;
+    pool.close().await;
+}

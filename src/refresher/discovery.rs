@@ -32,7 +32,7 @@ use super::found_pages::add_pages;
 use super::listings::Listings;
 use super::request::MAX_DOCUMENT_BYTES;
 use super::shared_discovery::{handed_sitemaps, sitemaps_due_here, taken_out_sitemaps};
-use super::sitemap_kinds::{declared_a_sitemap, probe_page, schedule_sitemap};
+use super::sitemap_kinds::{declared_a_sitemap, done_with_naming, probe_page, schedule_sitemap};
 
 /// Runs one discovery pass over a site and records when it happened; returns when the site is
 /// next due (clock ms; `i64::MAX`: never again).
@@ -168,13 +168,24 @@ async fn discover_site(
         // Sitemaps on hosts held here that a walk on another worker reached (an index's child,
         // a root a robots.txt there names, a redirect's target): the walk goes on from each,
         // at its depth below the root it came from.
-        for (stored, vouching, depth) in handed_sitemaps(ctx, site, &walks.reached).await? {
-            if let Some(host) = vouching {
+        for handed in handed_sitemaps(ctx, site, &walks.reached).await? {
+            if let Some(host) = handed.vouching {
                 // Named by that host's robots.txt: it speaks for that host (cross-submission).
-                vouched.entry(stored.to_string()).or_default().push(host);
+                vouched
+                    .entry(handed.url.to_string())
+                    .or_default()
+                    .push(host);
             }
-            let root = (stored, None, depth);
+            let root = (
+                handed.url.clone(),
+                handed.page_named_by.clone(),
+                handed.depth,
+            );
             walk_from(ctx, site, root, &vouched, listed, walks).await?;
+            if handed.page_named_by.is_some() {
+                let pass_started_ms = listed.pass_started_ms();
+                done_with_naming(ctx, site, &handed.url, pass_started_ms).await?;
+            }
         }
     }
     Ok(walks.walked.len())
@@ -212,7 +223,13 @@ async fn walk_from(
                 .add_lease_keys(&[crate::politeness::key_of(&origin)], ctx.clock.now_ms())
                 .await?;
             if let Some(parent) = &parent {
-                document_row(ctx, site, &url, "sitemap", parent, None).await?;
+                let row = document_row(ctx, site, &url, "sitemap", parent, None).await?;
+                if let Some(row) = row.filter(|row| row.kind == "page" && row.site_id == site.id) {
+                    // A page (its row keeps what listed it): its holder reads it to learn
+                    // whether it is a sitemap ([`handed_sitemaps`]).
+                    let now = ctx.clock.now_ms();
+                    ctx.store.name_page_a_sitemap(row.id, parent, now).await?;
+                }
             }
             continue;
         }

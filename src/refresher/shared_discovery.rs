@@ -1,7 +1,8 @@
 //! What a discovery pass does differently when several workers share one PostgreSQL database:
-//! it goes on from the sitemaps that walks on other workers stored for the hosts held here
-//! ([`handed_sitemaps`]), and at its end sets the due times of the sitemaps on the hosts it
-//! held all through ([`sitemaps_due_here`]): the others are their holders' to read.
+//! it goes on from the sitemaps that walks on other workers stored for the hosts held here,
+//! and reads the pages there that they named sitemaps ([`handed_sitemaps`]); at its end it
+//! sets the due times of the sitemaps on the hosts it held all through
+//! ([`sitemaps_due_here`]): the others are their holders' to read.
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -13,16 +14,31 @@ use crate::politeness::{HeldSnapshot, key_of, origin_of};
 use super::context::{Context, SiteState};
 use super::discovery_due::{below_taken_out, heads_taken_out, namers};
 
+/// A sitemap (or a page named one) that a walk on another worker reached, for a pass here to
+/// go on from.
+pub(super) struct Handed {
+    pub url: Url,
+    /// The host whose robots.txt named it, if one did (it speaks for that host).
+    pub vouching: Option<String>,
+    /// Its depth below the root it came from.
+    pub depth: usize,
+    /// For a page that an index or a robots.txt there named a sitemap: what named it (the
+    /// page is read to learn what it is, [`super::sitemap_kinds::probe_page`]).
+    pub page_named_by: Option<String>,
+}
+
 /// The site's stored sitemaps on hosts held here that this pass did not reach, named by a
 /// sitemap, a robots.txt or a redirect on a host held elsewhere; with the host whose robots.txt
 /// named it, if one did, and its depth below the root it came from
 /// ([`sitemap::depth_by_naming`]; none deeper than the walks go, none whose naming loops, none
 /// below a sitemap the schedule took out, [`below_taken_out`]: no walk reaches it any more).
+/// Then the site's pages on hosts held here that such a walk met named as sitemaps
+/// (`Store::name_page_a_sitemap`: a page's row keeps what listed it first).
 pub(super) async fn handed_sitemaps(
     ctx: &Context,
     site: &SiteState,
     reached: &BTreeSet<String>,
-) -> anyhow::Result<Vec<(Url, Option<String>, usize)>> {
+) -> anyhow::Result<Vec<Handed>> {
     let on_a_host_here = |url: &str| {
         Url::parse(url)
             .ok()
@@ -32,17 +48,12 @@ pub(super) async fn handed_sitemaps(
         |from: &str| Url::parse(from).is_ok_and(|u| ctx.held_elsewhere(&origin_of(&u)));
     let stored = ctx.store.sitemaps_of_site(site.id).await?;
     let named_by = namers(site, &stored);
-    Ok(stored
+    let sitemaps = stored
         .iter()
         .filter(|row| !reached.contains(&row.url))
         .filter(|row| row.discovered_from.as_deref().is_some_and(named_elsewhere))
         .filter_map(|row| {
-            let vouching = row
-                .discovered_from
-                .as_deref()
-                .filter(|from| from.ends_with("/robots.txt"))
-                .and_then(|from| Url::parse(from).ok())
-                .and_then(|from| from.host_str().map(str::to_string));
+            let vouching = row.discovered_from.as_deref().and_then(robots_host);
             let (depth, root) = sitemap::depth_by_naming(&row.url, &named_by)
                 .filter(|&(depth, _)| depth <= sitemap::MAX_DEPTH)?;
             if heads_taken_out(site, root, &named_by) {
@@ -50,9 +61,43 @@ pub(super) async fn handed_sitemaps(
                 // sitemap at every pass.)
                 return None;
             }
-            Some((on_a_host_here(&row.url)?, vouching, depth))
-        })
-        .collect())
+            Some(Handed {
+                url: on_a_host_here(&row.url)?,
+                vouching,
+                depth,
+                page_named_by: None,
+            })
+        });
+    let mut handed: Vec<Handed> = sitemaps.collect();
+    for page in ctx.store.pages_named_sitemaps(site.id).await? {
+        let Some(url) = on_a_host_here(&page.url).filter(|_| !reached.contains(&page.url)) else {
+            continue;
+        };
+        // Below its namer, if that is a stored sitemap (a robots.txt's is a root).
+        let depth = match named_by.contains_key(&page.named_by) {
+            true => sitemap::depth_by_naming(&page.named_by, &named_by).map(|(d, _)| d + 1),
+            false => Some(0),
+        };
+        if let Some(depth) = depth.filter(|&depth| depth <= sitemap::MAX_DEPTH) {
+            let vouching = robots_host(&page.named_by);
+            let page_named_by = Some(page.named_by);
+            handed.push(Handed {
+                url,
+                vouching,
+                depth,
+                page_named_by,
+            });
+        }
+    }
+    Ok(handed)
+}
+
+/// The host of `from` when it is a robots.txt (whose `Sitemap:` lines speak for its host).
+fn robots_host(from: &str) -> Option<String> {
+    Some(from)
+        .filter(|from| from.ends_with("/robots.txt"))
+        .and_then(|from| Url::parse(from).ok())
+        .and_then(|from| from.host_str().map(str::to_string))
 }
 
 /// The sitemaps of the site whose due time a pass that began with the hosts `held_at_start`

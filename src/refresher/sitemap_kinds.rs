@@ -44,6 +44,28 @@ pub(super) async fn declared_a_sitemap(
     Ok(row)
 }
 
+/// After a pass went on from a page a walk on another worker named as a sitemap
+/// ([`super::shared_discovery::Handed`]): the naming is forgotten once the page was read for
+/// it in this pass (a sitemap now, or a page that stays one, or one not read for what it is: a
+/// seed, another site's), or its row is no page any more. A page not read yet (its max-age
+/// holds, a read that failed, a pass cut short) keeps it for the next pass.
+pub(super) async fn done_with_naming(
+    ctx: &Context,
+    site: &SiteState,
+    url: &Url,
+    pass_started_ms: i64,
+) -> anyhow::Result<()> {
+    let Some(row) = ctx.store.url_row(url.as_str()).await? else {
+        return Ok(());
+    };
+    let read_in_this_pass = (probed(site).get(&row.id))
+        .is_some_and(|p| p.pass_started_ms == pass_started_ms && p.until_ms != 0);
+    if row.kind != "page" || read_in_this_pass {
+        ctx.store.unname_page(row.id).await?;
+    }
+    Ok(())
+}
+
 /// Whether the site's schedule names `url` among its seeds (as discovery stores them).
 fn names_as_seed(site: &SiteState, url: &Url) -> bool {
     (site.site.seeds.iter())
@@ -163,7 +185,14 @@ pub(super) async fn schedule_sitemap(
     {
         return Ok(None);
     }
-    let declared = declared_a_sitemap(ctx, site, url).await?;
+    // (Under the URL's lock: a check of the page in flight files it with the dedup engine
+    // before the declaration, which has the engine forget it, or sees a sitemap's row.)
+    let lock = ctx.url_locks.get(row.id);
+    let guard = lock.lock().await;
+    let declared = declared_a_sitemap(ctx, site, url).await;
+    drop(guard);
+    ctx.url_locks.release(row.id, lock);
+    let declared = declared?;
     if declared.is_some() {
         info!(url = %url, "a page the schedule names as a sitemap: read as one from now on");
     }

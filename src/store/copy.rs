@@ -37,6 +37,7 @@ pub(super) const TABLES: &[&str] = &[
     "true_freshness_samples",
     "leases",
     "budget_parts",
+    "page_sitemap_names",
 ];
 
 /// The most values one INSERT binds (PostgreSQL allows 65,535 and SQLite 32,766).

@@ -41,6 +41,7 @@ pub mod kinds;
 pub mod leases;
 mod migration_lock;
 pub mod observations;
+pub mod page_sitemap_names;
 pub mod politeness;
 pub mod postgres_hold;
 pub mod refusals;
