@@ -49,7 +49,7 @@ pub async fn admitted<'a>(
         // key is its row's from now on: a sitemap's is discovery's, another site's is its
         // workers'.
         let checked_here = match ctx.store.url_row(&row.url).await? {
-            Some(url_row) => ctx.rekey(&url_row).await,
+            Some(url_row) => super::kinds::took_its_kind(ctx, &url_row).await,
             None => {
                 ctx.ledger.refuse(ctx.clock.now_ms(), due.url_id);
                 false

@@ -253,14 +253,10 @@ impl Context {
     }
 
     /// Adds the URL of `row` to the scheduler again under a key of its row's kind and site
-    /// ([`Ledger::rekey`]), and has the dedup engine forget it unless it is a page still;
-    /// answers whether it is checked here from now on.
-    pub async fn rekey(&self, row: &UrlRow) -> bool {
-        let checked_here = (self.ledger).rekey(self.clock.now_ms(), row, |row| self.host_gate(row));
-        if row.kind != "page" {
-            super::dedup_hook::forget(self, std::slice::from_ref(&row.url)).await;
-        }
-        checked_here
+    /// ([`Ledger::rekey`]); answers whether it is checked here from now on. (What else a row
+    /// of another kind changes: [`super::kinds::took_its_kind`].)
+    pub fn rekey(&self, row: &UrlRow) -> bool {
+        (self.ledger).rekey(self.clock.now_ms(), row, |row| self.host_gate(row))
     }
 
     /// Hands the scheduler what stored rows say of URLs another worker checked (their

@@ -11,8 +11,9 @@ use tracing::info;
 
 use crate::store::Store;
 use crate::store::kinds::{Declared, StoredDocument};
+use crate::store::urls::UrlRow;
 
-use super::context::SiteState;
+use super::context::{Context, SiteState};
 
 /// A site's URLs as its schedule names them, as stored (seeds without `drop_params`, and none
 /// the site's filters refuse: discovery does not store those).
@@ -89,6 +90,18 @@ pub fn declarations(named: &Named, own: &[&StoredDocument]) -> Vec<Declared> {
             false => declare(&s.url, "sitemap", true),
         });
     feeds.chain(sitemaps).chain(taken_out).collect()
+}
+
+/// The URL of `row`, handed out here under a key of another kind or site, or made another
+/// kind here, is the row's from now on: the scheduler keys it as its row says
+/// ([`Context::rekey`]) and the dedup engine forgets it unless it is a page still. Answers
+/// whether it is checked here from now on.
+pub async fn took_its_kind(ctx: &Context, row: &UrlRow) -> bool {
+    let checked_here = ctx.rekey(row);
+    if row.kind != "page" {
+        super::dedup_hook::forget(ctx, std::slice::from_ref(&row.url)).await;
+    }
+    checked_here
 }
 
 /// Declares the kinds of every loaded site's URLs (one read of the stored feeds and sitemaps,

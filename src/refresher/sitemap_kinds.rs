@@ -20,8 +20,9 @@ use super::request::{MAX_DOCUMENT_BYTES, Request, request};
 
 /// Declares `url` the site's sitemap, as a start does for one its schedule names
 /// (`Store::declare_kinds`), and hands its row to the scheduler under its new key (a page's
-/// key let go, and the dedup engine told it is no page: [`Context::rekey`]). Answers its row
-/// as it is now when the row changed (`None`: another site's, or this site's sitemap already).
+/// key let go, and the dedup engine told it is no page: [`super::kinds::took_its_kind`]).
+/// Answers its row as it is now when the row changed (`None`: another site's, or this site's
+/// sitemap already).
 pub(super) async fn declared_a_sitemap(
     ctx: &Context,
     site: &SiteState,
@@ -39,7 +40,7 @@ pub(super) async fn declared_a_sitemap(
     }
     let row = ctx.store.url_row(url.as_str()).await?;
     if let Some(row) = &row {
-        ctx.rekey(row).await;
+        super::kinds::took_its_kind(ctx, row).await;
     }
     Ok(row)
 }
