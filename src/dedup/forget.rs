@@ -5,6 +5,8 @@
 use std::collections::BTreeSet;
 
 use super::engine::DedupEngine;
+use super::page::{DedupError, Hop};
+use super::redirects::RedirectError;
 
 impl DedupEngine {
     /// Forgets `url` as a page: its row became a sitemap or a feed, whose body is no page's
@@ -19,7 +21,7 @@ impl DedupEngine {
     /// another row's URL that normalises to it (tracking parameters dropped, say) may be a
     /// page still, whose record this is.
     pub fn forget(&mut self, url: &str) -> bool {
-        if self.norm(url).ok().as_deref() != Some(url) || !self.urls.contains(url) {
+        if !self.urls.contains(url) || self.norm(url).ok().as_deref() != Some(url) {
             return false;
         }
         let url = url.to_string();
@@ -42,11 +44,39 @@ impl DedupEngine {
         }
         true
     }
+
+    /// Files a fetch of `url` that redirected to a URL that is no page (a sitemap, a feed):
+    /// its redirects as [`Self::observe_redirects`] files them, and `url`, which serves no page
+    /// now, leaves the content it had (a temporary redirect's source kept it, and its place
+    /// as the canonical of pages that still serve it).
+    pub fn observe_redirects_to_no_page(
+        &mut self,
+        url: &str,
+        chain: &[Hop],
+        last: &str,
+    ) -> Result<Vec<RedirectError>, DedupError> {
+        let errors = self.observe_redirects(url, chain, last)?;
+        let url = self.norm(url)?;
+        if self.urls.get(&url).is_some_and(|r| r.content_fp.is_some()) {
+            let mut touched = BTreeSet::new();
+            let record = self.record(&url);
+            record.sketch = None;
+            let old = (record.content_fp.take(), record.simhash.take());
+            if let (Some(fp), Some(sim)) = old {
+                self.leave_content(&url, fp, sim, &mut touched);
+            }
+            touched.insert(url);
+            for u in &touched {
+                self.sync(u);
+            }
+        }
+        Ok(errors)
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::dedup::{DedupConfig, DedupEngine, FetchedPage};
+    use crate::dedup::{DedupConfig, DedupEngine, FetchedPage, Hop};
 
     const STORY: &str = "<p>The ferry across the lower crossing carried its first passengers on \
         Saturday after two winters tied up at the boatyard, paid for by a raffle.</p>";
@@ -99,5 +129,30 @@ mod tests {
         let changes = engine.take_changes();
         assert_eq!(changes.removed_classes, [second.class]);
         assert!(engine.state().urls.is_empty());
+    }
+
+    #[test]
+    fn a_page_redirecting_to_no_page_leaves_its_content_to_the_pages_that_serve_it() {
+        let mut engine = DedupEngine::new(DedupConfig::default());
+        engine.observe(page("http://a.test/x", Some(0.9))).unwrap();
+        engine.observe(page("http://b.test/x", None)).unwrap();
+        assert!(engine.is_canonical("http://a.test/x"));
+        let chain = [Hop {
+            url: "http://a.test/x".into(),
+            status: 302,
+        }];
+        let to = "http://a.test/feed.xml";
+        engine
+            .observe_redirects_to_no_page("http://a.test/x", &chain, to)
+            .unwrap();
+        assert!(engine.is_canonical("http://b.test/x"));
+        let state = engine.state();
+        let a = state.urls.iter().find(|r| r.url == "http://a.test/x");
+        let a = a.expect("a's record: a redirect");
+        assert_eq!((a.content_fp, a.temp_target.as_deref()), (None, Some(to)));
+        assert!(
+            state.urls.iter().all(|r| r.url != to),
+            "no page filed at the feed"
+        );
     }
 }

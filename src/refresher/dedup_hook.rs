@@ -27,6 +27,7 @@ use url::Url;
 
 use crate::dedup::content;
 use crate::dedup::extract::Extracted;
+use crate::dedup::urlnorm::normalize_str;
 use crate::dedup::{DedupOutcome, FetchedPage, Hop};
 use crate::fetch::{FetchError, FetchOutcome};
 use crate::politeness::origin_of;
@@ -48,11 +49,13 @@ pub const MAX_NEW_LINKS_PER_PAGE: usize = 50;
 enum Input {
     /// A page with a body.
     Page(FetchedPage),
-    /// Redirects only: the requested URL, the redirect hops, where the last one pointed.
+    /// Redirects only: the requested URL, the redirect hops, where the last one pointed, and
+    /// whether that is known to be no page (a sitemap, a feed: the body there is no page's).
     Redirects {
         url: String,
         chain: Vec<Hop>,
         last: String,
+        to_no_page: bool,
     },
 }
 
@@ -94,16 +97,17 @@ pub async fn after_fetch(
         Input::Page(page)
             if page.final_url != page.url && !is_a_page(ctx, &page.final_url).await? =>
         {
-            Input::Redirects {
-                url: page.url,
-                chain: page.redirect_chain,
-                last: page.final_url,
-            }
+            to_no_page(page)
         }
         input => input,
     };
     let now = ctx.clock.now_ms();
     let mut rt = ctx.dedup.inner.lock().await;
+    let input = match input {
+        // Made a sitemap or a feed since (its row, or the target's: `forget` under this lock).
+        Input::Page(page) if rt.is_no_page(&page.final_url) => to_no_page(page),
+        input => input,
+    };
     let observed: Result<Option<DedupOutcome>, _> = match &input {
         Input::Page(page) => {
             let refiled = match filing {
@@ -133,9 +137,20 @@ pub async fn after_fetch(
                 }
             }
         }
-        Input::Redirects { url, chain, last } => {
-            rt.engine.observe_redirects(url, chain, last).map(|_| None)
-        }
+        Input::Redirects {
+            url,
+            chain,
+            last,
+            to_no_page: false,
+        } => rt.engine.observe_redirects(url, chain, last).map(|_| None),
+        Input::Redirects {
+            url,
+            chain,
+            last,
+            to_no_page: true,
+        } => (rt.engine)
+            .observe_redirects_to_no_page(url, chain, last)
+            .map(|_| None),
     };
     let observed = match observed {
         Ok(observed) => observed,
@@ -187,10 +202,26 @@ pub async fn after_fetch(
     Ok(())
 }
 
-/// Whether `url` is a page, or not stored (a redirect's target may be neither).
+/// Whether `url` is a page, or not stored (a redirect's target may be neither), as stored or
+/// as the engine files it (normalised: a redirect's tracking parameters dropped).
 async fn is_a_page(ctx: &Context, url: &str) -> anyhow::Result<bool> {
-    let row = ctx.store.url_row(url).await?;
-    Ok(row.is_none_or(|row| row.kind == "page"))
+    let normalised = normalize_str(url, &ctx.dedup.config.url_rules).ok();
+    for url in std::iter::once(url).chain(normalised.as_deref().filter(|n| *n != url)) {
+        if (ctx.store.url_row(url).await?).is_some_and(|row| row.kind != "page") {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// A page fetch that ended at no page: its redirects only, the content it had left.
+fn to_no_page(page: FetchedPage) -> Input {
+    Input::Redirects {
+        url: page.url,
+        chain: page.redirect_chain,
+        last: page.final_url,
+        to_no_page: true,
+    }
 }
 
 /// The engine's input for a page check, if any: a 2xx GET with an HTML or text body, or a
@@ -239,6 +270,7 @@ fn input_of(row: &CheckRow, outcome: &FetchOutcome) -> Option<Input> {
         url: outcome.requested_url.to_string(),
         chain,
         last,
+        to_no_page: false,
     })
 }
 
@@ -340,6 +372,7 @@ pub async fn forget(ctx: &Context, urls: &[String]) {
     let mut forgotten = false;
     for url in urls {
         forgotten |= rt.engine.forget(url);
+        rt.no_page(url);
     }
     if !forgotten {
         return;
@@ -348,9 +381,15 @@ pub async fn forget(ctx: &Context, urls: &[String]) {
     let saved = ctx.store.save_dedup(write, ctx.clock.now_ms());
     drop(rt);
     if let Err(error) = saved.await {
-        warn!(error = %format!("{error:#}"), ?urls, "the dedup engine forgot pages that became sitemaps or feeds, but could not save it");
+        let (first, count) = (urls.first(), urls.len());
+        warn!(error = %format!("{error:#}"), ?first, count, "the dedup engine forgot pages that became sitemaps or feeds, but could not save it: the next start forgets them again");
         ctx.count_error();
     }
+}
+
+/// The row of `url` is a page again (another worker's start made it one): filed from now on.
+pub async fn page_again(ctx: &Context, url: &str) {
+    ctx.dedup.inner.lock().await.page_again(url);
 }
 
 /// Logs the redirect cycles a write saves for the first time in `errors`.

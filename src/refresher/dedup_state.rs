@@ -2,10 +2,11 @@
 //! keeps its saves in the order it made them, and the write each observation leaves to save
 //! (used by [`super::dedup_hook`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use tokio::sync::Mutex;
 
+use crate::dedup::urlnorm::normalize_str;
 use crate::dedup::{DedupConfig, DedupEngine};
 use crate::store::Store;
 use crate::store::dedup::DedupWrite;
@@ -29,6 +30,10 @@ const REFUSED_LINKS_REMEMBERED: usize = 100_000;
 pub(super) struct Runtime {
     /// The engine.
     pub(super) engine: DedupEngine,
+    /// The URLs (as the engine files them) it forgot as pages this run, their rows sitemaps or
+    /// feeds: a fetch that ends at one files no content there (a check in flight when its row
+    /// or its redirect's target changed kind would put back what was forgotten).
+    no_pages: HashSet<String>,
 }
 
 impl Dedup {
@@ -37,7 +42,7 @@ impl Dedup {
         let state = store.load_dedup_state().await?;
         let engine = DedupEngine::from_state(config.clone(), state);
         Ok(Dedup {
-            inner: Mutex::new(Runtime { engine }),
+            inner: Mutex::new(Runtime::new(engine)),
             config,
             refused_links: Default::default(),
         })
@@ -57,6 +62,34 @@ impl Dedup {
 }
 
 impl Runtime {
+    /// The engine with nothing forgotten yet.
+    pub(super) fn new(engine: DedupEngine) -> Self {
+        Runtime {
+            engine,
+            no_pages: HashSet::new(),
+        }
+    }
+
+    /// Notes that `url`'s row is no page (forgotten only as the text the engine files it
+    /// under: [`DedupEngine::forget`]).
+    pub(super) fn no_page(&mut self, url: &str) {
+        if normalize_str(url, &self.engine.config().url_rules).is_ok_and(|n| n == url) {
+            self.no_pages.insert(url.to_string());
+        }
+    }
+
+    /// The row of `url` is a page again.
+    pub(super) fn page_again(&mut self, url: &str) {
+        self.no_pages.remove(url);
+    }
+
+    /// Whether a fetch that ended at `url` ended at no page (as the engine files it).
+    pub(super) fn is_no_page(&self, url: &str) -> bool {
+        !self.no_pages.is_empty()
+            && normalize_str(url, &self.engine.config().url_rules)
+                .is_ok_and(|n| self.no_pages.contains(&n))
+    }
+
     /// The write for this point: the rows changed since the last save, and the weights and
     /// documents of every URL they touch (with `touched`).
     pub(super) fn write(&mut self, mut touched: BTreeSet<String>) -> DedupWrite {
@@ -84,10 +117,21 @@ mod tests {
     use crate::dedup::FetchedPage;
 
     #[test]
+    fn a_url_noted_no_page_is_matched_as_the_engine_files_it_until_a_page_again() {
+        let mut rt = Runtime::new(DedupEngine::new(DedupConfig::default()));
+        assert!(!rt.is_no_page("http://a.test/s.xml"));
+        rt.no_page("http://a.test/s.xml");
+        // Not the text the engine files it under: another row's that may be a page.
+        rt.no_page("http://a.test/n?utm_source=x");
+        assert!(rt.is_no_page("http://a.test/s.xml?utm_source=rss"));
+        assert!(!rt.is_no_page("http://a.test/n"));
+        rt.page_again("http://a.test/s.xml");
+        assert!(!rt.is_no_page("http://a.test/s.xml"));
+    }
+
+    #[test]
     fn each_write_carries_what_changed_since_the_last() {
-        let mut rt = Runtime {
-            engine: DedupEngine::new(DedupConfig::default()),
-        };
+        let mut rt = Runtime::new(DedupEngine::new(DedupConfig::default()));
         let page = FetchedPage::html("http://a.test/", "<p>one page of text</p>");
         rt.engine.observe(page).unwrap();
         let first = rt.write(BTreeSet::new());

@@ -168,7 +168,8 @@ async fn discover_site(
         // Sitemaps on hosts held here that a walk on another worker reached (an index's child,
         // a root a robots.txt there names, a redirect's target): the walk goes on from each,
         // at its depth below the root it came from.
-        for handed in handed_sitemaps(ctx, site, &walks.reached).await? {
+        let pass = (&walks.reached, listed.pass_started_ms());
+        for handed in handed_sitemaps(ctx, site, pass).await? {
             if let Some(host) = handed.vouching {
                 // Named by that host's robots.txt: it speaks for that host (cross-submission).
                 vouched

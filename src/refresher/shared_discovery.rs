@@ -13,6 +13,7 @@ use crate::politeness::{HeldSnapshot, key_of, origin_of};
 
 use super::context::{Context, SiteState};
 use super::discovery_due::{below_taken_out, heads_taken_out, namers};
+use super::sitemap_kinds::done_with_naming;
 
 /// A sitemap (or a page named one) that a walk on another worker reached, for a pass here to
 /// go on from.
@@ -33,11 +34,13 @@ pub(super) struct Handed {
 /// ([`sitemap::depth_by_naming`]; none deeper than the walks go, none whose naming loops, none
 /// below a sitemap the schedule took out, [`below_taken_out`]: no walk reaches it any more).
 /// Then the site's pages on hosts held here that such a walk met named as sitemaps
-/// (`Store::name_page_a_sitemap`: a page's row keeps what listed it first).
+/// (`Store::name_page_a_sitemap`: a page's row keeps what listed it first); a naming of a row
+/// no longer a page, or by a namer no walk goes below, is forgotten, and so is one of a page
+/// this pass met and read already ([`done_with_naming`]).
 pub(super) async fn handed_sitemaps(
     ctx: &Context,
     site: &SiteState,
-    reached: &BTreeSet<String>,
+    (reached, pass_started_ms): (&BTreeSet<String>, i64),
 ) -> anyhow::Result<Vec<Handed>> {
     let on_a_host_here = |url: &str| {
         Url::parse(url)
@@ -70,23 +73,28 @@ pub(super) async fn handed_sitemaps(
         });
     let mut handed: Vec<Handed> = sitemaps.collect();
     for page in ctx.store.pages_named_sitemaps(site.id).await? {
-        let Some(url) = on_a_host_here(&page.url).filter(|_| !reached.contains(&page.url)) else {
-            continue;
+        let Some(url) = on_a_host_here(&page.url) else {
+            continue; // its holder's
         };
+        if reached.contains(&page.url) {
+            // Met by a walk of this pass, read for what it is if it was to be.
+            done_with_naming(ctx, site, &url, pass_started_ms).await?;
+            continue;
+        }
         // Below its namer, if that is a stored sitemap (a robots.txt's is a root).
         let depth = match named_by.contains_key(&page.named_by) {
             true => sitemap::depth_by_naming(&page.named_by, &named_by).map(|(d, _)| d + 1),
             false => Some(0),
         };
-        if let Some(depth) = depth.filter(|&depth| depth <= sitemap::MAX_DEPTH) {
-            let vouching = robots_host(&page.named_by);
-            let page_named_by = Some(page.named_by);
-            handed.push(Handed {
+        match depth.filter(|&depth| depth <= sitemap::MAX_DEPTH) {
+            Some(depth) if page.kind == "page" => handed.push(Handed {
                 url,
-                vouching,
+                vouching: robots_host(&page.named_by),
                 depth,
-                page_named_by,
-            });
+                page_named_by: Some(page.named_by),
+            }),
+            // No page now, or named where no walk goes: nothing to read.
+            _ => ctx.store.unname_page(page.url_id).await?,
         }
     }
     Ok(handed)

@@ -15,6 +15,8 @@ pub struct PageNamedASitemap {
     pub url: String,
     /// What named it a sitemap (the index's or the robots.txt's URL).
     pub named_by: String,
+    /// Its row's kind now (a page, unless made another kind since).
+    pub kind: String,
 }
 
 impl Store {
@@ -46,12 +48,12 @@ impl Store {
         .await
     }
 
-    /// The pages of site `site_id` named as sitemaps (rows still pages), by row id.
+    /// The pages of site `site_id` named as sitemaps, by row id (with their rows' kinds now).
     pub async fn pages_named_sitemaps(&self, site_id: i64) -> sqlx::Result<Vec<PageNamedASitemap>> {
         sqlx::query_as(
-            "SELECT n.url_id, u.url, n.named_by FROM page_sitemap_names n
+            "SELECT n.url_id, u.url, n.named_by, u.kind FROM page_sitemap_names n
              JOIN urls u ON u.id = n.url_id
-             WHERE u.site_id = $1 AND u.kind = 'page' ORDER BY n.url_id",
+             WHERE u.site_id = $1 ORDER BY n.url_id",
         )
         .bind(site_id)
         .fetch_all(self.reader())
@@ -78,7 +80,7 @@ mod tests {
     use crate::store::test_support::{execute, page, site_and_host, stores};
 
     #[tokio::test]
-    async fn a_naming_is_listed_while_its_row_is_a_page_and_until_it_is_forgotten() {
+    async fn a_naming_is_listed_with_its_rows_kind_until_it_is_forgotten() {
         let (stores, _dir) = stores("a_naming_is_listed_while_its_row_is_a_page").await;
         for store in stores {
             let (site_id, host_id) = site_and_host(&store).await;
@@ -102,16 +104,17 @@ mod tests {
                 .name_page_a_sitemap(ids[1], "http://b.test/robots.txt", 2)
                 .await
                 .unwrap();
-            let named = |id: i64, url: &str, by: &str| PageNamedASitemap {
+            let named = |id: i64, url: &str, by: &str, kind: &str| PageNamedASitemap {
                 url_id: id,
                 url: url.into(),
                 named_by: by.into(),
+                kind: kind.into(),
             };
             assert_eq!(
                 store.pages_named_sitemaps(site_id).await.unwrap(),
                 [
-                    named(ids[0], urls[0], "http://b.test/i.xml"),
-                    named(ids[1], urls[1], "http://b.test/robots.txt"),
+                    named(ids[0], urls[0], "http://b.test/i.xml", "page"),
+                    named(ids[1], urls[1], "http://b.test/robots.txt", "page"),
                 ]
             );
             assert!(
@@ -121,7 +124,7 @@ mod tests {
                     .unwrap()
                     .is_empty()
             );
-            // A row no longer a page is not listed; a naming forgotten is gone.
+            // A row no longer a page says so; a naming forgotten is gone.
             execute(
                 &store,
                 "UPDATE urls SET kind = 'sitemap' WHERE id = $1",
@@ -129,12 +132,9 @@ mod tests {
             )
             .await;
             store.unname_page(ids[1]).await.unwrap();
-            assert!(
-                store
-                    .pages_named_sitemaps(site_id)
-                    .await
-                    .unwrap()
-                    .is_empty()
+            assert_eq!(
+                store.pages_named_sitemaps(site_id).await.unwrap(),
+                [named(ids[0], urls[0], "http://b.test/i.xml", "sitemap")]
             );
             store.close().await;
         }
