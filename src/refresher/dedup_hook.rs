@@ -1,6 +1,9 @@
 //! The dedup engine in the running refresher: every page fetched (GET, 2xx, HTML or text) goes
 //! through [`DedupEngine::observe`] after its check is recorded; a fetch that only redirected
-//! (a 301 cycle, a redirect to an error) goes through [`DedupEngine::observe_redirects`].
+//! (a 301 cycle, a redirect to an error) goes through [`DedupEngine::observe_redirects`], and
+//! one that ended at a sitemap or a feed through
+//! [`DedupEngine::observe_redirects_to_no_page`] (its body is no page's). A row made a
+//! sitemap or a feed is forgotten ([`forget`]).
 //!
 //! What follows from each observation, written in one transaction ([`Store::save_dedup`]):
 //! - the engine's rows that changed since the last save (classes, members, redirects, near
@@ -21,6 +24,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use tracing::{debug, warn};
 use url::Url;
@@ -91,23 +95,18 @@ pub async fn after_fetch(
     let Some(input) = input_of(row, outcome) else {
         return Ok(());
     };
-    let input = match input {
-        // Redirected to a sitemap or a feed (stored so): not a page's content, only redirects
-        // (filed, it put back what the engine forgot of the target, `forget`).
-        Input::Page(page)
-            if page.final_url != page.url && !is_a_page(ctx, &page.final_url).await? =>
-        {
-            to_no_page(page)
-        }
-        input => input,
-    };
+    // Redirected to a sitemap or a feed (stored so): not a page's content, only redirects
+    // (filed, it put back what the engine forgot of the target, `forget`). (A fetch that did
+    // not redirect is of its own row, which admission read under the URL's lock, held since.)
+    let forgettings = ctx.dedup.forgettings.load(Ordering::SeqCst);
+    let mut input = ended_at_no_page(ctx, input).await?;
     let now = ctx.clock.now_ms();
     let mut rt = ctx.dedup.inner.lock().await;
-    let input = match input {
-        // Made a sitemap or a feed since (its row, or the target's: `forget` under this lock).
-        Input::Page(page) if rt.is_no_page(&page.final_url) => to_no_page(page),
-        input => input,
-    };
+    if ctx.dedup.forgettings.load(Ordering::SeqCst) != forgettings {
+        // The target may have been made one since it was looked up: again, under the lock,
+        // which a forgetting holds (rare: a read of the store under it).
+        input = ended_at_no_page(ctx, input).await?;
+    }
     let observed: Result<Option<DedupOutcome>, _> = match &input {
         Input::Page(page) => {
             let refiled = match filing {
@@ -214,14 +213,22 @@ async fn is_a_page(ctx: &Context, url: &str) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-/// A page fetch that ended at no page: its redirects only, the content it had left.
-fn to_no_page(page: FetchedPage) -> Input {
-    Input::Redirects {
-        url: page.url,
-        chain: page.redirect_chain,
-        last: page.final_url,
-        to_no_page: true,
-    }
+/// A page fetch that ended at no page (a redirect to a sitemap or a feed) as its redirects
+/// only, the content it had left; other inputs as they are.
+async fn ended_at_no_page(ctx: &Context, input: Input) -> anyhow::Result<Input> {
+    Ok(match input {
+        Input::Page(page)
+            if page.final_url != page.url && !is_a_page(ctx, &page.final_url).await? =>
+        {
+            Input::Redirects {
+                url: page.url,
+                chain: page.redirect_chain,
+                last: page.final_url,
+                to_no_page: true,
+            }
+        }
+        input => input,
+    })
 }
 
 /// The engine's input for a page check, if any: a 2xx GET with an HTML or text body, or a
@@ -366,13 +373,14 @@ pub async fn flush(ctx: &Context) -> anyhow::Result<()> {
 /// Forgets the URLs whose rows stopped being pages ([`DedupEngine::forget`]: a schedule or
 /// discovery made them sitemaps or feeds) and saves what that changes: their engine rows go, a
 /// canonical place one held goes to the next of its class, and their documents are dropped.
-/// A save that fails is logged and counted (the rows go at the engine's next save of them).
+/// A save that fails is logged and counted: the rows stay in the store until the next start
+/// forgets them again (it forgets every stored sitemap and feed).
 pub async fn forget(ctx: &Context, urls: &[String]) {
     let mut rt = ctx.dedup.inner.lock().await;
     let mut forgotten = false;
+    ctx.dedup.forgettings.fetch_add(1, Ordering::SeqCst);
     for url in urls {
         forgotten |= rt.engine.forget(url);
-        rt.no_page(url);
     }
     if !forgotten {
         return;
@@ -385,11 +393,6 @@ pub async fn forget(ctx: &Context, urls: &[String]) {
         warn!(error = %format!("{error:#}"), ?first, count, "the dedup engine forgot pages that became sitemaps or feeds, but could not save it: the next start forgets them again");
         ctx.count_error();
     }
-}
-
-/// The row of `url` is a page again (another worker's start made it one): filed from now on.
-pub async fn page_again(ctx: &Context, url: &str) {
-    ctx.dedup.inner.lock().await.page_again(url);
 }
 
 /// Logs the redirect cycles a write saves for the first time in `errors`.

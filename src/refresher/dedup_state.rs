@@ -2,11 +2,11 @@
 //! keeps its saves in the order it made them, and the write each observation leaves to save
 //! (used by [`super::dedup_hook`]).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicU64;
 
 use tokio::sync::Mutex;
 
-use crate::dedup::urlnorm::normalize_str;
 use crate::dedup::{DedupConfig, DedupEngine};
 use crate::store::Store;
 use crate::store::dedup::DedupWrite;
@@ -18,6 +18,10 @@ pub struct Dedup {
     pub(super) inner: Mutex<Runtime>,
     /// The engine's settings, to extract a page without waiting for the engine.
     pub(super) config: DedupConfig,
+    /// How many times the engine was told of rows no longer pages, moved under its lock
+    /// ([`super::dedup_hook::forget`]): a check that looked up where its redirect ended before
+    /// it moved looks again (the target may have been made a sitemap or a feed since).
+    pub(super) forgettings: AtomicU64,
     /// Links this run has recorded as refused (robots.txt, the site's filters): each once a
     /// run, not at every check of every page that gives it.
     refused_links: std::sync::Mutex<std::collections::HashSet<String>>,
@@ -30,10 +34,6 @@ const REFUSED_LINKS_REMEMBERED: usize = 100_000;
 pub(super) struct Runtime {
     /// The engine.
     pub(super) engine: DedupEngine,
-    /// The URLs (as the engine files them) it forgot as pages this run, their rows sitemaps or
-    /// feeds: a fetch that ends at one files no content there (a check in flight when its row
-    /// or its redirect's target changed kind would put back what was forgotten).
-    no_pages: HashSet<String>,
 }
 
 impl Dedup {
@@ -44,6 +44,7 @@ impl Dedup {
         Ok(Dedup {
             inner: Mutex::new(Runtime::new(engine)),
             config,
+            forgettings: AtomicU64::new(0),
             refused_links: Default::default(),
         })
     }
@@ -62,32 +63,9 @@ impl Dedup {
 }
 
 impl Runtime {
-    /// The engine with nothing forgotten yet.
+    /// The engine.
     pub(super) fn new(engine: DedupEngine) -> Self {
-        Runtime {
-            engine,
-            no_pages: HashSet::new(),
-        }
-    }
-
-    /// Notes that `url`'s row is no page (forgotten only as the text the engine files it
-    /// under: [`DedupEngine::forget`]).
-    pub(super) fn no_page(&mut self, url: &str) {
-        if normalize_str(url, &self.engine.config().url_rules).is_ok_and(|n| n == url) {
-            self.no_pages.insert(url.to_string());
-        }
-    }
-
-    /// The row of `url` is a page again.
-    pub(super) fn page_again(&mut self, url: &str) {
-        self.no_pages.remove(url);
-    }
-
-    /// Whether a fetch that ended at `url` ended at no page (as the engine files it).
-    pub(super) fn is_no_page(&self, url: &str) -> bool {
-        !self.no_pages.is_empty()
-            && normalize_str(url, &self.engine.config().url_rules)
-                .is_ok_and(|n| self.no_pages.contains(&n))
+        Runtime { engine }
     }
 
     /// The write for this point: the rows changed since the last save, and the weights and
@@ -115,19 +93,6 @@ impl Runtime {
 mod tests {
     use super::*;
     use crate::dedup::FetchedPage;
-
-    #[test]
-    fn a_url_noted_no_page_is_matched_as_the_engine_files_it_until_a_page_again() {
-        let mut rt = Runtime::new(DedupEngine::new(DedupConfig::default()));
-        assert!(!rt.is_no_page("http://a.test/s.xml"));
-        rt.no_page("http://a.test/s.xml");
-        // Not the text the engine files it under: another row's that may be a page.
-        rt.no_page("http://a.test/n?utm_source=x");
-        assert!(rt.is_no_page("http://a.test/s.xml?utm_source=rss"));
-        assert!(!rt.is_no_page("http://a.test/n"));
-        rt.page_again("http://a.test/s.xml");
-        assert!(!rt.is_no_page("http://a.test/s.xml"));
-    }
 
     #[test]
     fn each_write_carries_what_changed_since_the_last() {

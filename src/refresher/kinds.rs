@@ -98,9 +98,8 @@ pub fn declarations(named: &Named, own: &[&StoredDocument]) -> Vec<Declared> {
 /// whether it is checked here from now on.
 pub async fn took_its_kind(ctx: &Context, row: &UrlRow) -> bool {
     let checked_here = ctx.rekey(row);
-    match row.kind == "page" {
-        true => super::dedup_hook::page_again(ctx, &row.url).await,
-        false => super::dedup_hook::forget(ctx, std::slice::from_ref(&row.url)).await,
+    if row.kind != "page" {
+        super::dedup_hook::forget(ctx, std::slice::from_ref(&row.url)).await;
     }
     checked_here
 }

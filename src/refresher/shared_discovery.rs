@@ -81,10 +81,13 @@ pub(super) async fn handed_sitemaps(
             done_with_naming(ctx, site, &url, pass_started_ms).await?;
             continue;
         }
-        // Below its namer, if that is a stored sitemap (a robots.txt's is a root).
+        // Below its namer, a stored sitemap (not below one the schedule took out), or a root
+        // if a robots.txt named it.
         let depth = match named_by.contains_key(&page.named_by) {
-            true => sitemap::depth_by_naming(&page.named_by, &named_by).map(|(d, _)| d + 1),
-            false => Some(0),
+            true => sitemap::depth_by_naming(&page.named_by, &named_by)
+                .filter(|&(_, root)| !heads_taken_out(site, root, &named_by))
+                .map(|(depth, _)| depth + 1),
+            false => robots_host(&page.named_by).map(|_| 0),
         };
         match depth.filter(|&depth| depth <= sitemap::MAX_DEPTH) {
             Some(depth) if page.kind == "page" => handed.push(Handed {
